@@ -1,0 +1,875 @@
+import Foundation
+
+/// One piece of a GPX document, in document order.
+public enum GPXEvent: Sendable {
+    /// The `<gpx>` element's attributes. Always first.
+    case header(GPXHeader)
+    /// The file's metadata; at most once, before any waypoint, route or track.
+    case metadata(GPXMetadata)
+    case waypoint(GPXPoint)
+    /// A route begins; its info holds what precedes its first point.
+    case routeStart(GPXPathInfo)
+    case routePoint(GPXPoint)
+    /// A route ends; its info is complete.
+    case routeEnd(GPXPathInfo)
+    /// A track begins; its info holds what precedes its first segment.
+    case trackStart(GPXPathInfo)
+    case segmentStart
+    case trackPoint(GPXPoint)
+    case segmentEnd(GPXExtensions)
+    /// A track ends; its info is complete.
+    case trackEnd(GPXPathInfo)
+    /// Extensions of the `<gpx>` element itself.
+    case documentExtensions(GPXExtensions)
+    /// Something was wrong but reading went on.
+    case warning(GPXWarning)
+}
+
+/// How strictly to read.
+public struct GPXReadOptions: Sendable, Hashable {
+    /// Strict (the default): the first error stops reading and is thrown.
+    /// Lenient: a bad point is dropped with a warning, and a file damaged part-way is read up to
+    /// the damage, with a warning that says what was dropped.
+    public var lenient: Bool
+    public var limits: XMLLimits
+
+    public init(lenient: Bool = false, limits: XMLLimits = .default) {
+        self.lenient = lenient
+        self.limits = limits
+    }
+}
+
+/// A streaming GPX 1.0 and 1.1 reader that never builds the whole document.
+///
+/// ```swift
+/// let reader = try GPXReader(contentsOf: "walk.gpx")
+/// try reader.read { event in
+///     if case .trackPoint(let point) = event { print(point.coordinate) }
+/// }
+/// ```
+///
+/// It stands on its own XML 1.0 tokenizer (Foundation's `XMLParser` is not used): memory stays
+/// bounded by the chunk size, the nesting depth and the longest construct, whatever the file size.
+public final class GPXReader {
+    static let gpx10 = "http://www.topografix.com/GPX/1/0"
+    static let gpx11 = "http://www.topografix.com/GPX/1/1"
+
+    private let tokenizer: XMLTokenizer
+    private let options: GPXReadOptions
+    private var handler: (GPXEvent) throws -> Void = { _ in }
+    private let leaf = ByteStore(capacity: 256)
+    private var version = "1.1"
+    private var metadata = GPXMetadata()
+    private var metadataSent = false
+    private var warnedNoZone = false
+    private var warnedUnknown = Set<String>()
+    private var delivered = 0
+    private var dropped = 0
+
+    /// The name used in messages.
+    public var fileName: String { tokenizer.fileName }
+
+    /// Reads `path` (`-` for standard input).
+    public convenience init(contentsOf path: String, options: GPXReadOptions = GPXReadOptions()) throws {
+        try self.init(source: FileByteSource(path: path), name: path, options: options)
+    }
+
+    /// Reads from any byte source; `name` appears in messages.
+    public init(source: ByteSource, name: String, options: GPXReadOptions = GPXReadOptions()) {
+        tokenizer = XMLTokenizer(source: source, fileName: name, limits: options.limits)
+        self.options = options
+    }
+
+    /// Reads the whole document, handing each event to `handle` as soon as it is complete.
+    ///
+    /// - Throws: ``GPXError`` for malformed input (in lenient mode only when nothing can be
+    ///   recovered), or whatever `handle` throws.
+    public func read(_ handle: @escaping (GPXEvent) throws -> Void) throws {
+        handler = handle
+        defer { handler = { _ in } }
+        do {
+            try readDocument()
+        } catch let error as GPXError where options.lenient && delivered > 0 && isRecoverable(error) {
+            try handle(
+                .warning(
+                    GPXWarning(
+                        file: error.file, line: error.line, column: error.column,
+                        message: "\(error.message); kept the \(delivered) point(s) read before this, dropped the rest of the file")))
+            try closeOpenStructures()
+        }
+    }
+
+    private func isRecoverable(_ error: GPXError) -> Bool {
+        error.code != .io && error.code != .fileNotFound
+    }
+
+    // Open structures at the moment reading stopped, so a lenient read can close them.
+    private var openRoute: GPXPathInfo?
+    private var openTrack: GPXPathInfo?
+    private var openSegment = false
+
+    private func closeOpenStructures() throws {
+        if openSegment { try handler(.segmentEnd(GPXExtensions())) }
+        if let info = openTrack { try handler(.trackEnd(info)) }
+        if let info = openRoute { try handler(.routeEnd(info)) }
+        openSegment = false
+        openTrack = nil
+        openRoute = nil
+    }
+
+    // MARK: - Structure
+
+    private func next() throws -> XMLTokenizer.Token { try tokenizer.next() }
+
+    private var isGPXNamespace: Bool {
+        let ns = tokenizer.namespaceURI
+        return ns.count == 0 || ns.equals("http://www.topografix.com/GPX/1/1")
+            || ns.equals("http://www.topografix.com/GPX/1/0")
+    }
+
+    private func readDocument() throws {
+        var token = try next()
+        while token == .text { token = try next() }
+        guard token == .startElement else { return }
+        guard tokenizer.localName.equals("gpx") else {
+            throw tokenizer.error(
+                .notGPX, at: tokenizer.tokenStart,
+                "the root element is <\(tokenizer.qualifiedName.string)>, not <gpx>: this is not a GPX file")
+        }
+        let ns = tokenizer.namespaceURI
+        if let v = tokenizer.attribute("version") {
+            version = v.trimmed.string
+        } else if ns.equals("http://www.topografix.com/GPX/1/0") {
+            version = "1.0"
+        }
+        if !(ns.count == 0 || ns.equals("http://www.topografix.com/GPX/1/1") || ns.equals("http://www.topografix.com/GPX/1/0")) {
+            warn("the <gpx> element is in namespace '\(ns.string)', not GPX's; reading it as GPX")
+        }
+        let creator = tokenizer.attribute("creator").map { $0.string }
+        try handler(.header(GPXHeader(version: version, creator: creator)))
+        try forEachChild { name in
+            guard isGPXNamespace else {
+                try skipForeign()
+                return
+            }
+            if name.equals("trk") {
+                try sendMetadata()
+                try readTrack()
+            } else if name.equals("wpt") {
+                try sendMetadata()
+                if let point = try readPoint(kind: "wpt") {
+                    delivered += 1
+                    try handler(.waypoint(point))
+                }
+            } else if name.equals("rte") {
+                try sendMetadata()
+                try readRoute()
+            } else if name.equals("metadata") {
+                try readMetadata()
+            } else if name.equals("extensions") {
+                try sendMetadata()
+                try handler(.documentExtensions(readExtensions()))
+            } else if !(try readGPX10Metadata(name)) {
+                try skipUnknown(name)
+            }
+        }
+        try sendMetadata()
+        // The rest of the document: only comments, PIs and space may follow; the tokenizer checks.
+        while try next() != .endOfDocument {}
+    }
+
+    private func sendMetadata() throws {
+        guard !metadataSent else { return }
+        metadataSent = true
+        if !metadata.isEmpty { try handler(.metadata(metadata)) }
+    }
+
+    /// Calls `body` for each child element (the tokenizer is at its start tag); `body` must
+    /// consume the child. Returns after the parent's end tag.
+    @inline(__always)
+    private func forEachChild(_ body: (ByteSpan) throws -> Void) throws {
+        while true {
+            switch try next() {
+            case .startElement:
+                try body(tokenizer.localName)
+            case .endElement, .endOfDocument:
+                return
+            case .text:
+                continue
+            }
+        }
+    }
+
+    private func skipElement() throws {
+        var depth = 1
+        while depth > 0 {
+            switch try next() {
+            case .startElement: depth += 1
+            case .endElement: depth -= 1
+            case .text: continue
+            case .endOfDocument: return
+            }
+        }
+    }
+
+    private func skipUnknown(_ name: ByteSpan) throws {
+        let key = name.string
+        if warnedUnknown.insert(key).inserted {
+            warn("<\(key)> is not a GPX \(version) element here; it is skipped (further ones are not reported)")
+        }
+        try skipElement()
+    }
+
+    private func skipForeign() throws {
+        let key = tokenizer.qualifiedName.string
+        if warnedUnknown.insert(key).inserted {
+            warn("<\(key)> belongs in <extensions>; it is skipped (further ones are not reported)")
+        }
+        try skipElement()
+    }
+
+    private func warn(_ message: String) {
+        let (line, column) = tokenizer.tokenLocation
+        pendingWarnings.append(GPXWarning(file: fileName, line: line, column: column, message: message))
+        flushWarningsSoon = true
+    }
+
+    private var pendingWarnings: [GPXWarning] = []
+    private var flushWarningsSoon = false
+
+    private func flushWarnings() throws {
+        guard flushWarningsSoon else { return }
+        flushWarningsSoon = false
+        let list = pendingWarnings
+        pendingWarnings.removeAll()
+        for w in list { try handler(.warning(w)) }
+    }
+
+    // MARK: - Leaves
+
+    /// Reads the text of a simple element (the tokenizer is at its start tag) into `leaf`.
+    private func readLeaf() throws -> ByteSpan {
+        leaf.count = 0
+        if tokenizer.isEmptyElement {
+            _ = try next()
+            return leaf.span
+        }
+        while true {
+            switch try next() {
+            case .text:
+                leaf.append(tokenizer.text)
+            case .startElement:
+                warn("<\(tokenizer.qualifiedName.string)> inside a text element is skipped")
+                try skipElement()
+            case .endElement, .endOfDocument:
+                return leaf.span
+            }
+        }
+    }
+
+    private func readString() throws -> String? {
+        let s = try readLeaf()
+        return s.count == 0 ? nil : s.string
+    }
+
+    /// Reads a decimal value; an empty element means "no value".
+    private func readDouble(_ what: String, point: inout PointProblem?) throws -> Double? {
+        let start = tokenizer.absoluteTokenStart
+        let s = try readLeaf()
+        if s.trimmed.count == 0 { return nil }
+        if let v = ValueParsing.decimal(s) { return v }
+        try problem(&point, .invalidValue, at: start, "<\(what)> is not a number: '\(s.trimmed.string.prefix(40))'")
+        return nil
+    }
+
+    private func readInteger(_ what: String, point: inout PointProblem?) throws -> Int? {
+        let start = tokenizer.absoluteTokenStart
+        let s = try readLeaf()
+        if s.trimmed.count == 0 { return nil }
+        if let v = ValueParsing.integer(s) { return v }
+        try problem(&point, .invalidValue, at: start, "<\(what)> is not a whole number: '\(s.trimmed.string.prefix(40))'")
+        return nil
+    }
+
+    private func readTime(point: inout PointProblem?) throws -> Date? {
+        let start = tokenizer.absoluteTokenStart
+        let s = try readLeaf()
+        if s.trimmed.count == 0 { return nil }
+        switch ValueParsing.dateTime(s) {
+        case .success(let t):
+            if !t.hadZone && !warnedNoZone {
+                warnedNoZone = true
+                let (line, column) = tokenizer.location(ofAbsolute: start)
+                pendingWarnings.append(
+                    GPXWarning(
+                        file: fileName, line: line, column: column,
+                        message: "time '\(s.trimmed.string)' has no zone; it is taken as UTC (further ones are not reported)"))
+                flushWarningsSoon = true
+            }
+            return t.date
+        case .failure(let failure):
+            try problem(&point, .invalidValue, at: start, "malformed <time> '\(s.trimmed.string.prefix(40))': \(failure.message)")
+            return nil
+        }
+    }
+
+    /// A problem with one point: thrown when strict, kept (and the point dropped) when lenient.
+    private struct PointProblem {
+        var warning: GPXWarning
+    }
+
+    private func problem(_ slot: inout PointProblem?, _ code: GPXError.Code, at absolute: Int, _ message: String) throws {
+        let (line, column) = tokenizer.location(ofAbsolute: absolute)
+        if !options.lenient {
+            throw GPXError(code: code, file: fileName, line: line, column: column, message: message)
+        }
+        if slot == nil {
+            slot = PointProblem(warning: GPXWarning(file: fileName, line: line, column: column, message: message))
+        }
+    }
+
+    private func readLink(into links: inout [GPXLink]) throws {
+        let href = tokenizer.attribute("href")?.string ?? ""
+        var link = GPXLink(href: href)
+        if !tokenizer.isEmptyElement {
+            try forEachChild { name in
+                if name.equals("text") {
+                    link.text = try readString()
+                } else if name.equals("type") {
+                    link.type = try readString()
+                } else {
+                    try skipElement()
+                }
+            }
+        } else {
+            _ = try next()
+        }
+        links.append(link)
+    }
+
+    // MARK: - Points
+
+    private func readPoint(kind: StaticString) throws -> GPXPoint? {
+        let tagStart = tokenizer.absoluteTokenStart
+        var issue: PointProblem?
+        let lat = tokenizer.attribute("lat")
+        let lon = tokenizer.attribute("lon")
+        var latitude = Double.nan
+        var longitude = Double.nan
+        if let lat, let lon {
+            latitude = ValueParsing.decimal(lat) ?? .nan
+            longitude = ValueParsing.decimal(lon) ?? .nan
+            if latitude.isNaN {
+                try problem(&issue, .invalidCoordinate, at: tagStart, "<\(kind)> latitude '\(lat.string.prefix(40))' is not a number")
+            } else if abs(latitude) > 90 {
+                try problem(&issue, .invalidCoordinate, at: tagStart, "<\(kind)> latitude \(lat.trimmed.string) is outside -90...90")
+            }
+            if longitude.isNaN {
+                try problem(&issue, .invalidCoordinate, at: tagStart, "<\(kind)> longitude '\(lon.string.prefix(40))' is not a number")
+            } else if abs(longitude) > 180 {
+                try problem(&issue, .invalidCoordinate, at: tagStart, "<\(kind)> longitude \(lon.trimmed.string) is outside -180...180")
+            }
+        } else {
+            try problem(&issue, .invalidCoordinate, at: tagStart, "<\(kind)> has no '\(lat == nil ? "lat" : "lon")' attribute")
+        }
+        var point = GPXPoint(coordinate: Coordinate(latitude: latitude, longitude: longitude))
+        if tokenizer.isEmptyElement {
+            _ = try next()
+        } else {
+            try forEachChild { name in
+                guard isGPXNamespace else {
+                    try skipForeign()
+                    return
+                }
+                switch name.count {
+                case 3 where name.equals("ele"):
+                    point.elevation = try readDouble("ele", point: &issue)
+                case 4 where name.equals("time"):
+                    point.time = try readTime(point: &issue)
+                default:
+                    try readPointField(name, into: &point, issue: &issue)
+                }
+            }
+        }
+        try flushWarnings()
+        if let issue {
+            dropped += 1
+            try handler(.warning(GPXWarning(
+                file: issue.warning.file, line: issue.warning.line, column: issue.warning.column,
+                message: issue.warning.message + "; the point is dropped")))
+            return nil
+        }
+        return point
+    }
+
+    private func readPointField(_ name: ByteSpan, into point: inout GPXPoint, issue: inout PointProblem?) throws {
+        if name.equals("name") {
+            point.name = try readString()
+        } else if name.equals("desc") {
+            point.description = try readString()
+        } else if name.equals("cmt") {
+            point.comment = try readString()
+        } else if name.equals("sym") {
+            point.symbol = try readString()
+        } else if name.equals("type") {
+            point.type = try readString()
+        } else if name.equals("src") {
+            point.source = try readString()
+        } else if name.equals("link") {
+            try readLink(into: &point.links)
+        } else if name.equals("url") {
+            if let href = try readString() { point.links.append(GPXLink(href: href)) }
+        } else if name.equals("urlname") {
+            let text = try readString()
+            if !point.links.isEmpty { point.links[point.links.count - 1].text = text }
+        } else if name.equals("hdop") {
+            point.hdop = try readDouble("hdop", point: &issue)
+        } else if name.equals("vdop") {
+            point.vdop = try readDouble("vdop", point: &issue)
+        } else if name.equals("pdop") {
+            point.pdop = try readDouble("pdop", point: &issue)
+        } else if name.equals("sat") {
+            point.satellites = try readInteger("sat", point: &issue)
+        } else if name.equals("fix") {
+            let start = tokenizer.absoluteTokenStart
+            let text = try readLeaf().trimmed
+            if text.count > 0 {
+                if let fix = GPXFix(rawValue: text.string) {
+                    point.fix = fix
+                } else {
+                    let (line, column) = tokenizer.location(ofAbsolute: start)
+                    try handler(.warning(GPXWarning(
+                        file: fileName, line: line, column: column,
+                        message: "<fix> '\(text.string.prefix(40))' is not none, 2d, 3d, dgps or pps; it is ignored")))
+                }
+            }
+        } else if name.equals("magvar") {
+            point.magneticVariation = try readDouble("magvar", point: &issue)
+        } else if name.equals("geoidheight") {
+            point.geoidHeight = try readDouble("geoidheight", point: &issue)
+        } else if name.equals("ageofdgpsdata") {
+            point.ageOfDGPSData = try readDouble("ageofdgpsdata", point: &issue)
+        } else if name.equals("dgpsid") {
+            point.dgpsStation = try readInteger("dgpsid", point: &issue)
+        } else if name.equals("speed") {
+            point.speed = try readDouble("speed", point: &issue)
+        } else if name.equals("course") {
+            point.course = try readDouble("course", point: &issue)
+        } else if name.equals("extensions") {
+            point.extensions = try readExtensions()
+        } else {
+            try skipUnknown(name)
+        }
+    }
+
+    // MARK: - Routes and tracks
+
+    private func readPathInfoField(_ name: ByteSpan, into info: inout GPXPathInfo) throws -> Bool {
+        if name.equals("name") {
+            info.name = try readString()
+        } else if name.equals("desc") {
+            info.description = try readString()
+        } else if name.equals("cmt") {
+            info.comment = try readString()
+        } else if name.equals("src") {
+            info.source = try readString()
+        } else if name.equals("type") {
+            info.type = try readString()
+        } else if name.equals("number") {
+            var issue: PointProblem?
+            info.number = try readInteger("number", point: &issue)
+        } else if name.equals("link") {
+            try readLink(into: &info.links)
+        } else if name.equals("url") {
+            if let href = try readString() { info.links.append(GPXLink(href: href)) }
+        } else if name.equals("urlname") {
+            let text = try readString()
+            if !info.links.isEmpty { info.links[info.links.count - 1].text = text }
+        } else if name.equals("extensions") {
+            info.extensions = try readExtensions()
+        } else {
+            return false
+        }
+        return true
+    }
+
+    private func readRoute() throws {
+        var info = GPXPathInfo()
+        var started = false
+        if tokenizer.isEmptyElement {
+            _ = try next()
+        } else {
+            try forEachChild { name in
+                guard isGPXNamespace else {
+                    try skipForeign()
+                    return
+                }
+                if name.equals("rtept") {
+                    if !started {
+                        started = true
+                        openRoute = info
+                        try handler(.routeStart(info))
+                    }
+                    if let point = try readPoint(kind: "rtept") {
+                        delivered += 1
+                        try handler(.routePoint(point))
+                    }
+                } else if try readPathInfoField(name, into: &info) {
+                    if started { openRoute = info }
+                } else {
+                    try skipUnknown(name)
+                }
+            }
+        }
+        if !started { try handler(.routeStart(info)) }
+        openRoute = nil
+        try handler(.routeEnd(info))
+    }
+
+    private func readTrack() throws {
+        var info = GPXPathInfo()
+        var started = false
+        if tokenizer.isEmptyElement {
+            _ = try next()
+        } else {
+            try forEachChild { name in
+                guard isGPXNamespace else {
+                    try skipForeign()
+                    return
+                }
+                if name.equals("trkseg") {
+                    if !started {
+                        started = true
+                        openTrack = info
+                        try handler(.trackStart(info))
+                    }
+                    try readSegment()
+                } else if try readPathInfoField(name, into: &info) {
+                    if started { openTrack = info }
+                } else {
+                    try skipUnknown(name)
+                }
+            }
+        }
+        if !started { try handler(.trackStart(info)) }
+        openTrack = nil
+        try handler(.trackEnd(info))
+    }
+
+    private func readSegment() throws {
+        try handler(.segmentStart)
+        openSegment = true
+        var extensions = GPXExtensions()
+        if tokenizer.isEmptyElement {
+            _ = try next()
+        } else {
+            try forEachChild { name in
+                guard isGPXNamespace else {
+                    try skipForeign()
+                    return
+                }
+                if name.equals("trkpt") {
+                    if let point = try readPoint(kind: "trkpt") {
+                        delivered += 1
+                        try handler(.trackPoint(point))
+                    }
+                } else if name.equals("extensions") {
+                    extensions = try readExtensions()
+                } else {
+                    try skipUnknown(name)
+                }
+            }
+        }
+        openSegment = false
+        try handler(.segmentEnd(extensions))
+    }
+
+    // MARK: - Metadata
+
+    private func readMetadata() throws {
+        if tokenizer.isEmptyElement {
+            _ = try next()
+            return
+        }
+        try forEachChild { name in
+            guard isGPXNamespace else {
+                try skipForeign()
+                return
+            }
+            if name.equals("name") {
+                metadata.name = try readString()
+            } else if name.equals("desc") {
+                metadata.description = try readString()
+            } else if name.equals("author") {
+                try forEachChildOrEmpty { child in
+                    if child.equals("name") { metadata.authorName = try readString() } else { try skipElement() }
+                }
+            } else if name.equals("copyright") {
+                metadata.copyright = tokenizer.attribute("author")?.string
+                try skipElementOrEmpty()
+            } else if name.equals("link") {
+                try readLink(into: &metadata.links)
+            } else if name.equals("time") {
+                var issue: PointProblem?
+                metadata.time = try readTime(point: &issue)
+            } else if name.equals("keywords") {
+                metadata.keywords = try readString()
+            } else if name.equals("bounds") {
+                metadata.bounds = readBoundsAttributes()
+                try skipElementOrEmpty()
+            } else if name.equals("extensions") {
+                metadata.extensions = try readExtensions()
+            } else {
+                try skipUnknown(name)
+            }
+        }
+        try flushWarnings()
+    }
+
+    private func forEachChildOrEmpty(_ body: (ByteSpan) throws -> Void) throws {
+        if tokenizer.isEmptyElement {
+            _ = try next()
+        } else {
+            try forEachChild(body)
+        }
+    }
+
+    private func skipElementOrEmpty() throws {
+        if tokenizer.isEmptyElement { _ = try next() } else { try skipElement() }
+    }
+
+    private func readBoundsAttributes() -> Bounds? {
+        guard let a = tokenizer.attribute("minlat").flatMap(ValueParsing.decimal),
+            let b = tokenizer.attribute("minlon").flatMap(ValueParsing.decimal),
+            let c = tokenizer.attribute("maxlat").flatMap(ValueParsing.decimal),
+            let d = tokenizer.attribute("maxlon").flatMap(ValueParsing.decimal)
+        else { return nil }
+        return Bounds(minLatitude: a, minLongitude: b, maxLatitude: c, maxLongitude: d)
+    }
+
+    /// GPX 1.0 keeps metadata at the top level; Waymark moves it into ``GPXMetadata``.
+    private func readGPX10Metadata(_ name: ByteSpan) throws -> Bool {
+        if name.equals("name") {
+            metadata.name = try readString()
+        } else if name.equals("desc") {
+            metadata.description = try readString()
+        } else if name.equals("author") {
+            metadata.authorName = try readString()
+        } else if name.equals("email") {
+            _ = try readLeaf()
+        } else if name.equals("url") {
+            if let href = try readString() { metadata.links.append(GPXLink(href: href)) }
+        } else if name.equals("urlname") {
+            let text = try readString()
+            if !metadata.links.isEmpty { metadata.links[metadata.links.count - 1].text = text }
+        } else if name.equals("time") {
+            var issue: PointProblem?
+            metadata.time = try readTime(point: &issue)
+        } else if name.equals("keywords") {
+            metadata.keywords = try readString()
+        } else if name.equals("bounds") {
+            metadata.bounds = readBoundsAttributes()
+            try skipElementOrEmpty()
+        } else {
+            return false
+        }
+        return true
+    }
+
+    // MARK: - Extensions
+
+    private static let trackPointExtensionURIs: [StaticString] = [
+        "http://www.garmin.com/xmlschemas/TrackPointExtension/v1",
+        "http://www.garmin.com/xmlschemas/TrackPointExtension/v2",
+    ]
+
+    /// Reads `<extensions>`: every child is kept verbatim, and known values are picked out.
+    private func readExtensions() throws -> GPXExtensions {
+        var result = GPXExtensions()
+        if tokenizer.isEmptyElement {
+            _ = try next()
+            return result
+        }
+        while true {
+            switch try next() {
+            case .startElement:
+                result.elements.append(try captureFragment(into: &result))
+            case .endElement, .endOfDocument:
+                return result
+            case .text:
+                continue
+            }
+        }
+    }
+
+    /// Serialises the element at the tokenizer (and its subtree) as standalone XML, declaring the
+    /// namespaces it uses that were declared outside it. Picks out known extension values.
+    private func captureFragment(into ext: inout GPXExtensions) throws -> String {
+        let outerBindings = tokenizer.bindingCountBeforeElement
+        var used = Set<Int>()  // binding indices from outside the fragment
+        let body = ByteStore(capacity: 256)
+        let rootName = tokenizer.qualifiedName.string
+        let rootAttributes = ByteStore(capacity: 64)
+        var depth = 0
+        var valueTarget: WritableKeyPath<GPXExtensions, Double?>?
+        let value = ByteStore(capacity: 16)
+
+        func noteStart(_ out: ByteStore, includeName: Bool) {
+            let b = tokenizer.elementBindingIndex
+            if b >= 0 && b < outerBindings { used.insert(b) }
+            if includeName {
+                out.append(UInt8(ascii: "<"))
+                out.append(tokenizer.qualifiedName)
+            }
+            for i in tokenizer.attributes.indices {
+                let ab = tokenizer.attributeBindingIndex(i)
+                if ab >= 0 && ab < outerBindings { used.insert(ab) }
+                out.append(UInt8(ascii: " "))
+                out.append(tokenizer.attributeQualifiedName(i))
+                out.append("=\"")
+                XMLEscaping.appendEscaped(tokenizer.attributeValue(i), attribute: true, to: out)
+                out.append(UInt8(ascii: "\""))
+            }
+        }
+        func knownTarget() -> WritableKeyPath<GPXExtensions, Double?>? {
+            let ns = tokenizer.namespaceURI
+            let local = tokenizer.localName
+            if Self.trackPointExtensionURIs.contains(where: { ns.equals($0) }) {
+                if local.equals("hr") { return \.heartRate }
+                if local.equals("cad") { return \.cadence }
+                if local.equals("atemp") { return \.airTemperature }
+                if local.equals("wtemp") { return \.waterTemperature }
+                if local.equals("depth") { return \.depth }
+                if local.equals("speed") { return \.speed }
+                if local.equals("course") { return \.course }
+            }
+            if ns.equals("http://www.garmin.com/xmlschemas/PowerExtension/v1") && local.equals("PowerInWatts") {
+                return \.power
+            }
+            if local.equals("power") && ns.count > 0 { return \.power }
+            return nil
+        }
+
+        noteStart(rootAttributes, includeName: false)
+        valueTarget = knownTarget()
+        value.count = 0
+        let rootEmpty = tokenizer.isEmptyElement
+        if rootEmpty {
+            _ = try next()
+        } else {
+            depth = 1
+            while depth > 0 {
+                switch try next() {
+                case .startElement:
+                    noteStart(body, includeName: true)
+                    if tokenizer.isEmptyElement {
+                        body.append("/>")
+                        _ = try next()
+                    } else {
+                        body.append(UInt8(ascii: ">"))
+                        depth += 1
+                        valueTarget = knownTarget()
+                        value.count = 0
+                    }
+                case .endElement:
+                    depth -= 1
+                    if let target = valueTarget {
+                        if let v = ValueParsing.decimal(value.span) { ext[keyPath: target] = v }
+                        valueTarget = nil
+                    }
+                    if depth > 0 {
+                        body.append("</")
+                        body.append(tokenizer.qualifiedName)
+                        body.append(UInt8(ascii: ">"))
+                    }
+                case .text:
+                    if valueTarget != nil { value.append(tokenizer.text) }
+                    XMLEscaping.appendEscaped(tokenizer.text, attribute: false, to: body)
+                case .endOfDocument:
+                    depth = 0
+                }
+            }
+        }
+        let out = ByteStore(capacity: body.count + rootAttributes.count + 64)
+        out.append(UInt8(ascii: "<"))
+        out.append(rootName)
+        for index in used.sorted() {
+            let (prefix, uri) = tokenizer.binding(index)
+            if prefix.equals("xml") { continue }
+            out.append(prefix.count == 0 ? " xmlns=\"" : " xmlns:")
+            if prefix.count > 0 {
+                out.append(prefix)
+                out.append("=\"")
+            }
+            XMLEscaping.appendEscaped(uri, attribute: true, to: out)
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(rootAttributes.span)
+        if body.count == 0 && rootEmpty {
+            out.append("/>")
+        } else {
+            out.append(UInt8(ascii: ">"))
+            out.append(body.span)
+            out.append("</")
+            out.append(rootName)
+            out.append(UInt8(ascii: ">"))
+        }
+        return out.string
+    }
+}
+
+extension GPXDocument {
+    /// Reads a whole GPX file into memory. For large files prefer ``GPXReader``.
+    ///
+    /// - Parameter warnings: receives what was wrong but did not stop reading.
+    public init(
+        contentsOf path: String, options: GPXReadOptions = GPXReadOptions(),
+        warnings: ((GPXWarning) -> Void)? = nil
+    ) throws {
+        try self.init(reader: GPXReader(contentsOf: path, options: options), warnings: warnings)
+    }
+
+    /// Parses a GPX document held in memory; `name` appears in messages.
+    public init(
+        data: [UInt8], name: String = "<memory>", options: GPXReadOptions = GPXReadOptions(),
+        warnings: ((GPXWarning) -> Void)? = nil
+    ) throws {
+        try self.init(reader: GPXReader(source: MemoryByteSource(data), name: name, options: options), warnings: warnings)
+    }
+
+    init(reader: GPXReader, warnings: ((GPXWarning) -> Void)?) throws {
+        let builder = GPXDocumentBuilder()
+        try reader.read { event in
+            if case .warning(let w) = event { warnings?(w) }
+            builder.handle(event)
+        }
+        self = builder.document
+    }
+}
+
+/// Assembles events into a ``GPXDocument``.
+final class GPXDocumentBuilder {
+    var document = GPXDocument()
+
+    func handle(_ event: GPXEvent) {
+        switch event {
+        case .header(let h): document.header = h
+        case .metadata(let m): document.metadata = m
+        case .waypoint(let p): document.waypoints.append(p)
+        case .routeStart(let info): document.routes.append(GPXRoute(info: info))
+        case .routePoint(let p): document.routes[document.routes.count - 1].points.append(p)
+        case .routeEnd(let info): document.routes[document.routes.count - 1].info = info
+        case .trackStart(let info): document.tracks.append(GPXTrack(info: info))
+        case .segmentStart: document.tracks[document.tracks.count - 1].segments.append(GPXSegment())
+        case .trackPoint(let p):
+            let t = document.tracks.count - 1
+            document.tracks[t].segments[document.tracks[t].segments.count - 1].points.append(p)
+        case .segmentEnd(let e):
+            let t = document.tracks.count - 1
+            document.tracks[t].segments[document.tracks[t].segments.count - 1].extensions = e
+        case .trackEnd(let info): document.tracks[document.tracks.count - 1].info = info
+        case .documentExtensions(let e): document.extensions = e
+        case .warning: break
+        }
+    }
+}

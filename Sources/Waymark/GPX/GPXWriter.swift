@@ -1,0 +1,370 @@
+import Foundation
+
+/// Writes GPX 1.1 that validates against the official schema, streaming from reader events.
+///
+/// GPX 1.0 input is upgraded: its top-level metadata moves into `<metadata>`, and its per-point
+/// `<speed>` and `<course>` move into a Garmin TrackPointExtension v2 element. Extension elements
+/// are written back verbatim. Times are UTC with milliseconds.
+///
+/// GPX 1.1 requires waypoints, then routes, then tracks. Routes and tracks are held in spill
+/// buffers (memory, then a temporary file) until the end, so input in any order streams out in
+/// bounded memory.
+public final class GPXWriter {
+    private let sink: FileSink
+    private var out: ByteStore { sink.buffer }
+    private let routes = SpillBuffer()
+    private let tracks = SpillBuffer()
+    private var headerWritten = false
+    private var creator = "Waymark"
+    private var pendingMetadata: GPXMetadata?
+    private var documentExtensions = GPXExtensions()
+    private var pathInfo = GPXPathInfo()
+    private var pathHeaderWritten = false
+    private var finished = false
+
+    /// Writes to `sink`; call ``finish()`` at the end.
+    public init(sink: FileSink) {
+        self.sink = sink
+    }
+
+    /// Writes a whole document.
+    public static func write(_ document: GPXDocument, to sink: FileSink) throws {
+        let writer = GPXWriter(sink: sink)
+        try writer.write(.header(document.header))
+        if !document.metadata.isEmpty { try writer.write(.metadata(document.metadata)) }
+        for w in document.waypoints { try writer.write(.waypoint(w)) }
+        for r in document.routes {
+            try writer.write(.routeStart(r.info))
+            for p in r.points { try writer.write(.routePoint(p)) }
+            try writer.write(.routeEnd(r.info))
+        }
+        for t in document.tracks {
+            try writer.write(.trackStart(t.info))
+            for s in t.segments {
+                try writer.write(.segmentStart)
+                for p in s.points { try writer.write(.trackPoint(p)) }
+                try writer.write(.segmentEnd(s.extensions))
+            }
+            try writer.write(.trackEnd(t.info))
+        }
+        if !document.extensions.isEmpty { try writer.write(.documentExtensions(document.extensions)) }
+        try writer.finish()
+    }
+
+    /// Writes one event.
+    public func write(_ event: GPXEvent) throws {
+        switch event {
+        case .header(let h):
+            creator = h.creator ?? "Waymark"
+        case .metadata(let m):
+            pendingMetadata = m
+        case .waypoint(let p):
+            try writeHeaderIfNeeded()
+            writePoint(p, tag: "wpt", indent: "  ", to: out)
+            try sink.flushIfNeeded()
+        case .routeStart(let info):
+            try writeHeaderIfNeeded()
+            pathInfo = info
+            pathHeaderWritten = false
+        case .routePoint(let p):
+            writePathHeaderIfNeeded(tag: "rte", to: routes.memory)
+            writePoint(p, tag: "rtept", indent: "    ", to: routes.memory)
+            try routes.spillIfNeeded()
+        case .routeEnd(let info):
+            if !pathHeaderWritten { pathInfo = info }
+            writePathHeaderIfNeeded(tag: "rte", to: routes.memory)
+            routes.memory.append("  </rte>\n")
+            try routes.spillIfNeeded()
+        case .trackStart(let info):
+            try writeHeaderIfNeeded()
+            pathInfo = info
+            pathHeaderWritten = false
+        case .segmentStart:
+            writePathHeaderIfNeeded(tag: "trk", to: tracks.memory)
+            tracks.memory.append("    <trkseg>\n")
+        case .trackPoint(let p):
+            writePoint(p, tag: "trkpt", indent: "      ", to: tracks.memory)
+            try tracks.spillIfNeeded()
+        case .segmentEnd(let e):
+            writeExtensions(e, indent: "      ", to: tracks.memory)
+            tracks.memory.append("    </trkseg>\n")
+            try tracks.spillIfNeeded()
+        case .trackEnd(let info):
+            if !pathHeaderWritten { pathInfo = info }
+            writePathHeaderIfNeeded(tag: "trk", to: tracks.memory)
+            tracks.memory.append("  </trk>\n")
+            try tracks.spillIfNeeded()
+        case .documentExtensions(let e):
+            documentExtensions = e
+        case .warning:
+            break
+        }
+    }
+
+    /// Writes what is held back and the closing tag, then flushes.
+    public func finish() throws {
+        guard !finished else { return }
+        finished = true
+        try writeHeaderIfNeeded()
+        try routes.drain(into: sink)
+        try tracks.drain(into: sink)
+        writeExtensions(documentExtensions, indent: "  ", to: out)
+        out.append("</gpx>\n")
+        try sink.flush()
+    }
+
+    private func writeHeaderIfNeeded() throws {
+        guard !headerWritten else { return }
+        headerWritten = true
+        out.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+        out.append("<gpx xmlns=\"http://www.topografix.com/GPX/1/1\" version=\"1.1\" creator=\"")
+        XMLEscaping.appendEscaped(creator, attribute: true, to: out)
+        out.append("\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"")
+        out.append(" xsi:schemaLocation=\"http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd\">\n")
+        if let m = pendingMetadata, !m.isEmpty { writeMetadata(m) }
+    }
+
+    private func writeMetadata(_ m: GPXMetadata) {
+        out.append("  <metadata>\n")
+        element("name", m.name, indent: "    ", to: out)
+        element("desc", m.description, indent: "    ", to: out)
+        if let author = m.authorName {
+            out.append("    <author>\n")
+            element("name", author, indent: "      ", to: out)
+            out.append("    </author>\n")
+        }
+        if let c = m.copyright {
+            out.append("    <copyright author=\"")
+            XMLEscaping.appendEscaped(c, attribute: true, to: out)
+            out.append("\"/>\n")
+        }
+        for link in m.links { writeLink(link, indent: "    ", to: out) }
+        if let t = m.time {
+            out.append("    <time>")
+            ValueFormatting.appendISO8601(t, to: out)
+            out.append("</time>\n")
+        }
+        element("keywords", m.keywords, indent: "    ", to: out)
+        if let b = m.bounds, Coordinate(latitude: b.minLatitude, longitude: b.minLongitude).isValid,
+            Coordinate(latitude: b.maxLatitude, longitude: b.maxLongitude).isValid
+        {
+            out.append("    <bounds minlat=\"")
+            ValueFormatting.appendFixed(b.minLatitude, decimals: 9, to: out)
+            out.append("\" minlon=\"")
+            ValueFormatting.appendFixed(b.minLongitude, decimals: 9, to: out)
+            out.append("\" maxlat=\"")
+            ValueFormatting.appendFixed(b.maxLatitude, decimals: 9, to: out)
+            out.append("\" maxlon=\"")
+            ValueFormatting.appendFixed(b.maxLongitude, decimals: 9, to: out)
+            out.append("\"/>\n")
+        }
+        writeExtensions(m.extensions, indent: "    ", to: out)
+        out.append("  </metadata>\n")
+    }
+
+    private func writePathHeaderIfNeeded(tag: StaticString, to o: ByteStore) {
+        guard !pathHeaderWritten else { return }
+        pathHeaderWritten = true
+        let info = pathInfo
+        o.append("  <")
+        o.append(tag)
+        o.append(">\n")
+        element("name", info.name, indent: "    ", to: o)
+        element("cmt", info.comment, indent: "    ", to: o)
+        element("desc", info.description, indent: "    ", to: o)
+        element("src", info.source, indent: "    ", to: o)
+        for link in info.links { writeLink(link, indent: "    ", to: o) }
+        if let n = info.number {
+            o.append("    <number>")
+            o.append(String(n))
+            o.append("</number>\n")
+        }
+        element("type", info.type, indent: "    ", to: o)
+        writeExtensions(info.extensions, indent: "    ", to: o)
+    }
+
+    private func element(_ tag: StaticString, _ value: String?, indent: StaticString, to o: ByteStore) {
+        guard let value else { return }
+        o.append(indent)
+        o.append(UInt8(ascii: "<"))
+        o.append(tag)
+        o.append(UInt8(ascii: ">"))
+        XMLEscaping.appendEscaped(value, attribute: false, to: o)
+        o.append("</")
+        o.append(tag)
+        o.append(">\n")
+    }
+
+    private func number(_ tag: StaticString, _ value: Double?, decimals: Int, indent: StaticString, to o: ByteStore) {
+        guard let value, value.isFinite else { return }
+        o.append(indent)
+        o.append(UInt8(ascii: "<"))
+        o.append(tag)
+        o.append(UInt8(ascii: ">"))
+        ValueFormatting.appendFixed(value, decimals: decimals, to: o)
+        o.append("</")
+        o.append(tag)
+        o.append(">\n")
+    }
+
+    private func writeLink(_ link: GPXLink, indent: StaticString, to o: ByteStore) {
+        o.append(indent)
+        o.append("<link href=\"")
+        XMLEscaping.appendEscaped(link.href, attribute: true, to: o)
+        if link.text == nil && link.type == nil {
+            o.append("\"/>\n")
+            return
+        }
+        o.append("\">")
+        if let text = link.text {
+            o.append("<text>")
+            XMLEscaping.appendEscaped(text, attribute: false, to: o)
+            o.append("</text>")
+        }
+        if let type = link.type {
+            o.append("<type>")
+            XMLEscaping.appendEscaped(type, attribute: false, to: o)
+            o.append("</type>")
+        }
+        o.append("</link>\n")
+    }
+
+    private func writePoint(_ p: GPXPoint, tag: StaticString, indent: StaticString, to o: ByteStore) {
+        o.append(indent)
+        o.append(UInt8(ascii: "<"))
+        o.append(tag)
+        o.append(" lat=\"")
+        ValueFormatting.appendFixed(p.coordinate.latitude, decimals: 9, to: o)
+        o.append("\" lon=\"")
+        ValueFormatting.appendFixed(p.coordinate.longitude, decimals: 9, to: o)
+        o.append(UInt8(ascii: "\""))
+        let simple =
+            p.elevation == nil && p.time == nil && p.name == nil && p.description == nil && p.extensions.isEmpty
+            && p.speed == nil && p.course == nil && p.comment == nil && p.symbol == nil && p.type == nil
+            && p.fix == nil && p.satellites == nil && p.hdop == nil && p.vdop == nil && p.pdop == nil
+            && p.links.isEmpty && p.magneticVariation == nil && p.geoidHeight == nil && p.source == nil
+            && p.ageOfDGPSData == nil && p.dgpsStation == nil
+        if simple {
+            o.append("/>\n")
+            return
+        }
+        o.append(">")
+        if let e = p.elevation, e.isFinite {
+            o.append("<ele>")
+            ValueFormatting.appendFixed(e, decimals: 3, to: o)
+            o.append("</ele>")
+        }
+        if let t = p.time {
+            o.append("<time>")
+            ValueFormatting.appendISO8601(t, to: o)
+            o.append("</time>")
+        }
+        let inner: StaticString = "\n"
+        if let v = p.magneticVariation, v >= 0, v < 360 {
+            o.append("<magvar>")
+            ValueFormatting.appendFixed(v, decimals: 6, to: o)
+            o.append("</magvar>")
+        }
+        if let v = p.geoidHeight, v.isFinite {
+            o.append("<geoidheight>")
+            ValueFormatting.appendFixed(v, decimals: 3, to: o)
+            o.append("</geoidheight>")
+        }
+        inlineElement("name", p.name, to: o)
+        inlineElement("cmt", p.comment, to: o)
+        inlineElement("desc", p.description, to: o)
+        inlineElement("src", p.source, to: o)
+        for link in p.links { writeLink(link, indent: "", to: o) }
+        if !p.links.isEmpty { o.count -= 1 }  // writeLink ends with a newline
+        inlineElement("sym", p.symbol, to: o)
+        inlineElement("type", p.type, to: o)
+        inlineElement("fix", p.fix?.rawValue, to: o)
+        if let s = p.satellites {
+            o.append("<sat>")
+            o.append(String(s))
+            o.append("</sat>")
+        }
+        inlineNumber("hdop", p.hdop, to: o)
+        inlineNumber("vdop", p.vdop, to: o)
+        inlineNumber("pdop", p.pdop, to: o)
+        inlineNumber("ageofdgpsdata", p.ageOfDGPSData, to: o)
+        if let d = p.dgpsStation, (0...1023).contains(d) {
+            o.append("<dgpsid>")
+            o.append(String(d))
+            o.append("</dgpsid>")
+        }
+        var ext = p.extensions
+        if ext.elements.isEmpty && (p.speed != nil || p.course != nil) {
+            ext.speed = ext.speed ?? p.speed
+            ext.course = ext.course ?? p.course
+        }
+        if !ext.isEmpty {
+            o.append(inner)
+            writeExtensions(ext, indent: indent, extraIndent: true, to: o)
+            o.append(indent)
+        }
+        o.append("</")
+        o.append(tag)
+        o.append(">\n")
+    }
+
+    private func inlineElement(_ tag: StaticString, _ value: String?, to o: ByteStore) {
+        guard let value else { return }
+        o.append(UInt8(ascii: "<"))
+        o.append(tag)
+        o.append(UInt8(ascii: ">"))
+        XMLEscaping.appendEscaped(value, attribute: false, to: o)
+        o.append("</")
+        o.append(tag)
+        o.append(UInt8(ascii: ">"))
+    }
+
+    private func inlineNumber(_ tag: StaticString, _ value: Double?, to o: ByteStore) {
+        guard let value, value.isFinite, value >= 0 else { return }
+        o.append(UInt8(ascii: "<"))
+        o.append(tag)
+        o.append(UInt8(ascii: ">"))
+        ValueFormatting.appendFixed(value, decimals: 3, to: o)
+        o.append("</")
+        o.append(tag)
+        o.append(UInt8(ascii: ">"))
+    }
+
+    /// Writes `<extensions>`: kept elements verbatim, or known values as TrackPointExtension.
+    private func writeExtensions(
+        _ e: GPXExtensions, indent: StaticString, extraIndent: Bool = false, to o: ByteStore
+    ) {
+        guard !e.isEmpty else { return }
+        o.append(indent)
+        if extraIndent { o.append("  ") }
+        o.append("<extensions>")
+        if !e.elements.isEmpty {
+            for element in e.elements { o.append(element) }
+        } else {
+            let v2 = e.speed != nil || e.course != nil
+            o.append(
+                v2
+                    ? "<gpxtpx:TrackPointExtension xmlns:gpxtpx=\"http://www.garmin.com/xmlschemas/TrackPointExtension/v2\">"
+                    : "<gpxtpx:TrackPointExtension xmlns:gpxtpx=\"http://www.garmin.com/xmlschemas/TrackPointExtension/v1\">")
+            func value(_ tag: StaticString, _ v: Double?, decimals: Int) {
+                guard let v, v.isFinite else { return }
+                o.append("<gpxtpx:")
+                o.append(tag)
+                o.append(UInt8(ascii: ">"))
+                ValueFormatting.appendFixed(v, decimals: decimals, to: o)
+                o.append("</gpxtpx:")
+                o.append(tag)
+                o.append(UInt8(ascii: ">"))
+            }
+            value("atemp", e.airTemperature, decimals: 2)
+            value("wtemp", e.waterTemperature, decimals: 2)
+            value("depth", e.depth, decimals: 3)
+            value("hr", e.heartRate, decimals: 0)
+            value("cad", e.cadence, decimals: 0)
+            value("speed", e.speed, decimals: 3)
+            value("course", e.course, decimals: 2)
+            o.append("</gpxtpx:TrackPointExtension>")
+        }
+        o.append("</extensions>\n")
+    }
+}

@@ -1,0 +1,366 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import Foundation
+
+/// Parsers for the XML Schema value types GPX uses, straight from bytes.
+enum ValueParsing {
+    private static let exactPowers: [Double] = (0...22).map { pow(10.0, Double($0)) }
+
+    /// Parses a decimal number (`xsd:decimal`, also accepting an exponent) surrounded by optional
+    /// white space. Rejects NaN, infinities, hex and empty input.
+    ///
+    /// Short inputs take Clinger's exact fast path; the rest go to `strtod`, which rounds correctly.
+    static func decimal(_ raw: ByteSpan) -> Double? {
+        let s = raw.trimmed
+        let n = s.count
+        guard n > 0, n < 128 else { return nil }
+        var i = 0
+        var negative = false
+        if s[0] == UInt8(ascii: "-") || s[0] == UInt8(ascii: "+") {
+            negative = s[0] == UInt8(ascii: "-")
+            i = 1
+        }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var significant = 0
+        var scale = 0
+        var sawDot = false
+        var sawDigit = false
+        while i < n {
+            let b = s[i]
+            if b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") {
+                sawDigit = true
+                if significant > 0 || b != UInt8(ascii: "0") {
+                    significant += 1
+                }
+                if significant <= 19 {
+                    mantissa = mantissa &* 10 &+ UInt64(b - UInt8(ascii: "0"))
+                    if sawDot { scale -= 1 }
+                } else if !sawDot {
+                    scale += 1
+                }
+                digits += 1
+            } else if b == UInt8(ascii: ".") && !sawDot {
+                sawDot = true
+            } else {
+                break
+            }
+            i += 1
+        }
+        guard sawDigit else { return nil }
+        var exponent = 0
+        if i < n {
+            guard s[i] | 0x20 == UInt8(ascii: "e"), i + 1 < n else { return nil }
+            i += 1
+            var expNegative = false
+            if s[i] == UInt8(ascii: "-") || s[i] == UInt8(ascii: "+") {
+                expNegative = s[i] == UInt8(ascii: "-")
+                i += 1
+            }
+            var expDigits = 0
+            while i < n, s[i] >= UInt8(ascii: "0"), s[i] <= UInt8(ascii: "9") {
+                exponent = min(exponent * 10 + Int(s[i] - UInt8(ascii: "0")), 100_000)
+                expDigits += 1
+                i += 1
+            }
+            guard expDigits > 0, i == n else { return nil }
+            if expNegative { exponent = -exponent }
+        }
+        let totalScale = scale + exponent
+        if significant <= 15 && abs(totalScale) <= 22 {
+            let m = Double(mantissa)
+            let v = totalScale >= 0 ? m * exactPowers[totalScale] : m / exactPowers[-totalScale]
+            return negative ? -v : v
+        }
+        // Rare: long or extreme numbers. strtod rounds correctly.
+        var copy = [CChar](repeating: 0, count: n + 1)
+        for k in 0..<n { copy[k] = CChar(bitPattern: s[k]) }
+        let v = strtod(copy, nil)
+        return v.isFinite ? v : nil
+    }
+
+    /// Parses a non-negative integer.
+    static func integer(_ raw: ByteSpan) -> Int? {
+        let s = raw.trimmed
+        guard s.count > 0, s.count <= 18 else { return nil }
+        var v = 0
+        for i in 0..<s.count {
+            let b = s[i]
+            guard b >= UInt8(ascii: "0"), b <= UInt8(ascii: "9") else { return nil }
+            v = v * 10 + Int(b - UInt8(ascii: "0"))
+        }
+        return v
+    }
+
+    /// A parsed `xsd:dateTime`.
+    struct DateTime {
+        var date: Date
+        /// False when the text had no zone designator (then it was taken as UTC).
+        var hadZone: Bool
+    }
+
+    /// Parses `xsd:dateTime`: `[-]YYYY-MM-DDThh:mm:ss[.fraction][Z|±hh:mm]`, any fraction length,
+    /// any offset, normalised to UTC. Returns nil with a reason when the text is malformed.
+    static func dateTime(_ raw: ByteSpan) -> Result<DateTime, DateTimeFailure> {
+        let s = raw.trimmed
+        let n = s.count
+        var i = 0
+        func digits(_ count: Int) -> Int? {
+            guard i + count <= n else { return nil }
+            var v = 0
+            for k in 0..<count {
+                let b = s[i + k]
+                guard b >= UInt8(ascii: "0"), b <= UInt8(ascii: "9") else { return nil }
+                v = v * 10 + Int(b - UInt8(ascii: "0"))
+            }
+            i += count
+            return v
+        }
+        func expect(_ c: Character) -> Bool {
+            guard i < n, s[i] == c.asciiValue! else { return false }
+            i += 1
+            return true
+        }
+        var yearSign = 1
+        if i < n && s[i] == UInt8(ascii: "-") {
+            yearSign = -1
+            i += 1
+        }
+        var yearDigits = 0
+        while i + yearDigits < n, s[i + yearDigits] >= UInt8(ascii: "0"), s[i + yearDigits] <= UInt8(ascii: "9") {
+            yearDigits += 1
+        }
+        guard yearDigits >= 4, yearDigits <= 9, let y = digits(yearDigits) else { return .failure(.format) }
+        let year = y * yearSign
+        guard expect("-"), let month = digits(2), expect("-"), let day = digits(2) else { return .failure(.format) }
+        guard i < n, s[i] == UInt8(ascii: "T") || s[i] == UInt8(ascii: "t") else { return .failure(.format) }
+        i += 1
+        guard let hour = digits(2), expect(":"), let minute = digits(2), expect(":"), let second = digits(2) else {
+            return .failure(.format)
+        }
+        var fraction = 0.0
+        if i < n && s[i] == UInt8(ascii: ".") {
+            i += 1
+            var scale = 0.1
+            var any = false
+            while i < n, s[i] >= UInt8(ascii: "0"), s[i] <= UInt8(ascii: "9") {
+                fraction += Double(s[i] - UInt8(ascii: "0")) * scale
+                scale *= 0.1
+                any = true
+                i += 1
+            }
+            guard any else { return .failure(.format) }
+        }
+        var offsetSeconds = 0
+        var hadZone = false
+        if i < n {
+            if s[i] == UInt8(ascii: "Z") || s[i] == UInt8(ascii: "z") {
+                i += 1
+                hadZone = true
+            } else if s[i] == UInt8(ascii: "+") || s[i] == UInt8(ascii: "-") {
+                let sign = s[i] == UInt8(ascii: "-") ? -1 : 1
+                i += 1
+                guard let oh = digits(2) else { return .failure(.format) }
+                var om = 0
+                if expect(":") {
+                    guard let m = digits(2) else { return .failure(.format) }
+                    om = m
+                } else if let m = digits(2) {
+                    om = m
+                }
+                guard oh < 14 || (oh == 14 && om == 0), om < 60 else { return .failure(.range("zone offset")) }
+                offsetSeconds = sign * (oh * 3600 + om * 60)
+                hadZone = true
+            }
+        }
+        guard i == n else { return .failure(.format) }
+        guard (1...12).contains(month) else { return .failure(.range("month")) }
+        guard day >= 1, day <= daysIn(month: month, year: year) else { return .failure(.range("day")) }
+        let endOfDay = hour == 24 && minute == 0 && second == 0 && fraction == 0
+        guard hour < 24 || endOfDay else { return .failure(.range("hour")) }
+        guard minute < 60 else { return .failure(.range("minute")) }
+        guard second < 60 else { return .failure(.range("second")) }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        return .success(DateTime(date: Date(timeIntervalSince1970: Double(seconds) + fraction), hadZone: hadZone))
+    }
+
+    enum DateTimeFailure: Error {
+        case format
+        case range(String)
+
+        var message: String {
+            switch self {
+            case .format: return "expected an ISO 8601 date-time such as 2024-05-01T12:30:00Z"
+            case .range(let field): return "the \(field) is out of range"
+            }
+        }
+    }
+
+    static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return isLeap(year) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's algorithm).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// The civil date for days since 1970-01-01.
+    static func civil(fromDays z0: Int) -> (year: Int, month: Int, day: Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}
+
+/// Formatting of values for the writers: fixed decimals, ISO 8601 times.
+public enum ValueFormatting {
+    /// Writes `date` as `YYYY-MM-DDThh:mm:ss.sssZ` (UTC, milliseconds) into `out`.
+    static func appendISO8601(_ date: Date, to out: ByteStore) {
+        let totalMillis = (date.timeIntervalSince1970 * 1000).rounded()
+        let millisInt = Int(totalMillis)
+        var seconds = millisInt / 1000
+        var millis = millisInt % 1000
+        if millis < 0 {
+            millis += 1000
+            seconds -= 1
+        }
+        var days = seconds / 86_400
+        var secondOfDay = seconds % 86_400
+        if secondOfDay < 0 {
+            secondOfDay += 86_400
+            days -= 1
+        }
+        let (y, mo, d) = ValueParsing.civil(fromDays: days)
+        out.reserve(24)
+        if y < 0 || y > 9999 {
+            out.append(String(y))
+        } else {
+            appendDigits(y, width: 4, to: out)
+        }
+        out.append(UInt8(ascii: "-"))
+        appendDigits(mo, width: 2, to: out)
+        out.append(UInt8(ascii: "-"))
+        appendDigits(d, width: 2, to: out)
+        out.append(UInt8(ascii: "T"))
+        appendDigits(secondOfDay / 3600, width: 2, to: out)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay / 60 % 60, width: 2, to: out)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay % 60, width: 2, to: out)
+        out.append(UInt8(ascii: "."))
+        appendDigits(millis, width: 3, to: out)
+        out.append(UInt8(ascii: "Z"))
+    }
+
+    /// `YYYY-MM-DDThh:mm:ss.sssZ` for `date`.
+    public static func iso8601(_ date: Date) -> String {
+        let out = ByteStore(capacity: 32)
+        appendISO8601(date, to: out)
+        return out.string
+    }
+
+    @inline(__always)
+    static func appendDigits(_ value: Int, width: Int, to out: ByteStore) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var v = value
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(v / divisor))
+            v %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// Writes `value` with at most `decimals` fraction digits, trailing zeros removed, into `out`.
+    ///
+    /// Values too large for the integer fast path fall back to Swift's shortest representation.
+    static func appendFixed(_ value: Double, decimals: Int, to out: ByteStore) {
+        let scale = decimalScales[decimals]
+        let scaled = (value * scale).rounded()
+        guard value.isFinite, abs(scaled) < 9.0e15 else {
+            out.append(value.isFinite ? "\(value)" : "null")
+            return
+        }
+        var units = Int64(scaled)
+        if units == 0 {
+            out.append(UInt8(ascii: "0"))
+            return
+        }
+        if units < 0 {
+            out.append(UInt8(ascii: "-"))
+            units = -units
+        }
+        let divisor = Int64(scale)
+        let whole = units / divisor
+        var fraction = units % divisor
+        appendInteger(whole, to: out)
+        if fraction == 0 { return }
+        var width = decimals
+        while fraction % 10 == 0 {
+            fraction /= 10
+            width -= 1
+        }
+        out.append(UInt8(ascii: "."))
+        var d: Int64 = 1
+        for _ in 1..<width { d *= 10 }
+        while d > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(fraction / d))
+            fraction %= d
+            d /= 10
+        }
+    }
+
+    private static let decimalScales: [Double] = (0...9).map { pow(10.0, Double($0)) }
+
+    static func appendInteger(_ value: Int64, to out: ByteStore) {
+        var v = value
+        if v < 0 {
+            out.append(UInt8(ascii: "-"))
+            v = -v
+        }
+        if v < 10 {
+            out.append(UInt8(ascii: "0") + UInt8(v))
+            return
+        }
+        var tmp: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &tmp) { raw in
+            var i = raw.count
+            while v > 0 {
+                i -= 1
+                raw[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            }
+            out.append(raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + i, count: raw.count - i)
+        }
+    }
+
+    /// `value` with at most `decimals` fraction digits.
+    public static func fixed(_ value: Double, decimals: Int) -> String {
+        let out = ByteStore(capacity: 32)
+        appendFixed(value, decimals: decimals, to: out)
+        return out.string
+    }
+}

@@ -1,0 +1,435 @@
+import Foundation
+
+/// Writes RFC 7946 GeoJSON from reader events, streaming, in bounded memory.
+///
+/// The output is one FeatureCollection:
+/// - a waypoint becomes a Point;
+/// - a route becomes a LineString;
+/// - a track becomes a LineString (one segment) or a MultiLineString (one line per segment).
+///   Empty segments are left out; a segment of one point becomes a two-position line on that
+///   point, since RFC 7946 needs two positions per line.
+/// - Lines that cross the antimeridian are split there (RFC 7946 §3.1.9), at the latitude
+///   interpolated between the two points; the two positions added on the meridian carry `null`
+///   per-point values.
+/// - Positions are `[longitude, latitude]` with at most 7 decimals, plus the elevation in metres
+///   when the point has one.
+/// - Per-point values go in `properties.coordinateProperties`, index-aligned with the coordinates
+///   (an array per line for a MultiLineString), `null` where a point lacks the value. The keys
+///   follow togeojson: `times`, `heart`, `cads`, `atemps`, `powers`, `speeds`, `courses`;
+///   Waymark adds `hdops`, `vdops` and `sats`.
+/// - Every line feature and the collection carry a `bbox`. There is no `crs` and no NaN.
+///
+/// A line's coordinates and each per-point array are held in spill buffers (memory up to 1 MiB,
+/// then an unlinked temporary file) until the line's feature is complete.
+public final class GeoJSONWriter {
+    private let sink: FileSink
+    private var out: ByteStore { sink.buffer }
+    private var featureCount = 0
+    private var collectionBounds: Bounds?
+    private var finished = false
+
+    // The feature being built.
+    private let coordinates = SpillBuffer()
+    private var columns: [Column]
+    private var lineLengths: [Int] = []
+    private var pointsInLine = 0
+    private var lineOpen = false
+    private var previous: GPXPoint?
+    private var featureBounds: Bounds?
+    private var inPath = false
+    private var firstTime: Date?
+
+    private final class Column {
+        let key: StaticString
+        let spool = SpillBuffer(threshold: 1 << 20)
+        var line = 0
+        var items = 0
+        var used = false
+
+        init(_ key: StaticString) { self.key = key }
+    }
+
+    private enum ColumnID: Int {
+        case times, heart, cads, atemps, powers, speeds, courses, hdops, vdops, sats
+    }
+
+    public init(sink: FileSink) {
+        self.sink = sink
+        columns = ["times", "heart", "cads", "atemps", "powers", "speeds", "courses", "hdops", "vdops", "sats"]
+            .map(Column.init)
+    }
+
+    /// Writes a whole document.
+    public static func write(_ document: GPXDocument, to sink: FileSink) throws {
+        let writer = GeoJSONWriter(sink: sink)
+        for w in document.waypoints { try writer.write(.waypoint(w)) }
+        for r in document.routes {
+            try writer.write(.routeStart(r.info))
+            for p in r.points { try writer.write(.routePoint(p)) }
+            try writer.write(.routeEnd(r.info))
+        }
+        for t in document.tracks {
+            try writer.write(.trackStart(t.info))
+            for s in t.segments {
+                try writer.write(.segmentStart)
+                for p in s.points { try writer.write(.trackPoint(p)) }
+                try writer.write(.segmentEnd(s.extensions))
+            }
+            try writer.write(.trackEnd(t.info))
+        }
+        try writer.finish()
+    }
+
+    /// Writes one event.
+    public func write(_ event: GPXEvent) throws {
+        switch event {
+        case .waypoint(let p):
+            try writeWaypoint(p)
+        case .routeStart, .trackStart:
+            beginPath()
+        case .segmentStart:
+            endLine()
+        case .routePoint(let p), .trackPoint(let p):
+            try addPoint(p)
+        case .segmentEnd:
+            endLine()
+        case .routeEnd(let info):
+            try endPath(info, type: "rte")
+        case .trackEnd(let info):
+            try endPath(info, type: "trk")
+        case .header, .metadata, .documentExtensions, .warning:
+            break
+        }
+    }
+
+    /// Closes the collection and flushes.
+    public func finish() throws {
+        guard !finished else { return }
+        finished = true
+        if featureCount == 0 { out.append("{\"type\":\"FeatureCollection\",\"features\":[") }
+        out.append("\n]")
+        if let b = collectionBounds {
+            out.append(",\"bbox\":")
+            appendBBox(b, to: out)
+        }
+        out.append("}\n")
+        try sink.flush()
+    }
+
+    // MARK: - Features
+
+    private func beginFeature() {
+        if featureCount == 0 {
+            out.append("{\"type\":\"FeatureCollection\",\"features\":[\n")
+        } else {
+            out.append(",\n")
+        }
+        featureCount += 1
+    }
+
+    private func writeWaypoint(_ p: GPXPoint) throws {
+        beginFeature()
+        out.append("{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":")
+        appendPosition(longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: out)
+        out.append("},\"properties\":{\"_gpxType\":\"wpt\"")
+        appendProperty("name", p.name)
+        appendProperty("cmt", p.comment)
+        appendProperty("desc", p.description)
+        appendProperty("sym", p.symbol)
+        appendProperty("type", p.type)
+        if let t = p.time {
+            out.append(",\"time\":\"")
+            ValueFormatting.appendISO8601(t, to: out)
+            out.append("\"")
+        }
+        appendLinks(p.links)
+        out.append("}}")
+        collectionBounds.extend(p.coordinate)
+        try sink.flushIfNeeded()
+    }
+
+    private func beginPath() {
+        inPath = true
+        lineLengths.removeAll(keepingCapacity: true)
+        pointsInLine = 0
+        lineOpen = false
+        previous = nil
+        featureBounds = nil
+        firstTime = nil
+        for c in columns {
+            c.line = 0
+            c.items = 0
+            c.used = false
+        }
+    }
+
+    private func startLine() {
+        if !lineLengths.isEmpty {
+            coordinates.memory.append("],[")
+        }
+        lineOpen = true
+        pointsInLine = 0
+    }
+
+    /// Ends the open line, if any; a line of one point gets that point again.
+    private func endLine() {
+        guard lineOpen else {
+            previous = nil
+            return
+        }
+        if pointsInLine == 1, let p = previous {
+            writePosition(p)
+        }
+        lineLengths.append(pointsInLine)
+        lineOpen = false
+        previous = nil
+    }
+
+    private func addPoint(_ p: GPXPoint) throws {
+        if !inPath { beginPath() }
+        if lineOpen, let q = previous {
+            let delta = p.coordinate.longitude - q.coordinate.longitude
+            if abs(delta) > 180 { splitAtAntimeridian(from: q, to: p) }
+        }
+        if !lineOpen { startLine() }
+        writePosition(p)
+        previous = p
+        if firstTime == nil { firstTime = p.time }
+        try coordinates.spillIfNeeded()
+        for c in columns where c.used { try c.spool.spillIfNeeded() }
+    }
+
+    private func writePosition(_ p: GPXPoint) {
+        let o = coordinates.memory
+        if pointsInLine > 0 { o.append(UInt8(ascii: ",")) }
+        appendPosition(longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: o)
+        featureBounds.extend(p.coordinate)
+        let line = lineLengths.count
+        if let t = p.time {
+            let c = put(.times, line: line)
+            c.append(UInt8(ascii: "\""))
+            ValueFormatting.appendISO8601(t, to: c)
+            c.append(UInt8(ascii: "\""))
+        }
+        let e = p.extensions
+        if e.hasKnownValues || p.speed != nil || p.course != nil {
+            putNumber(.heart, e.heartRate, decimals: 0, line: line)
+            putNumber(.cads, e.cadence, decimals: 0, line: line)
+            putNumber(.atemps, e.airTemperature, decimals: 2, line: line)
+            putNumber(.powers, e.power, decimals: 1, line: line)
+            putNumber(.speeds, p.speed ?? e.speed, decimals: 3, line: line)
+            putNumber(.courses, p.course ?? e.course, decimals: 2, line: line)
+        }
+        putNumber(.hdops, p.hdop, decimals: 2, line: line)
+        putNumber(.vdops, p.vdop, decimals: 2, line: line)
+        if let s = p.satellites {
+            let c = put(.sats, line: line)
+            ValueFormatting.appendInteger(Int64(s), to: c)
+        }
+        pointsInLine += 1
+    }
+
+    private func splitAtAntimeridian(from q: GPXPoint, to p: GPXPoint) {
+        let lon0 = q.coordinate.longitude
+        var lon1 = p.coordinate.longitude
+        let eastward = lon1 - lon0 < -180  // e.g. 179 → -179
+        lon1 += eastward ? 360 : -360
+        let meridian = eastward ? 180.0 : -180.0
+        let t = (meridian - lon0) / (lon1 - lon0)
+        let lat = q.coordinate.latitude + t * (p.coordinate.latitude - q.coordinate.latitude)
+        var elevation: Double?
+        if let e0 = q.elevation, let e1 = p.elevation { elevation = e0 + t * (e1 - e0) }
+        appendBoundaryPosition(longitude: meridian, latitude: lat, elevation: elevation)
+        lineLengths.append(pointsInLine)
+        lineOpen = false
+        startLine()
+        appendBoundaryPosition(longitude: -meridian, latitude: lat, elevation: elevation)
+    }
+
+    private func appendBoundaryPosition(longitude: Double, latitude: Double, elevation: Double?) {
+        let o = coordinates.memory
+        if pointsInLine > 0 { o.append(UInt8(ascii: ",")) }
+        appendPosition(longitude: longitude, latitude: latitude, elevation: elevation, to: o)
+        featureBounds.extend(Coordinate(latitude: latitude, longitude: longitude))
+        pointsInLine += 1
+    }
+
+    /// Brings column `id` up to the current position with nulls and returns its buffer, ready
+    /// for one value.
+    private func put(_ id: ColumnID, line: Int) -> ByteStore {
+        let c = columns[id.rawValue]
+        catchUp(c, line: line, items: pointsInLine)
+        c.used = true
+        if c.items > 0 { c.spool.memory.append(UInt8(ascii: ",")) }
+        c.items += 1
+        return c.spool.memory
+    }
+
+    private func putNumber(_ id: ColumnID, _ value: Double?, decimals: Int, line: Int) {
+        guard let value, value.isFinite else { return }
+        let o = put(id, line: line)
+        ValueFormatting.appendFixed(value, decimals: decimals, to: o)
+    }
+
+    private func catchUp(_ c: Column, line: Int, items: Int) {
+        let o = c.spool.memory
+        while c.line < line {
+            while c.items < lineLengths[c.line] {
+                o.append(c.items > 0 ? ",null" : "null")
+                c.items += 1
+            }
+            o.append("],[")
+            c.line += 1
+            c.items = 0
+        }
+        while c.items < items {
+            o.append(c.items > 0 ? ",null" : "null")
+            c.items += 1
+        }
+    }
+
+    private func endPath(_ info: GPXPathInfo, type: StaticString) throws {
+        endLine()
+        inPath = false
+        beginFeature()
+        let multi = lineLengths.count > 1
+        out.append("{\"type\":\"Feature\",\"geometry\":")
+        if lineLengths.isEmpty {
+            out.append("null")
+        } else {
+            out.append(multi ? "{\"type\":\"MultiLineString\",\"coordinates\":[[" : "{\"type\":\"LineString\",\"coordinates\":[")
+            try coordinates.drain(into: sink)
+            out.append(multi ? "]]}" : "]}")
+        }
+        out.append(",\"properties\":{\"_gpxType\":\"")
+        out.append(type)
+        out.append("\"")
+        appendProperty("name", info.name)
+        appendProperty("cmt", info.comment)
+        appendProperty("desc", info.description)
+        appendProperty("src", info.source)
+        appendProperty("type", info.type)
+        if let n = info.number {
+            out.append(",\"number\":")
+            ValueFormatting.appendInteger(Int64(n), to: out)
+        }
+        appendLinks(info.links)
+        if let t = firstTime {
+            out.append(",\"time\":\"")
+            ValueFormatting.appendISO8601(t, to: out)
+            out.append("\"")
+        }
+        let used = columns.filter(\.used)
+        if !used.isEmpty && !lineLengths.isEmpty {
+            out.append(",\"coordinateProperties\":{")
+            for (i, c) in used.enumerated() {
+                catchUp(c, line: lineLengths.count - 1, items: lineLengths[lineLengths.count - 1])
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                out.append(UInt8(ascii: "\""))
+                out.append(c.key)
+                out.append(multi ? "\":[[" : "\":[")
+                try c.spool.drain(into: sink)
+                out.append(multi ? "]]" : "]")
+            }
+            out.append("}")
+        } else {
+            for c in used { c.spool.memory.count = 0 }
+        }
+        out.append("}")
+        if let b = featureBounds {
+            out.append(",\"bbox\":")
+            appendBBox(b, to: out)
+            collectionBounds.extend(Coordinate(latitude: b.minLatitude, longitude: b.minLongitude))
+            collectionBounds.extend(Coordinate(latitude: b.maxLatitude, longitude: b.maxLongitude))
+        }
+        out.append("}")
+        try sink.flushIfNeeded()
+    }
+
+    // MARK: - Values
+
+    @inline(__always)
+    private func appendPosition(longitude: Double, latitude: Double, elevation: Double?, to o: ByteStore) {
+        o.append(UInt8(ascii: "["))
+        ValueFormatting.appendFixed(longitude, decimals: 7, to: o)
+        o.append(UInt8(ascii: ","))
+        ValueFormatting.appendFixed(latitude, decimals: 7, to: o)
+        if let e = elevation, e.isFinite {
+            o.append(UInt8(ascii: ","))
+            ValueFormatting.appendFixed(e, decimals: 3, to: o)
+        }
+        o.append(UInt8(ascii: "]"))
+    }
+
+    private func appendBBox(_ b: Bounds, to o: ByteStore) {
+        o.append(UInt8(ascii: "["))
+        ValueFormatting.appendFixed(b.minLongitude, decimals: 7, to: o)
+        o.append(UInt8(ascii: ","))
+        ValueFormatting.appendFixed(b.minLatitude, decimals: 7, to: o)
+        o.append(UInt8(ascii: ","))
+        ValueFormatting.appendFixed(b.maxLongitude, decimals: 7, to: o)
+        o.append(UInt8(ascii: ","))
+        ValueFormatting.appendFixed(b.maxLatitude, decimals: 7, to: o)
+        o.append(UInt8(ascii: "]"))
+    }
+
+    private func appendProperty(_ key: StaticString, _ value: String?) {
+        guard let value else { return }
+        out.append(",\"")
+        out.append(key)
+        out.append("\":")
+        JSONEscaping.appendString(value, to: out)
+    }
+
+    private func appendLinks(_ links: [GPXLink]) {
+        guard !links.isEmpty else { return }
+        out.append(",\"links\":[")
+        for (i, link) in links.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append("{\"href\":")
+            JSONEscaping.appendString(link.href, to: out)
+            if let text = link.text {
+                out.append(",\"text\":")
+                JSONEscaping.appendString(text, to: out)
+            }
+            if let type = link.type {
+                out.append(",\"type\":")
+                JSONEscaping.appendString(type, to: out)
+            }
+            out.append("}")
+        }
+        out.append("]")
+    }
+}
+
+/// JSON string escaping (RFC 8259 §7).
+enum JSONEscaping {
+    static func appendString(_ value: String, to out: ByteStore) {
+        out.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { bytes in
+            var runStart = 0
+            for i in 0..<bytes.count {
+                let b = bytes[i]
+                guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
+                out.append(bytes.baseAddress! + runStart, count: i - runStart)
+                switch b {
+                case UInt8(ascii: "\""): out.append("\\\"")
+                case UInt8(ascii: "\\"): out.append("\\\\")
+                case 0x0A: out.append("\\n")
+                case 0x0D: out.append("\\r")
+                case 0x09: out.append("\\t")
+                default:
+                    out.append("\\u00")
+                    out.append(Self.hex[Int(b >> 4)])
+                    out.append(Self.hex[Int(b & 0xF)])
+                }
+                runStart = i + 1
+            }
+            if bytes.count > runStart { out.append(bytes.baseAddress! + runStart, count: bytes.count - runStart) }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+}

@@ -1,0 +1,185 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import Foundation
+
+/// A buffered byte output: the writers render into ``buffer`` and the sink flushes it.
+public protocol ByteSink: AnyObject {
+    /// Writes out whatever is buffered.
+    func flush() throws
+}
+
+/// An error while writing output.
+public struct OutputError: Error, Sendable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+
+    public var description: String { "\(path): \(message)" }
+}
+
+/// Writes to a file descriptor in large blocks with `write(2)`.
+///
+/// With ``init(atomicPath:)`` the output goes to a temporary file beside the target that is
+/// renamed over it by ``commit()``, so an interrupted or failed run never leaves a half-written
+/// file under the target's name.
+public final class FileSink: ByteSink {
+    let buffer = ByteStore(capacity: 1 << 17)
+    private let descriptor: Int32
+    private let ownsDescriptor: Bool
+    private let path: String
+    private var temporaryPath: String?
+    private var isOpen = true
+    private let flushThreshold = 1 << 16
+
+    /// Standard output.
+    public static func standardOutput() -> FileSink { FileSink(descriptor: 1, path: "<stdout>") }
+
+    init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+        ownsDescriptor = false
+        temporaryPath = nil
+    }
+
+    /// Creates `path` atomically: the data appears under that name only on ``commit()``.
+    public init(atomicPath path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        let base = (path as NSString).lastPathComponent
+        var template = Array(((directory.isEmpty ? "." : directory) + "/.\(base).waymark-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw OutputError(path: path, message: "cannot create the output file: \(String(cString: strerror(errno)))")
+        }
+        _ = fchmod(fd, 0o644)
+        descriptor = fd
+        ownsDescriptor = true
+        self.path = path
+        temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    deinit {
+        if ownsDescriptor && isOpen { close(descriptor) }
+        if let temporaryPath { unlink(temporaryPath) }
+    }
+
+    /// Buffers `text`; it is written by the next flush.
+    public func write(_ text: String) {
+        buffer.append(text)
+    }
+
+    @inline(__always)
+    func flushIfNeeded() throws {
+        if buffer.count >= flushThreshold { try flush() }
+    }
+
+    public func flush() throws {
+        var offset = 0
+        while offset < buffer.count {
+            let n = Glibc.write(descriptor, buffer.base + offset, buffer.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                buffer.count = 0
+                throw OutputError(path: path, message: "write failed: \(String(cString: strerror(code)))")
+            }
+            offset += n
+        }
+        buffer.count = 0
+    }
+
+    /// Flushes, syncs and renames the temporary file over the target.
+    public func commit() throws {
+        try flush()
+        guard let temporaryPath else { return }
+        guard fsync(descriptor) == 0 else {
+            throw OutputError(path: path, message: "fsync failed: \(String(cString: strerror(errno)))")
+        }
+        guard rename(temporaryPath, path) == 0 else {
+            throw OutputError(path: path, message: "cannot rename into place: \(String(cString: strerror(errno)))")
+        }
+        self.temporaryPath = nil
+        if ownsDescriptor {
+            close(descriptor)
+            isOpen = false
+        }
+    }
+}
+
+/// Bytes that stay in memory up to a threshold and then spill to an unlinked temporary file,
+/// so that output which must be reordered (GeoJSON's per-property arrays, GPX's element order)
+/// still takes bounded memory.
+final class SpillBuffer {
+    let memory = ByteStore(capacity: 4096)
+    private var descriptor: Int32 = -1
+    private let threshold: Int
+    private(set) var totalCount = 0
+
+    init(threshold: Int = 1 << 20) {
+        self.threshold = threshold
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Call after appending to ``memory``.
+    @inline(__always)
+    func spillIfNeeded() throws {
+        if memory.count >= threshold { try spill() }
+    }
+
+    private func spill() throws {
+        if descriptor < 0 {
+            let dir = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+            var template = Array((dir + "/waymark-spill-XXXXXX").utf8CString)
+            let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            guard fd >= 0 else {
+                throw OutputError(path: dir, message: "cannot create a temporary file: \(String(cString: strerror(errno)))")
+            }
+            template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+            descriptor = fd
+        }
+        var offset = 0
+        while offset < memory.count {
+            let n = write(descriptor, memory.base + offset, memory.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw OutputError(path: "temporary file", message: "write failed: \(String(cString: strerror(errno)))")
+            }
+            offset += n
+        }
+        totalCount += memory.count
+        memory.count = 0
+    }
+
+    var isEmpty: Bool { totalCount == 0 && memory.count == 0 }
+
+    /// Appends everything to `sink`'s buffer and empties this buffer.
+    func drain(into sink: FileSink) throws {
+        if descriptor >= 0 {
+            try spill()
+            var offset: off_t = 0
+            let chunk = 1 << 16
+            while true {
+                sink.buffer.reserve(chunk)
+                let n = pread(descriptor, sink.buffer.base + sink.buffer.count, chunk, offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw OutputError(path: "temporary file", message: "read failed: \(String(cString: strerror(errno)))")
+                }
+                if n == 0 { break }
+                sink.buffer.count += n
+                offset += off_t(n)
+                try sink.flushIfNeeded()
+            }
+            _ = ftruncate(descriptor, 0)
+            totalCount = 0
+        } else {
+            sink.buffer.append(memory.span)
+            memory.count = 0
+            try sink.flushIfNeeded()
+        }
+    }
+}

@@ -1,0 +1,1222 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Limits that keep the tokenizer's memory bounded whatever the input.
+public struct XMLLimits: Sendable, Hashable {
+    /// The deepest element nesting accepted (libxml2's default is 256 as well).
+    public var maxDepth: Int
+    /// The longest single construct (text run, tag with its attributes, comment) in bytes.
+    public var maxTokenBytes: Int
+    /// How many bytes are read from the source at a time.
+    public var chunkBytes: Int
+
+    public init(maxDepth: Int = 256, maxTokenBytes: Int = 1 << 20, chunkBytes: Int = 256 << 10) {
+        self.maxDepth = max(1, maxDepth)
+        self.maxTokenBytes = max(64, maxTokenBytes)
+        self.chunkBytes = max(1, chunkBytes)
+    }
+
+    public static let `default` = XMLLimits()
+}
+
+/// A streaming, non-validating XML 1.0 (fifth edition) tokenizer with namespaces, for GPX.
+///
+/// It reads its source in chunks and never holds more than one construct plus one chunk.
+/// It checks well-formedness, validates UTF-8, resolves namespace prefixes, decodes
+/// character and predefined entity references, and refuses any DOCTYPE, so that entity
+/// expansion attacks and external entities cannot happen. Comments and processing
+/// instructions are checked and skipped. Text is reported with CRLF normalised to LF.
+///
+/// Spans it hands out are valid until the next call to ``next()``.
+final class XMLTokenizer {
+    enum Token: Equatable {
+        case startElement
+        case endElement
+        case text
+        case endOfDocument
+    }
+
+    private enum Encoding {
+        case utf8, ascii, latin1, windows1252
+    }
+
+    private struct NeedMore: Error {}
+
+    private struct Binding {
+        var prefixStart: Int
+        var prefixCount: Int
+        var uriStart: Int
+        var uriCount: Int
+    }
+
+    private struct OpenElement {
+        var nameStart: Int
+        var nameCount: Int
+        var prefixCount: Int  // 0 when unprefixed; else the length before the colon
+        var bindingCount: Int  // bindings in force before this element's own declarations
+        var uri: Int  // index into bindings, or -1 for no namespace
+    }
+
+    struct Attribute {
+        var nameStart: Int
+        var nameCount: Int
+        var prefixCount: Int
+        var valueStart: Int
+        var valueCount: Int
+        var valueInScratch: Bool
+        var needsDecode: Bool
+        var isNamespaceDeclaration: Bool
+        var uri: Int  // index into bindings, or -1
+    }
+
+    let fileName: String
+    private let source: ByteSource
+    private let limits: XMLLimits
+
+    // The window of decoded bytes: buf[0..<end], with buf[end] == 0 as a sentinel.
+    private var buf: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var pos = 0
+    private var end = 0
+    private var eof = false
+    private var started = false
+    private var encoding = Encoding.utf8
+    private var staging: UnsafeMutablePointer<UInt8>?
+
+    // Where buf[0] sits in the decoded stream, for line:column.
+    private var baseOffset = 0
+    private var linesBefore = 0
+    private var lineStartOffset = 0
+
+    private var elements: [OpenElement] = []
+    private let names = ByteStore(capacity: 1024)
+    private var bindings: [Binding] = []
+    private let namespaceStore = ByteStore(capacity: 1024)
+    private(set) var attributes: [Attribute] = []
+    private let attributeScratch = ByteStore(capacity: 1024)
+    private let textScratch = ByteStore(capacity: 4096)
+
+    private var rootSeen = false
+    private var rootClosed = false
+    private var pendingEmptyEnd = false
+    private var popPending = false
+    private var finished = false
+
+    /// Where the most recent token starts in the window.
+    private(set) var tokenStart = 0
+    /// The text of the most recent `.text` token.
+    private(set) var text = ByteSpan.empty
+    /// Whether the most recent start tag was an empty-element tag (`<a/>`).
+    private(set) var isEmptyElement = false
+
+    init(source: ByteSource, fileName: String, limits: XMLLimits = .default) {
+        self.source = source
+        self.fileName = fileName
+        self.limits = limits
+        capacity = limits.chunkBytes * 2 + 64
+        buf = .allocate(capacity: capacity + 1)
+        buf[0] = 0
+        bindings.reserveCapacity(16)
+        elements.reserveCapacity(32)
+        attributes.reserveCapacity(8)
+        pushBinding(prefix: "xml", uri: "http://www.w3.org/XML/1998/namespace")
+        pushBinding(prefix: "xmlns", uri: "http://www.w3.org/2000/xmlns/")
+    }
+
+    deinit {
+        buf.deallocate()
+        staging?.deallocate()
+    }
+
+    // MARK: - Public view of the current token
+
+    /// Depth of open elements; during `.startElement` it includes the new element.
+    var depth: Int { elements.count }
+
+    /// The qualified name of the current element (start or end).
+    var qualifiedName: ByteSpan {
+        let e = elements[elements.count - 1]
+        return names.span(from: e.nameStart, count: e.nameCount)
+    }
+
+    /// The local part of the current element's name.
+    var localName: ByteSpan {
+        let e = elements[elements.count - 1]
+        let skip = e.prefixCount == 0 ? 0 : e.prefixCount + 1
+        return names.span(from: e.nameStart + skip, count: e.nameCount - skip)
+    }
+
+    /// The current element's namespace URI; empty when it is in no namespace.
+    var namespaceURI: ByteSpan {
+        uriSpan(elements[elements.count - 1].uri)
+    }
+
+    func attributeQualifiedName(_ i: Int) -> ByteSpan {
+        let a = attributes[i]
+        return ByteSpan(start: UnsafePointer(buf + a.nameStart), count: a.nameCount)
+    }
+
+    func attributeLocalName(_ i: Int) -> ByteSpan {
+        let a = attributes[i]
+        let skip = a.prefixCount == 0 ? 0 : a.prefixCount + 1
+        return ByteSpan(start: UnsafePointer(buf + a.nameStart + skip), count: a.nameCount - skip)
+    }
+
+    func attributeNamespace(_ i: Int) -> ByteSpan { uriSpan(attributes[i].uri) }
+
+    func attributeValue(_ i: Int) -> ByteSpan {
+        let a = attributes[i]
+        if a.valueInScratch { return attributeScratch.span(from: a.valueStart, count: a.valueCount) }
+        return ByteSpan(start: UnsafePointer(buf + a.valueStart), count: a.valueCount)
+    }
+
+    /// The value of the unprefixed attribute `name`, if present.
+    func attribute(_ name: StaticString) -> ByteSpan? {
+        for i in attributes.indices where attributes[i].prefixCount == 0 {
+            if attributeQualifiedName(i).equals(name) { return attributeValue(i) }
+        }
+        return nil
+    }
+
+    /// The namespace bound to `prefix` (empty span: the default namespace) in the current scope.
+    func namespace(forPrefix prefix: ByteSpan) -> ByteSpan? {
+        var i = bindings.count - 1
+        while i >= 0 {
+            let b = bindings[i]
+            if namespaceStore.span(from: b.prefixStart, count: b.prefixCount).equals(prefix) {
+                return b.uriCount == 0 ? nil : namespaceStore.span(from: b.uriStart, count: b.uriCount)
+            }
+            i -= 1
+        }
+        return nil
+    }
+
+    /// The index of the binding that gave the current element its namespace, or -1.
+    var elementBindingIndex: Int { elements[elements.count - 1].uri }
+
+    /// How many bindings were in force before the current element's own declarations.
+    var bindingCountBeforeElement: Int { elements[elements.count - 1].bindingCount }
+
+    func attributeBindingIndex(_ i: Int) -> Int { attributes[i].uri }
+
+    /// The prefix and URI of binding `index`.
+    func binding(_ index: Int) -> (prefix: ByteSpan, uri: ByteSpan) {
+        let b = bindings[index]
+        return (
+            namespaceStore.span(from: b.prefixStart, count: b.prefixCount),
+            namespaceStore.span(from: b.uriStart, count: b.uriCount)
+        )
+    }
+
+    /// The absolute offset of the current token in the decoded stream.
+    var absoluteTokenStart: Int { baseOffset + tokenStart }
+
+    /// The location of an absolute offset, if it is still in the window; else of the current token.
+    func location(ofAbsolute offset: Int) -> (line: Int, column: Int) {
+        offset >= baseOffset ? location(ofIndex: offset - baseOffset) : tokenLocation
+    }
+
+    private func uriSpan(_ index: Int) -> ByteSpan {
+        guard index >= 0 else { return .empty }
+        let b = bindings[index]
+        return namespaceStore.span(from: b.uriStart, count: b.uriCount)
+    }
+
+    // MARK: - Locations and errors
+
+    /// The 1-based line and byte column of a window index.
+    func location(ofIndex index: Int) -> (line: Int, column: Int) {
+        var line = linesBefore
+        var lineStart = lineStartOffset
+        var p = UnsafeMutableRawPointer(buf)
+        let stop = UnsafeMutableRawPointer(buf + min(max(index, 0), end))
+        while p < stop, let q = memchr(p, 0x0A, stop - p) {
+            line += 1
+            lineStart = baseOffset + (q - UnsafeMutableRawPointer(buf)) + 1
+            p = q + 1
+        }
+        return (line + 1, baseOffset + index - lineStart + 1)
+    }
+
+    /// The location where the most recent token starts.
+    var tokenLocation: (line: Int, column: Int) { location(ofIndex: tokenStart) }
+
+    func error(_ code: GPXError.Code, at index: Int, _ message: String) -> GPXError {
+        let (line, column) = location(ofIndex: index)
+        return GPXError(code: code, file: fileName, line: line, column: column, message: message)
+    }
+
+    private func malformed(at index: Int, _ message: String) -> GPXError {
+        error(.malformedXML, at: index, message)
+    }
+
+    // MARK: - Reading
+
+    /// Advances to the next start tag, end tag or text run.
+    func next() throws -> Token {
+        if popPending {
+            popPending = false
+            popElement()
+        }
+        if pendingEmptyEnd {
+            pendingEmptyEnd = false
+            popPending = true
+            return .endElement
+        }
+        if finished { return .endOfDocument }
+        if !started { try begin() }
+        while true {
+            let start = pos
+            tokenStart = start
+            do {
+                if pos == end {
+                    if !eof {
+                        throw NeedMore()
+                    }
+                    return try finish()
+                }
+                if let token = try scanToken() { return token }
+            } catch is NeedMore {
+                pos = start
+                if eof { throw truncated(at: start) }
+                try refill(keepingFrom: start)
+            }
+        }
+    }
+
+    private func truncated(at index: Int) -> GPXError {
+        if elements.isEmpty && !rootSeen {
+            return error(.truncated, at: end, "unexpected end of file in the prolog")
+        }
+        if let open = elements.last {
+            let name = names.span(from: open.nameStart, count: open.nameCount).string
+            return error(.truncated, at: end, "unexpected end of file: <\(name)> is not closed")
+        }
+        return error(.truncated, at: end, "unexpected end of file inside a comment or processing instruction")
+    }
+
+    private func finish() throws -> Token {
+        if let open = elements.last {
+            let name = names.span(from: open.nameStart, count: open.nameCount).string
+            throw error(.truncated, at: end, "unexpected end of file: <\(name)> is not closed")
+        }
+        if !rootSeen {
+            if baseOffset + end == 0 { throw error(.truncated, at: 0, "the file is empty") }
+            throw error(.truncated, at: end, "no root element: the file holds no XML element")
+        }
+        finished = true
+        return .endOfDocument
+    }
+
+    // MARK: Buffer management
+
+    private func refill(keepingFrom start: Int) throws {
+        if start > 0 {
+            accountLines(upTo: start)
+            (buf).update(from: buf + start, count: end - start)
+            baseOffset += start
+            end -= start
+            pos -= start
+            tokenStart -= start
+        }
+        if end >= limits.maxTokenBytes {
+            throw error(
+                .limitExceeded, at: 0,
+                "a single XML construct is longer than the \(limits.maxTokenBytes / 1024) KiB limit")
+        }
+        let factor = encoding == .utf8 || encoding == .ascii ? 1 : 3
+        let want = limits.chunkBytes
+        if capacity - end < want * factor {
+            let newCapacity = max(capacity * 2, end + want * factor + 64)
+            let newBuf = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity + 1)
+            newBuf.update(from: buf, count: end)
+            buf.deallocate()
+            buf = newBuf
+            capacity = newCapacity
+        }
+        if factor == 1 {
+            let n = try source.read(into: buf + end, capacity: want)
+            if n == 0 { eof = true } else { end += n }
+        } else {
+            if staging == nil { staging = .allocate(capacity: want) }
+            let n = try source.read(into: staging!, capacity: want)
+            if n == 0 { eof = true } else { transcode(staging!, count: n) }
+        }
+        buf[end] = 0
+    }
+
+    private func accountLines(upTo index: Int) {
+        var p = UnsafeMutableRawPointer(buf)
+        let stop = UnsafeMutableRawPointer(buf + index)
+        while p < stop, let q = memchr(p, 0x0A, stop - p) {
+            linesBefore += 1
+            lineStartOffset = baseOffset + (q - UnsafeMutableRawPointer(buf)) + 1
+            p = q + 1
+        }
+    }
+
+    /// Appends single-byte-encoded bytes to the window as UTF-8.
+    ///
+    /// Bytes undefined in windows-1252 become NUL, which the scanner reports as an invalid
+    /// character at its exact place.
+    private func transcode(_ raw: UnsafePointer<UInt8>, count: Int) {
+        var e = end
+        for i in 0..<count {
+            let b = raw[i]
+            if b < 0x80 {
+                buf[e] = b
+                e += 1
+                continue
+            }
+            var scalar = UInt32(b)
+            if encoding == .windows1252, b < 0xA0 {
+                scalar = Self.windows1252[Int(b - 0x80)]
+                if scalar == 0 {
+                    buf[e] = 0
+                    e += 1
+                    continue
+                }
+            }
+            if scalar < 0x800 {
+                buf[e] = UInt8(0xC0 | (scalar >> 6))
+                buf[e + 1] = UInt8(0x80 | (scalar & 0x3F))
+                e += 2
+            } else {
+                buf[e] = UInt8(0xE0 | (scalar >> 12))
+                buf[e + 1] = UInt8(0x80 | ((scalar >> 6) & 0x3F))
+                buf[e + 2] = UInt8(0x80 | (scalar & 0x3F))
+                e += 3
+            }
+        }
+        end = e
+    }
+
+    private static let windows1252: [UInt32] = [
+        0x20AC, 0, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0,
+        0x017D, 0, 0, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A,
+        0x0153, 0, 0x017E, 0x0178,
+    ]
+
+    // MARK: Prolog
+
+    private func begin() throws {
+        started = true
+        while end - pos < 6 && !eof { try refill(keepingFrom: pos) }
+        if end - pos >= 3, buf[0] == 0xEF, buf[1] == 0xBB, buf[2] == 0xBF {
+            pos = 3
+        } else if end - pos >= 2, (buf[0] == 0xFE && buf[1] == 0xFF) || (buf[0] == 0xFF && buf[1] == 0xFE) {
+            throw error(
+                .unsupportedEncoding, at: 0,
+                "the file is UTF-16; convert it with `iconv -f UTF-16 -t UTF-8`")
+        } else if end - pos >= 2, (buf[0] == 0x3C && buf[1] == 0) || (buf[0] == 0 && buf[1] == 0x3C) {
+            throw error(
+                .unsupportedEncoding, at: 0,
+                "the file looks like UTF-16 without a byte order mark; convert it to UTF-8 with iconv")
+        }
+        let hasBOM = pos == 3
+        while true {
+            let start = pos
+            do {
+                try scanDeclaration(hasBOM: hasBOM)
+                return
+            } catch is NeedMore {
+                pos = start
+                if eof { throw error(.truncated, at: end, "unexpected end of file in the XML declaration") }
+                try refill(keepingFrom: start)
+            }
+        }
+    }
+
+    private func startsWith(_ literal: StaticString, at index: Int) throws -> Bool {
+        let n = literal.utf8CodeUnitCount
+        if end - index < n {
+            // Only a prefix is here; if it matches so far, more bytes are needed.
+            if memcmp(buf + index, literal.utf8Start, end - index) == 0 && !eof { throw NeedMore() }
+            return false
+        }
+        return memcmp(buf + index, literal.utf8Start, n) == 0
+    }
+
+    private func scanDeclaration(hasBOM: Bool) throws {
+        guard try startsWith("<?xml", at: pos) else { return }
+        var p = pos + 5
+        if p == end { throw NeedMore() }
+        guard ByteSpan.isSpace(buf[p]) else { return }  // a PI such as <?xml-stylesheet?>
+        tokenStart = pos
+        func expectSpace() throws {
+            if p == end { throw NeedMore() }
+            guard ByteSpan.isSpace(buf[p]) else {
+                throw malformed(at: p, "malformed XML declaration: expected white space")
+            }
+            skipSpace(&p)
+            if p == end { throw NeedMore() }
+        }
+        func pseudoAttribute(_ name: StaticString) throws -> ByteSpan? {
+            guard try startsWith(name, at: p) else { return nil }
+            p += name.utf8CodeUnitCount
+            skipSpace(&p)
+            if p == end { throw NeedMore() }
+            guard buf[p] == UInt8(ascii: "=") else {
+                throw malformed(at: p, "malformed XML declaration: expected '=' after '\(name)'")
+            }
+            p += 1
+            skipSpace(&p)
+            if p == end { throw NeedMore() }
+            let quote = buf[p]
+            guard quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else {
+                throw malformed(at: p, "malformed XML declaration: the value of '\(name)' must be quoted")
+            }
+            p += 1
+            let valueStart = p
+            while p < end && buf[p] != quote && buf[p] != UInt8(ascii: "?") && buf[p] != UInt8(ascii: ">") {
+                p += 1
+            }
+            if p == end { throw NeedMore() }
+            guard buf[p] == quote else {
+                throw malformed(at: p, "malformed XML declaration: unterminated value of '\(name)'")
+            }
+            p += 1
+            return ByteSpan(start: UnsafePointer(buf + valueStart), count: p - 1 - valueStart)
+        }
+        try expectSpace()
+        guard let version = try pseudoAttribute("version") else {
+            throw malformed(at: p, "malformed XML declaration: 'version' must come first")
+        }
+        let v = version.string
+        guard v.count >= 3, v.hasPrefix("1."), v.dropFirst(2).allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw malformed(at: p, "unsupported XML version '\(v)'")
+        }
+        var sawSpace = false
+        func spaceIfAny() throws {
+            if p == end { throw NeedMore() }
+            sawSpace = ByteSpan.isSpace(buf[p])
+            skipSpace(&p)
+            if p == end { throw NeedMore() }
+        }
+        try spaceIfAny()
+        if sawSpace, let name = try pseudoAttribute("encoding") {
+            try selectEncoding(name.string, at: p, hasBOM: hasBOM)
+            try spaceIfAny()
+        }
+        if sawSpace, let standalone = try pseudoAttribute("standalone") {
+            guard standalone.equals("yes") || standalone.equals("no") else {
+                throw malformed(at: p, "standalone must be 'yes' or 'no'")
+            }
+            try spaceIfAny()
+        }
+        if end - p < 2 { throw NeedMore() }
+        guard buf[p] == UInt8(ascii: "?"), buf[p + 1] == UInt8(ascii: ">") else {
+            throw malformed(at: p, "malformed XML declaration: expected '?>'")
+        }
+        pos = p + 2
+        if encoding == .latin1 || encoding == .windows1252 {
+            // Re-decode what is already in the window after the declaration.
+            let rest = end - pos
+            let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: max(rest, 1))
+            defer { copy.deallocate() }
+            copy.update(from: buf + pos, count: rest)
+            end = pos
+            if capacity - end < rest * 3 {
+                let newCapacity = end + rest * 3 + limits.chunkBytes * 3 + 64
+                let newBuf = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity + 1)
+                newBuf.update(from: buf, count: end)
+                buf.deallocate()
+                buf = newBuf
+                capacity = newCapacity
+            }
+            transcode(copy, count: rest)
+            buf[end] = 0
+        }
+    }
+
+    private func selectEncoding(_ name: String, at index: Int, hasBOM: Bool) throws {
+        let key = name.uppercased()
+        switch key {
+        case "UTF-8", "UTF8":
+            encoding = .utf8
+        case "US-ASCII", "ASCII":
+            encoding = .ascii
+        case "ISO-8859-1", "ISO8859-1", "ISO_8859-1", "LATIN1", "LATIN-1", "L1":
+            encoding = .latin1
+        case "WINDOWS-1252", "CP1252":
+            encoding = .windows1252
+        default:
+            throw error(
+                .unsupportedEncoding, at: index,
+                "encoding '\(name)' is not supported (Waymark reads UTF-8, US-ASCII, ISO-8859-1 and windows-1252); "
+                    + "convert the file with `iconv -f \(name) -t UTF-8`")
+        }
+        if hasBOM && encoding != .utf8 && encoding != .ascii {
+            throw error(.unsupportedEncoding, at: index, "the file starts with a UTF-8 byte order mark but declares '\(name)'")
+        }
+    }
+
+    // MARK: Tokens
+
+    @inline(__always)
+    private func skipSpace(_ p: inout Int) {
+        while ByteSpan.isSpace(buf[p]) { p += 1 }
+    }
+
+    /// Scans one construct at `pos`; nil when it was skipped (comment, PI, space outside the root).
+    private func scanToken() throws -> Token? {
+        let c = buf[pos]
+        if c == UInt8(ascii: "<") {
+            if end - pos < 2 { throw NeedMore() }
+            switch buf[pos + 1] {
+            case UInt8(ascii: "/"):
+                return try scanEndTag()
+            case UInt8(ascii: "?"):
+                try scanProcessingInstruction()
+                return nil
+            case UInt8(ascii: "!"):
+                return try scanBang()
+            default:
+                return try scanStartTag()
+            }
+        }
+        if elements.isEmpty {
+            var p = pos
+            skipSpace(&p)
+            guard p == pos else {
+                pos = p
+                return nil
+            }
+            let what = rootClosed ? "content after the root element" : "text before the root element"
+            throw malformed(at: p, what + " is not allowed")
+        }
+        return try scanText()
+    }
+
+    private func scanBang() throws -> Token? {
+        if try startsWith("<!--", at: pos) {
+            try scanComment()
+            return nil
+        }
+        if try startsWith("<![CDATA[", at: pos) {
+            guard !elements.isEmpty else {
+                throw malformed(at: pos, "a CDATA section is not allowed outside the root element")
+            }
+            return try scanCDATA()
+        }
+        if try startsWith("<!DOCTYPE", at: pos) {
+            throw error(
+                .forbiddenDeclaration, at: pos,
+                "DOCTYPE declarations are refused: GPX needs none, and they allow entity expansion attacks and external entities")
+        }
+        if try startsWith("<!ENTITY", at: pos) {
+            throw error(.forbiddenDeclaration, at: pos, "entity declarations are refused")
+        }
+        throw malformed(at: pos, "'<!' must start a comment or a CDATA section")
+    }
+
+    private func scanComment() throws {
+        var p = pos + 4
+        while true {
+            let b = buf[p]
+            if b == UInt8(ascii: "-") {
+                if end - p < 3 { throw NeedMore() }
+                if buf[p + 1] == UInt8(ascii: "-") {
+                    guard buf[p + 2] == UInt8(ascii: ">") else {
+                        throw malformed(at: p, "'--' is not allowed inside a comment")
+                    }
+                    pos = p + 3
+                    return
+                }
+                p += 1
+            } else {
+                p = try checkChar(at: p)
+            }
+        }
+    }
+
+    private func scanCDATA() throws -> Token {
+        let contentStart = pos + 9
+        var p = contentStart
+        var hasCR = false
+        while true {
+            let b = buf[p]
+            if b == UInt8(ascii: "]") {
+                if end - p < 3 { throw NeedMore() }
+                if buf[p + 1] == UInt8(ascii: "]") && buf[p + 2] == UInt8(ascii: ">") { break }
+                p += 1
+            } else {
+                if b == 0x0D { hasCR = true }
+                p = try checkChar(at: p)
+            }
+        }
+        textScratch.count = 0
+        if hasCR {
+            normalizeNewlines(from: contentStart, to: p)
+            text = textScratch.span
+        } else {
+            text = ByteSpan(start: UnsafePointer(buf + contentStart), count: p - contentStart)
+        }
+        pos = p + 3
+        return .text
+    }
+
+    private func normalizeNewlines(from start: Int, to stop: Int) {
+        var i = start
+        while i < stop {
+            let b = buf[i]
+            if b == 0x0D {
+                textScratch.append(0x0A)
+                if i + 1 < stop && buf[i + 1] == 0x0A { i += 1 }
+            } else {
+                textScratch.append(b)
+            }
+            i += 1
+        }
+    }
+
+    private func scanProcessingInstruction() throws {
+        let targetStart = pos + 2
+        var p = targetStart
+        guard try scanName(&p, allowColon: false) else {
+            throw malformed(at: p, "a processing instruction must start with a target name")
+        }
+        let target = ByteSpan(start: UnsafePointer(buf + targetStart), count: p - targetStart)
+        if target.count == 3,
+            target[0] | 0x20 == UInt8(ascii: "x"), target[1] | 0x20 == UInt8(ascii: "m"),
+            target[2] | 0x20 == UInt8(ascii: "l")
+        {
+            let what =
+                target.equals("xml")
+                ? "the XML declaration is allowed only at the very start of the file"
+                : "the processing instruction target '\(target.string)' is reserved"
+            throw malformed(at: pos, what)
+        }
+        if end - p < 2 { throw NeedMore() }
+        if buf[p] == UInt8(ascii: "?") && buf[p + 1] == UInt8(ascii: ">") {
+            pos = p + 2
+            return
+        }
+        guard ByteSpan.isSpace(buf[p]) else {
+            throw malformed(at: p, "expected white space or '?>' after the processing instruction target")
+        }
+        while true {
+            let b = buf[p]
+            if b == UInt8(ascii: "?") {
+                if end - p < 2 { throw NeedMore() }
+                if buf[p + 1] == UInt8(ascii: ">") {
+                    pos = p + 2
+                    return
+                }
+                p += 1
+            } else {
+                p = try checkChar(at: p)
+            }
+        }
+    }
+
+    /// Checks the character at `p` (any byte other than the delimiters the caller handles) and
+    /// returns the index after it.
+    @inline(__always)
+    private func checkChar(at p: Int) throws -> Int {
+        let b = buf[p]
+        if b >= 0x20 && b < 0x80 { return p + 1 }
+        if b == 0x0A || b == 0x09 || b == 0x0D { return p + 1 }
+        if b == 0 && p == end { throw NeedMore() }
+        if b < 0x20 { throw malformed(at: p, "invalid character U+\(hex4(UInt32(b))) (XML forbids control characters)") }
+        return try checkUTF8(at: p)
+    }
+
+    /// Validates the UTF-8 sequence starting at `p` (a byte ≥ 0x80) and checks it is an XML Char.
+    private func checkUTF8(at p: Int) throws -> Int {
+        if encoding == .ascii {
+            throw error(.malformedXML, at: p, "byte 0x\(String(buf[p], radix: 16, uppercase: true)) is not US-ASCII, as the declaration says")
+        }
+        let b0 = buf[p]
+        var length = 0
+        var scalar: UInt32 = 0
+        var minimum: UInt32 = 0
+        switch b0 {
+        case 0xC2...0xDF:
+            length = 2
+            scalar = UInt32(b0 & 0x1F)
+            minimum = 0x80
+        case 0xE0...0xEF:
+            length = 3
+            scalar = UInt32(b0 & 0x0F)
+            minimum = 0x800
+        case 0xF0...0xF4:
+            length = 4
+            scalar = UInt32(b0 & 0x07)
+            minimum = 0x10000
+        default:
+            throw malformed(at: p, "invalid UTF-8: byte 0x\(String(b0, radix: 16, uppercase: true)) cannot start a character")
+        }
+        if end - p < length { throw NeedMore() }
+        for i in 1..<length {
+            let b = buf[p + i]
+            guard b & 0xC0 == 0x80 else {
+                throw malformed(at: p, "invalid UTF-8: truncated multi-byte sequence")
+            }
+            scalar = (scalar << 6) | UInt32(b & 0x3F)
+        }
+        guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else {
+            throw malformed(at: p, "invalid UTF-8: overlong or out-of-range sequence")
+        }
+        guard scalar != 0xFFFE && scalar != 0xFFFF else {
+            throw malformed(at: p, "invalid character U+\(hex4(scalar)) (not an XML character)")
+        }
+        return p + length
+    }
+
+    /// Decodes the UTF-8 scalar at `p` (already validated) and its length.
+    private func scalar(at p: Int) -> (UInt32, Int) {
+        let b0 = buf[p]
+        if b0 < 0x80 { return (UInt32(b0), 1) }
+        if b0 < 0xE0 { return ((UInt32(b0 & 0x1F) << 6) | UInt32(buf[p + 1] & 0x3F), 2) }
+        if b0 < 0xF0 {
+            return ((UInt32(b0 & 0x0F) << 12) | (UInt32(buf[p + 1] & 0x3F) << 6) | UInt32(buf[p + 2] & 0x3F), 3)
+        }
+        return (
+            (UInt32(b0 & 0x07) << 18) | (UInt32(buf[p + 1] & 0x3F) << 12) | (UInt32(buf[p + 2] & 0x3F) << 6)
+                | UInt32(buf[p + 3] & 0x3F), 4
+        )
+    }
+
+    /// Scans an XML Name at `p`. Returns false when no name starts there.
+    /// With `allowColon`, records nothing: callers find the colon themselves.
+    private func scanName(_ p: inout Int, allowColon: Bool) throws -> Bool {
+        let start = p
+        while true {
+            let b = buf[p]
+            if b < 0x80 {
+                let isStart = Self.asciiNameStart[Int(b)] && (allowColon || b != UInt8(ascii: ":"))
+                let isChar = isStart || Self.asciiNameChar[Int(b)]
+                if p == start ? isStart : isChar {
+                    p += 1
+                    continue
+                }
+                if b == 0 && p == end { throw NeedMore() }
+                return p > start
+            }
+            let next = try checkUTF8(at: p)
+            let (v, _) = scalar(at: p)
+            if !(Self.isNameStart(v) || (p > start && Self.isNameCharExtra(v))) {
+                return p > start
+            }
+            p = next
+        }
+    }
+
+    private static let asciiNameStart: [Bool] = (0..<128).map { b in
+        (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x3A
+    }
+    private static let asciiNameChar: [Bool] = (0..<128).map { b in
+        asciiNameStart[b] || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2E
+    }
+
+    private static func isNameStart(_ v: UInt32) -> Bool {
+        switch v {
+        case 0xC0...0xD6, 0xD8...0xF6, 0xF8...0x2FF, 0x370...0x37D, 0x37F...0x1FFF, 0x200C...0x200D,
+            0x2070...0x218F, 0x2C00...0x2FEF, 0x3001...0xD7FF, 0xF900...0xFDCF, 0xFDF0...0xFFFD,
+            0x10000...0xEFFFF:
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func isNameCharExtra(_ v: UInt32) -> Bool {
+        v == 0xB7 || (0x300...0x36F).contains(v) || (0x203F...0x2040).contains(v)
+    }
+
+    /// Scans a qualified name; returns the prefix length (0 when unprefixed).
+    private func scanQName(_ p: inout Int, what: String) throws -> Int {
+        let start = p
+        guard try scanName(&p, allowColon: true) else {
+            if p == end { throw NeedMore() }
+            throw malformed(at: p, "expected \(what)")
+        }
+        var colon = -1
+        for i in start..<p where buf[i] == UInt8(ascii: ":") {
+            guard colon < 0 else { throw malformed(at: start, "a name may contain at most one ':' (namespaces)") }
+            colon = i
+        }
+        if colon == start || colon == p - 1 {
+            throw malformed(at: start, "'\(ByteSpan(start: UnsafePointer(buf + start), count: p - start).string)' is not a valid qualified name")
+        }
+        return colon < 0 ? 0 : colon - start
+    }
+
+    private func scanStartTag() throws -> Token {
+        var p = pos + 1
+        let nameStart = p
+        let prefixCount = try scanQName(&p, what: "an element name after '<'")
+        let nameCount = p - nameStart
+        attributes.removeAll(keepingCapacity: true)
+        attributeScratch.count = 0
+        var empty = false
+        while true {
+            let hadSpace = ByteSpan.isSpace(buf[p])
+            skipSpace(&p)
+            let c = buf[p]
+            if c == UInt8(ascii: ">") {
+                p += 1
+                break
+            }
+            if c == UInt8(ascii: "/") {
+                if end - p < 2 { throw NeedMore() }
+                guard buf[p + 1] == UInt8(ascii: ">") else { throw malformed(at: p, "expected '>' after '/'") }
+                p += 2
+                empty = true
+                break
+            }
+            if c == 0 && p == end { throw NeedMore() }
+            guard hadSpace else {
+                throw malformed(at: p, "expected white space, '>' or '/>' in the start tag")
+            }
+            let attrStart = p
+            let attrPrefix = try scanQName(&p, what: "an attribute name, '>' or '/>'")
+            let attrCount = p - attrStart
+            skipSpace(&p)
+            if p == end { throw NeedMore() }
+            guard buf[p] == UInt8(ascii: "=") else { throw malformed(at: p, "expected '=' after the attribute name") }
+            p += 1
+            skipSpace(&p)
+            if p == end { throw NeedMore() }
+            let quote = buf[p]
+            guard quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else {
+                throw malformed(at: p, "an attribute value must be quoted")
+            }
+            p += 1
+            let valueStart = p
+            var needsDecode = false
+            while true {
+                let b = buf[p]
+                if b == quote { break }
+                if b >= 0x20 && b < 0x80 {
+                    if b == UInt8(ascii: "<") { throw malformed(at: p, "'<' is not allowed in an attribute value") }
+                    if b == UInt8(ascii: "&") {
+                        p = try checkReference(at: p)
+                        needsDecode = true
+                        continue
+                    }
+                    p += 1
+                    continue
+                }
+                if b == 0x09 || b == 0x0A || b == 0x0D { needsDecode = true }
+                p = try checkChar(at: p)
+            }
+            let attribute = Attribute(
+                nameStart: attrStart, nameCount: attrCount, prefixCount: attrPrefix,
+                valueStart: valueStart, valueCount: p - valueStart, valueInScratch: false,
+                needsDecode: needsDecode, isNamespaceDeclaration: false, uri: -1)
+            attributes.append(attribute)
+            p += 1
+        }
+        // The whole tag is here: now act on it.
+        if elements.isEmpty && rootClosed {
+            throw malformed(at: pos, "content after the root element is not allowed (a second root element)")
+        }
+        if elements.count >= limits.maxDepth {
+            throw error(.limitExceeded, at: pos, "elements are nested deeper than the limit of \(limits.maxDepth)")
+        }
+        pos = p
+        try openElement(nameStart: nameStart, nameCount: nameCount, prefixCount: prefixCount)
+        rootSeen = true
+        isEmptyElement = empty
+        pendingEmptyEnd = empty
+        return .startElement
+    }
+
+    private func openElement(nameStart: Int, nameCount: Int, prefixCount: Int) throws {
+        let bindingsBefore = bindings.count
+        // Decode values and register namespace declarations.
+        for i in attributes.indices {
+            if attributes[i].needsDecode {
+                let a = attributes[i]
+                let offset = attributeScratch.count
+                decodeAttribute(from: a.valueStart, to: a.valueStart + a.valueCount)
+                attributes[i].valueStart = offset
+                attributes[i].valueCount = attributeScratch.count - offset
+                attributes[i].valueInScratch = true
+            }
+            let a = attributes[i]
+            let qname = ByteSpan(start: UnsafePointer(buf + a.nameStart), count: a.nameCount)
+            let isDefault = a.prefixCount == 0 && qname.equals("xmlns")
+            let isPrefixed = a.prefixCount == 5 && memcmp(qname.start, "xmlns", 5) == 0
+            guard isDefault || isPrefixed else { continue }
+            attributes[i].isNamespaceDeclaration = true
+            let value = attributeValue(i)
+            let prefix =
+                isDefault
+                ? ByteSpan.empty : ByteSpan(start: qname.start + 6, count: qname.count - 6)
+            if isPrefixed {
+                if prefix.equals("xmlns") {
+                    throw malformed(at: a.nameStart, "the prefix 'xmlns' cannot be declared")
+                }
+                if value.count == 0 {
+                    throw malformed(at: a.nameStart, "a namespace prefix cannot be bound to an empty URI")
+                }
+                if prefix.equals("xml") != value.equals("http://www.w3.org/XML/1998/namespace") {
+                    throw malformed(at: a.nameStart, "the prefix 'xml' is bound to its own namespace only")
+                }
+            }
+            let prefixOffset = namespaceStore.count
+            namespaceStore.append(prefix)
+            let uriOffset = namespaceStore.count
+            namespaceStore.append(value)
+            bindings.append(
+                Binding(prefixStart: prefixOffset, prefixCount: prefix.count, uriStart: uriOffset, uriCount: value.count))
+        }
+        let nameOffset = names.count
+        names.append(buf + nameStart, count: nameCount)
+        let prefix = ByteSpan(start: UnsafePointer(buf + nameStart), count: prefixCount)
+        let uri = try resolve(prefix: prefix, isElement: true, at: nameStart)
+        elements.append(
+            OpenElement(
+                nameStart: nameOffset, nameCount: nameCount, prefixCount: prefixCount,
+                bindingCount: bindingsBefore, uri: uri))
+        // Resolve attribute prefixes and reject duplicates.
+        for i in attributes.indices {
+            let a = attributes[i]
+            if !a.isNamespaceDeclaration && a.prefixCount > 0 {
+                let p = ByteSpan(start: UnsafePointer(buf + a.nameStart), count: a.prefixCount)
+                attributes[i].uri = try resolve(prefix: p, isElement: false, at: a.nameStart)
+            }
+            let name = attributeQualifiedName(i)
+            for j in 0..<i where attributeQualifiedName(j).equals(name) {
+                throw malformed(at: a.nameStart, "attribute '\(name.string)' appears twice")
+            }
+            if attributes[i].uri >= 0 {
+                for j in 0..<i where attributes[j].uri >= 0 {
+                    if attributeLocalName(j).equals(attributeLocalName(i))
+                        && uriSpan(attributes[j].uri).equals(uriSpan(attributes[i].uri))
+                    {
+                        throw malformed(
+                            at: a.nameStart, "attribute '\(name.string)' appears twice in the same namespace")
+                    }
+                }
+            }
+        }
+    }
+
+    private func resolve(prefix: ByteSpan, isElement: Bool, at index: Int) throws -> Int {
+        if prefix.count == 0 && !isElement { return -1 }
+        var i = bindings.count - 1
+        while i >= 0 {
+            let b = bindings[i]
+            if namespaceStore.span(from: b.prefixStart, count: b.prefixCount).equals(prefix) {
+                return b.uriCount == 0 ? -1 : i
+            }
+            i -= 1
+        }
+        if prefix.count == 0 { return -1 }
+        throw malformed(at: index, "namespace prefix '\(prefix.string)' is not declared")
+    }
+
+    private func popElement() {
+        let e = elements.removeLast()
+        names.count = e.nameStart
+        if bindings.count > e.bindingCount {
+            namespaceStore.count = bindings[e.bindingCount].prefixStart
+            bindings.removeSubrange(e.bindingCount...)
+        }
+        if elements.isEmpty { rootClosed = true }
+    }
+
+    private func pushBinding(prefix: StaticString, uri: StaticString) {
+        let prefixOffset = namespaceStore.count
+        namespaceStore.append(prefix)
+        let uriOffset = namespaceStore.count
+        namespaceStore.append(uri)
+        bindings.append(
+            Binding(
+                prefixStart: prefixOffset, prefixCount: prefix.utf8CodeUnitCount, uriStart: uriOffset,
+                uriCount: uri.utf8CodeUnitCount))
+    }
+
+    private func scanEndTag() throws -> Token {
+        var p = pos + 2
+        let nameStart = p
+        _ = try scanQName(&p, what: "an element name after '</'")
+        let name = ByteSpan(start: UnsafePointer(buf + nameStart), count: p - nameStart)
+        skipSpace(&p)
+        if p == end { throw NeedMore() }
+        guard buf[p] == UInt8(ascii: ">") else { throw malformed(at: p, "expected '>' to close the end tag") }
+        guard let open = elements.last else {
+            throw malformed(at: pos, "</\(name.string)> has no matching start tag")
+        }
+        let openName = names.span(from: open.nameStart, count: open.nameCount)
+        guard openName.equals(name) else {
+            throw malformed(at: pos, "</\(name.string)> does not match <\(openName.string)>")
+        }
+        pos = p + 1
+        popPending = true
+        return .endElement
+    }
+
+    /// Validates a reference at `p` ('&') and returns the index after its ';'.
+    private func checkReference(at p: Int) throws -> Int {
+        var q = p + 1
+        if buf[q] == UInt8(ascii: "#") {
+            q += 1
+            var value: UInt32 = 0
+            var digits = 0
+            let isHex = buf[q] == UInt8(ascii: "x")
+            if isHex { q += 1 }
+            while true {
+                let b = buf[q]
+                var d: UInt32
+                switch b {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(b - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f") where isHex: d = UInt32(b - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: "A")...UInt8(ascii: "F") where isHex: d = UInt32(b - UInt8(ascii: "A") + 10)
+                case UInt8(ascii: ";"):
+                    guard digits > 0 else { throw malformed(at: p, "empty character reference") }
+                    guard Self.isXMLChar(value) else {
+                        throw malformed(at: p, "character reference to U+\(hex4(value)), which is not an XML character")
+                    }
+                    return q + 1
+                case 0 where q == end:
+                    throw NeedMore()
+                default:
+                    throw malformed(at: p, "malformed character reference (expected digits and ';')")
+                }
+                value = min(value &* (isHex ? 16 : 10) &+ d, 0x11_0000)
+                digits += 1
+                q += 1
+            }
+        }
+        guard try scanName(&q, allowColon: true) else {
+            throw malformed(at: p, "'&' must start an entity or character reference (write &amp; for a literal '&')")
+        }
+        if q == end { throw NeedMore() }
+        guard buf[q] == UInt8(ascii: ";") else {
+            throw malformed(at: p, "entity reference is missing its ';'")
+        }
+        let name = ByteSpan(start: UnsafePointer(buf + p + 1), count: q - p - 1)
+        guard Self.predefined(name) != nil else {
+            throw malformed(at: p, "undefined entity &\(name.string); (only amp, lt, gt, apos and quot exist without a DTD)")
+        }
+        return q + 1
+    }
+
+    private static func predefined(_ name: ByteSpan) -> UInt8? {
+        if name.equals("amp") { return UInt8(ascii: "&") }
+        if name.equals("lt") { return UInt8(ascii: "<") }
+        if name.equals("gt") { return UInt8(ascii: ">") }
+        if name.equals("quot") { return UInt8(ascii: "\"") }
+        if name.equals("apos") { return UInt8(ascii: "'") }
+        return nil
+    }
+
+    static func isXMLChar(_ v: UInt32) -> Bool {
+        v == 0x9 || v == 0xA || v == 0xD || (0x20...0xD7FF).contains(v) || (0xE000...0xFFFD).contains(v)
+            || (0x10000...0x10FFFF).contains(v)
+    }
+
+    /// Decodes an already validated reference at `p` into `out`; returns the index after ';'.
+    private func decodeReference(at p: Int, into out: ByteStore) -> Int {
+        var q = p + 1
+        if buf[q] == UInt8(ascii: "#") {
+            q += 1
+            let isHex = buf[q] == UInt8(ascii: "x")
+            if isHex { q += 1 }
+            var value: UInt32 = 0
+            while buf[q] != UInt8(ascii: ";") {
+                let b = buf[q]
+                let d: UInt32 =
+                    b <= UInt8(ascii: "9")
+                    ? UInt32(b - UInt8(ascii: "0")) : UInt32((b | 0x20) - UInt8(ascii: "a") + 10)
+                value = value * (isHex ? 16 : 10) + d
+                q += 1
+            }
+            out.appendScalar(value)
+            return q + 1
+        }
+        while buf[q] != UInt8(ascii: ";") { q += 1 }
+        out.append(Self.predefined(ByteSpan(start: UnsafePointer(buf + p + 1), count: q - p - 1))!)
+        return q + 1
+    }
+
+    /// Attribute-value normalisation (XML 1.0 §3.3.3) for CDATA attributes.
+    private func decodeAttribute(from start: Int, to stop: Int) {
+        var i = start
+        while i < stop {
+            let b = buf[i]
+            switch b {
+            case UInt8(ascii: "&"):
+                i = decodeReference(at: i, into: attributeScratch)
+                continue
+            case 0x0D:
+                attributeScratch.append(0x20)
+                if i + 1 < stop && buf[i + 1] == 0x0A { i += 1 }
+            case 0x09, 0x0A:
+                attributeScratch.append(0x20)
+            default:
+                attributeScratch.append(b)
+            }
+            i += 1
+        }
+    }
+
+    private func scanText() throws -> Token {
+        var p = pos
+        var needsDecode = false
+        while true {
+            let b = buf[p]
+            if Self.plainText[Int(b)] {
+                p += 1
+                continue
+            }
+            if b == UInt8(ascii: "<") { break }
+            if b == UInt8(ascii: "&") {
+                p = try checkReference(at: p)
+                needsDecode = true
+                continue
+            }
+            if b == UInt8(ascii: "]") {
+                if end - p < 3 { throw NeedMore() }
+                if buf[p + 1] == UInt8(ascii: "]") && buf[p + 2] == UInt8(ascii: ">") {
+                    throw malformed(at: p, "']]>' is not allowed in text")
+                }
+                p += 1
+                continue
+            }
+            if b == 0x0D { needsDecode = true }
+            p = try checkChar(at: p)
+        }
+        if needsDecode {
+            textScratch.count = 0
+            var i = pos
+            while i < p {
+                let b = buf[i]
+                if b == UInt8(ascii: "&") {
+                    i = decodeReference(at: i, into: textScratch)
+                    continue
+                }
+                if b == 0x0D {
+                    textScratch.append(0x0A)
+                    if i + 1 < p && buf[i + 1] == 0x0A { i += 1 }
+                } else {
+                    textScratch.append(b)
+                }
+                i += 1
+            }
+            text = textScratch.span
+        } else {
+            text = ByteSpan(start: UnsafePointer(buf + pos), count: p - pos)
+        }
+        pos = p
+        return .text
+    }
+
+    /// Bytes that need no attention inside text: printable ASCII other than '<', '&', ']', plus tab and LF.
+    private static let plainText: [Bool] = (0..<256).map { b in
+        (b >= 0x20 && b < 0x80 && b != 0x3C && b != 0x26 && b != 0x5D) || b == 0x09 || b == 0x0A
+    }
+}
+
+func hex4(_ v: UInt32) -> String {
+    let s = String(v, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, 4 - s.count)) + s
+}

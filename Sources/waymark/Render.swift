@@ -1,0 +1,109 @@
+import ArgumentParser
+import Waymark
+
+extension WaymarkCommand {
+    struct Render: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Render a GPX trace as text, GeoJSON or GPX 1.1.",
+            discussion: """
+                text     a summary (counts, time span, geodesic length, moving time, speeds, climb, \
+                bounds) and a sketch of the path in braille characters, fitted to the terminal. \
+                --points adds a row per point.
+                geojson  RFC 7946: tracks as LineString or MultiLineString (a line per segment), \
+                routes as LineString, waypoints as Point; per-point times and sensor values in \
+                properties.coordinateProperties (togeojson's convention); lines split at the \
+                antimeridian; a bbox. Streams: a 1 GB file converts in bounded memory.
+                gpx      GPX 1.1 that validates against the official schema; GPX 1.0 is upgraded and \
+                extensions are kept.
+
+                Examples:
+                  waymark render walk.gpx
+                  waymark render walk.gpx --format geojson -o walk.geojson
+                  waymark render old-1.0.gpx --format gpx > upgraded.gpx
+                  cat walk.gpx | waymark render - --format text --points
+                """)
+
+        enum Format: String, ExpressibleByArgument, CaseIterable {
+            case text, geojson, gpx
+        }
+
+        enum ColorMode: String, ExpressibleByArgument, CaseIterable {
+            case auto, always, never
+        }
+
+        @Argument(help: "The GPX file to read; - reads standard input.")
+        var trace: String
+
+        @Option(name: .shortAndLong, help: "Output format.")
+        var format: Format = .text
+
+        @Option(
+            name: .shortAndLong,
+            help: "Write to this file instead of standard output (atomically: it appears only when complete).")
+        var output: String?
+
+        @Flag(help: "With --format text: add a row for every point.")
+        var points = false
+
+        @Flag(help: "With --format text: leave out the sketch.")
+        var noSketch = false
+
+        @Option(help: "With --format text: columns to fit (default: the terminal's, or 80).")
+        var width: Int?
+
+        @Option(help: "With --format text: colour the sketch (auto: only on a terminal, and not with NO_COLOR).")
+        var color: ColorMode = .auto
+
+        @OptionGroup var read: ReadOptions
+
+        func validate() throws {
+            if let width, width < 20 { throw ValidationError("--width must be at least 20") }
+            if format != .text && (points || noSketch || width != nil) {
+                throw ValidationError("--points, --no-sketch and --width apply to --format text only")
+            }
+        }
+
+        func run() throws {
+            do {
+                let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+                let reader = try makeReader(trace, options: read)
+                switch format {
+                case .geojson:
+                    let writer = GeoJSONWriter(sink: sink)
+                    try reader.read { event in
+                        if case .warning(let w) = event { report(w) }
+                        try writer.write(event)
+                    }
+                    try writer.finish()
+                case .gpx:
+                    let writer = GPXWriter(sink: sink)
+                    try reader.read { event in
+                        if case .warning(let w) = event { report(w) }
+                        try writer.write(event)
+                    }
+                    try writer.finish()
+                case .text:
+                    let useColor: Bool
+                    switch color {
+                    case .auto: useColor = output == nil && Terminal.wantsColor
+                    case .always: useColor = true
+                    case .never: useColor = false
+                    }
+                    let renderer = TextRenderer(
+                        sink: sink,
+                        options: TextRenderer.Options(
+                            width: width ?? Terminal.width, color: useColor, pointTable: points,
+                            sketch: !noSketch, title: trace == "-" ? "" : trace))
+                    try reader.read { event in
+                        if case .warning(let w) = event { report(w) }
+                        try renderer.write(event)
+                    }
+                    try renderer.finish()
+                }
+                try sink.commit()
+            } catch {
+                throw sysexit(for: error)
+            }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import ArgumentParser
+import Foundation
+import Waymark
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Options every command that reads GPX shares.
+struct ReadOptions: ParsableArguments {
+    @Flag(
+        help: ArgumentHelp(
+            "Recover what can be read: drop bad points with a warning, and read a damaged file up to the damage.",
+            discussion: "Without it, the first error stops the command with exit code 65."))
+    var lenient = false
+
+    var gpxOptions: GPXReadOptions { GPXReadOptions(lenient: lenient) }
+}
+
+/// sysexits(3) codes.
+enum ExitStatus {
+    static let usage: Int32 = 64
+    static let dataError: Int32 = 65
+    static let noInput: Int32 = 66
+    static let ioError: Int32 = 74
+}
+
+/// Prints a message to standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// Turns a library error into a message and a sysexits code, at the edge of the tool.
+func sysexit(for error: Error) -> ExitCode {
+    switch error {
+    case let e as GPXError:
+        printError("waymark: \(e)")
+        switch e.code {
+        case .fileNotFound:
+            printError("hint: check the path; use - to read standard input")
+            return ExitCode(ExitStatus.noInput)
+        case .io:
+            return ExitCode(ExitStatus.ioError)
+        case .truncated:
+            printError("hint: the file may be cut short (a crashed logger?); --lenient reads what is there")
+        case .unsupportedEncoding:
+            break
+        case .forbiddenDeclaration:
+            printError("hint: remove the DOCTYPE; GPX files need none")
+        default:
+            printError("hint: --lenient skips bad points and keeps the rest")
+        }
+        return ExitCode(ExitStatus.dataError)
+    case let e as OutputError:
+        printError("waymark: \(e)")
+        return ExitCode(ExitStatus.ioError)
+    default:
+        printError("waymark: \(error)")
+        return ExitCode.failure
+    }
+}
+
+/// Whether standard output or error is a terminal.
+enum Terminal {
+    static var stdoutIsTerminal: Bool { isatty(1) == 1 }
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    /// Columns of the terminal on standard output, or $COLUMNS, or 80.
+    static var width: Int {
+        var size = winsize()
+        if isatty(1) == 1, ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let c = ProcessInfo.processInfo.environment["COLUMNS"], let n = Int(c), n > 0 { return n }
+        return 80
+    }
+
+    /// Colour only for terminals, and never when NO_COLOR is set.
+    static var wantsColor: Bool {
+        let env = ProcessInfo.processInfo.environment
+        return stdoutIsTerminal && env["NO_COLOR"] == nil && env["TERM"] != "dumb"
+    }
+}
+
+/// Counts bytes as a reader pulls them, and shows progress on a terminal for large files.
+final class ProgressSource: ByteSource {
+    private let inner: FileByteSource
+    private let total: Int
+    private let label: String
+    private let show: Bool
+    private var read = 0
+    private var nextReport = 0
+    private static let step = 32 << 20
+
+    init(path: String) throws {
+        inner = try FileByteSource(path: path)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        total = (attributes?[.size] as? Int) ?? 0
+        label = path
+        show = Terminal.stderrIsTerminal && total > Self.step
+        nextReport = Self.step
+    }
+
+    func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) throws -> Int {
+        let n = try inner.read(into: buffer, capacity: capacity)
+        read += n
+        if show {
+            if n == 0 {
+                FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            } else if read >= nextReport {
+                nextReport += Self.step
+                let percent = total > 0 ? min(100, read * 100 / total) : 0
+                FileHandle.standardError.write(Data("\r\(label): \(percent)% (\(read >> 20) of \(total >> 20) MiB)".utf8))
+            }
+        }
+        return n
+    }
+}
+
+/// Opens a GPX reader on `path`, with progress for large files on a terminal.
+func makeReader(_ path: String, options: ReadOptions) throws -> GPXReader {
+    GPXReader(source: try ProgressSource(path: path), name: path, options: options.gpxOptions)
+}
+
+/// Prints reader warnings to standard error as they come.
+func report(_ warning: GPXWarning) {
+    printError(warning.description)
+}

@@ -1,0 +1,20 @@
+import ArgumentParser
+import Waymark
+
+@main
+struct WaymarkCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "waymark",
+        abstract: "Record, replay and render location traces.",
+        discussion: """
+            Waymark reads GPX 1.0 and 1.1 with its own streaming XML parser, and writes GeoJSON \
+            (RFC 7946), GPX 1.1 or a text view with a sketch of the path.
+
+            Machine-readable output goes to standard output; warnings, errors and progress go to \
+            standard error. Exit codes follow sysexits: 64 usage, 65 bad input data, 66 missing \
+            input, 74 I/O error.
+            """,
+        version: "0.1.0",
+        subcommands: [Render.self, Info.self]
+    )
+}
