@@ -6,14 +6,14 @@
 
 /// Limits that keep the tokenizer's memory bounded whatever the input.
 public struct XMLLimits: Sendable, Hashable {
-    /// The deepest element nesting accepted (libxml2's default is 256 as well).
+    /// The deepest element nesting accepted; 257, the most libxml2 (xmllint) accepts by default.
     public var maxDepth: Int
     /// The longest single construct (text run, tag with its attributes, comment) in bytes.
     public var maxTokenBytes: Int
     /// How many bytes are read from the source at a time.
     public var chunkBytes: Int
 
-    public init(maxDepth: Int = 256, maxTokenBytes: Int = 1 << 20, chunkBytes: Int = 256 << 10) {
+    public init(maxDepth: Int = 257, maxTokenBytes: Int = 1 << 20, chunkBytes: Int = 256 << 10) {
         self.maxDepth = max(1, maxDepth)
         self.maxTokenBytes = max(64, maxTokenBytes)
         self.chunkBytes = max(1, chunkBytes)

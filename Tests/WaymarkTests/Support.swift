@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// Paths and helpers the tests share.
+enum Paths {
+    /// The package root, found from this file's path.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+    /// `../shared` beside the project: the third-party corpus and checkers (present in CI).
+    static let shared = root.deletingLastPathComponent().appendingPathComponent("shared")
+    static var sharedAvailable: Bool { FileManager.default.fileExists(atPath: shared.appendingPathComponent("corpus").path) }
+    static let corpus = shared.appendingPathComponent("corpus")
+    static let waymark = root.appendingPathComponent(".build/debug/waymark")
+
+    static func fixture(_ relative: String) -> String { fixtures.appendingPathComponent(relative).path }
+
+    /// Files under `directory` with `suffix`, sorted, relative to it.
+    static func files(under directory: URL, suffix: String) -> [String] {
+        guard let e = FileManager.default.enumerator(atPath: directory.path) else { return [] }
+        return e.compactMap { $0 as? String }.filter { $0.hasSuffix(suffix) }.sorted()
+    }
+}
+
+/// A finished process.
+struct ProcessResult {
+    var status: Int32
+    var stdout: Data
+    var stderr: String
+    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+}
+
+/// Runs a program to completion, feeding `input` to its standard input.
+func run(_ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String]? = nil) throws
+    -> ProcessResult
+{
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let outPipe = Pipe()
+    let errPipe = Pipe()
+    let inPipe = Pipe()
+    process.standardOutput = outPipe
+    process.standardError = errPipe
+    process.standardInput = inPipe
+    try process.run()
+    let group = DispatchGroup()
+    nonisolated(unsafe) var out = Data()
+    nonisolated(unsafe) var err = Data()
+    DispatchQueue.global().async(group: group) { out = outPipe.fileHandleForReading.readDataToEndOfFile() }
+    DispatchQueue.global().async(group: group) { err = errPipe.fileHandleForReading.readDataToEndOfFile() }
+    if let input { inPipe.fileHandleForWriting.write(input) }
+    try? inPipe.fileHandleForWriting.close()
+    group.wait()
+    process.waitUntilExit()
+    return ProcessResult(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+}
+
+/// Finds a program on PATH.
+func which(_ name: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let path = "\(dir)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}
+
+/// Reads every event of a GPX source into a list.
+func events(of reader: GPXReader) throws -> [GPXEvent] {
+    var list: [GPXEvent] = []
+    try reader.read { list.append($0) }
+    return list
+}
+
+func readDocument(_ path: String, lenient: Bool = false) throws -> (GPXDocument, [GPXWarning]) {
+    var warnings: [GPXWarning] = []
+    let doc = try GPXDocument(contentsOf: path, options: GPXReadOptions(lenient: lenient)) { warnings.append($0) }
+    return (doc, warnings)
+}
+
+func parseDocument(_ text: String, lenient: Bool = false, pieceSize: Int = .max) throws -> GPXDocument {
+    let reader = GPXReader(
+        source: MemoryByteSource(Array(text.utf8), pieceSize: pieceSize), name: "test.gpx",
+        options: GPXReadOptions(lenient: lenient))
+    return try GPXDocument(reader: reader, warnings: nil)
+}
+
+/// Writes into a temporary file through a FileSink and returns the bytes.
+func render(_ body: (FileSink) throws -> Void) throws -> Data {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-test-\(UUID().uuidString)").path
+    let sink = try FileSink(atomicPath: path)
+    try body(sink)
+    try sink.commit()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try Data(contentsOf: URL(fileURLWithPath: path))
+}
+
+func temporaryPath(_ suffix: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("waymark-test-\(UUID().uuidString)\(suffix)").path
+}
+
+/// The ground truth computed with gpxpy and GeographicLib, from ../shared/corpus/gpx_truth.json.
+enum Truth {
+    // Immutable after its lazy initialisation, which Swift makes thread-safe.
+    nonisolated(unsafe) static let table: [String: Any] = {
+        guard let data = try? Data(contentsOf: Paths.corpus.appendingPathComponent("gpx_truth.json")),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return [:] }
+        return object
+    }()
+
+    /// Corpus GPX inputs that gpxpy parsed.
+    static var parsedInputs: [String] {
+        table.keys.filter { key in
+            guard let entry = table[key] as? [String: Any], entry["role"] as? String == "input",
+                let g = entry["gpxpy"] as? [String: Any]
+            else { return false }
+            return g["parse_ok"] as? Bool == true
+        }.sorted()
+    }
+}
