@@ -250,6 +250,8 @@ public final class GPXReader {
     /// Reads the text of a simple element (the tokenizer is at its start tag) into `leaf`.
     private func readLeaf() throws -> ByteSpan {
         leaf.count = 0
+        tokenizer.pin = tokenizer.absoluteTokenStart
+        defer { tokenizer.pin = nil }
         if tokenizer.isEmptyElement {
             _ = try next()
             return leaf.span

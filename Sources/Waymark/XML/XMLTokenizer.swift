@@ -313,7 +313,14 @@ final class XMLTokenizer {
 
     // MARK: Buffer management
 
-    private func refill(keepingFrom start: Int) throws {
+    /// An absolute offset the window must keep while set, so that a caller can still locate an
+    /// earlier token (say `<time>`) when it finds a problem in what follows. Set it only around
+    /// small elements: everything from the pin on counts against ``XMLLimits/maxTokenBytes``.
+    var pin: Int?
+
+    private func refill(keepingFrom tokenIndex: Int) throws {
+        var start = tokenIndex
+        if let pin { start = max(0, min(start, pin - baseOffset)) }
         if start > 0 {
             accountLines(upTo: start)
             (buf).update(from: buf + start, count: end - start)
@@ -498,7 +505,7 @@ final class XMLTokenizer {
         }
         try spaceIfAny()
         if sawSpace, let name = try pseudoAttribute("encoding") {
-            try selectEncoding(name.string, at: p, hasBOM: hasBOM)
+            try selectEncoding(name.string, at: UnsafePointer(name.start) - UnsafePointer(buf), hasBOM: hasBOM)
             try spaceIfAny()
         }
         if sawSpace, let standalone = try pseudoAttribute("standalone") {
