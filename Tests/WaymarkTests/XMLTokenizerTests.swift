@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// The tokenizer on its own: what it reports, and that it agrees with xmllint.
+@Suite struct XMLTokenizerTests {
+    /// A readable trace of the tokens: `<qname{uri}@attr=value>`, `</qname>`, `"text"`.
+    static func trace(_ bytes: [UInt8], pieceSize: Int = .max, chunk: Int = 256 << 10) throws -> [String] {
+        let t = XMLTokenizer(
+            source: MemoryByteSource(bytes, pieceSize: pieceSize), fileName: "t.xml",
+            limits: XMLLimits(chunkBytes: chunk))
+        var out: [String] = []
+        var text = ""
+        while true {
+            let token = try t.next()
+            if token != .text && !text.isEmpty {
+                out.append("\"\(text)\"")
+                text = ""
+            }
+            switch token {
+            case .startElement:
+                var s = "<\(t.qualifiedName.string){\(t.namespaceURI.string)}"
+                for i in t.attributes.indices {
+                    s += " \(t.attributeQualifiedName(i).string){\(t.attributeNamespace(i).string)}=\(t.attributeValue(i).string)"
+                }
+                out.append(s + ">")
+            case .endElement:
+                out.append("</\(t.qualifiedName.string)>")
+            case .text:
+                text += t.text.string
+            case .endOfDocument:
+                return out
+            }
+        }
+    }
+
+    static func trace(_ text: String) throws -> [String] { try trace(Array(text.utf8)) }
+
+    @Test func decodesReferencesCDATAAndNewlines() throws {
+        // Line ends are normalised first (CRLF → LF), then each tab and LF in a value becomes a space.
+        #expect(
+            try Self.trace("<r a='&lt;&#x41;&#66;\t\r\nz'>x &amp; &quot;y&apos;\r\n<![CDATA[<&>]]><!-- c --><?p d?>z</r>")
+                == ["<r{} a{}=<AB  z>", "\"x & \"y'\n<&>z\"", "</r>"])
+    }
+
+    @Test func resolvesNamespacesAndPrefixes() throws {
+        #expect(
+            try Self.trace("<a:r xmlns:a='urn:a' xmlns='urn:d'><c a:x='1' y='2'><a:d xmlns:a='urn:o'/></c><e xmlns=''/></a:r>")
+                == [
+                    "<a:r{urn:a} xmlns:a{}=urn:a xmlns{}=urn:d>", "<c{urn:d} a:x{urn:a}=1 y{}=2>", "<a:d{urn:o} xmlns:a{}=urn:o>",
+                    "</a:d>", "</c>", "<e{} xmlns{}=>", "</e>", "</a:r>",
+                ])
+    }
+
+    @Test func transcodesLatin1AndWindows1252() throws {
+        let latin1: [UInt8] = Array("<?xml version='1.0' encoding='ISO-8859-1'?><r>".utf8) + [0xE9, 0xFC] + Array("</r>".utf8)
+        #expect(try Self.trace(latin1) == ["<r{}>", "\"éü\"", "</r>"])
+        let cp1252: [UInt8] = Array("<?xml version='1.0' encoding='windows-1252'?><r>".utf8) + [0x80, 0x93] + Array("</r>".utf8)
+        #expect(try Self.trace(cp1252) == ["<r{}>", "\"€“\"", "</r>"])
+    }
+
+    @Test func skipsTheByteOrderMark() throws {
+        #expect(try Self.trace([0xEF, 0xBB, 0xBF] + Array("<r/>".utf8)) == ["<r{}>", "</r>"])
+    }
+
+    @Test func asciiDeclarationRejectsHighBytes() throws {
+        let bytes: [UInt8] = Array("<?xml version='1.0' encoding='US-ASCII'?><r>".utf8) + [0xC3, 0xA9] + Array("</r>".utf8)
+        #expect { _ = try Self.trace(bytes) } throws: { ($0 as? GPXError)?.message.contains("not US-ASCII") == true }
+    }
+
+    /// The same tokens whatever the chunk and read sizes, over our fixtures and the corpus.
+    @Test func chunkBoundariesDoNotMatter() throws {
+        var files = Paths.files(under: Paths.fixtures.appendingPathComponent("gpx"), suffix: ".gpx").map {
+            Paths.fixture("gpx/" + $0)
+        }
+        files += Paths.files(under: Paths.fixtures.appendingPathComponent("xml/wellformed"), suffix: ".xml").map {
+            Paths.fixture("xml/wellformed/" + $0)
+        }
+        if Paths.sharedAvailable {
+            files += Paths.files(under: Paths.corpus, suffix: ".gpx").map { Paths.corpus.appendingPathComponent($0).path }
+                .filter { ((try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0) < 200_000 }
+        }
+        #expect(files.count > 10)
+        for file in files {
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+            let whole = try Self.trace(bytes)
+            for (piece, chunk) in [(1, 1), (2, 3), (7, 5), (13, 64), (4096, 100)] {
+                #expect(try Self.trace(bytes, pieceSize: piece, chunk: chunk) == whole, "\(file) in pieces of \(piece)")
+            }
+        }
+    }
+
+    // MARK: - Differential testing against xmllint
+
+    static let xmllint = which("xmllint")
+
+    /// xmllint's verdict: well-formed when it exits 0 and reports no namespace error (libxml2
+    /// reports namespace errors but still exits 0; Waymark, which resolves namespaces, refuses them).
+    /// One kind is left out: libxml2 also checks that a namespace name is a syntactically valid
+    /// URI, which the Namespaces recommendation does not make a well-formedness rule; Waymark
+    /// compares namespace names as strings and does not.
+    static func xmllintAccepts(_ path: String) throws -> Bool {
+        let r = try run(xmllint!, ["--noout", "--nonet", path])
+        let namespaceErrors = r.stderr.split(separator: "\n").filter {
+            $0.contains("namespace error") && !$0.contains("is not a valid URI")
+        }
+        return r.status == 0 && namespaceErrors.isEmpty
+    }
+
+    static func waymarkAccepts(_ path: String) -> Bool {
+        let bytes = (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))) ?? []
+        return (try? trace(bytes)) != nil
+    }
+
+    @Test(.enabled(if: xmllint != nil, "xmllint is not installed (apt-get install libxml2-utils)"))
+    func agreesWithXmllintOnFixtures() throws {
+        for kind in ["wellformed", "malformed"] {
+            let dir = Paths.fixtures.appendingPathComponent("xml/" + kind)
+            let files = Paths.files(under: dir, suffix: ".xml")
+            #expect(files.count > 10)
+            for f in files {
+                let path = dir.appendingPathComponent(f).path
+                let theirs = try Self.xmllintAccepts(path)
+                #expect(theirs == (kind == "wellformed"), "fixture \(f) is misfiled: xmllint says \(theirs)")
+                #expect(Self.waymarkAccepts(path) == theirs, "\(kind)/\(f): xmllint \(theirs)")
+            }
+        }
+    }
+
+    /// What Waymark refuses on purpose although xmllint may accept it: DTDs and non-ASCII-based encodings.
+    @Test func refusesDTDsAndUTF16() throws {
+        let dir = Paths.fixtures.appendingPathComponent("xml/refused")
+        for f in Paths.files(under: dir, suffix: ".xml") {
+            let bytes = try [UInt8](Data(contentsOf: dir.appendingPathComponent(f)))
+            #expect {
+                _ = try Self.trace(bytes)
+            } throws: { error in
+                let code = (error as? GPXError)?.code
+                return code == .forbiddenDeclaration || code == .unsupportedEncoding
+            }
+        }
+    }
+
+    @Test(.enabled(if: xmllint != nil && Paths.sharedAvailable, "needs xmllint and ../shared/corpus"))
+    func agreesWithXmllintOnTheCorpus() throws {
+        for f in Paths.files(under: Paths.corpus, suffix: ".gpx") {
+            let path = Paths.corpus.appendingPathComponent(f).path
+            #expect(Self.waymarkAccepts(path) == (try Self.xmllintAccepts(path)), "\(f)")
+        }
+    }
+
+    /// Seeded mutations of well-formed documents: Waymark and xmllint must agree on each one.
+    @Test(.enabled(if: xmllint != nil, "xmllint is not installed (apt-get install libxml2-utils)"))
+    func agreesWithXmllintOnMutations() throws {
+        let seeds = ["gpx/entities.gpx", "gpx/prefixed.gpx", "gpx/extensions.gpx", "xml/wellformed/cdata-comment-pi.xml"]
+            .map { try! [UInt8](Data(contentsOf: URL(fileURLWithPath: Paths.fixture($0)))) }
+        let pieces: [[UInt8]] = [
+            "<", ">", "&", ";", "\"", "'", "/", "=", "!", "[", "]", "?", "-", ":", " ", "\n", "&#0;", "&#x41;", "&lt;",
+            "]]>", "--", "<!--", "<?", "?>", "<![CDATA[", "xmlns:q=\"u\"", "q:", "\u{7}", "é",
+        ].map { Array($0.utf8) } + [[0xFF], [0xC3], [0xED, 0xA0, 0x80], [0xEF, 0xBF, 0xBE], [0]]
+        var rng = SplitMix64(seed: 7)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-mutants-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var disagreements: [String] = []
+        var accepted = 0
+        for n in 0..<400 {
+            var bytes = seeds[n % seeds.count]
+            for _ in 0..<(1 + Int(rng.next() % 2)) {
+                let i = Int(rng.next() % UInt64(bytes.count))
+                let piece = pieces[Int(rng.next() % UInt64(pieces.count))]
+                switch rng.next() % 3 {
+                case 0: bytes.replaceSubrange(i..<min(bytes.count, i + piece.count), with: piece)
+                case 1: bytes.removeSubrange(i..<min(bytes.count, i + 1 + Int(rng.next() % 4)))
+                default: bytes.insert(contentsOf: piece, at: i)
+                }
+            }
+            let path = dir.appendingPathComponent("m\(n).xml").path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let theirs = try Self.xmllintAccepts(path)
+            if theirs { accepted += 1 }
+            if Self.waymarkAccepts(path) != theirs {
+                disagreements.append("m\(n): xmllint \(theirs): \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+            }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.prefix(5).joined(separator: "\n"))")
+        #expect(accepted > 20 && accepted < 380, "the mutations should mix good and bad documents")
+    }
+}
