@@ -716,7 +716,7 @@ public final class GPXReader {
         var valueTarget: WritableKeyPath<GPXExtensions, Double?>?
         let value = ByteStore(capacity: 16)
 
-        func noteStart(_ out: ByteStore, includeName: Bool) {
+        func noteStart(_ out: ByteStore, includeName: Bool, dropDefaultDeclaration: Bool = false) {
             let b = tokenizer.elementBindingIndex
             if b >= 0 && b < outerBindings { used.insert(b) }
             if includeName {
@@ -724,6 +724,7 @@ public final class GPXReader {
                 out.append(tokenizer.qualifiedName)
             }
             for i in tokenizer.attributes.indices {
+                if dropDefaultDeclaration && tokenizer.attributeQualifiedName(i).equals("xmlns") { continue }
                 let ab = tokenizer.attributeBindingIndex(i)
                 if ab >= 0 && ab < outerBindings { used.insert(ab) }
                 out.append(UInt8(ascii: " "))
@@ -752,7 +753,16 @@ public final class GPXReader {
             return nil
         }
 
-        noteStart(rootAttributes, includeName: false)
+        // GPX 1.1 allows only elements of other namespaces in <extensions>. An extension element
+        // in GPX's own namespace or in none (common: unprefixed children under a default GPX
+        // namespace) is kept in ``GPXExtensions/unqualifiedNamespace`` instead, so that written
+        // files validate; its names, attributes and content are unchanged.
+        let rootURI = tokenizer.namespaceURI
+        let rehome =
+            tokenizer.qualifiedName.count == tokenizer.localName.count
+            && (rootURI.count == 0 || rootURI.equals("http://www.topografix.com/GPX/1/1")
+                || rootURI.equals("http://www.topografix.com/GPX/1/0"))
+        noteStart(rootAttributes, includeName: false, dropDefaultDeclaration: rehome)
         valueTarget = knownTarget()
         value.count = 0
         let rootEmpty = tokenizer.isEmptyElement
@@ -795,9 +805,14 @@ public final class GPXReader {
         let out = ByteStore(capacity: body.count + rootAttributes.count + 64)
         out.append(UInt8(ascii: "<"))
         out.append(rootName)
+        if rehome {
+            out.append(" xmlns=\"")
+            out.append(GPXExtensions.unqualifiedNamespace)
+            out.append(UInt8(ascii: "\""))
+        }
         for index in used.sorted() {
             let (prefix, uri) = tokenizer.binding(index)
-            if prefix.equals("xml") { continue }
+            if prefix.equals("xml") || (rehome && prefix.count == 0) { continue }
             out.append(prefix.count == 0 ? " xmlns=\"" : " xmlns:")
             if prefix.count > 0 {
                 out.append(prefix)

@@ -149,13 +149,13 @@ public final class GPXWriter {
             Coordinate(latitude: b.maxLatitude, longitude: b.maxLongitude).isValid
         {
             out.append("    <bounds minlat=\"")
-            ValueFormatting.appendFixed(b.minLatitude, decimals: 9, to: out)
+            ValueFormatting.appendDecimal(b.minLatitude, to: out)
             out.append("\" minlon=\"")
-            ValueFormatting.appendFixed(b.minLongitude, decimals: 9, to: out)
+            ValueFormatting.appendDecimal(b.minLongitude, to: out)
             out.append("\" maxlat=\"")
-            ValueFormatting.appendFixed(b.maxLatitude, decimals: 9, to: out)
+            ValueFormatting.appendDecimal(b.maxLatitude, to: out)
             out.append("\" maxlon=\"")
-            ValueFormatting.appendFixed(b.maxLongitude, decimals: 9, to: out)
+            ValueFormatting.appendDecimal(b.maxLongitude, to: out)
             out.append("\"/>\n")
         }
         writeExtensions(m.extensions, indent: "    ", to: out)
@@ -234,9 +234,9 @@ public final class GPXWriter {
         o.append(UInt8(ascii: "<"))
         o.append(tag)
         o.append(" lat=\"")
-        ValueFormatting.appendFixed(p.coordinate.latitude, decimals: 9, to: o)
+        ValueFormatting.appendDecimal(p.coordinate.latitude, to: o)
         o.append("\" lon=\"")
-        ValueFormatting.appendFixed(p.coordinate.longitude, decimals: 9, to: o)
+        ValueFormatting.appendDecimal(p.coordinate.longitude, to: o)
         o.append(UInt8(ascii: "\""))
         let simple =
             p.elevation == nil && p.time == nil && p.name == nil && p.description == nil && p.extensions.isEmpty
@@ -251,7 +251,7 @@ public final class GPXWriter {
         o.append(">")
         if let e = p.elevation, e.isFinite {
             o.append("<ele>")
-            ValueFormatting.appendFixed(e, decimals: 3, to: o)
+            ValueFormatting.appendDecimal(e, to: o)
             o.append("</ele>")
         }
         if let t = p.time {
@@ -262,12 +262,12 @@ public final class GPXWriter {
         let inner: StaticString = "\n"
         if let v = p.magneticVariation, v >= 0, v < 360 {
             o.append("<magvar>")
-            ValueFormatting.appendFixed(v, decimals: 6, to: o)
+            ValueFormatting.appendDecimal(v, to: o)
             o.append("</magvar>")
         }
         if let v = p.geoidHeight, v.isFinite {
             o.append("<geoidheight>")
-            ValueFormatting.appendFixed(v, decimals: 3, to: o)
+            ValueFormatting.appendDecimal(v, to: o)
             o.append("</geoidheight>")
         }
         inlineElement("name", p.name, to: o)
@@ -324,7 +324,7 @@ public final class GPXWriter {
         o.append(UInt8(ascii: "<"))
         o.append(tag)
         o.append(UInt8(ascii: ">"))
-        ValueFormatting.appendFixed(value, decimals: 3, to: o)
+        ValueFormatting.appendDecimal(value, to: o)
         o.append("</")
         o.append(tag)
         o.append(UInt8(ascii: ">"))
@@ -346,23 +346,23 @@ public final class GPXWriter {
                 v2
                     ? "<gpxtpx:TrackPointExtension xmlns:gpxtpx=\"http://www.garmin.com/xmlschemas/TrackPointExtension/v2\">"
                     : "<gpxtpx:TrackPointExtension xmlns:gpxtpx=\"http://www.garmin.com/xmlschemas/TrackPointExtension/v1\">")
-            func value(_ tag: StaticString, _ v: Double?, decimals: Int) {
+            func value(_ tag: StaticString, _ v: Double?) {
                 guard let v, v.isFinite else { return }
                 o.append("<gpxtpx:")
                 o.append(tag)
                 o.append(UInt8(ascii: ">"))
-                ValueFormatting.appendFixed(v, decimals: decimals, to: o)
+                ValueFormatting.appendDecimal(v, to: o)
                 o.append("</gpxtpx:")
                 o.append(tag)
                 o.append(UInt8(ascii: ">"))
             }
-            value("atemp", e.airTemperature, decimals: 2)
-            value("wtemp", e.waterTemperature, decimals: 2)
-            value("depth", e.depth, decimals: 3)
-            value("hr", e.heartRate, decimals: 0)
-            value("cad", e.cadence, decimals: 0)
-            value("speed", e.speed, decimals: 3)
-            value("course", e.course, decimals: 2)
+            value("atemp", e.airTemperature)
+            value("wtemp", e.waterTemperature)
+            value("depth", e.depth)
+            value("hr", e.heartRate)
+            value("cad", e.cadence)
+            value("speed", e.speed)
+            value("course", e.course)
             o.append("</gpxtpx:TrackPointExtension>")
         }
         o.append("</extensions>\n")

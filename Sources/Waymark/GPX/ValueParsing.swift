@@ -333,6 +333,25 @@ public enum ValueFormatting {
         }
     }
 
+    /// Writes `value` in the shortest form that reads back as the same `Double`, as an
+    /// `xsd:decimal` (never with an exponent: tiny or huge values fall back to fixed decimals).
+    static func appendDecimal(_ value: Double, to out: ByteStore) {
+        guard value.isFinite else {
+            out.append("0")
+            return
+        }
+        if value == value.rounded(), abs(value) < 1e15 {
+            appendInteger(Int64(value), to: out)
+            return
+        }
+        let text = value.description
+        if text.contains("e") {
+            appendFixed(value, decimals: 9, to: out)
+        } else {
+            out.append(text)
+        }
+    }
+
     private static let decimalScales: [Double] = (0...9).map { pow(10.0, Double($0)) }
 
     static func appendInteger(_ value: Int64, to out: ByteStore) {

@@ -48,6 +48,10 @@ public struct GPXExtensions: Sendable, Hashable, Codable {
         self.elements = elements
     }
 
+    /// The namespace given to extension elements that a file put in GPX's own namespace or in
+    /// none, which GPX 1.1's schema does not allow inside `<extensions>`.
+    public static let unqualifiedNamespace = "urn:waymark:gpx-extension-without-namespace"
+
     public var isEmpty: Bool { elements.isEmpty && !hasKnownValues }
 
     /// True when any value Waymark knows is present.

@@ -1,0 +1,282 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// GPX and GeoJSON output: shape, validity against the real checkers, and round trips.
+@Suite struct WriterTests {
+    static let fixtureTraces = Paths.files(under: Paths.fixtures.appendingPathComponent("gpx"), suffix: ".gpx")
+        .map { Paths.fixture("gpx/" + $0) }
+    static var allTraces: [String] {
+        fixtureTraces
+            + (Paths.sharedAvailable
+                ? Paths.files(under: Paths.corpus, suffix: ".gpx").map { Paths.corpus.appendingPathComponent($0).path } : [])
+    }
+
+    static func geojson(_ path: String, lenient: Bool = true) throws -> Data {
+        let reader = try GPXReader(contentsOf: path, options: GPXReadOptions(lenient: lenient))
+        return try render { sink in
+            let writer = GeoJSONWriter(sink: sink)
+            try reader.read { try writer.write($0) }
+            try writer.finish()
+        }
+    }
+
+    static func gpx(_ path: String, lenient: Bool = true) throws -> Data {
+        let reader = try GPXReader(contentsOf: path, options: GPXReadOptions(lenient: lenient))
+        return try render { sink in
+            let writer = GPXWriter(sink: sink)
+            try reader.read { try writer.write($0) }
+            try writer.finish()
+        }
+    }
+
+    static func json(_ data: Data) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// Writes outputs for every readable trace into a folder and runs a shared checker on all of them.
+    static func check(_ tool: String, suffix: String, arguments: [String] = [], produce: (String) throws -> Data) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-check-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var files: [String] = []
+        for (i, trace) in allTraces.enumerated() {
+            guard let data = try? produce(trace) else { continue }  // unreadable inputs are tested elsewhere
+            let path = dir.appendingPathComponent("\(i)\(suffix)").path
+            try data.write(to: URL(fileURLWithPath: path))
+            files.append(path)
+        }
+        #expect(files.count >= fixtureTraces.count)
+        let result = try run(Paths.shared.appendingPathComponent("tools/" + tool).path, arguments + files)
+        #expect(result.status == 0, "\(result.stdoutText.suffix(2000))\(result.stderr.suffix(2000))")
+    }
+
+    // MARK: - Validity with the real checkers
+
+    @Test(.enabled(if: Paths.sharedAvailable && which("xmllint") != nil, "needs ../shared/tools and xmllint"))
+    func gpxOutputValidatesAgainstTheSchema() throws {
+        try Self.check("check-gpx", suffix: ".gpx") { try Self.gpx($0) }
+    }
+
+    @Test(.enabled(if: Paths.sharedAvailable, "needs ../shared/tools/check-geojson"))
+    func geojsonOutputPassesTheRFC7946Checker() throws {
+        try Self.check("check-geojson", suffix: ".geojson", arguments: ["--strict"]) { try Self.geojson($0) }
+    }
+
+    // MARK: - GPX
+
+    /// Times are written with milliseconds, so the comparison rounds them to milliseconds.
+    static func normalized(_ d: GPXDocument) -> GPXDocument {
+        func fix(_ p: GPXPoint) -> GPXPoint {
+            var p = p
+            p.time = p.time.map { Date(timeIntervalSince1970: ($0.timeIntervalSince1970 * 1000).rounded() / 1000) }
+            if p.extensions.elements.isEmpty && (p.speed != nil || p.course != nil) {
+                // GPX 1.0 speed and course move into a TrackPointExtension v2 element.
+                p.extensions.speed = p.extensions.speed ?? p.speed
+                p.extensions.course = p.extensions.course ?? p.course
+                p.speed = nil
+                p.course = nil
+            }
+            return p
+        }
+        var d = d
+        d.header = GPXHeader(version: "1.1", creator: d.header.creator ?? "Waymark")
+        d.metadata.time = d.metadata.time.map { Date(timeIntervalSince1970: ($0.timeIntervalSince1970 * 1000).rounded() / 1000) }
+        d.waypoints = d.waypoints.map(fix)
+        for r in d.routes.indices { d.routes[r].points = d.routes[r].points.map(fix) }
+        for t in d.tracks.indices {
+            for s in d.tracks[t].segments.indices {
+                d.tracks[t].segments[s].points = d.tracks[t].segments[s].points.map(fix)
+            }
+        }
+        return d
+    }
+
+    @Test(arguments: allTraces)
+    func readWriteReadGivesAnEqualDocument(trace: String) throws {
+        guard let (first, _) = try? readDocument(trace) else { return }
+        let written = try render { try GPXWriter.write(first, to: $0) }
+        var second = try GPXDocument(data: [UInt8](written), name: "rewritten.gpx")
+        let expected = Self.normalized(first)
+        // GPX 1.0 speed and course come back from a generated TrackPointExtension v2 element;
+        // their values are compared above through extensions.speed and .course, so drop the element.
+        for t in second.tracks.indices {
+            for s in second.tracks[t].segments.indices {
+                for i in second.tracks[t].segments[s].points.indices {
+                    let original = first.tracks[t].segments[s].points[i]
+                    if original.extensions.elements.isEmpty && (original.speed != nil || original.course != nil) {
+                        #expect(second.tracks[t].segments[s].points[i].extensions.elements.count == 1)
+                        second.tracks[t].segments[s].points[i].extensions.elements = []
+                    }
+                }
+            }
+        }
+        #expect(second == expected)
+    }
+
+    @Test func gpx10IsUpgraded() throws {
+        let data = try Self.gpx(Paths.fixture("gpx/gpx10.gpx"))
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.contains("xmlns=\"http://www.topografix.com/GPX/1/1\" version=\"1.1\""))
+        #expect(text.contains("<metadata>\n    <name>Old file</name>\n    <desc>GPX 1.0</desc>"))
+        #expect(text.contains("<link href=\"http://example.com/\"><text>Example</text></link>"))
+        #expect(text.contains("<bounds minlat=\"1\" minlon=\"2\" maxlat=\"3\" maxlon=\"4\"/>"))
+        let doc = try GPXDocument(data: [UInt8](data))
+        let p = doc.tracks[0].segments[0].points[0]
+        #expect(p.extensions.speed == 1.25 && p.extensions.course == 90.5)
+        #expect(p.fix == .threeD && p.satellites == 7 && p.hdop == 1.2)
+        #expect(doc.metadata.authorName == "Someone" && doc.metadata.keywords == "a, b")
+    }
+
+    @Test func unknownExtensionsSurviveWithTheirNamespaces() throws {
+        let (doc, _) = try readDocument(Paths.fixture("gpx/extensions.gpx"))
+        let p = doc.tracks[0].segments[0].points[0]
+        #expect(p.extensions.heartRate == 120 && p.extensions.cadence == 80 && p.extensions.airTemperature == 21.5)
+        #expect(p.extensions.power == 250)
+        #expect(p.extensions.elements.count == 3)
+        #expect(
+            p.extensions.elements[2]
+                == "<other:note xmlns:other=\"urn:example:other\" kind=\"x &amp; y\">keep &lt;me&gt;</other:note>")
+        #expect(doc.tracks[0].info.extensions.elements == ["<other:color xmlns:other=\"urn:example:other\" value=\"red\"/>"])
+        // A prefix declared on the extension element itself, not on <gpx>.
+        #expect(doc.tracks[0].segments[0].points[1].extensions.heartRate == 125)
+        let text = String(decoding: try Self.gpx(Paths.fixture("gpx/extensions.gpx")), as: UTF8.self)
+        #expect(text.contains("<other:note xmlns:other=\"urn:example:other\" kind=\"x &amp; y\">keep &lt;me&gt;</other:note>"))
+    }
+
+    @Test func extensionsInGPXsOwnNamespaceMoveToAnotherSoTheFileValidates() throws {
+        let text = """
+            <gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1" creator="t"><wpt lat="1" lon="2">\
+            <extensions><power>75</power><a b="c"><d>e</d></a></extensions></wpt></gpx>
+            """
+        let doc = try parseDocument(text)
+        let e = doc.waypoints[0].extensions
+        #expect(e.power == 75)
+        #expect(e.elements == [
+            "<power xmlns=\"\(GPXExtensions.unqualifiedNamespace)\">75</power>",
+            "<a xmlns=\"\(GPXExtensions.unqualifiedNamespace)\" b=\"c\"><d>e</d></a>",
+        ])
+    }
+
+    @Test func outOfOrderElementsAreWrittenInSchemaOrder() throws {
+        let text = """
+            <gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1" creator="t">\
+            <trk><trkseg><trkpt lat="1" lon="1"/></trkseg></trk><rte><rtept lat="2" lon="2"/></rte><wpt lat="3" lon="3"/></gpx>
+            """
+        let data = try render { sink in
+            let writer = GPXWriter(sink: sink)
+            try GPXReader(source: MemoryByteSource(text), name: "t").read { try writer.write($0) }
+            try writer.finish()
+        }
+        let out = String(decoding: data, as: UTF8.self)
+        let w = try #require(out.range(of: "<wpt")).lowerBound
+        let r = try #require(out.range(of: "<rte>")).lowerBound
+        let t = try #require(out.range(of: "<trk>")).lowerBound
+        #expect(w < r && r < t)
+    }
+
+    // MARK: - GeoJSON
+
+    @Test func segmentsBecomeLinesOfAMultiLineString() throws {
+        let root = try Self.json(try Self.geojson(Paths.fixture("gpx/segments.gpx")))
+        let features = try #require(root["features"] as? [[String: Any]])
+        #expect(features.count == 3)
+        let wpt = try #require(features[0]["geometry"] as? [String: Any])
+        #expect(wpt["type"] as? String == "Point")
+        #expect(wpt["coordinates"] as? [Double] == [11.5, 48.1])
+        let rte = try #require(features[1]["geometry"] as? [String: Any])
+        #expect(rte["type"] as? String == "LineString")
+        let trk = try #require(features[2]["geometry"] as? [String: Any])
+        #expect(trk["type"] as? String == "MultiLineString")
+        let lines = try #require(trk["coordinates"] as? [[[Double]]])
+        // The empty segment is left out; the one-point segment becomes a two-position line.
+        #expect(lines.map(\.count) == [3, 2, 2])
+        #expect(lines[1][0] == lines[1][1])
+        #expect(lines[0][1] == [11.501, 48.101, 501])
+        let props = try #require(features[2]["properties"] as? [String: Any])
+        #expect(props["_gpxType"] as? String == "trk" && props["name"] as? String == "Walk")
+        let cp = try #require(props["coordinateProperties"] as? [String: Any])
+        let times = try #require(cp["times"] as? [[String]])
+        #expect(times.map(\.count) == [3, 2, 2])
+        #expect(times[0][0] == "2024-05-01T09:00:00.000Z" && times[2][1] == "2024-05-01T09:03:30.000Z")
+        #expect(root["bbox"] as? [Double] == [11.5, 48.1, 11.6, 48.301])
+        #expect(root["crs"] == nil)
+    }
+
+    @Test func linesAreSplitAtTheAntimeridian() throws {
+        let root = try Self.json(try Self.geojson(Paths.fixture("gpx/antimeridian.gpx")))
+        let feature = try #require((root["features"] as? [[String: Any]])?.first)
+        let geometry = try #require(feature["geometry"] as? [String: Any])
+        #expect(geometry["type"] as? String == "MultiLineString")
+        let lines = try #require(geometry["coordinates"] as? [[[Double]]])
+        #expect(lines.count == 2)
+        #expect(lines[0].last?[0] == 180 && lines[1].first?[0] == -180)
+        // The crossing sits at the latitude interpolated between -16.5 (179.9) and -17.5 (-179.9).
+        #expect(lines[0].last?[1] == -17 && lines[1].first?[1] == -17)
+        let times = try #require((feature["properties"] as? [String: Any])?["coordinateProperties"] as? [String: Any])
+        let t = try #require(times["times"] as? [[Any]])
+        #expect(t[0].count == 3 && t[1].count == 3)
+        #expect(t[0][2] is NSNull && t[1][0] is NSNull)
+        #expect(t[1][1] as? String == "2024-01-01T02:00:00.000Z")
+        for line in lines { for p in line { #expect(p[0] >= -180 && p[0] <= 180) } }
+    }
+
+    @Test func sensorValuesAreIndexAlignedWithNulls() throws {
+        let root = try Self.json(try Self.geojson(Paths.fixture("gpx/extensions.gpx")))
+        let feature = try #require((root["features"] as? [[String: Any]])?.first)
+        let cp = try #require((feature["properties"] as? [String: Any])?["coordinateProperties"] as? [String: Any])
+        #expect((cp["heart"] as? [Any])?.map { ($0 as? Double).map { Int($0) } ?? -1 } == [120, 125, -1])
+        #expect((cp["cads"] as? [Any])?.map { ($0 as? Double).map { Int($0) } ?? -1 } == [80, -1, -1])
+        #expect((cp["powers"] as? [Any])?.map { ($0 as? Double).map { Int($0) } ?? -1 } == [250, -1, -1])
+        #expect((cp["times"] as? [String])?.count == 3)
+        #expect(cp["speeds"] == nil)
+    }
+
+    @Test func coordinatesHaveAtMostSevenDecimals() throws {
+        let text = "<gpx><wpt lat=\"1.123456789\" lon=\"-2.000000049\"/></gpx>"
+        let data = try render { sink in
+            let writer = GeoJSONWriter(sink: sink)
+            try GPXReader(source: MemoryByteSource(text), name: "t").read { try writer.write($0) }
+            try writer.finish()
+        }
+        #expect(String(decoding: data, as: UTF8.self).contains("\"coordinates\":[-2,1.1234568]"))
+    }
+
+    /// Same geometry as togeojson (the reference for coordinateProperties) on its own test files.
+    @Test(
+        .enabled(if: Paths.sharedAvailable, "needs ../shared/corpus/togeojson"),
+        arguments: Paths.files(under: Paths.corpus.appendingPathComponent("togeojson/data"), suffix: ".gpx"))
+    func matchesTogeojsonGeometry(file: String) throws {
+        let expectedURL = Paths.corpus.appendingPathComponent("togeojson/expected/\(file).geojson")
+        guard let expectedData = try? Data(contentsOf: expectedURL),
+            let ours = try? Self.geojson(Paths.corpus.appendingPathComponent("togeojson/data/" + file).path, lenient: false)
+        else { return }
+        func lines(_ data: Data) throws -> [[[Double]]] {
+            // togeojson writes all tracks, then all routes; Waymark keeps document order.
+            let all = try Self.json(data)["features"] as? [[String: Any]] ?? []
+            func kind(_ f: [String: Any]) -> String { (f["properties"] as? [String: Any])?["_gpxType"] as? String ?? "" }
+            let features = all.filter { kind($0) == "trk" } + all.filter { kind($0) == "rte" }
+            return features.compactMap { f -> [[[Double]]]? in
+                guard let g = f["geometry"] as? [String: Any] else { return nil }
+                switch g["type"] as? String {
+                case "LineString": return [(g["coordinates"] as? [[Double]]) ?? []]
+                case "MultiLineString": return (g["coordinates"] as? [[[Double]]]) ?? []
+                default: return nil
+                }
+            }.flatMap { $0 }
+                // togeojson drops one-point segments; Waymark writes them as a two-position line on
+                // the point (see GeoJSONWriter). Compare the rest.
+                .filter { $0.count >= 2 && Set($0).count > 1 }
+        }
+        let theirs = try lines(expectedData)
+        let mine = try lines(ours)
+        #expect(mine.count == theirs.count, "\(file): \(mine.count) lines vs togeojson \(theirs.count)")
+        for (a, b) in zip(mine, theirs) {
+            #expect(a.count == b.count, "\(file)")
+            for (p, q) in zip(a, b) {
+                #expect(abs(p[0] - q[0]) <= 5.1e-8 && abs(p[1] - q[1]) <= 5.1e-8, "\(file): \(p) vs \(q)")
+            }
+        }
+    }
+}
