@@ -3,9 +3,9 @@ import Foundation
 /// Distances and bearings on the WGS 84 ellipsoid.
 ///
 /// Uses Vincenty's inverse formula (1975), accurate to well under a millimetre wherever it
-/// converges. It fails to converge only for nearly antipodal points (more than about 19 900 km
-/// apart), which never follow each other in a trace; there the distance is found by splitting
-/// the pair at a midpoint and summing the halves, which stays within about 0.01 %.
+/// converges. It fails to converge only for nearly antipodal points, which never follow each
+/// other in a trace; there the distance is found as the shortest two-leg path through an
+/// intermediate point (see ``viaMidpoint(_:_:)``). Tested against GeographicLib.
 public enum Geodesic {
     /// WGS 84 semi-major axis, metres.
     public static let a = 6_378_137.0
@@ -29,7 +29,7 @@ public enum Geodesic {
     public static func distance(_ p: Coordinate, _ q: Coordinate) -> Double {
         if p.latitude == q.latitude && p.longitude == q.longitude { return 0 }
         if let r = vincenty(p, q) { return r.distance }
-        return splitDistance(p, q, depth: 0)
+        return viaMidpoint(p, q).distance
     }
 
     /// Distance and bearings between two coordinates.
@@ -38,20 +38,51 @@ public enum Geodesic {
             return Inverse(distance: 0, initialBearing: 0, finalBearing: 0)
         }
         if let r = vincenty(p, q) { return r }
-        let d = splitDistance(p, q, depth: 0)
-        let m = sphericalMidpoint(p, q)
+        let (d, m) = viaMidpoint(p, q)
         let b1 = vincenty(p, m)?.initialBearing ?? 0
         let b2 = vincenty(m, q)?.finalBearing ?? 0
         return Inverse(distance: d, initialBearing: b1, finalBearing: b2)
     }
 
-    private static func splitDistance(_ p: Coordinate, _ q: Coordinate, depth: Int) -> Double {
-        let m = sphericalMidpoint(p, q)
-        func leg(_ x: Coordinate, _ y: Coordinate) -> Double {
-            if let r = vincenty(x, y) { return r.distance }
-            return depth < 4 ? splitDistance(x, y, depth: depth + 1) : 0
+    /// For nearly antipodal points, where Vincenty's iteration does not converge: the shortest
+    /// path is the minimum over intermediate points M of |PM| + |MQ|, and both legs are short
+    /// enough for Vincenty. A pattern search moves M from several starting points (the
+    /// spherical midpoint and the two midpoints over the poles) down to 1e-10°; because the sum is
+    /// flat near its minimum, the distance is then exact to far below a millimetre.
+    static func viaMidpoint(_ p: Coordinate, _ q: Coordinate) -> (distance: Double, midpoint: Coordinate) {
+        func legs(_ m: Coordinate) -> Double {
+            guard let a = vincenty(p, m), let b = vincenty(m, q) else { return .infinity }
+            return a.distance + b.distance
         }
-        return leg(p, m) + leg(m, q)
+        func clamp(_ lat: Double, _ lon: Double) -> Coordinate {
+            Coordinate(latitude: max(-90, min(90, lat)), longitude: (lon + 540).truncatingRemainder(dividingBy: 360) - 180)
+        }
+        let meanLongitude = p.longitude + ((q.longitude - p.longitude + 540).truncatingRemainder(dividingBy: 360) - 180) / 2
+        let starts = [
+            sphericalMidpoint(p, q), clamp(89, meanLongitude), clamp(-89, meanLongitude),
+            clamp((p.latitude + q.latitude) / 2, meanLongitude), clamp((p.latitude + q.latitude) / 2, meanLongitude + 180),
+        ]
+        var best = (distance: Double.infinity, midpoint: starts[0])
+        for start in starts where start.latitude.isFinite && start.longitude.isFinite {
+            var m = start
+            var value = legs(m)
+            var step = 2.0
+            while step > 1e-10 {
+                var improved = false
+                for (dlat, dlon) in [(step, 0.0), (-step, 0.0), (0.0, step), (0.0, -step)] {
+                    let candidate = clamp(m.latitude + dlat, m.longitude + dlon)
+                    let v = legs(candidate)
+                    if v < value {
+                        value = v
+                        m = candidate
+                        improved = true
+                    }
+                }
+                if !improved { step /= 2 }
+            }
+            if value < best.distance { best = (value, m) }
+        }
+        return best
     }
 
     private static func sphericalMidpoint(_ p: Coordinate, _ q: Coordinate) -> Coordinate {
@@ -70,7 +101,9 @@ public enum Geodesic {
     /// Vincenty's inverse formula; nil when it does not converge.
     static func vincenty(_ p: Coordinate, _ q: Coordinate) -> Inverse? {
         let rad = Double.pi / 180
-        let L = (q.longitude - p.longitude) * rad
+        var Δlon = (q.longitude - p.longitude).truncatingRemainder(dividingBy: 360)
+        if Δlon > 180 { Δlon -= 360 } else if Δlon < -180 { Δlon += 360 }
+        let L = Δlon * rad
         let U1 = atan((1 - f) * tan(p.latitude * rad))
         let U2 = atan((1 - f) * tan(q.latitude * rad))
         let sinU1 = sin(U1)
