@@ -33,7 +33,11 @@ public final class TextRenderer {
     private let sink: FileSink
     private let options: Options
     public private(set) var statistics = TraceStatistics()
-    private var name: String?
+    private var metadataName: String?
+    private var trackName: String?
+    private var routeName: String?
+    /// The trace's own name: the file's, else its first track's, else its first route's.
+    private var name: String? { metadataName ?? trackName ?? routeName }
     private var sketchPoints: [(Float, Float)] = []  // (lat, lon); NaN lat = line break
     private var stride = 1
     private var sinceKept = 0
@@ -53,9 +57,9 @@ public final class TextRenderer {
         statistics.add(event)
         switch event {
         case .metadata(let m):
-            name = name ?? m.name
+            metadataName = m.name
         case .trackStart(let info), .routeStart(let info):
-            name = name ?? info.name
+            if event.isRoute { routeName = routeName ?? info.name } else { trackName = trackName ?? info.name }
             breakLine()
             kind = event.isRoute ? "rte" : "trk"
             tablePrevious = nil

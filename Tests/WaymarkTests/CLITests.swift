@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// The `waymark` tool, run as a user would run it (built by `swift build`, as the README's test
+/// command does first).
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path), "run `swift build` first: .build/debug/waymark is missing"))
+struct CLITests {
+    func waymark(_ arguments: String..., input: Data? = nil) throws -> ProcessResult {
+        var environment = ProcessInfo.processInfo.environment
+        environment["COLUMNS"] = "60"
+        return try run(Paths.waymark.path, arguments, input: input, environment: environment)
+    }
+
+    @Test func badInputExits65WithFileLineColumn() throws {
+        let path = Paths.fixture("bad/lat-out-of-range.gpx")
+        for format in ["text", "geojson", "gpx"] {
+            let r = try waymark("render", path, "--format", format)
+            #expect(r.status == 65)
+            #expect(r.stderr.contains("waymark: \(path):6:7: <trkpt> latitude 91.5 is outside -90...90"), "\(r.stderr)")
+            #expect(r.stderr.contains("hint: --lenient"))
+        }
+        let info = try waymark("info", Paths.fixture("bad/billion-laughs.gpx"))
+        #expect(info.status == 65)
+        #expect(info.stderr.contains("billion-laughs.gpx:2:1: DOCTYPE declarations are refused"))
+    }
+
+    @Test func missingFileExits66AndUsageErrorsExit64() throws {
+        let missing = try waymark("info", "/no/such/walk.gpx")
+        #expect(missing.status == 66)
+        #expect(missing.stderr.contains("/no/such/walk.gpx: cannot open: No such file or directory"))
+        #expect(try waymark("render").status == 64)
+        #expect(try waymark("render", Paths.fixture("gpx/segments.gpx"), "--format", "kml").status == 64)
+        #expect(try waymark("render", Paths.fixture("gpx/segments.gpx"), "--width", "5").status == 64)
+        #expect(try waymark("render", Paths.fixture("gpx/segments.gpx"), "--format", "gpx", "--points").status == 64)
+    }
+
+    @Test func failedRenderLeavesNoOutputFile() throws {
+        let out = temporaryPath(".geojson")
+        let r = try waymark("render", Paths.fixture("bad/truncated-in-trkpt.gpx"), "--format", "geojson", "-o", out)
+        #expect(r.status == 65)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let dir = (out as NSString).deletingLastPathComponent
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter {
+            $0.hasPrefix("." + (out as NSString).lastPathComponent)
+        }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func lenientRecoversWithAWarning() throws {
+        let r = try waymark("info", "--json", "--lenient", Paths.fixture("bad/truncated-in-trkpt.gpx"))
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("truncated-in-trkpt.gpx:7:42: warning: unexpected end of file"))
+        let object = try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])
+        #expect(object["trackPointCount"] as? Int == 3)
+    }
+
+    @Test func infoJSONHasTheDocumentedFields() throws {
+        let r = try waymark("info", "--json", Paths.fixture("gpx/segments.gpx"))
+        #expect(r.status == 0)
+        let o = try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])
+        #expect(o["trackCount"] as? Int == 1)
+        #expect(o["segmentCount"] as? Int == 4)
+        #expect(o["trackPointCount"] as? Int == 6)
+        #expect(o["waypointCount"] as? Int == 1)
+        #expect(o["routeCount"] as? Int == 1)
+        #expect(o["routePointCount"] as? Int == 2)
+        // Segments of 3 points 10 s apart, 1 point, and 2 points: 20 s + 0 + 10 s.
+        #expect(o["duration"] as? Double == 30)
+        let bounds = try #require(o["bounds"] as? [String: Double])
+        #expect(bounds["minLatitude"] == 48.1 && bounds["maxLongitude"] == 11.6)
+        #expect((o["length2D"] as? Double ?? 0) > 0)
+        #expect((o["length3D"] as? Double ?? 0) >= (o["length2D"] as? Double ?? 0))
+        let untimed = try waymark("info", "--json", Paths.fixture("gpx/entities.gpx"))
+        let u = try #require(try JSONSerialization.jsonObject(with: untimed.stdout) as? [String: Any])
+        #expect(u["duration"] is NSNull)
+    }
+
+    @Test func textViewHasSummaryAndSketchWithoutColourWhenPiped() throws {
+        let r = try waymark("render", Paths.fixture("gpx/segments.gpx"), "--points")
+        #expect(r.status == 0)
+        let text = r.stdoutText
+        #expect(text.contains("\"Walk\""))
+        #expect(text.contains("points    6 in 1 track(s), 4 segment(s); 1 waypoint(s); 1 route(s) with 2 point(s)"))
+        #expect(text.contains("2024-05-01T09:00:00.000Z → 2024-05-01T09:03:30.000Z"))
+        #expect(text.unicodeScalars.contains { (0x2801...0x28FF).contains($0.value) }, "no braille sketch")
+        #expect(!text.contains("\u{1B}["), "colour codes in piped output")
+        // The table: a row per point (1 waypoint + 2 route points + 6 track points).
+        let rows = text.split(separator: "\n").filter { $0.contains("  trk  ") || $0.contains("  rte  ") || $0.contains("  wpt  ") }
+        #expect(rows.count == 9)
+        for line in text.split(separator: "\n") { #expect(line.count <= 100, "line too wide: \(line)") }
+    }
+
+    @Test func readsStandardInput() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: Paths.fixture("gpx/antimeridian.gpx")))
+        let r = try waymark("render", "-", "--format", "geojson", input: data)
+        #expect(r.status == 0)
+        let o = try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])
+        #expect(o["type"] as? String == "FeatureCollection")
+    }
+
+    @Test func helpTeachesWithExamples() throws {
+        let r = try waymark("render", "--help")
+        #expect(r.status == 0)
+        #expect(r.stdoutText.contains("Examples:"))
+        #expect(r.stdoutText.contains("waymark render walk.gpx --format geojson -o walk.geojson"))
+        #expect(try waymark("info", "--help").stdoutText.contains("--json"))
+    }
+
+    @Test(.enabled(if: Paths.sharedAvailable, "needs ../shared/tools"))
+    func outputFilesPassTheSharedCheckers() throws {
+        let geojson = temporaryPath(".geojson")
+        let gpx = temporaryPath(".gpx")
+        defer {
+            try? FileManager.default.removeItem(atPath: geojson)
+            try? FileManager.default.removeItem(atPath: gpx)
+        }
+        #expect(try waymark("render", Paths.fixture("gpx/extensions.gpx"), "-f", "geojson", "-o", geojson).status == 0)
+        #expect(try waymark("render", Paths.fixture("gpx/gpx10.gpx"), "-f", "gpx", "-o", gpx).status == 0)
+        let g = try run(Paths.shared.appendingPathComponent("tools/check-geojson").path, ["--strict", geojson])
+        #expect(g.status == 0, "\(g.stdoutText)")
+        if which("xmllint") != nil {
+            let x = try run(Paths.shared.appendingPathComponent("tools/check-gpx").path, [gpx])
+            #expect(x.status == 0, "\(x.stdoutText)\(x.stderr)")
+        }
+    }
+}
