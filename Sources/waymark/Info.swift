@@ -33,7 +33,7 @@ extension WaymarkCommand {
 
         func run() throws {
             do {
-                let reader = try makeReader(trace, options: read)
+                let reader = try makeReader(trace, options: read, keepingExtensions: false)
                 var stats = TraceStatistics()
                 try reader.read { event in
                     if case .warning(let w) = event { report(w) }

@@ -66,7 +66,7 @@ extension WaymarkCommand {
         func run() throws {
             do {
                 let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
-                let reader = try makeReader(trace, options: read)
+                let reader = try makeReader(trace, options: read, keepingExtensions: format == .gpx)
                 switch format {
                 case .geojson:
                     let writer = GeoJSONWriter(sink: sink)

@@ -15,6 +15,9 @@ struct ReadOptions: ParsableArguments {
     var lenient = false
 
     var gpxOptions: GPXReadOptions { GPXReadOptions(lenient: lenient) }
+
+    /// For outputs that do not write GPX: only known extension values are read.
+    var valueOptions: GPXReadOptions { GPXReadOptions(lenient: lenient, keepsExtensionElements: false) }
 }
 
 /// sysexits(3) codes.
@@ -116,8 +119,10 @@ final class ProgressSource: ByteSource {
 }
 
 /// Opens a GPX reader on `path`, with progress for large files on a terminal.
-func makeReader(_ path: String, options: ReadOptions) throws -> GPXReader {
-    GPXReader(source: try ProgressSource(path: path), name: path, options: options.gpxOptions)
+func makeReader(_ path: String, options: ReadOptions, keepingExtensions: Bool = true) throws -> GPXReader {
+    GPXReader(
+        source: try ProgressSource(path: path), name: path,
+        options: keepingExtensions ? options.gpxOptions : options.valueOptions)
 }
 
 /// Prints reader warnings to standard error as they come.

@@ -32,10 +32,15 @@ public struct GPXReadOptions: Sendable, Hashable {
     /// the damage, with a warning that says what was dropped.
     public var lenient: Bool
     public var limits: XMLLimits
+    /// Keep every extension element verbatim in ``GPXExtensions/elements`` (needed to write GPX
+    /// back). Without it only the known values (heart rate, cadence, …) are read, which is much
+    /// faster for GeoJSON, text and statistics.
+    public var keepsExtensionElements: Bool
 
-    public init(lenient: Bool = false, limits: XMLLimits = .default) {
+    public init(lenient: Bool = false, limits: XMLLimits = .default, keepsExtensionElements: Bool = true) {
         self.lenient = lenient
         self.limits = limits
+        self.keepsExtensionElements = keepsExtensionElements
     }
 }
 
@@ -121,10 +126,18 @@ public final class GPXReader {
 
     private func next() throws -> XMLTokenizer.Token { try tokenizer.next() }
 
+    private var gpxBinding = -2
+    private var otherBinding = -2
+
+    /// Whether the current element is in GPX's namespace (1.0 or 1.1) or in none.
     private var isGPXNamespace: Bool {
+        let binding = tokenizer.elementBindingIndex
+        if binding < 0 || binding == gpxBinding { return true }
+        if binding == otherBinding { return false }
         let ns = tokenizer.namespaceURI
-        return ns.count == 0 || ns.equals("http://www.topografix.com/GPX/1/1")
-            || ns.equals("http://www.topografix.com/GPX/1/0")
+        let isGPX = ns.equals("http://www.topografix.com/GPX/1/1") || ns.equals("http://www.topografix.com/GPX/1/0")
+        if isGPX { gpxBinding = binding } else { otherBinding = binding }
+        return isGPX
     }
 
     private func readDocument() throws {
@@ -692,6 +705,10 @@ public final class GPXReader {
             _ = try next()
             return result
         }
+        guard options.keepsExtensionElements else {
+            try readExtensionValues(into: &result)
+            return result
+        }
         while true {
             switch try next() {
             case .startElement:
@@ -700,6 +717,55 @@ public final class GPXReader {
                 return result
             case .text:
                 continue
+            }
+        }
+    }
+
+    /// The ``GPXExtensions`` value an element carries, if Waymark knows it.
+    private func knownExtensionTarget() -> WritableKeyPath<GPXExtensions, Double?>? {
+        let ns = tokenizer.namespaceURI
+        let local = tokenizer.localName
+        if Self.trackPointExtensionURIs.contains(where: { ns.equals($0) }) {
+            if local.equals("hr") { return \.heartRate }
+            if local.equals("cad") { return \.cadence }
+            if local.equals("atemp") { return \.airTemperature }
+            if local.equals("wtemp") { return \.waterTemperature }
+            if local.equals("depth") { return \.depth }
+            if local.equals("speed") { return \.speed }
+            if local.equals("course") { return \.course }
+        }
+        if ns.equals("http://www.garmin.com/xmlschemas/PowerExtension/v1") && local.equals("PowerInWatts") {
+            return \.power
+        }
+        if local.equals("power") && ns.count > 0 { return \.power }
+        return nil
+    }
+
+    /// Reads only the known values of `<extensions>` (the tokenizer is inside it).
+    private func readExtensionValues(into ext: inout GPXExtensions) throws {
+        var depth = 1
+        var target: WritableKeyPath<GPXExtensions, Double?>?
+        leaf.count = 0
+        while depth > 0 {
+            switch try next() {
+            case .startElement:
+                if tokenizer.isEmptyElement {
+                    _ = try next()
+                } else {
+                    depth += 1
+                    target = knownExtensionTarget()
+                    leaf.count = 0
+                }
+            case .endElement:
+                depth -= 1
+                if let t = target {
+                    if let v = ValueParsing.decimal(leaf.span) { ext[keyPath: t] = v }
+                    target = nil
+                }
+            case .text:
+                if target != nil { leaf.append(tokenizer.text) }
+            case .endOfDocument:
+                return
             }
         }
     }
@@ -734,25 +800,6 @@ public final class GPXReader {
                 out.append(UInt8(ascii: "\""))
             }
         }
-        func knownTarget() -> WritableKeyPath<GPXExtensions, Double?>? {
-            let ns = tokenizer.namespaceURI
-            let local = tokenizer.localName
-            if Self.trackPointExtensionURIs.contains(where: { ns.equals($0) }) {
-                if local.equals("hr") { return \.heartRate }
-                if local.equals("cad") { return \.cadence }
-                if local.equals("atemp") { return \.airTemperature }
-                if local.equals("wtemp") { return \.waterTemperature }
-                if local.equals("depth") { return \.depth }
-                if local.equals("speed") { return \.speed }
-                if local.equals("course") { return \.course }
-            }
-            if ns.equals("http://www.garmin.com/xmlschemas/PowerExtension/v1") && local.equals("PowerInWatts") {
-                return \.power
-            }
-            if local.equals("power") && ns.count > 0 { return \.power }
-            return nil
-        }
-
         // GPX 1.1 allows only elements of other namespaces in <extensions>. An extension element
         // in GPX's own namespace or in none (common: unprefixed children under a default GPX
         // namespace) is kept in ``GPXExtensions/unqualifiedNamespace`` instead, so that written
@@ -763,7 +810,7 @@ public final class GPXReader {
             && (rootURI.count == 0 || rootURI.equals("http://www.topografix.com/GPX/1/1")
                 || rootURI.equals("http://www.topografix.com/GPX/1/0"))
         noteStart(rootAttributes, includeName: false, dropDefaultDeclaration: rehome)
-        valueTarget = knownTarget()
+        valueTarget = knownExtensionTarget()
         value.count = 0
         let rootEmpty = tokenizer.isEmptyElement
         if rootEmpty {
@@ -780,7 +827,7 @@ public final class GPXReader {
                     } else {
                         body.append(UInt8(ascii: ">"))
                         depth += 1
-                        valueTarget = knownTarget()
+                        valueTarget = knownExtensionTarget()
                         value.count = 0
                     }
                 case .endElement:

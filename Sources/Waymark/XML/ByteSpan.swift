@@ -53,10 +53,13 @@ struct ByteSpan {
 }
 
 /// A growable byte buffer with stable storage between growths, freed on deinit.
+///
+/// Each store belongs to one reader or writer on one thread, so its fields skip Swift's dynamic
+/// exclusivity checks (`@exclusivity(unchecked)`); no access to them overlaps another.
 final class ByteStore {
-    private(set) var base: UnsafeMutablePointer<UInt8>
-    private(set) var capacity: Int
-    var count = 0
+    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private(set) var capacity: Int
+    @exclusivity(unchecked) var count = 0
 
     init(capacity: Int = 256) {
         self.capacity = max(16, capacity)

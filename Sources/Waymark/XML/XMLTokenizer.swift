@@ -31,6 +31,10 @@ public struct XMLLimits: Sendable, Hashable {
 /// instructions are checked and skipped. Text is reported with CRLF normalised to LF.
 ///
 /// Spans it hands out are valid until the next call to ``next()``.
+///
+/// Confined to one thread and never handed out, it skips Swift's dynamic exclusivity checks on
+/// its hot state (`@exclusivity(unchecked)`): no method holds an access to one of those
+/// properties across a call that could touch it again.
 final class XMLTokenizer {
     enum Token: Equatable {
         case startElement
@@ -58,6 +62,7 @@ final class XMLTokenizer {
         var prefixCount: Int  // 0 when unprefixed; else the length before the colon
         var bindingCount: Int  // bindings in force before this element's own declarations
         var uri: Int  // index into bindings, or -1 for no namespace
+        var defaultBefore: Int  // the default namespace's binding before this element, or -1
     }
 
     struct Attribute {
@@ -77,40 +82,42 @@ final class XMLTokenizer {
     private let limits: XMLLimits
 
     // The window of decoded bytes: buf[0..<end], with buf[end] == 0 as a sentinel.
-    private var buf: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
-    private var pos = 0
-    private var end = 0
-    private var eof = false
-    private var started = false
-    private var encoding = Encoding.utf8
+    @exclusivity(unchecked) private var buf: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private var pos = 0
+    @exclusivity(unchecked) private var end = 0
+    @exclusivity(unchecked) private var eof = false
+    @exclusivity(unchecked) private var started = false
+    @exclusivity(unchecked) private var encoding = Encoding.utf8
     private var staging: UnsafeMutablePointer<UInt8>?
 
     // Where buf[0] sits in the decoded stream, for line:column.
-    private var baseOffset = 0
-    private var linesBefore = 0
-    private var lineStartOffset = 0
+    @exclusivity(unchecked) private var baseOffset = 0
+    @exclusivity(unchecked) private var linesBefore = 0
+    @exclusivity(unchecked) private var lineStartOffset = 0
 
-    private var elements: [OpenElement] = []
+    @exclusivity(unchecked) private var elements: [OpenElement] = []
     private let names = ByteStore(capacity: 1024)
-    private var bindings: [Binding] = []
+    @exclusivity(unchecked) private var bindings: [Binding] = []
     private let namespaceStore = ByteStore(capacity: 1024)
-    private(set) var attributes: [Attribute] = []
+    @exclusivity(unchecked) private(set) var attributes: [Attribute] = []
     private let attributeScratch = ByteStore(capacity: 1024)
     private let textScratch = ByteStore(capacity: 4096)
 
-    private var rootSeen = false
-    private var rootClosed = false
-    private var pendingEmptyEnd = false
-    private var popPending = false
-    private var finished = false
+    /// The binding of the default namespace in scope, or -1: saves a search for unprefixed names.
+    @exclusivity(unchecked) private var defaultBinding = -1
+    @exclusivity(unchecked) private var rootSeen = false
+    @exclusivity(unchecked) private var rootClosed = false
+    @exclusivity(unchecked) private var pendingEmptyEnd = false
+    @exclusivity(unchecked) private var popPending = false
+    @exclusivity(unchecked) private var finished = false
 
     /// Where the most recent token starts in the window.
-    private(set) var tokenStart = 0
+    @exclusivity(unchecked) private(set) var tokenStart = 0
     /// The text of the most recent `.text` token.
-    private(set) var text = ByteSpan.empty
+    @exclusivity(unchecked) private(set) var text = ByteSpan.empty
     /// Whether the most recent start tag was an empty-element tag (`<a/>`).
-    private(set) var isEmptyElement = false
+    @exclusivity(unchecked) private(set) var isEmptyElement = false
 
     init(source: ByteSource, fileName: String, limits: XMLLimits = .default) {
         self.source = source
@@ -316,7 +323,7 @@ final class XMLTokenizer {
     /// An absolute offset the window must keep while set, so that a caller can still locate an
     /// earlier token (say `<time>`) when it finds a problem in what follows. Set it only around
     /// small elements: everything from the pin on counts against ``XMLLimits/maxTokenBytes``.
-    var pin: Int?
+    @exclusivity(unchecked) var pin: Int?
 
     private func refill(keepingFrom tokenIndex: Int) throws {
         var start = tokenIndex
@@ -795,8 +802,9 @@ final class XMLTokenizer {
         while true {
             let b = buf[p]
             if b < 0x80 {
-                let isStart = Self.asciiNameStart[Int(b)] && (allowColon || b != UInt8(ascii: ":"))
-                let isChar = isStart || Self.asciiNameChar[Int(b)]
+                let letter = (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A
+                let isStart = letter || b == 0x5F || (b == 0x3A && allowColon)
+                let isChar = isStart || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2E
                 if p == start ? isStart : isChar {
                     p += 1
                     continue
@@ -813,12 +821,6 @@ final class XMLTokenizer {
         }
     }
 
-    private static let asciiNameStart: [Bool] = (0..<128).map { b in
-        (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x3A
-    }
-    private static let asciiNameChar: [Bool] = (0..<128).map { b in
-        asciiNameStart[b] || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2E
-    }
 
     private static func isNameStart(_ v: UInt32) -> Bool {
         switch v {
@@ -836,8 +838,36 @@ final class XMLTokenizer {
     }
 
     /// Scans a qualified name; returns the prefix length (0 when unprefixed).
-    private func scanQName(_ p: inout Int, what: String) throws -> Int {
+    private func scanQName(_ p: inout Int, what: StaticString) throws -> Int {
         let start = p
+        let b = buf
+        // Fast path: an ASCII name ended by an ASCII delimiter.
+        var q = p
+        var c = b[q]
+        if ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A) || c == 0x5F {
+            var colon = -1
+            q += 1
+            while true {
+                c = b[q]
+                if ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x5F || c == 0x2D
+                    || c == 0x2E
+                {
+                    q += 1
+                } else if c == 0x3A && colon < 0 {
+                    colon = q
+                    q += 1
+                } else {
+                    break
+                }
+            }
+            if c < 0x80 && c != 0x3A && !(c == 0 && q == end) {
+                if colon == q - 1 {
+                    throw malformed(at: start, "'\(ByteSpan(start: UnsafePointer(b + start), count: q - start).string)' is not a valid qualified name")
+                }
+                p = q
+                return colon < 0 ? 0 : colon - start
+            }
+        }
         guard try scanName(&p, allowColon: true) else {
             if p == end { throw NeedMore() }
             throw malformed(at: p, "expected \(what)")
@@ -936,6 +966,7 @@ final class XMLTokenizer {
 
     private func openElement(nameStart: Int, nameCount: Int, prefixCount: Int) throws {
         let bindingsBefore = bindings.count
+        let defaultBefore = defaultBinding
         // Decode values and register namespace declarations.
         for i in attributes.indices {
             if attributes[i].needsDecode {
@@ -973,15 +1004,16 @@ final class XMLTokenizer {
             namespaceStore.append(value)
             bindings.append(
                 Binding(prefixStart: prefixOffset, prefixCount: prefix.count, uriStart: uriOffset, uriCount: value.count))
+            if isDefault { defaultBinding = value.count == 0 ? -1 : bindings.count - 1 }
         }
         let nameOffset = names.count
         names.append(buf + nameStart, count: nameCount)
         let prefix = ByteSpan(start: UnsafePointer(buf + nameStart), count: prefixCount)
-        let uri = try resolve(prefix: prefix, isElement: true, at: nameStart)
+        let uri = prefixCount == 0 ? defaultBinding : try resolve(prefix: prefix, isElement: true, at: nameStart)
         elements.append(
             OpenElement(
                 nameStart: nameOffset, nameCount: nameCount, prefixCount: prefixCount,
-                bindingCount: bindingsBefore, uri: uri))
+                bindingCount: bindingsBefore, uri: uri, defaultBefore: defaultBefore))
         // Resolve attribute prefixes and reject duplicates.
         for i in attributes.indices {
             let a = attributes[i]
@@ -1023,6 +1055,7 @@ final class XMLTokenizer {
     private func popElement() {
         let e = elements.removeLast()
         names.count = e.nameStart
+        defaultBinding = e.defaultBefore
         if bindings.count > e.bindingCount {
             namespaceStore.count = bindings[e.bindingCount].prefixStart
             bindings.removeSubrange(e.bindingCount...)
@@ -1171,7 +1204,7 @@ final class XMLTokenizer {
         var needsDecode = false
         while true {
             let b = buf[p]
-            if Self.plainText[Int(b)] {
+            if (b >= 0x20 && b < 0x80 && b != 0x3C && b != 0x26 && b != 0x5D) || b == 0x0A || b == 0x09 {
                 p += 1
                 continue
             }
@@ -1215,11 +1248,6 @@ final class XMLTokenizer {
         }
         pos = p
         return .text
-    }
-
-    /// Bytes that need no attention inside text: printable ASCII other than '<', '&', ']', plus tab and LF.
-    private static let plainText: [Bool] = (0..<256).map { b in
-        (b >= 0x20 && b < 0x80 && b != 0x3C && b != 0x26 && b != 0x5D) || b == 0x09 || b == 0x0A
     }
 }
 
