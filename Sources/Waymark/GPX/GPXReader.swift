@@ -722,29 +722,32 @@ public final class GPXReader {
     }
 
     /// The ``GPXExtensions`` value an element carries, if Waymark knows it.
-    private func knownExtensionTarget() -> WritableKeyPath<GPXExtensions, Double?>? {
+    private func knownExtensionTarget() -> GPXExtensions.Field? {
         let ns = tokenizer.namespaceURI
         let local = tokenizer.localName
         if Self.trackPointExtensionURIs.contains(where: { ns.equals($0) }) {
-            if local.equals("hr") { return \.heartRate }
-            if local.equals("cad") { return \.cadence }
-            if local.equals("atemp") { return \.airTemperature }
-            if local.equals("wtemp") { return \.waterTemperature }
-            if local.equals("depth") { return \.depth }
-            if local.equals("speed") { return \.speed }
-            if local.equals("course") { return \.course }
+            switch local.count {
+            case 2 where local.equals("hr"): return .heartRate
+            case 3 where local.equals("cad"): return .cadence
+            case 5 where local.equals("atemp"): return .airTemperature
+            case 5 where local.equals("wtemp"): return .waterTemperature
+            case 5 where local.equals("depth"): return .depth
+            case 5 where local.equals("speed"): return .speed
+            case 6 where local.equals("course"): return .course
+            default: return nil
+            }
         }
         if ns.equals("http://www.garmin.com/xmlschemas/PowerExtension/v1") && local.equals("PowerInWatts") {
-            return \.power
+            return .power
         }
-        if local.equals("power") && ns.count > 0 { return \.power }
+        if local.equals("power") && ns.count > 0 { return .power }
         return nil
     }
 
     /// Reads only the known values of `<extensions>` (the tokenizer is inside it).
     private func readExtensionValues(into ext: inout GPXExtensions) throws {
         var depth = 1
-        var target: WritableKeyPath<GPXExtensions, Double?>?
+        var target: GPXExtensions.Field?
         leaf.count = 0
         while depth > 0 {
             switch try next() {
@@ -759,7 +762,7 @@ public final class GPXReader {
             case .endElement:
                 depth -= 1
                 if let t = target {
-                    if let v = ValueParsing.decimal(leaf.span) { ext[keyPath: t] = v }
+                    if let v = ValueParsing.decimal(leaf.span) { ext.set(t, v) }
                     target = nil
                 }
             case .text:
@@ -779,7 +782,7 @@ public final class GPXReader {
         let rootName = tokenizer.qualifiedName.string
         let rootAttributes = ByteStore(capacity: 64)
         var depth = 0
-        var valueTarget: WritableKeyPath<GPXExtensions, Double?>?
+        var valueTarget: GPXExtensions.Field?
         let value = ByteStore(capacity: 16)
 
         func noteStart(_ out: ByteStore, includeName: Bool, dropDefaultDeclaration: Bool = false) {
@@ -833,7 +836,7 @@ public final class GPXReader {
                 case .endElement:
                     depth -= 1
                     if let target = valueTarget {
-                        if let v = ValueParsing.decimal(value.span) { ext[keyPath: target] = v }
+                        if let v = ValueParsing.decimal(value.span) { ext.set(target, v) }
                         valueTarget = nil
                     }
                     if depth > 0 {

@@ -238,12 +238,7 @@ public final class GPXWriter {
         o.append("\" lon=\"")
         ValueFormatting.appendDecimal(p.coordinate.longitude, to: o)
         o.append(UInt8(ascii: "\""))
-        let simple =
-            p.elevation == nil && p.time == nil && p.name == nil && p.description == nil && p.extensions.isEmpty
-            && p.speed == nil && p.course == nil && p.comment == nil && p.symbol == nil && p.type == nil
-            && p.fix == nil && p.satellites == nil && p.hdop == nil && p.vdop == nil && p.pdop == nil
-            && p.links.isEmpty && p.magneticVariation == nil && p.geoidHeight == nil && p.source == nil
-            && p.ageOfDGPSData == nil && p.dgpsStation == nil
+        let simple = p.elevation == nil && p.time == nil && p.extensions.isEmpty && !p.hasDetails
         if simple {
             o.append("/>\n")
             return

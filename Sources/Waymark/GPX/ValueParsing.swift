@@ -119,8 +119,8 @@ enum ValueParsing {
             i += count
             return v
         }
-        func expect(_ c: Character) -> Bool {
-            guard i < n, s[i] == c.asciiValue! else { return false }
+        func expect(_ c: Unicode.Scalar) -> Bool {
+            guard i < n, s[i] == UInt8(truncatingIfNeeded: c.value) else { return false }
             i += 1
             return true
         }

@@ -212,19 +212,22 @@ public final class GeoJSONWriter {
             c.append(UInt8(ascii: "\""))
         }
         let e = p.extensions
-        if e.hasKnownValues || p.speed != nil || p.course != nil {
+        let d = p.hasDetails ? p.details : nil
+        if e.hasKnownValues || d != nil {
             putNumber(.heart, e.heartRate, decimals: 0, line: line)
             putNumber(.cads, e.cadence, decimals: 0, line: line)
             putNumber(.atemps, e.airTemperature, decimals: 2, line: line)
             putNumber(.powers, e.power, decimals: 1, line: line)
-            putNumber(.speeds, p.speed ?? e.speed, decimals: 3, line: line)
-            putNumber(.courses, p.course ?? e.course, decimals: 2, line: line)
+            putNumber(.speeds, d?.speed ?? e.speed, decimals: 3, line: line)
+            putNumber(.courses, d?.course ?? e.course, decimals: 2, line: line)
         }
-        putNumber(.hdops, p.hdop, decimals: 2, line: line)
-        putNumber(.vdops, p.vdop, decimals: 2, line: line)
-        if let s = p.satellites {
-            let c = put(.sats, line: line)
-            ValueFormatting.appendInteger(Int64(s), to: c)
+        if let d {
+            putNumber(.hdops, d.hdop, decimals: 2, line: line)
+            putNumber(.vdops, d.vdop, decimals: 2, line: line)
+            if let s = d.satellites {
+                let c = put(.sats, line: line)
+                ValueFormatting.appendInteger(Int64(s), to: c)
+            }
         }
         pointsInLine += 1
     }

@@ -23,23 +23,54 @@ public struct GPXLink: Sendable, Hashable, Codable {
 }
 
 /// Extension content: the values Waymark knows, and every element kept verbatim for round trips.
+///
+/// Known values are stored compactly (a presence mask and eight doubles), because a point is
+/// copied several times on its way from reader to writer.
 public struct GPXExtensions: Sendable, Hashable, Codable {
+    private var present: UInt8 = 0
+    private var values = SIMD8<Double>(repeating: 0)
+
+    /// Indices of the known values, in the order of the properties below.
+    enum Field: Int {
+        case heartRate, cadence, airTemperature, waterTemperature, depth, power, speed, course
+    }
+
+    @inline(__always)
+    private func value(_ i: Int) -> Double? { present & (1 << i) != 0 ? values[i] : nil }
+
+    @inline(__always)
+    mutating func set(_ field: Field, _ v: Double) {
+        present |= 1 << field.rawValue
+        values[field.rawValue] = v
+    }
+
+    @inline(__always)
+    private mutating func set(_ i: Int, _ v: Double?) {
+        if let v {
+            present |= 1 << i
+            values[i] = v
+        } else {
+            present &= ~(1 << i)
+            values[i] = 0
+        }
+    }
+
     /// Heart rate in beats per minute (Garmin TrackPointExtension `hr`).
-    public var heartRate: Double?
+    public var heartRate: Double? { get { value(0) } set { set(0, newValue) } }
     /// Cadence in revolutions per minute (`cad`).
-    public var cadence: Double?
+    public var cadence: Double? { get { value(1) } set { set(1, newValue) } }
     /// Air temperature in degrees Celsius (`atemp`).
-    public var airTemperature: Double?
+    public var airTemperature: Double? { get { value(2) } set { set(2, newValue) } }
     /// Water temperature in degrees Celsius (`wtemp`).
-    public var waterTemperature: Double?
+    public var waterTemperature: Double? { get { value(3) } set { set(3, newValue) } }
     /// Depth in metres (`depth`).
-    public var depth: Double?
+    public var depth: Double? { get { value(4) } set { set(4, newValue) } }
     /// Power in watts (Garmin PowerExtension `PowerInWatts`, or `power`).
-    public var power: Double?
+    public var power: Double? { get { value(5) } set { set(5, newValue) } }
     /// Speed over ground in metres per second (TrackPointExtension v2 `speed`).
-    public var speed: Double?
+    public var speed: Double? { get { value(6) } set { set(6, newValue) } }
     /// Course in degrees from true north (TrackPointExtension v2 `course`).
-    public var course: Double?
+    public var course: Double? { get { value(7) } set { set(7, newValue) } }
     /// Each child of `<extensions>`, serialised as a standalone XML element with the namespace
     /// declarations it needs.
     public var elements: [String]
@@ -52,16 +83,17 @@ public struct GPXExtensions: Sendable, Hashable, Codable {
     /// none, which GPX 1.1's schema does not allow inside `<extensions>`.
     public static let unqualifiedNamespace = "urn:waymark:gpx-extension-without-namespace"
 
-    public var isEmpty: Bool { elements.isEmpty && !hasKnownValues }
+    public var isEmpty: Bool { elements.isEmpty && present == 0 }
 
     /// True when any value Waymark knows is present.
-    public var hasKnownValues: Bool {
-        heartRate != nil || cadence != nil || airTemperature != nil || waterTemperature != nil || depth != nil
-            || power != nil || speed != nil || course != nil
-    }
+    public var hasKnownValues: Bool { present != 0 }
 }
 
 /// A waypoint, route point or track point (GPX `wptType`).
+///
+/// The fields most points have (position, elevation, time, extension values) are stored inline;
+/// the rest live in a shared box that is allocated only when one of them is set, so that points
+/// stay cheap to copy through streaming readers and writers.
 public struct GPXPoint: Sendable, Hashable, Codable {
     /// Latitude and longitude, degrees WGS 84.
     public var coordinate: Coordinate
@@ -69,32 +101,45 @@ public struct GPXPoint: Sendable, Hashable, Codable {
     public var elevation: Double?
     /// The time of the fix, UTC.
     public var time: Date?
-    /// Magnetic variation in degrees.
-    public var magneticVariation: Double?
-    /// Height of the geoid above the WGS 84 ellipsoid, metres.
-    public var geoidHeight: Double?
-    public var name: String?
-    public var comment: String?
-    public var description: String?
-    public var source: String?
-    public var links: [GPXLink] = []
-    public var symbol: String?
-    public var type: String?
-    public var fix: GPXFix?
-    /// Satellites used for the fix.
-    public var satellites: Int?
-    /// Horizontal, vertical and position dilution of precision (unitless).
-    public var hdop: Double?
-    public var vdop: Double?
-    public var pdop: Double?
-    /// Seconds since the last DGPS update.
-    public var ageOfDGPSData: Double?
-    public var dgpsStation: Int?
-    /// Speed in metres per second, from GPX 1.0 `<speed>`.
-    public var speed: Double?
-    /// Course in degrees from true north, from GPX 1.0 `<course>`.
-    public var course: Double?
     public var extensions = GPXExtensions()
+    private var box: DetailsBox?
+
+    /// The less common fields of a point.
+    public struct Details: Sendable, Hashable, Codable {
+        public var magneticVariation: Double?
+        public var geoidHeight: Double?
+        public var name: String?
+        public var comment: String?
+        public var description: String?
+        public var source: String?
+        public var links: [GPXLink] = []
+        public var symbol: String?
+        public var type: String?
+        public var fix: GPXFix?
+        public var satellites: Int?
+        public var hdop: Double?
+        public var vdop: Double?
+        public var pdop: Double?
+        public var ageOfDGPSData: Double?
+        public var dgpsStation: Int?
+        public var speed: Double?
+        public var course: Double?
+
+        public init() {}
+    }
+
+    private indirect enum DetailsBox: Sendable, Hashable, Codable {
+        case details(Details)
+    }
+
+    /// Every field other than position, elevation, time and extensions.
+    public var details: Details {
+        get {
+            if case .details(let d)? = box { return d }
+            return Details()
+        }
+        set { box = newValue == Details() ? nil : .details(newValue) }
+    }
 
     public init(coordinate: Coordinate) {
         self.coordinate = coordinate
@@ -105,6 +150,35 @@ public struct GPXPoint: Sendable, Hashable, Codable {
         self.elevation = elevation
         self.time = time
     }
+
+    /// True when no field beyond position, elevation, time and extensions is set.
+    public var hasDetails: Bool { box != nil }
+
+    /// Magnetic variation in degrees.
+    public var magneticVariation: Double? { get { details.magneticVariation } set { details.magneticVariation = newValue } }
+    /// Height of the geoid above the WGS 84 ellipsoid, metres.
+    public var geoidHeight: Double? { get { details.geoidHeight } set { details.geoidHeight = newValue } }
+    public var name: String? { get { details.name } set { details.name = newValue } }
+    public var comment: String? { get { details.comment } set { details.comment = newValue } }
+    public var description: String? { get { details.description } set { details.description = newValue } }
+    public var source: String? { get { details.source } set { details.source = newValue } }
+    public var links: [GPXLink] { get { details.links } set { details.links = newValue } }
+    public var symbol: String? { get { details.symbol } set { details.symbol = newValue } }
+    public var type: String? { get { details.type } set { details.type = newValue } }
+    public var fix: GPXFix? { get { details.fix } set { details.fix = newValue } }
+    /// Satellites used for the fix.
+    public var satellites: Int? { get { details.satellites } set { details.satellites = newValue } }
+    /// Horizontal, vertical and position dilution of precision (unitless).
+    public var hdop: Double? { get { details.hdop } set { details.hdop = newValue } }
+    public var vdop: Double? { get { details.vdop } set { details.vdop = newValue } }
+    public var pdop: Double? { get { details.pdop } set { details.pdop = newValue } }
+    /// Seconds since the last DGPS update.
+    public var ageOfDGPSData: Double? { get { details.ageOfDGPSData } set { details.ageOfDGPSData = newValue } }
+    public var dgpsStation: Int? { get { details.dgpsStation } set { details.dgpsStation = newValue } }
+    /// Speed in metres per second, from GPX 1.0 `<speed>`.
+    public var speed: Double? { get { details.speed } set { details.speed = newValue } }
+    /// Course in degrees from true north, from GPX 1.0 `<course>`.
+    public var course: Double? { get { details.course } set { details.course = newValue } }
 }
 
 /// What describes a route or a track, apart from its points.

@@ -888,7 +888,7 @@ final class XMLTokenizer {
         let nameStart = p
         let prefixCount = try scanQName(&p, what: "an element name after '<'")
         let nameCount = p - nameStart
-        attributes.removeAll(keepingCapacity: true)
+        if !attributes.isEmpty { attributes.removeAll(keepingCapacity: true) }
         attributeScratch.count = 0
         var empty = false
         while true {
@@ -1076,6 +1076,15 @@ final class XMLTokenizer {
 
     private func scanEndTag() throws -> Token {
         var p = pos + 2
+        // Fast path: the end tag names the open element exactly, followed by '>'.
+        if let open = elements.last, end - p > open.nameCount,
+            memcmp(buf + p, names.base + open.nameStart, open.nameCount) == 0,
+            buf[p + open.nameCount] == UInt8(ascii: ">")
+        {
+            pos = p + open.nameCount + 1
+            popPending = true
+            return .endElement
+        }
         let nameStart = p
         _ = try scanQName(&p, what: "an element name after '</'")
         let name = ByteSpan(start: UnsafePointer(buf + nameStart), count: p - nameStart)
