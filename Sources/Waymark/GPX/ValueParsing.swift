@@ -237,6 +237,47 @@ enum ValueParsing {
 
 /// Formatting of values for the writers: fixed decimals, ISO 8601 times.
 public enum ValueFormatting {
+    /// The date part of the last time written, reused while times stay on the same day.
+    struct DayCache {
+        var day = Int.min
+        var prefix: (UInt64, UInt64) = (0, 0)  // "YYYY-MM-DDT", 11 bytes
+    }
+
+    /// Writes `date` as `YYYY-MM-DDThh:mm:ss.sssZ` (UTC, milliseconds) into `out`, reusing the
+    /// date part from `cache` when the day has not changed.
+    static func appendISO8601(_ date: Date, to out: ByteStore, cache: inout DayCache) {
+        let totalMillis = (date.timeIntervalSince1970 * 1000).rounded()
+        guard abs(totalMillis) < 2.5e14 else {
+            appendISO8601(date, to: out)
+            return
+        }
+        let millisInt = Int(totalMillis)
+        let days = millisInt >= 0 ? millisInt / 86_400_000 : (millisInt - 86_399_999) / 86_400_000
+        let millisOfDay = millisInt - days * 86_400_000
+        let (y, _, _) = ValueParsing.civil(fromDays: days)
+        guard y >= 0 && y <= 9999 else {
+            appendISO8601(date, to: out)
+            return
+        }
+        if cache.day != days {
+            let tmp = ByteStore(capacity: 32)
+            appendISO8601(date, to: tmp)
+            cache.day = days
+            withUnsafeMutableBytes(of: &cache.prefix) { $0.copyMemory(from: UnsafeRawBufferPointer(start: tmp.base, count: 11)) }
+        }
+        out.reserve(24)
+        withUnsafeBytes(of: cache.prefix) { out.append($0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 11) }
+        let secondOfDay = millisOfDay / 1000
+        appendDigits(secondOfDay / 3600, width: 2, to: out)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay / 60 % 60, width: 2, to: out)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay % 60, width: 2, to: out)
+        out.append(UInt8(ascii: "."))
+        appendDigits(millisOfDay % 1000, width: 3, to: out)
+        out.append(UInt8(ascii: "Z"))
+    }
+
     /// Writes `date` as `YYYY-MM-DDThh:mm:ss.sssZ` (UTC, milliseconds) into `out`.
     static func appendISO8601(_ date: Date, to out: ByteStore) {
         let totalMillis = (date.timeIntervalSince1970 * 1000).rounded()
@@ -294,11 +335,10 @@ public enum ValueFormatting {
         }
     }
 
-    /// Writes `value` with at most `decimals` fraction digits, trailing zeros removed, into `out`.
-    ///
-    /// Values too large for the integer fast path fall back to Swift's shortest representation.
+    /// Writes `value` with at most `decimals` (0...9) fraction digits, trailing zeros removed,
+    /// into `out`. Values too large for the integer path fall back to Swift's shortest form.
     static func appendFixed(_ value: Double, decimals: Int, to out: ByteStore) {
-        let scale = decimalScales[decimals]
+        let scale = pow10(decimals)
         let scaled = (value * scale).rounded()
         guard value.isFinite, abs(scaled) < 9.0e15 else {
             out.append(value.isFinite ? "\(value)" : "null")
@@ -309,27 +349,52 @@ public enum ValueFormatting {
             out.append(UInt8(ascii: "0"))
             return
         }
-        if units < 0 {
-            out.append(UInt8(ascii: "-"))
-            units = -units
+        let negative = units < 0
+        if negative { units = -units }
+        var fractionDigits = decimals
+        while fractionDigits > 0 && units % 10 == 0 {
+            units /= 10
+            fractionDigits -= 1
         }
-        let divisor = Int64(scale)
-        let whole = units / divisor
-        var fraction = units % divisor
-        appendInteger(whole, to: out)
-        if fraction == 0 { return }
-        var width = decimals
-        while fraction % 10 == 0 {
-            fraction /= 10
-            width -= 1
+        out.reserve(32)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digits in
+            var i = 32
+            var v = units
+            if fractionDigits > 0 {
+                for _ in 0..<fractionDigits {
+                    i -= 1
+                    digits[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+                    v /= 10
+                }
+                i -= 1
+                digits[i] = UInt8(ascii: ".")
+            }
+            repeat {
+                i -= 1
+                digits[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+                v /= 10
+            } while v > 0
+            if negative {
+                i -= 1
+                digits[i] = UInt8(ascii: "-")
+            }
+            out.append(digits.baseAddress! + i, count: 32 - i)
         }
-        out.append(UInt8(ascii: "."))
-        var d: Int64 = 1
-        for _ in 1..<width { d *= 10 }
-        while d > 0 {
-            out.append(UInt8(ascii: "0") + UInt8(fraction / d))
-            fraction %= d
-            d /= 10
+    }
+
+    @inline(__always)
+    private static func pow10(_ n: Int) -> Double {
+        switch n {
+        case 0: return 1
+        case 1: return 10
+        case 2: return 100
+        case 3: return 1e3
+        case 4: return 1e4
+        case 5: return 1e5
+        case 6: return 1e6
+        case 7: return 1e7
+        case 8: return 1e8
+        default: return 1e9
         }
     }
 
@@ -351,8 +416,6 @@ public enum ValueFormatting {
             out.append(text)
         }
     }
-
-    private static let decimalScales: [Double] = (0...9).map { pow(10.0, Double($0)) }
 
     static func appendInteger(_ value: Int64, to out: ByteStore) {
         var v = value

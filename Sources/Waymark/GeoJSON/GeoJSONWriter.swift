@@ -38,6 +38,7 @@ public final class GeoJSONWriter {
     private var featureBounds: Bounds?
     private var inPath = false
     private var firstTime: Date?
+    private var dayCache = ValueFormatting.DayCache()
 
     private final class Column {
         let key: StaticString
@@ -208,7 +209,7 @@ public final class GeoJSONWriter {
         if let t = p.time {
             let c = put(.times, line: line)
             c.append(UInt8(ascii: "\""))
-            ValueFormatting.appendISO8601(t, to: c)
+            ValueFormatting.appendISO8601(t, to: c, cache: &dayCache)
             c.append(UInt8(ascii: "\""))
         }
         let e = p.extensions

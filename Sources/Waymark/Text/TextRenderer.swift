@@ -39,6 +39,7 @@ public final class TextRenderer {
     /// The trace's own name: the file's, else its first track's, else its first route's.
     private var name: String? { metadataName ?? trackName ?? routeName }
     private var sketchPoints: [(Float, Float)] = []  // (lat, lon); NaN lat = line break
+    private var waypointPoints: [(Float, Float)] = []  // drawn in order when there is no track or route
     private var stride = 1
     private var sinceKept = 0
     private let table = SpillBuffer()
@@ -70,6 +71,9 @@ public final class TextRenderer {
             keep(p)
             if options.pointTable { try tableRow(p, kind: kind) }
         case .waypoint(let p):
+            if waypointPoints.count < Self.maxSketchPoints {
+                waypointPoints.append((Float(p.coordinate.latitude), Float(p.coordinate.longitude)))
+            }
             if options.pointTable { try tableRow(p, kind: "wpt") }
         default:
             break
@@ -213,7 +217,15 @@ public final class TextRenderer {
     /// The path drawn in braille dots (2×4 per character cell), north up, fitted to the width;
     /// S marks the start and E the end. Nil when there is nothing to draw.
     public func sketch() -> String? {
-        let points = sketchPoints.filter { !$0.0.isNaN }
+        var points = sketchPoints.filter { !$0.0.isNaN }
+        let path: [(Float, Float)]
+        if points.count < 2 {
+            // Xcode-style files are waypoints played in order: draw them as a path.
+            points = waypointPoints
+            path = waypointPoints
+        } else {
+            path = sketchPoints
+        }
         guard points.count >= 2 else { return nil }
         var minLat = Float.infinity
         var maxLat = -Float.infinity
@@ -246,7 +258,7 @@ public final class TextRenderer {
             cells[(y / 4) * cols + x / 2] |= bits[y % 4][x % 2]
         }
         var last: (Int, Int)?
-        for p in sketchPoints {
+        for p in path {
             if p.0.isNaN {
                 last = nil
                 continue

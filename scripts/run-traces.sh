@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The main job end to end on the bundled traces: builds Waymark, then for every traces/*.gpx
+# prints its statistics and text view, and writes GeoJSON and GPX 1.1 into out/traces/.
+# When ../shared/tools is present, the outputs are checked with check-geojson and check-gpx.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build >&2
+waymark=.build/debug/waymark
+mkdir -p out/traces
+for trace in traces/*.gpx; do
+    name=$(basename "$trace" .gpx)
+    echo "== $trace"
+    "$waymark" render "$trace" --format text
+    "$waymark" info "$trace" --json > "out/traces/$name.info.json"
+    "$waymark" render "$trace" --format geojson -o "out/traces/$name.geojson"
+    "$waymark" render "$trace" --format gpx -o "out/traces/$name.gpx"
+    echo
+done
+echo "wrote $(ls out/traces | wc -l) files in out/traces/"
+if [ -x ../shared/tools/check-geojson ]; then
+    ../shared/tools/check-geojson --strict out/traces/*.geojson | tail -n 1
+fi
+if [ -x ../shared/tools/check-gpx ] && command -v xmllint >/dev/null 2>&1; then
+    ../shared/tools/check-gpx out/traces/*.gpx | tail -n 1
+fi

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone on Debian 12 with Swift 6.3:
+#   1. installs what the tests use when it is missing (xmllint, GeographicLib for Python),
+#   2. builds the package (the CLI tests run the built `waymark`),
+#   3. fuzzes the GPX reader with libFuzzer for WAYMARK_FUZZ_SECONDS (default 60; 0 skips),
+#   4. runs `swift test`.
+# Tests that need ../shared (the third-party corpus and checkers) say so and are skipped when it
+# is absent. Usage: scripts/test.sh [extra swift test arguments, e.g. --filter CorpusTests]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+packages=()
+command -v xmllint >/dev/null 2>&1 || packages+=(libxml2-utils)
+command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-pip)
+if [ ${#packages[@]} -gt 0 ]; then
+    echo "test.sh: installing ${packages[*]}" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
+fi
+if ! python3 -c 'import geographiclib' 2>/dev/null; then
+    echo "test.sh: installing geographiclib for Python (the reference for geodesic distances)" >&2
+    python3 -m pip install --quiet geographiclib 2>/dev/null || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-geographiclib >/dev/null
+fi
+
+swift build
+
+seconds="${WAYMARK_FUZZ_SECONDS:-60}"
+if [ "$seconds" != 0 ]; then
+    scripts/fuzz.sh "$seconds"
+fi
+
+swift test "$@"
