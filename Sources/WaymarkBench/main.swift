@@ -147,17 +147,21 @@ func column(_ s: String, _ w: Int) -> String {
 
 let options = parseOptions()
 guard FileManager.default.isExecutableFile(atPath: options.waymark) else {
-    FileHandle.standardError.write(Data("waymark-bench: \(options.waymark) not found; run `swift build -c release` first\n".utf8))
+    FileHandle.standardError.write(
+        Data("waymark-bench: \(options.waymark) not found; run `swift build -c release` first\n".utf8))
     exit(69)
 }
 try? FileManager.default.createDirectory(atPath: options.dir, withIntermediateDirectories: true)
 let hasGpsbabel = available("gpsbabel")
 let hasOgr = available("ogr2ogr")
 print("waymark-bench: GPX → GeoJSON, synthetic 1 Hz track with elevation, time and heart rate")
-print("peers: gpsbabel \(hasGpsbabel ? "yes" : "not installed (apt-get install gpsbabel)"), "
-    + "ogr2ogr \(hasOgr ? "yes" : "not installed (apt-get install gdal-bin)")")
+print(
+    "peers: gpsbabel \(hasGpsbabel ? "yes" : "not installed (apt-get install gpsbabel)"), "
+        + "ogr2ogr \(hasOgr ? "yes" : "not installed (apt-get install gdal-bin)")")
 print("")
-print("\(column("size", 8))  \(column("tool", 9))  \(column("wall s", 8))  \(column("MB/s", 8))  \(column("peak RSS", 10))  waymark speed-up")
+print(
+    "\(column("size", 8))  \(column("tool", 9))  \(column("wall s", 8))  \(column("MB/s", 8))  \(column("peak RSS", 10))  waymark speed-up"
+)
 
 for size in options.sizes {
     let input = "\(options.dir)/synthetic-\(size)MB.gpx"
@@ -169,10 +173,17 @@ for size in options.sizes {
     }
     let actual = Double((try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? bytes)
     var runs: [(String, [String])] = [
-        ("waymark", [options.waymark, "render", input, "--format", "geojson", "-o", "\(options.dir)/out-waymark.geojson"])
+        (
+            "waymark",
+            [options.waymark, "render", input, "--format", "geojson", "-o", "\(options.dir)/out-waymark.geojson"]
+        )
     ]
     if hasGpsbabel {
-        runs.append(("gpsbabel", ["gpsbabel", "-i", "gpx", "-f", input, "-o", "geojson", "-F", "\(options.dir)/out-gpsbabel.geojson"]))
+        runs.append(
+            (
+                "gpsbabel",
+                ["gpsbabel", "-i", "gpx", "-f", input, "-o", "geojson", "-F", "\(options.dir)/out-gpsbabel.geojson"]
+            ))
     }
     if hasOgr {
         try? FileManager.default.removeItem(atPath: "\(options.dir)/out-ogr.geojson")
@@ -188,7 +199,7 @@ for size in options.sizes {
         let failed = m.status != 0 ? "  (exit \(m.status))" : ""
         print(
             "\(column("\(size) MB", 8))  \(column(name, 9))  \(column(String(format: "%.3f", m.seconds), 8))  "
-                + "\(column(String(format: "%.1f", mbps), 8))  \(column(String(format: "%.1f MiB", Double(m.peakRSS) / 1048576), 10))  \(speedup)\(failed)"
+                + "\(column(String(format: "%.1f", mbps), 8))  \(column(String(format: "%.1f MiB", Double(m.peakRSS) / 1_048_576), 10))  \(speedup)\(failed)"
         )
     }
     for out in ["out-waymark.geojson", "out-gpsbabel.geojson", "out-ogr.geojson"] {
@@ -202,18 +213,24 @@ let small = "\(options.dir)/synthetic-1MB.gpx"
 try generate(path: small, bytes: 1_000_000)
 var times: [Double] = []
 for _ in 0..<21 {
-    times.append(measure([options.waymark, "render", small, "--format", "geojson", "-o", "\(options.dir)/out-1MB.geojson"]).seconds)
+    times.append(
+        measure([options.waymark, "render", small, "--format", "geojson", "-o", "\(options.dir)/out-1MB.geojson"])
+            .seconds)
 }
 times.sort()
 var peerLine = ""
 if hasGpsbabel {
     var peer: [Double] = []
     for _ in 0..<5 {
-        peer.append(measure(["gpsbabel", "-i", "gpx", "-f", small, "-o", "geojson", "-F", "\(options.dir)/out-1MB.geojson"]).seconds)
+        peer.append(
+            measure(["gpsbabel", "-i", "gpx", "-f", small, "-o", "geojson", "-F", "\(options.dir)/out-1MB.geojson"])
+                .seconds)
     }
     peer.sort()
     peerLine = String(format: "; gpsbabel %.1f ms (%.1f× slower)", peer[2] * 1000, peer[2] / times[10])
 }
 print("")
-print(String(format: "1 MB end to end (process start included), median of 21: waymark %.1f ms", times[10] * 1000) + peerLine)
+print(
+    String(format: "1 MB end to end (process start included), median of 21: waymark %.1f ms", times[10] * 1000)
+        + peerLine)
 try? FileManager.default.removeItem(atPath: "\(options.dir)/out-1MB.geojson")

@@ -1,5 +1,6 @@
 import CFuzzShim
 import Waymark
+
 #if canImport(Glibc)
     import Glibc
 #endif

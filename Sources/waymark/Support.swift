@@ -111,7 +111,8 @@ final class ProgressSource: ByteSource {
             } else if read >= nextReport {
                 nextReport += Self.step
                 let percent = total > 0 ? min(100, read * 100 / total) : 0
-                FileHandle.standardError.write(Data("\r\(label): \(percent)% (\(read >> 20) of \(total >> 20) MiB)".utf8))
+                FileHandle.standardError.write(
+                    Data("\r\(label): \(percent)% (\(read >> 20) of \(total >> 20) MiB)".utf8))
             }
         }
         return n

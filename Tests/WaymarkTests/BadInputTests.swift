@@ -59,7 +59,8 @@ import Testing
     }
 
     @Test func nesting100000DeepIsALimitError() throws {
-        let text = "<gpx>" + String(repeating: "<a>", count: 100_000) + String(repeating: "</a>", count: 100_000) + "</gpx>"
+        let text =
+            "<gpx>" + String(repeating: "<a>", count: 100_000) + String(repeating: "</a>", count: 100_000) + "</gpx>"
         #expect {
             _ = try parseDocument(text)
         } throws: { error in
@@ -70,7 +71,8 @@ import Testing
     }
 
     @Test func multiMegabyteTextIsALimitError() throws {
-        let text = "<gpx><wpt lat=\"1\" lon=\"2\"><desc>" + String(repeating: "x", count: 5 << 20) + "</desc></wpt></gpx>"
+        let text =
+            "<gpx><wpt lat=\"1\" lon=\"2\"><desc>" + String(repeating: "x", count: 5 << 20) + "</desc></wpt></gpx>"
         #expect {
             _ = try parseDocument(text)
         } throws: { error in
@@ -85,7 +87,9 @@ import Testing
 
     @Test func manyAttributesInOneTagAreALimitError() throws {
         let attributes = (0..<200_000).map { " a\($0)=\"1\"" }.joined()
-        #expect { _ = try parseDocument("<gpx" + attributes + "/>") } throws: { ($0 as? GPXError)?.code == .limitExceeded }
+        #expect { _ = try parseDocument("<gpx" + attributes + "/>") } throws: {
+            ($0 as? GPXError)?.code == .limitExceeded
+        }
     }
 
     @Test func sevenByteHostileInputs() throws {

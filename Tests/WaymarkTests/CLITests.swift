@@ -5,7 +5,10 @@ import Testing
 
 /// The `waymark` tool, run as a user would run it (built by `swift build`, as the README's test
 /// command does first).
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path), "run `swift build` first: .build/debug/waymark is missing"))
+@Suite(
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
+        "run `swift build` first: .build/debug/waymark is missing"))
 struct CLITests {
     func waymark(_ arguments: String..., input: Data? = nil) throws -> ProcessResult {
         var environment = ProcessInfo.processInfo.environment
@@ -87,7 +90,9 @@ struct CLITests {
         #expect(text.unicodeScalars.contains { (0x2801...0x28FF).contains($0.value) }, "no braille sketch")
         #expect(!text.contains("\u{1B}["), "colour codes in piped output")
         // The table: a row per point (1 waypoint + 2 route points + 6 track points).
-        let rows = text.split(separator: "\n").filter { $0.contains("  trk  ") || $0.contains("  rte  ") || $0.contains("  wpt  ") }
+        let rows = text.split(separator: "\n").filter {
+            $0.contains("  trk  ") || $0.contains("  rte  ") || $0.contains("  wpt  ")
+        }
         #expect(rows.count == 9)
         for line in text.split(separator: "\n") { #expect(line.count <= 100, "line too wide: \(line)") }
     }

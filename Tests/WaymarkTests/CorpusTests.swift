@@ -54,7 +54,9 @@ struct CorpusTests {
             return abs(ours.minLatitude - a) < 1e-12 && abs(ours.maxLatitude - b) < 1e-12
                 && abs(ours.minLongitude - c) < 1e-12 && abs(ours.maxLongitude - d) < 1e-12
         }
-        #expect(same(stats.trackBounds, g["bounds"] as? [String: Double]), "track bounds \(String(describing: stats.trackBounds))")
+        #expect(
+            same(stats.trackBounds, g["bounds"] as? [String: Double]),
+            "track bounds \(String(describing: stats.trackBounds))")
         if let all = raw["bounds_all_points"] as? [String: Double] {
             #expect(same(stats.bounds, all), "bounds \(String(describing: stats.bounds))")
         }

@@ -14,7 +14,9 @@ import Testing
     /// Seeded random pairs: short hops like consecutive fixes, regional spans, and long lines.
     static func pairs() -> [(Coordinate, Coordinate)] {
         var rng = SplitMix64(seed: 2024)
-        func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * Double(rng.next() >> 11) / Double(1 << 53) }
+        func uniform(_ lo: Double, _ hi: Double) -> Double {
+            lo + (hi - lo) * Double(rng.next() >> 11) / Double(1 << 53)
+        }
         var out: [(Coordinate, Coordinate)] = []
         for i in 0..<600 {
             let a = Coordinate(latitude: uniform(-89.9, 89.9), longitude: uniform(-180, 180))
@@ -75,9 +77,16 @@ import Testing
 
     @Test func knownDistances() {
         // One degree of longitude on the equator: a·π/180.
-        #expect(abs(Geodesic.distance(Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: 0, longitude: 1)) - 111_319.490_793) < 1e-3)
-        #expect(Geodesic.distance(Coordinate(latitude: 12, longitude: 34), Coordinate(latitude: 12, longitude: 34)) == 0)
+        #expect(
+            abs(
+                Geodesic.distance(Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: 0, longitude: 1))
+                    - 111_319.490_793) < 1e-3)
+        #expect(
+            Geodesic.distance(Coordinate(latitude: 12, longitude: 34), Coordinate(latitude: 12, longitude: 34)) == 0)
         // Pole to pole along a meridian: twice the meridian quadrant, 10 001 965.729 m.
-        #expect(abs(Geodesic.distance(Coordinate(latitude: 90, longitude: 0), Coordinate(latitude: -90, longitude: 0)) - 20_003_931.458) < 1e-2)
+        #expect(
+            abs(
+                Geodesic.distance(Coordinate(latitude: 90, longitude: 0), Coordinate(latitude: -90, longitude: 0))
+                    - 20_003_931.458) < 1e-2)
     }
 }

@@ -11,7 +11,9 @@ enum Paths {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
     /// `../shared` beside the project: the third-party corpus and checkers (present in CI).
     static let shared = root.deletingLastPathComponent().appendingPathComponent("shared")
-    static var sharedAvailable: Bool { FileManager.default.fileExists(atPath: shared.appendingPathComponent("corpus").path) }
+    static var sharedAvailable: Bool {
+        FileManager.default.fileExists(atPath: shared.appendingPathComponent("corpus").path)
+    }
     static let corpus = shared.appendingPathComponent("corpus")
     static let waymark = root.appendingPathComponent(".build/debug/waymark")
 

@@ -10,7 +10,8 @@ import Testing
     static var allTraces: [String] {
         fixtureTraces
             + (Paths.sharedAvailable
-                ? Paths.files(under: Paths.corpus, suffix: ".gpx").map { Paths.corpus.appendingPathComponent($0).path } : [])
+                ? Paths.files(under: Paths.corpus, suffix: ".gpx").map { Paths.corpus.appendingPathComponent($0).path }
+                : [])
     }
 
     static func geojson(_ path: String, lenient: Bool = true) throws -> Data {
@@ -36,7 +37,8 @@ import Testing
     }
 
     /// Writes outputs for every readable trace into a folder and runs a shared checker on all of them.
-    static func check(_ tool: String, suffix: String, arguments: [String] = [], produce: (String) throws -> Data) throws {
+    static func check(_ tool: String, suffix: String, arguments: [String] = [], produce: (String) throws -> Data) throws
+    {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-check-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -82,7 +84,9 @@ import Testing
         }
         var d = d
         d.header = GPXHeader(version: "1.1", creator: d.header.creator ?? "Waymark")
-        d.metadata.time = d.metadata.time.map { Date(timeIntervalSince1970: ($0.timeIntervalSince1970 * 1000).rounded() / 1000) }
+        d.metadata.time = d.metadata.time.map {
+            Date(timeIntervalSince1970: ($0.timeIntervalSince1970 * 1000).rounded() / 1000)
+        }
         d.waypoints = d.waypoints.map(fix)
         for r in d.routes.indices { d.routes[r].points = d.routes[r].points.map(fix) }
         for t in d.tracks.indices {
@@ -138,11 +142,15 @@ import Testing
         #expect(
             p.extensions.elements[2]
                 == "<other:note xmlns:other=\"urn:example:other\" kind=\"x &amp; y\">keep &lt;me&gt;</other:note>")
-        #expect(doc.tracks[0].info.extensions.elements == ["<other:color xmlns:other=\"urn:example:other\" value=\"red\"/>"])
+        #expect(
+            doc.tracks[0].info.extensions.elements == ["<other:color xmlns:other=\"urn:example:other\" value=\"red\"/>"]
+        )
         // A prefix declared on the extension element itself, not on <gpx>.
         #expect(doc.tracks[0].segments[0].points[1].extensions.heartRate == 125)
         let text = String(decoding: try Self.gpx(Paths.fixture("gpx/extensions.gpx")), as: UTF8.self)
-        #expect(text.contains("<other:note xmlns:other=\"urn:example:other\" kind=\"x &amp; y\">keep &lt;me&gt;</other:note>"))
+        #expect(
+            text.contains(
+                "<other:note xmlns:other=\"urn:example:other\" kind=\"x &amp; y\">keep &lt;me&gt;</other:note>"))
     }
 
     @Test func extensionsInGPXsOwnNamespaceMoveToAnotherSoTheFileValidates() throws {
@@ -153,10 +161,11 @@ import Testing
         let doc = try parseDocument(text)
         let e = doc.waypoints[0].extensions
         #expect(e.power == 75)
-        #expect(e.elements == [
-            "<power xmlns=\"\(GPXExtensions.unqualifiedNamespace)\">75</power>",
-            "<a xmlns=\"\(GPXExtensions.unqualifiedNamespace)\" b=\"c\"><d>e</d></a>",
-        ])
+        #expect(
+            e.elements == [
+                "<power xmlns=\"\(GPXExtensions.unqualifiedNamespace)\">75</power>",
+                "<a xmlns=\"\(GPXExtensions.unqualifiedNamespace)\" b=\"c\"><d>e</d></a>",
+            ])
     }
 
     @Test func outOfOrderElementsAreWrittenInSchemaOrder() throws {
@@ -250,12 +259,15 @@ import Testing
     func matchesTogeojsonGeometry(file: String) throws {
         let expectedURL = Paths.corpus.appendingPathComponent("togeojson/expected/\(file).geojson")
         guard let expectedData = try? Data(contentsOf: expectedURL),
-            let ours = try? Self.geojson(Paths.corpus.appendingPathComponent("togeojson/data/" + file).path, lenient: false)
+            let ours = try? Self.geojson(
+                Paths.corpus.appendingPathComponent("togeojson/data/" + file).path, lenient: false)
         else { return }
         func lines(_ data: Data) throws -> [[[Double]]] {
             // togeojson writes all tracks, then all routes; Waymark keeps document order.
             let all = try Self.json(data)["features"] as? [[String: Any]] ?? []
-            func kind(_ f: [String: Any]) -> String { (f["properties"] as? [String: Any])?["_gpxType"] as? String ?? "" }
+            func kind(_ f: [String: Any]) -> String {
+                (f["properties"] as? [String: Any])?["_gpxType"] as? String ?? ""
+            }
             let features = all.filter { kind($0) == "trk" } + all.filter { kind($0) == "rte" }
             return features.compactMap { f -> [[[Double]]]? in
                 guard let g = f["geometry"] as? [String: Any] else { return nil }

@@ -22,7 +22,8 @@ import Testing
             case .startElement:
                 var s = "<\(t.qualifiedName.string){\(t.namespaceURI.string)}"
                 for i in t.attributes.indices {
-                    s += " \(t.attributeQualifiedName(i).string){\(t.attributeNamespace(i).string)}=\(t.attributeValue(i).string)"
+                    s +=
+                        " \(t.attributeQualifiedName(i).string){\(t.attributeNamespace(i).string)}=\(t.attributeValue(i).string)"
                 }
                 out.append(s + ">")
             case .endElement:
@@ -40,23 +41,28 @@ import Testing
     @Test func decodesReferencesCDATAAndNewlines() throws {
         // Line ends are normalised first (CRLF → LF), then each tab and LF in a value becomes a space.
         #expect(
-            try Self.trace("<r a='&lt;&#x41;&#66;\t\r\nz'>x &amp; &quot;y&apos;\r\n<![CDATA[<&>]]><!-- c --><?p d?>z</r>")
+            try Self.trace(
+                "<r a='&lt;&#x41;&#66;\t\r\nz'>x &amp; &quot;y&apos;\r\n<![CDATA[<&>]]><!-- c --><?p d?>z</r>")
                 == ["<r{} a{}=<AB  z>", "\"x & \"y'\n<&>z\"", "</r>"])
     }
 
     @Test func resolvesNamespacesAndPrefixes() throws {
         #expect(
-            try Self.trace("<a:r xmlns:a='urn:a' xmlns='urn:d'><c a:x='1' y='2'><a:d xmlns:a='urn:o'/></c><e xmlns=''/></a:r>")
+            try Self.trace(
+                "<a:r xmlns:a='urn:a' xmlns='urn:d'><c a:x='1' y='2'><a:d xmlns:a='urn:o'/></c><e xmlns=''/></a:r>")
                 == [
-                    "<a:r{urn:a} xmlns:a{}=urn:a xmlns{}=urn:d>", "<c{urn:d} a:x{urn:a}=1 y{}=2>", "<a:d{urn:o} xmlns:a{}=urn:o>",
+                    "<a:r{urn:a} xmlns:a{}=urn:a xmlns{}=urn:d>", "<c{urn:d} a:x{urn:a}=1 y{}=2>",
+                    "<a:d{urn:o} xmlns:a{}=urn:o>",
                     "</a:d>", "</c>", "<e{} xmlns{}=>", "</e>", "</a:r>",
                 ])
     }
 
     @Test func transcodesLatin1AndWindows1252() throws {
-        let latin1: [UInt8] = Array("<?xml version='1.0' encoding='ISO-8859-1'?><r>".utf8) + [0xE9, 0xFC] + Array("</r>".utf8)
+        let latin1: [UInt8] =
+            Array("<?xml version='1.0' encoding='ISO-8859-1'?><r>".utf8) + [0xE9, 0xFC] + Array("</r>".utf8)
         #expect(try Self.trace(latin1) == ["<r{}>", "\"éü\"", "</r>"])
-        let cp1252: [UInt8] = Array("<?xml version='1.0' encoding='windows-1252'?><r>".utf8) + [0x80, 0x93] + Array("</r>".utf8)
+        let cp1252: [UInt8] =
+            Array("<?xml version='1.0' encoding='windows-1252'?><r>".utf8) + [0x80, 0x93] + Array("</r>".utf8)
         #expect(try Self.trace(cp1252) == ["<r{}>", "\"€“\"", "</r>"])
     }
 
@@ -65,7 +71,8 @@ import Testing
     }
 
     @Test func asciiDeclarationRejectsHighBytes() throws {
-        let bytes: [UInt8] = Array("<?xml version='1.0' encoding='US-ASCII'?><r>".utf8) + [0xC3, 0xA9] + Array("</r>".utf8)
+        let bytes: [UInt8] =
+            Array("<?xml version='1.0' encoding='US-ASCII'?><r>".utf8) + [0xC3, 0xA9] + Array("</r>".utf8)
         #expect { _ = try Self.trace(bytes) } throws: { ($0 as? GPXError)?.message.contains("not US-ASCII") == true }
     }
 
@@ -78,8 +85,10 @@ import Testing
             Paths.fixture("xml/wellformed/" + $0)
         }
         if Paths.sharedAvailable {
-            files += Paths.files(under: Paths.corpus, suffix: ".gpx").map { Paths.corpus.appendingPathComponent($0).path }
-                .filter { ((try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0) < 200_000 }
+            files += Paths.files(under: Paths.corpus, suffix: ".gpx").map {
+                Paths.corpus.appendingPathComponent($0).path
+            }
+            .filter { ((try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0) < 200_000 }
         }
         #expect(files.count > 10)
         for file in files {
@@ -153,12 +162,16 @@ import Testing
     /// Seeded mutations of well-formed documents: Waymark and xmllint must agree on each one.
     @Test(.enabled(if: xmllint != nil, "xmllint is not installed (apt-get install libxml2-utils)"))
     func agreesWithXmllintOnMutations() throws {
-        let seeds = ["gpx/entities.gpx", "gpx/prefixed.gpx", "gpx/extensions.gpx", "xml/wellformed/cdata-comment-pi.xml"]
-            .map { try! [UInt8](Data(contentsOf: URL(fileURLWithPath: Paths.fixture($0)))) }
-        let pieces: [[UInt8]] = [
-            "<", ">", "&", ";", "\"", "'", "/", "=", "!", "[", "]", "?", "-", ":", " ", "\n", "&#0;", "&#x41;", "&lt;",
-            "]]>", "--", "<!--", "<?", "?>", "<![CDATA[", "xmlns:q=\"u\"", "q:", "\u{7}", "é",
-        ].map { Array($0.utf8) } + [[0xFF], [0xC3], [0xED, 0xA0, 0x80], [0xEF, 0xBF, 0xBE], [0]]
+        let seeds = [
+            "gpx/entities.gpx", "gpx/prefixed.gpx", "gpx/extensions.gpx", "xml/wellformed/cdata-comment-pi.xml",
+        ]
+        .map { try! [UInt8](Data(contentsOf: URL(fileURLWithPath: Paths.fixture($0)))) }
+        let pieces: [[UInt8]] =
+            [
+                "<", ">", "&", ";", "\"", "'", "/", "=", "!", "[", "]", "?", "-", ":", " ", "\n", "&#0;", "&#x41;",
+                "&lt;",
+                "]]>", "--", "<!--", "<?", "?>", "<![CDATA[", "xmlns:q=\"u\"", "q:", "\u{7}", "é",
+            ].map { Array($0.utf8) } + [[0xFF], [0xC3], [0xED, 0xA0, 0x80], [0xEF, 0xBF, 0xBE], [0]]
         var rng = SplitMix64(seed: 7)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-mutants-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -181,7 +194,8 @@ import Testing
             let theirs = try Self.xmllintAccepts(path)
             if theirs { accepted += 1 }
             if Self.waymarkAccepts(path) != theirs {
-                disagreements.append("m\(n): xmllint \(theirs): \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+                disagreements.append(
+                    "m\(n): xmllint \(theirs): \(String(decoding: bytes, as: UTF8.self).debugDescription)")
             }
         }
         #expect(disagreements.isEmpty, "\(disagreements.prefix(5).joined(separator: "\n"))")

@@ -99,7 +99,9 @@ public final class GPXReader {
                 .warning(
                     GPXWarning(
                         file: error.file, line: error.line, column: error.column,
-                        message: "\(error.message); kept the \(delivered) point(s) read before this, dropped the rest of the file")))
+                        message:
+                            "\(error.message); kept the \(delivered) point(s) read before this, dropped the rest of the file"
+                    )))
             try closeOpenStructures()
         }
     }
@@ -155,7 +157,9 @@ public final class GPXReader {
         } else if ns.equals("http://www.topografix.com/GPX/1/0") {
             version = "1.0"
         }
-        if !(ns.count == 0 || ns.equals("http://www.topografix.com/GPX/1/1") || ns.equals("http://www.topografix.com/GPX/1/0")) {
+        if !(ns.count == 0 || ns.equals("http://www.topografix.com/GPX/1/1")
+            || ns.equals("http://www.topografix.com/GPX/1/0"))
+        {
             warn("the <gpx> element is in namespace '\(ns.string)', not GPX's; reading it as GPX")
         }
         let creator = tokenizer.attribute("creator").map { $0.string }
@@ -302,7 +306,8 @@ public final class GPXReader {
         let s = try readLeaf()
         if s.trimmed.count == 0 { return nil }
         if let v = ValueParsing.integer(s) { return v }
-        try problem(&point, .invalidValue, at: start, "<\(what)> is not a whole number: '\(s.trimmed.string.prefix(40))'")
+        try problem(
+            &point, .invalidValue, at: start, "<\(what)> is not a whole number: '\(s.trimmed.string.prefix(40))'")
         return nil
     }
 
@@ -318,12 +323,16 @@ public final class GPXReader {
                 pendingWarnings.append(
                     GPXWarning(
                         file: fileName, line: line, column: column,
-                        message: "time '\(s.trimmed.string)' has no zone; it is taken as UTC (further ones are not reported)"))
+                        message:
+                            "time '\(s.trimmed.string)' has no zone; it is taken as UTC (further ones are not reported)"
+                    ))
                 flushWarningsSoon = true
             }
             return t.date
         case .failure(let failure):
-            try problem(&point, .invalidValue, at: start, "malformed <time> '\(s.trimmed.string.prefix(40))': \(failure.message)")
+            try problem(
+                &point, .invalidValue, at: start,
+                "malformed <time> '\(s.trimmed.string.prefix(40))': \(failure.message)")
             return nil
         }
     }
@@ -333,7 +342,8 @@ public final class GPXReader {
         var warning: GPXWarning
     }
 
-    private func problem(_ slot: inout PointProblem?, _ code: GPXError.Code, at absolute: Int, _ message: String) throws {
+    private func problem(_ slot: inout PointProblem?, _ code: GPXError.Code, at absolute: Int, _ message: String) throws
+    {
         let (line, column) = tokenizer.location(ofAbsolute: absolute)
         if !options.lenient {
             throw GPXError(code: code, file: fileName, line: line, column: column, message: message)
@@ -375,17 +385,26 @@ public final class GPXReader {
             latitude = ValueParsing.decimal(lat) ?? .nan
             longitude = ValueParsing.decimal(lon) ?? .nan
             if latitude.isNaN {
-                try problem(&issue, .invalidCoordinate, at: tagStart, "<\(kind)> latitude '\(lat.string.prefix(40))' is not a number")
+                try problem(
+                    &issue, .invalidCoordinate, at: tagStart,
+                    "<\(kind)> latitude '\(lat.string.prefix(40))' is not a number")
             } else if abs(latitude) > 90 {
-                try problem(&issue, .invalidCoordinate, at: tagStart, "<\(kind)> latitude \(lat.trimmed.string) is outside -90...90")
+                try problem(
+                    &issue, .invalidCoordinate, at: tagStart,
+                    "<\(kind)> latitude \(lat.trimmed.string) is outside -90...90")
             }
             if longitude.isNaN {
-                try problem(&issue, .invalidCoordinate, at: tagStart, "<\(kind)> longitude '\(lon.string.prefix(40))' is not a number")
+                try problem(
+                    &issue, .invalidCoordinate, at: tagStart,
+                    "<\(kind)> longitude '\(lon.string.prefix(40))' is not a number")
             } else if abs(longitude) > 180 {
-                try problem(&issue, .invalidCoordinate, at: tagStart, "<\(kind)> longitude \(lon.trimmed.string) is outside -180...180")
+                try problem(
+                    &issue, .invalidCoordinate, at: tagStart,
+                    "<\(kind)> longitude \(lon.trimmed.string) is outside -180...180")
             }
         } else {
-            try problem(&issue, .invalidCoordinate, at: tagStart, "<\(kind)> has no '\(lat == nil ? "lat" : "lon")' attribute")
+            try problem(
+                &issue, .invalidCoordinate, at: tagStart, "<\(kind)> has no '\(lat == nil ? "lat" : "lon")' attribute")
         }
         var point = GPXPoint(coordinate: Coordinate(latitude: latitude, longitude: longitude))
         if tokenizer.isEmptyElement {
@@ -409,9 +428,11 @@ public final class GPXReader {
         try flushWarnings()
         if let issue {
             dropped += 1
-            try handler(.warning(GPXWarning(
-                file: issue.warning.file, line: issue.warning.line, column: issue.warning.column,
-                message: issue.warning.message + "; the point is dropped")))
+            try handler(
+                .warning(
+                    GPXWarning(
+                        file: issue.warning.file, line: issue.warning.line, column: issue.warning.column,
+                        message: issue.warning.message + "; the point is dropped")))
             return nil
         }
         return point
@@ -453,9 +474,13 @@ public final class GPXReader {
                     point.fix = fix
                 } else {
                     let (line, column) = tokenizer.location(ofAbsolute: start)
-                    try handler(.warning(GPXWarning(
-                        file: fileName, line: line, column: column,
-                        message: "<fix> '\(text.string.prefix(40))' is not none, 2d, 3d, dgps or pps; it is ignored")))
+                    try handler(
+                        .warning(
+                            GPXWarning(
+                                file: fileName, line: line, column: column,
+                                message:
+                                    "<fix> '\(text.string.prefix(40))' is not none, 2d, 3d, dgps or pps; it is ignored")
+                        ))
                 }
             }
         } else if name.equals("magvar") {
@@ -901,7 +926,8 @@ extension GPXDocument {
         data: [UInt8], name: String = "<memory>", options: GPXReadOptions = GPXReadOptions(),
         warnings: ((GPXWarning) -> Void)? = nil
     ) throws {
-        try self.init(reader: GPXReader(source: MemoryByteSource(data), name: name, options: options), warnings: warnings)
+        try self.init(
+            reader: GPXReader(source: MemoryByteSource(data), name: name, options: options), warnings: warnings)
     }
 
     init(reader: GPXReader, warnings: ((GPXWarning) -> Void)?) throws {

@@ -120,7 +120,8 @@ public final class GPXWriter {
         out.append("<gpx xmlns=\"http://www.topografix.com/GPX/1/1\" version=\"1.1\" creator=\"")
         XMLEscaping.appendEscaped(creator, attribute: true, to: out)
         out.append("\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"")
-        out.append(" xsi:schemaLocation=\"http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd\">\n")
+        out.append(
+            " xsi:schemaLocation=\"http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd\">\n")
         if let m = pendingMetadata, !m.isEmpty { writeMetadata(m) }
     }
 
@@ -340,7 +341,8 @@ public final class GPXWriter {
             o.append(
                 v2
                     ? "<gpxtpx:TrackPointExtension xmlns:gpxtpx=\"http://www.garmin.com/xmlschemas/TrackPointExtension/v2\">"
-                    : "<gpxtpx:TrackPointExtension xmlns:gpxtpx=\"http://www.garmin.com/xmlschemas/TrackPointExtension/v1\">")
+                    : "<gpxtpx:TrackPointExtension xmlns:gpxtpx=\"http://www.garmin.com/xmlschemas/TrackPointExtension/v1\">"
+            )
             func value(_ tag: StaticString, _ v: Double?) {
                 guard let v, v.isFinite else { return }
                 o.append("<gpxtpx:")

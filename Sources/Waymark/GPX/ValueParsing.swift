@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Foundation
 
 /// Parsers for the XML Schema value types GPX uses, straight from bytes.
 enum ValueParsing {
@@ -263,7 +264,9 @@ public enum ValueFormatting {
             let tmp = ByteStore(capacity: 32)
             appendISO8601(date, to: tmp)
             cache.day = days
-            withUnsafeMutableBytes(of: &cache.prefix) { $0.copyMemory(from: UnsafeRawBufferPointer(start: tmp.base, count: 11)) }
+            withUnsafeMutableBytes(of: &cache.prefix) {
+                $0.copyMemory(from: UnsafeRawBufferPointer(start: tmp.base, count: 11))
+            }
         }
         out.reserve(24)
         withUnsafeBytes(of: cache.prefix) { out.append($0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 11) }

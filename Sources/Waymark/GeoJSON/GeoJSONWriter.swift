@@ -131,7 +131,8 @@ public final class GeoJSONWriter {
     private func writeWaypoint(_ p: GPXPoint) throws {
         beginFeature()
         out.append("{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":")
-        appendPosition(longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: out)
+        appendPosition(
+            longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: out)
         out.append("},\"properties\":{\"_gpxType\":\"wpt\"")
         appendProperty("name", p.name)
         appendProperty("cmt", p.comment)
@@ -203,7 +204,8 @@ public final class GeoJSONWriter {
     private func writePosition(_ p: GPXPoint) {
         let o = coordinates.memory
         if pointsInLine > 0 { o.append(UInt8(ascii: ",")) }
-        appendPosition(longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: o)
+        appendPosition(
+            longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: o)
         featureBounds.extend(p.coordinate)
         let line = lineLengths.count
         if let t = p.time {
@@ -301,7 +303,9 @@ public final class GeoJSONWriter {
         if lineLengths.isEmpty {
             out.append("null")
         } else {
-            out.append(multi ? "{\"type\":\"MultiLineString\",\"coordinates\":[[" : "{\"type\":\"LineString\",\"coordinates\":[")
+            out.append(
+                multi
+                    ? "{\"type\":\"MultiLineString\",\"coordinates\":[[" : "{\"type\":\"LineString\",\"coordinates\":[")
             try coordinates.drain(into: sink)
             out.append(multi ? "]]}" : "]}")
         }

@@ -55,12 +55,15 @@ public enum Geodesic {
             return a.distance + b.distance
         }
         func clamp(_ lat: Double, _ lon: Double) -> Coordinate {
-            Coordinate(latitude: max(-90, min(90, lat)), longitude: (lon + 540).truncatingRemainder(dividingBy: 360) - 180)
+            Coordinate(
+                latitude: max(-90, min(90, lat)), longitude: (lon + 540).truncatingRemainder(dividingBy: 360) - 180)
         }
-        let meanLongitude = p.longitude + ((q.longitude - p.longitude + 540).truncatingRemainder(dividingBy: 360) - 180) / 2
+        let meanLongitude =
+            p.longitude + ((q.longitude - p.longitude + 540).truncatingRemainder(dividingBy: 360) - 180) / 2
         let starts = [
             sphericalMidpoint(p, q), clamp(89, meanLongitude), clamp(-89, meanLongitude),
-            clamp((p.latitude + q.latitude) / 2, meanLongitude), clamp((p.latitude + q.latitude) / 2, meanLongitude + 180),
+            clamp((p.latitude + q.latitude) / 2, meanLongitude),
+            clamp((p.latitude + q.latitude) / 2, meanLongitude + 180),
         ]
         var best = (distance: Double.infinity, midpoint: starts[0])
         for start in starts where start.latitude.isFinite && start.longitude.isFinite {
@@ -86,70 +89,74 @@ public enum Geodesic {
     }
 
     private static func sphericalMidpoint(_ p: Coordinate, _ q: Coordinate) -> Coordinate {
-        let φ1 = p.latitude * .pi / 180
-        let φ2 = q.latitude * .pi / 180
-        let λ1 = p.longitude * .pi / 180
-        let Δλ = (q.longitude - p.longitude) * .pi / 180
-        let bx = cos(φ2) * cos(Δλ)
-        let by = cos(φ2) * sin(Δλ)
-        let φm = atan2(sin(φ1) + sin(φ2), sqrt((cos(φ1) + bx) * (cos(φ1) + bx) + by * by))
-        var λm = λ1 + atan2(by, cos(φ1) + bx)
-        λm = (λm + 3 * .pi).truncatingRemainder(dividingBy: 2 * .pi) - .pi
-        return Coordinate(latitude: φm * 180 / .pi, longitude: λm * 180 / .pi)
+        let phi1 = p.latitude * .pi / 180
+        let phi2 = q.latitude * .pi / 180
+        let lambda1 = p.longitude * .pi / 180
+        let deltaLambda = (q.longitude - p.longitude) * .pi / 180
+        let bx = cos(phi2) * cos(deltaLambda)
+        let by = cos(phi2) * sin(deltaLambda)
+        let phiM = atan2(sin(phi1) + sin(phi2), sqrt((cos(phi1) + bx) * (cos(phi1) + bx) + by * by))
+        var lambdaM = lambda1 + atan2(by, cos(phi1) + bx)
+        lambdaM = (lambdaM + 3 * .pi).truncatingRemainder(dividingBy: 2 * .pi) - .pi
+        return Coordinate(latitude: phiM * 180 / .pi, longitude: lambdaM * 180 / .pi)
     }
 
     /// Vincenty's inverse formula; nil when it does not converge.
     static func vincenty(_ p: Coordinate, _ q: Coordinate) -> Inverse? {
         let rad = Double.pi / 180
-        var Δlon = (q.longitude - p.longitude).truncatingRemainder(dividingBy: 360)
-        if Δlon > 180 { Δlon -= 360 } else if Δlon < -180 { Δlon += 360 }
-        let L = Δlon * rad
-        let U1 = atan((1 - f) * tan(p.latitude * rad))
-        let U2 = atan((1 - f) * tan(q.latitude * rad))
-        let sinU1 = sin(U1)
-        let cosU1 = cos(U1)
-        let sinU2 = sin(U2)
-        let cosU2 = cos(U2)
-        var λ = L
-        var sinλ = 0.0
-        var cosλ = 0.0
-        var sinσ = 0.0
-        var cosσ = 0.0
-        var σ = 0.0
-        var cos2α = 0.0
-        var cos2σm = 0.0
+        var deltaLon = (q.longitude - p.longitude).truncatingRemainder(dividingBy: 360)
+        if deltaLon > 180 { deltaLon -= 360 } else if deltaLon < -180 { deltaLon += 360 }
+        let lonDiff = deltaLon * rad
+        let reduced1 = atan((1 - f) * tan(p.latitude * rad))
+        let reduced2 = atan((1 - f) * tan(q.latitude * rad))
+        let sinU1 = sin(reduced1)
+        let cosU1 = cos(reduced1)
+        let sinU2 = sin(reduced2)
+        let cosU2 = cos(reduced2)
+        var lambda = lonDiff
+        var sinLambda = 0.0
+        var cosLambda = 0.0
+        var sinSigma = 0.0
+        var cosSigma = 0.0
+        var sigma = 0.0
+        var cos2Alpha = 0.0
+        var cos2SigmaM = 0.0
         var iterations = 0
         while true {
-            sinλ = sin(λ)
-            cosλ = cos(λ)
-            let t1 = cosU2 * sinλ
-            let t2 = cosU1 * sinU2 - sinU1 * cosU2 * cosλ
-            sinσ = (t1 * t1 + t2 * t2).squareRoot()
-            if sinσ == 0 { return Inverse(distance: 0, initialBearing: 0, finalBearing: 0) }
-            cosσ = sinU1 * sinU2 + cosU1 * cosU2 * cosλ
-            σ = atan2(sinσ, cosσ)
-            let sinα = cosU1 * cosU2 * sinλ / sinσ
-            cos2α = 1 - sinα * sinα
-            cos2σm = cos2α != 0 ? cosσ - 2 * sinU1 * sinU2 / cos2α : 0
-            let C = f / 16 * cos2α * (4 + f * (4 - 3 * cos2α))
-            let λPrev = λ
-            λ = L + (1 - C) * f * sinα * (σ + C * sinσ * (cos2σm + C * cosσ * (-1 + 2 * cos2σm * cos2σm)))
+            sinLambda = sin(lambda)
+            cosLambda = cos(lambda)
+            let t1 = cosU2 * sinLambda
+            let t2 = cosU1 * sinU2 - sinU1 * cosU2 * cosLambda
+            sinSigma = (t1 * t1 + t2 * t2).squareRoot()
+            if sinSigma == 0 { return Inverse(distance: 0, initialBearing: 0, finalBearing: 0) }
+            cosSigma = sinU1 * sinU2 + cosU1 * cosU2 * cosLambda
+            sigma = atan2(sinSigma, cosSigma)
+            let sinAlpha = cosU1 * cosU2 * sinLambda / sinSigma
+            cos2Alpha = 1 - sinAlpha * sinAlpha
+            cos2SigmaM = cos2Alpha != 0 ? cosSigma - 2 * sinU1 * sinU2 / cos2Alpha : 0
+            let c = f / 16 * cos2Alpha * (4 + f * (4 - 3 * cos2Alpha))
+            let lambdaPrevious = lambda
+            lambda =
+                lonDiff + (1 - c) * f * sinAlpha
+                * (sigma + c * sinSigma * (cos2SigmaM + c * cosSigma * (-1 + 2 * cos2SigmaM * cos2SigmaM)))
             iterations += 1
-            if abs(λ - λPrev) < 1e-12 { break }
-            if iterations >= 200 || abs(λ) > .pi { return nil }
+            if abs(lambda - lambdaPrevious) < 1e-12 { break }
+            if iterations >= 200 || abs(lambda) > .pi { return nil }
         }
-        let u2 = cos2α * (a * a - b * b) / (b * b)
-        let A = 1 + u2 / 16384 * (4096 + u2 * (-768 + u2 * (320 - 175 * u2)))
-        let B = u2 / 1024 * (256 + u2 * (-128 + u2 * (74 - 47 * u2)))
-        let Δσ =
-            B * sinσ
-            * (cos2σm + B / 4
-                * (cosσ * (-1 + 2 * cos2σm * cos2σm) - B / 6 * cos2σm * (-3 + 4 * sinσ * sinσ)
-                    * (-3 + 4 * cos2σm * cos2σm)))
-        let s = b * A * (σ - Δσ)
-        let α1 = atan2(cosU2 * sinλ, cosU1 * sinU2 - sinU1 * cosU2 * cosλ)
-        let α2 = atan2(cosU1 * sinλ, -sinU1 * cosU2 + cosU1 * sinU2 * cosλ)
-        return Inverse(distance: s, initialBearing: normalizedDegrees(α1 / rad), finalBearing: normalizedDegrees(α2 / rad))
+        let u2 = cos2Alpha * (a * a - b * b) / (b * b)
+        let bigA = 1 + u2 / 16384 * (4096 + u2 * (-768 + u2 * (320 - 175 * u2)))
+        let bigB = u2 / 1024 * (256 + u2 * (-128 + u2 * (74 - 47 * u2)))
+        let deltaSigma =
+            bigB * sinSigma
+            * (cos2SigmaM + bigB / 4
+                * (cosSigma * (-1 + 2 * cos2SigmaM * cos2SigmaM) - bigB / 6 * cos2SigmaM
+                    * (-3 + 4 * sinSigma * sinSigma)
+                    * (-3 + 4 * cos2SigmaM * cos2SigmaM)))
+        let s = b * bigA * (sigma - deltaSigma)
+        let alpha1 = atan2(cosU2 * sinLambda, cosU1 * sinU2 - sinU1 * cosU2 * cosLambda)
+        let alpha2 = atan2(cosU1 * sinLambda, -sinU1 * cosU2 + cosU1 * sinU2 * cosLambda)
+        return Inverse(
+            distance: s, initialBearing: normalizedDegrees(alpha1 / rad), finalBearing: normalizedDegrees(alpha2 / rad))
     }
 
     static func normalizedDegrees(_ d: Double) -> Double {

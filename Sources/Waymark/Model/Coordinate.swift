@@ -32,7 +32,8 @@ public struct Bounds: Sendable, Hashable, Codable {
     }
 
     public init(_ c: Coordinate) {
-        self.init(minLatitude: c.latitude, minLongitude: c.longitude, maxLatitude: c.latitude, maxLongitude: c.longitude)
+        self.init(
+            minLatitude: c.latitude, minLongitude: c.longitude, maxLatitude: c.latitude, maxLongitude: c.longitude)
     }
 
     /// Grows the box to include `c`.

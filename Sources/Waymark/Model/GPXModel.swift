@@ -56,21 +56,45 @@ public struct GPXExtensions: Sendable, Hashable, Codable {
     }
 
     /// Heart rate in beats per minute (Garmin TrackPointExtension `hr`).
-    public var heartRate: Double? { get { value(0) } set { set(0, newValue) } }
+    public var heartRate: Double? {
+        get { value(0) }
+        set { set(0, newValue) }
+    }
     /// Cadence in revolutions per minute (`cad`).
-    public var cadence: Double? { get { value(1) } set { set(1, newValue) } }
+    public var cadence: Double? {
+        get { value(1) }
+        set { set(1, newValue) }
+    }
     /// Air temperature in degrees Celsius (`atemp`).
-    public var airTemperature: Double? { get { value(2) } set { set(2, newValue) } }
+    public var airTemperature: Double? {
+        get { value(2) }
+        set { set(2, newValue) }
+    }
     /// Water temperature in degrees Celsius (`wtemp`).
-    public var waterTemperature: Double? { get { value(3) } set { set(3, newValue) } }
+    public var waterTemperature: Double? {
+        get { value(3) }
+        set { set(3, newValue) }
+    }
     /// Depth in metres (`depth`).
-    public var depth: Double? { get { value(4) } set { set(4, newValue) } }
+    public var depth: Double? {
+        get { value(4) }
+        set { set(4, newValue) }
+    }
     /// Power in watts (Garmin PowerExtension `PowerInWatts`, or `power`).
-    public var power: Double? { get { value(5) } set { set(5, newValue) } }
+    public var power: Double? {
+        get { value(5) }
+        set { set(5, newValue) }
+    }
     /// Speed over ground in metres per second (TrackPointExtension v2 `speed`).
-    public var speed: Double? { get { value(6) } set { set(6, newValue) } }
+    public var speed: Double? {
+        get { value(6) }
+        set { set(6, newValue) }
+    }
     /// Course in degrees from true north (TrackPointExtension v2 `course`).
-    public var course: Double? { get { value(7) } set { set(7, newValue) } }
+    public var course: Double? {
+        get { value(7) }
+        set { set(7, newValue) }
+    }
     /// Each child of `<extensions>`, serialised as a standalone XML element with the namespace
     /// declarations it needs.
     public var elements: [String]
@@ -155,30 +179,84 @@ public struct GPXPoint: Sendable, Hashable, Codable {
     public var hasDetails: Bool { box != nil }
 
     /// Magnetic variation in degrees.
-    public var magneticVariation: Double? { get { details.magneticVariation } set { details.magneticVariation = newValue } }
+    public var magneticVariation: Double? {
+        get { details.magneticVariation }
+        set { details.magneticVariation = newValue }
+    }
     /// Height of the geoid above the WGS 84 ellipsoid, metres.
-    public var geoidHeight: Double? { get { details.geoidHeight } set { details.geoidHeight = newValue } }
-    public var name: String? { get { details.name } set { details.name = newValue } }
-    public var comment: String? { get { details.comment } set { details.comment = newValue } }
-    public var description: String? { get { details.description } set { details.description = newValue } }
-    public var source: String? { get { details.source } set { details.source = newValue } }
-    public var links: [GPXLink] { get { details.links } set { details.links = newValue } }
-    public var symbol: String? { get { details.symbol } set { details.symbol = newValue } }
-    public var type: String? { get { details.type } set { details.type = newValue } }
-    public var fix: GPXFix? { get { details.fix } set { details.fix = newValue } }
+    public var geoidHeight: Double? {
+        get { details.geoidHeight }
+        set { details.geoidHeight = newValue }
+    }
+    public var name: String? {
+        get { details.name }
+        set { details.name = newValue }
+    }
+    public var comment: String? {
+        get { details.comment }
+        set { details.comment = newValue }
+    }
+    public var description: String? {
+        get { details.description }
+        set { details.description = newValue }
+    }
+    public var source: String? {
+        get { details.source }
+        set { details.source = newValue }
+    }
+    public var links: [GPXLink] {
+        get { details.links }
+        set { details.links = newValue }
+    }
+    public var symbol: String? {
+        get { details.symbol }
+        set { details.symbol = newValue }
+    }
+    public var type: String? {
+        get { details.type }
+        set { details.type = newValue }
+    }
+    public var fix: GPXFix? {
+        get { details.fix }
+        set { details.fix = newValue }
+    }
     /// Satellites used for the fix.
-    public var satellites: Int? { get { details.satellites } set { details.satellites = newValue } }
+    public var satellites: Int? {
+        get { details.satellites }
+        set { details.satellites = newValue }
+    }
     /// Horizontal, vertical and position dilution of precision (unitless).
-    public var hdop: Double? { get { details.hdop } set { details.hdop = newValue } }
-    public var vdop: Double? { get { details.vdop } set { details.vdop = newValue } }
-    public var pdop: Double? { get { details.pdop } set { details.pdop = newValue } }
+    public var hdop: Double? {
+        get { details.hdop }
+        set { details.hdop = newValue }
+    }
+    public var vdop: Double? {
+        get { details.vdop }
+        set { details.vdop = newValue }
+    }
+    public var pdop: Double? {
+        get { details.pdop }
+        set { details.pdop = newValue }
+    }
     /// Seconds since the last DGPS update.
-    public var ageOfDGPSData: Double? { get { details.ageOfDGPSData } set { details.ageOfDGPSData = newValue } }
-    public var dgpsStation: Int? { get { details.dgpsStation } set { details.dgpsStation = newValue } }
+    public var ageOfDGPSData: Double? {
+        get { details.ageOfDGPSData }
+        set { details.ageOfDGPSData = newValue }
+    }
+    public var dgpsStation: Int? {
+        get { details.dgpsStation }
+        set { details.dgpsStation = newValue }
+    }
     /// Speed in metres per second, from GPX 1.0 `<speed>`.
-    public var speed: Double? { get { details.speed } set { details.speed = newValue } }
+    public var speed: Double? {
+        get { details.speed }
+        set { details.speed = newValue }
+    }
     /// Course in degrees from true north, from GPX 1.0 `<course>`.
-    public var course: Double? { get { details.course } set { details.course = newValue } }
+    public var course: Double? {
+        get { details.course }
+        set { details.course = newValue }
+    }
 }
 
 /// What describes a route or a track, apart from its points.

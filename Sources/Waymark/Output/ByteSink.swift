@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Foundation
 
 /// A buffered byte output: the writers render into ``buffer`` and the sink flushes it.
 public protocol ByteSink: AnyObject {
@@ -136,7 +137,8 @@ final class SpillBuffer {
             var template = Array((dir + "/waymark-spill-XXXXXX").utf8CString)
             let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
             guard fd >= 0 else {
-                throw OutputError(path: dir, message: "cannot create a temporary file: \(String(cString: strerror(errno)))")
+                throw OutputError(
+                    path: dir, message: "cannot create a temporary file: \(String(cString: strerror(errno)))")
             }
             template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
             descriptor = fd
@@ -167,7 +169,8 @@ final class SpillBuffer {
                 let n = pread(descriptor, sink.buffer.base + sink.buffer.count, chunk, offset)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    throw OutputError(path: "temporary file", message: "read failed: \(String(cString: strerror(errno)))")
+                    throw OutputError(
+                        path: "temporary file", message: "read failed: \(String(cString: strerror(errno)))")
                 }
                 if n == 0 { break }
                 sink.buffer.count += n

@@ -19,7 +19,9 @@ public final class TextRenderer {
         /// Shown in the title.
         public var title: String
 
-        public init(width: Int = 80, color: Bool = false, pointTable: Bool = false, sketch: Bool = true, title: String = "") {
+        public init(
+            width: Int = 80, color: Bool = false, pointTable: Bool = false, sketch: Bool = true, title: String = ""
+        ) {
             self.width = width
             self.color = color
             self.pointTable = pointTable
@@ -109,7 +111,8 @@ public final class TextRenderer {
         row += "  " + pad(ValueFormatting.fixed(p.coordinate.latitude, decimals: 6), 11, right: true)
         row += "  " + pad(ValueFormatting.fixed(p.coordinate.longitude, decimals: 6), 12, right: true)
         row += "  " + pad(p.elevation.map { ValueFormatting.fixed($0, decimals: 1) } ?? "-", 8, right: true)
-        row += "  " + pad(kind == "wpt" ? "-" : ValueFormatting.fixed(tableDistance / 1000, decimals: 3), 9, right: true)
+        row +=
+            "  " + pad(kind == "wpt" ? "-" : ValueFormatting.fixed(tableDistance / 1000, decimals: 3), 9, right: true)
         row += "  " + (p.extensions.heartRate.map { String(Int($0)) } ?? p.name ?? "")
         o.append(row)
         o.append(UInt8(ascii: "\n"))
@@ -149,7 +152,8 @@ public final class TextRenderer {
         if !title.isEmpty { lines.append(title.joined(separator: " — ")) }
         lines.append(
             "  points    \(group(s.trackPointCount)) in \(s.trackCount) track(s), \(s.segmentCount) segment(s); "
-                + "\(group(s.waypointCount)) waypoint(s); \(s.routeCount) route(s) with \(group(s.routePointCount)) point(s)")
+                + "\(group(s.waypointCount)) waypoint(s); \(s.routeCount) route(s) with \(group(s.routePointCount)) point(s)"
+        )
         if let a = s.startTime, let b = s.endTime {
             let span = s.duration.map { " (\(Self.duration($0)) recorded)" } ?? ""
             lines.append("  time      \(ValueFormatting.iso8601(a)) → \(ValueFormatting.iso8601(b))\(span)")
@@ -169,18 +173,22 @@ public final class TextRenderer {
         if let lo = s.minElevation, let hi = s.maxElevation {
             lines.append(
                 "  climb     +\(ValueFormatting.fixed(s.climb, decimals: 0)) m, −\(ValueFormatting.fixed(s.descent, decimals: 0)) m; "
-                    + "elevation \(ValueFormatting.fixed(lo, decimals: 1)) to \(ValueFormatting.fixed(hi, decimals: 1)) m")
+                    + "elevation \(ValueFormatting.fixed(lo, decimals: 1)) to \(ValueFormatting.fixed(hi, decimals: 1)) m"
+            )
         }
         if let b = s.bounds {
             lines.append(
                 "  bounds    \(ValueFormatting.fixed(b.minLatitude, decimals: 6)), \(ValueFormatting.fixed(b.minLongitude, decimals: 6))"
-                    + " → \(ValueFormatting.fixed(b.maxLatitude, decimals: 6)), \(ValueFormatting.fixed(b.maxLongitude, decimals: 6))")
+                    + " → \(ValueFormatting.fixed(b.maxLatitude, decimals: 6)), \(ValueFormatting.fixed(b.maxLongitude, decimals: 6))"
+            )
         }
         return lines.joined(separator: "\n") + "\n"
     }
 
     static func distance(_ metres: Double) -> String {
-        metres >= 1000 ? "\(ValueFormatting.fixed(metres / 1000, decimals: 2)) km" : "\(ValueFormatting.fixed(metres, decimals: 1)) m"
+        metres >= 1000
+            ? "\(ValueFormatting.fixed(metres / 1000, decimals: 2)) km"
+            : "\(ValueFormatting.fixed(metres, decimals: 1)) m"
     }
 
     static func speed(_ mps: Double) -> String { "\(ValueFormatting.fixed(mps * 3.6, decimals: 1)) km/h" }

@@ -29,7 +29,9 @@ enum XMLEscaping {
     static func appendEscaped(_ text: String, attribute: Bool, to out: ByteStore) {
         var text = text
         text.withUTF8 { buffer in
-            appendEscaped(ByteSpan(start: buffer.baseAddress ?? ByteSpan.empty.start, count: buffer.count), attribute: attribute, to: out)
+            appendEscaped(
+                ByteSpan(start: buffer.baseAddress ?? ByteSpan.empty.start, count: buffer.count), attribute: attribute,
+                to: out)
         }
     }
 }

@@ -564,7 +564,8 @@ final class XMLTokenizer {
                     + "convert the file with `iconv -f \(name) -t UTF-8`")
         }
         if hasBOM && encoding != .utf8 && encoding != .ascii {
-            throw error(.unsupportedEncoding, at: index, "the file starts with a UTF-8 byte order mark but declares '\(name)'")
+            throw error(
+                .unsupportedEncoding, at: index, "the file starts with a UTF-8 byte order mark but declares '\(name)'")
         }
     }
 
@@ -619,7 +620,8 @@ final class XMLTokenizer {
         if try startsWith("<!DOCTYPE", at: pos) {
             throw error(
                 .forbiddenDeclaration, at: pos,
-                "DOCTYPE declarations are refused: GPX needs none, and they allow entity expansion attacks and external entities")
+                "DOCTYPE declarations are refused: GPX needs none, and they allow entity expansion attacks and external entities"
+            )
         }
         if try startsWith("<!ENTITY", at: pos) {
             throw error(.forbiddenDeclaration, at: pos, "entity declarations are refused")
@@ -735,14 +737,18 @@ final class XMLTokenizer {
         if b >= 0x20 && b < 0x80 { return p + 1 }
         if b == 0x0A || b == 0x09 || b == 0x0D { return p + 1 }
         if b == 0 && p == end { throw NeedMore() }
-        if b < 0x20 { throw malformed(at: p, "invalid character U+\(hex4(UInt32(b))) (XML forbids control characters)") }
+        if b < 0x20 {
+            throw malformed(at: p, "invalid character U+\(hex4(UInt32(b))) (XML forbids control characters)")
+        }
         return try checkUTF8(at: p)
     }
 
     /// Validates the UTF-8 sequence starting at `p` (a byte ≥ 0x80) and checks it is an XML Char.
     private func checkUTF8(at p: Int) throws -> Int {
         if encoding == .ascii {
-            throw error(.malformedXML, at: p, "byte 0x\(String(buf[p], radix: 16, uppercase: true)) is not US-ASCII, as the declaration says")
+            throw error(
+                .malformedXML, at: p,
+                "byte 0x\(String(buf[p], radix: 16, uppercase: true)) is not US-ASCII, as the declaration says")
         }
         let b0 = buf[p]
         var length = 0
@@ -762,7 +768,8 @@ final class XMLTokenizer {
             scalar = UInt32(b0 & 0x07)
             minimum = 0x10000
         default:
-            throw malformed(at: p, "invalid UTF-8: byte 0x\(String(b0, radix: 16, uppercase: true)) cannot start a character")
+            throw malformed(
+                at: p, "invalid UTF-8: byte 0x\(String(b0, radix: 16, uppercase: true)) cannot start a character")
         }
         if end - p < length { throw NeedMore() }
         for i in 1..<length {
@@ -821,7 +828,6 @@ final class XMLTokenizer {
         }
     }
 
-
     private static func isNameStart(_ v: UInt32) -> Bool {
         switch v {
         case 0xC0...0xD6, 0xD8...0xF6, 0xF8...0x2FF, 0x370...0x37D, 0x37F...0x1FFF, 0x200C...0x200D,
@@ -862,7 +868,10 @@ final class XMLTokenizer {
             }
             if c < 0x80 && c != 0x3A && !(c == 0 && q == end) {
                 if colon == q - 1 {
-                    throw malformed(at: start, "'\(ByteSpan(start: UnsafePointer(b + start), count: q - start).string)' is not a valid qualified name")
+                    throw malformed(
+                        at: start,
+                        "'\(ByteSpan(start: UnsafePointer(b + start), count: q - start).string)' is not a valid qualified name"
+                    )
                 }
                 p = q
                 return colon < 0 ? 0 : colon - start
@@ -878,7 +887,10 @@ final class XMLTokenizer {
             colon = i
         }
         if colon == start || colon == p - 1 {
-            throw malformed(at: start, "'\(ByteSpan(start: UnsafePointer(buf + start), count: p - start).string)' is not a valid qualified name")
+            throw malformed(
+                at: start,
+                "'\(ByteSpan(start: UnsafePointer(buf + start), count: p - start).string)' is not a valid qualified name"
+            )
         }
         return colon < 0 ? 0 : colon - start
     }
@@ -1003,7 +1015,8 @@ final class XMLTokenizer {
             let uriOffset = namespaceStore.count
             namespaceStore.append(value)
             bindings.append(
-                Binding(prefixStart: prefixOffset, prefixCount: prefix.count, uriStart: uriOffset, uriCount: value.count))
+                Binding(
+                    prefixStart: prefixOffset, prefixCount: prefix.count, uriStart: uriOffset, uriCount: value.count))
             if isDefault { defaultBinding = value.count == 0 ? -1 : bindings.count - 1 }
         }
         let nameOffset = names.count
@@ -1144,7 +1157,8 @@ final class XMLTokenizer {
         }
         let name = ByteSpan(start: UnsafePointer(buf + p + 1), count: q - p - 1)
         guard Self.predefined(name) != nil else {
-            throw malformed(at: p, "undefined entity &\(name.string); (only amp, lt, gt, apos and quot exist without a DTD)")
+            throw malformed(
+                at: p, "undefined entity &\(name.string); (only amp, lt, gt, apos and quot exist without a DTD)")
         }
         return q + 1
     }
