@@ -1,6 +1,16 @@
 import ArgumentParser
-import Foundation
 import Waymark
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension WaymarkCommand {
     struct Info: ParsableCommand {

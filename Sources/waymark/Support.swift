@@ -1,9 +1,15 @@
 import ArgumentParser
-import Foundation
 import Waymark
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Options every command that reads GPX shares.
@@ -30,7 +36,20 @@ enum ExitStatus {
 
 /// Prints a message to standard error.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    writeStandardError(message + "\n")
+}
+
+/// Writes text to standard error as it is, with `write(2)`.
+func writeStandardError(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let n = write(2, bytes.baseAddress! + offset, bytes.count - offset)
+            if n <= 0 { return }
+            offset += n
+        }
+    }
 }
 
 /// Turns a library error into a message and a sysexits code, at the edge of the tool.
@@ -107,12 +126,11 @@ final class ProgressSource: ByteSource {
         read += n
         if show {
             if n == 0 {
-                FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+                writeStandardError("\r\u{1B}[K")
             } else if read >= nextReport {
                 nextReport += Self.step
                 let percent = total > 0 ? min(100, read * 100 / total) : 0
-                FileHandle.standardError.write(
-                    Data("\r\(label): \(percent)% (\(read >> 20) of \(total >> 20) MiB)".utf8))
+                writeStandardError("\r\(label): \(percent)% (\(read >> 20) of \(total >> 20) MiB)")
             }
         }
         return n

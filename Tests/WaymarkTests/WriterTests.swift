@@ -292,3 +292,33 @@ import Testing
         }
     }
 }
+
+/// Namespace bindings come and go; what the reader learns about one must not outlive it.
+@Suite struct NamespaceScopeTests {
+    @Test func aReusedBindingSlotIsJudgedAfresh() throws {
+        let text = """
+            <gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1" creator="t">\
+            <wpt lat="1" lon="2"><a:x xmlns:a="urn:a"/></wpt>\
+            <trk xmlns:b="http://www.topografix.com/GPX/1/1"><b:trkseg><b:trkpt lat="1" lon="1"/></b:trkseg></trk></gpx>
+            """
+        let doc = try parseDocument(text)
+        #expect(doc.tracks.count == 1)
+        #expect(doc.tracks.first?.segments.first?.points.count == 1)
+    }
+
+    @Test func aPrefixReboundToAnotherNamespaceIsNotTrackPointExtension() throws {
+        let text = """
+            <gpx xmlns="http://www.topografix.com/GPX/1/1" version="1.1" creator="t"><trk><trkseg>\
+            <trkpt lat="1" lon="1"><extensions><h:hr xmlns:h="http://www.garmin.com/xmlschemas/TrackPointExtension/v1">120</h:hr></extensions></trkpt>\
+            <trkpt lat="1" lon="1"><extensions><h:hr xmlns:h="urn:not-garmin">99</h:hr></extensions></trkpt>\
+            <trkpt lat="1" lon="1"><extensions><h:hr xmlns:h="http://www.garmin.com/xmlschemas/TrackPointExtension/v1">121</h:hr></extensions></trkpt>\
+            </trkseg></trk></gpx>
+            """
+        for keep in [true, false] {
+            let reader = GPXReader(
+                source: MemoryByteSource(text), name: "t.gpx", options: GPXReadOptions(keepsExtensionElements: keep))
+            let doc = try GPXDocument(reader: reader, warnings: nil)
+            #expect(doc.tracks[0].segments[0].points.map(\.extensions.heartRate) == [120, nil, 121])
+        }
+    }
+}

@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One piece of a GPX document, in document order.
 public enum GPXEvent: Sendable {
@@ -128,13 +137,28 @@ public final class GPXReader {
 
     private func next() throws -> XMLTokenizer.Token { try tokenizer.next() }
 
+    // Verdicts about binding indices, valid while the tokenizer's bindingsVersion is unchanged.
+    private var bindingCacheVersion = -1
     private var gpxBinding = -2
     private var otherBinding = -2
+    private var trackPointExtensionBinding = -2
+    private var otherExtensionBinding = -2
+
+    private func refreshBindingCache() {
+        guard bindingCacheVersion != tokenizer.bindingsVersion else { return }
+        bindingCacheVersion = tokenizer.bindingsVersion
+        gpxBinding = -2
+        otherBinding = -2
+        trackPointExtensionBinding = -2
+        otherExtensionBinding = -2
+    }
 
     /// Whether the current element is in GPX's namespace (1.0 or 1.1) or in none.
     private var isGPXNamespace: Bool {
         let binding = tokenizer.elementBindingIndex
-        if binding < 0 || binding == gpxBinding { return true }
+        if binding < 0 { return true }
+        refreshBindingCache()
+        if binding == gpxBinding { return true }
         if binding == otherBinding { return false }
         let ns = tokenizer.namespaceURI
         let isGPX = ns.equals("http://www.topografix.com/GPX/1/1") || ns.equals("http://www.topografix.com/GPX/1/0")
@@ -747,10 +771,21 @@ public final class GPXReader {
     }
 
     /// The ``GPXExtensions`` value an element carries, if Waymark knows it.
-    private func knownExtensionTarget() -> GPXExtensions.Field? {
+    /// Whether the current element is in a Garmin TrackPointExtension namespace (cached by binding).
+    private var isTrackPointExtension: Bool {
+        let binding = tokenizer.elementBindingIndex
+        refreshBindingCache()
+        if binding == trackPointExtensionBinding { return true }
+        if binding == otherExtensionBinding || binding < 0 { return false }
         let ns = tokenizer.namespaceURI
+        let yes = Self.trackPointExtensionURIs.contains(where: { ns.equals($0) })
+        if yes { trackPointExtensionBinding = binding } else { otherExtensionBinding = binding }
+        return yes
+    }
+
+    private func knownExtensionTarget() -> GPXExtensions.Field? {
         let local = tokenizer.localName
-        if Self.trackPointExtensionURIs.contains(where: { ns.equals($0) }) {
+        if isTrackPointExtension {
             switch local.count {
             case 2 where local.equals("hr"): return .heartRate
             case 3 where local.equals("cad"): return .cadence
@@ -762,10 +797,12 @@ public final class GPXReader {
             default: return nil
             }
         }
-        if ns.equals("http://www.garmin.com/xmlschemas/PowerExtension/v1") && local.equals("PowerInWatts") {
+        if local.equals("PowerInWatts")
+            && tokenizer.namespaceURI.equals("http://www.garmin.com/xmlschemas/PowerExtension/v1")
+        {
             return .power
         }
-        if local.equals("power") && ns.count > 0 { return .power }
+        if local.equals("power") && tokenizer.namespaceURI.count > 0 { return .power }
         return nil
     }
 

@@ -1,5 +1,8 @@
-import Foundation
-
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -342,7 +345,9 @@ public enum ValueFormatting {
     /// into `out`. Values too large for the integer path fall back to Swift's shortest form.
     static func appendFixed(_ value: Double, decimals: Int, to out: ByteStore) {
         let scale = pow10(decimals)
-        let scaled = (value * scale).rounded()
+        let product = value * scale
+        // Round half away from zero without a libm call.
+        let scaled = (product + (product < 0 ? -0.5 : 0.5)).rounded(.towardZero)
         guard value.isFinite, abs(scaled) < 9.0e15 else {
             out.append(value.isFinite ? "\(value)" : "null")
             return

@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Writes RFC 7946 GeoJSON from reader events, streaming, in bounded memory.
 ///
@@ -214,16 +223,21 @@ public final class GeoJSONWriter {
             ValueFormatting.appendISO8601(t, to: c, cache: &dayCache)
             c.append(UInt8(ascii: "\""))
         }
+        if p.extensions.hasKnownValues || p.hasDetails {
+            writeValues(p, line: line)
+        }
+        pointsInLine += 1
+    }
+
+    private func writeValues(_ p: GPXPoint, line: Int) {
         let e = p.extensions
         let d = p.hasDetails ? p.details : nil
-        if e.hasKnownValues || d != nil {
-            putNumber(.heart, e.heartRate, decimals: 0, line: line)
-            putNumber(.cads, e.cadence, decimals: 0, line: line)
-            putNumber(.atemps, e.airTemperature, decimals: 2, line: line)
-            putNumber(.powers, e.power, decimals: 1, line: line)
-            putNumber(.speeds, d?.speed ?? e.speed, decimals: 3, line: line)
-            putNumber(.courses, d?.course ?? e.course, decimals: 2, line: line)
-        }
+        putNumber(.heart, e.heartRate, decimals: 0, line: line)
+        putNumber(.cads, e.cadence, decimals: 0, line: line)
+        putNumber(.atemps, e.airTemperature, decimals: 2, line: line)
+        putNumber(.powers, e.power, decimals: 1, line: line)
+        putNumber(.speeds, d?.speed ?? e.speed, decimals: 3, line: line)
+        putNumber(.courses, d?.course ?? e.course, decimals: 2, line: line)
         if let d {
             putNumber(.hdops, d.hdop, decimals: 2, line: line)
             putNumber(.vdops, d.vdop, decimals: 2, line: line)
@@ -232,7 +246,6 @@ public final class GeoJSONWriter {
                 ValueFormatting.appendInteger(Int64(s), to: c)
             }
         }
-        pointsInLine += 1
     }
 
     private func splitAtAntimeridian(from q: GPXPoint, to p: GPXPoint) {

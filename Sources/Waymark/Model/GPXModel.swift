@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The GPX `fix` value: the kind of fix the receiver had.
 public enum GPXFix: String, Sendable, Hashable, Codable, CaseIterable {

@@ -1,5 +1,8 @@
-import Foundation
-
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -46,9 +49,10 @@ public final class FileSink: ByteSink {
 
     /// Creates `path` atomically: the data appears under that name only on ``commit()``.
     public init(atomicPath path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        let base = (path as NSString).lastPathComponent
-        var template = Array(((directory.isEmpty ? "." : directory) + "/.\(base).waymark-XXXXXX").utf8CString)
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[..<$0]) } ?? "."
+        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        var template = Array(((directory.isEmpty ? "/" : directory) + "/.\(base).waymark-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             throw OutputError(path: path, message: "cannot create the output file: \(String(cString: strerror(errno)))")

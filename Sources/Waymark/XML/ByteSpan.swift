@@ -13,7 +13,12 @@ struct ByteSpan {
 
     @inline(__always)
     func equals(_ literal: StaticString) -> Bool {
-        count == literal.utf8CodeUnitCount && (count == 0 || memcmp(start, literal.utf8Start, count) == 0)
+        guard count == literal.utf8CodeUnitCount else { return false }
+        if count > 16 { return memcmp(start, literal.utf8Start, count) == 0 }
+        // Short names: compare in place rather than call memcmp.
+        let other = literal.utf8Start
+        for i in 0..<count where start[i] != other[i] { return false }
+        return true
     }
 
     @inline(__always)

@@ -201,6 +201,10 @@ final class XMLTokenizer {
         return nil
     }
 
+    /// Changes whenever a namespace binding is declared, so that callers can cache facts about a
+    /// binding index (indices are reused once an element's declarations go out of scope).
+    @exclusivity(unchecked) private(set) var bindingsVersion = 0
+
     /// The index of the binding that gave the current element its namespace, or -1.
     var elementBindingIndex: Int { elements[elements.count - 1].uri }
 
@@ -1018,6 +1022,7 @@ final class XMLTokenizer {
                 Binding(
                     prefixStart: prefixOffset, prefixCount: prefix.count, uriStart: uriOffset, uriCount: value.count))
             if isDefault { defaultBinding = value.count == 0 ? -1 : bindings.count - 1 }
+            bindingsVersion &+= 1
         }
         let nameOffset = names.count
         names.append(buf + nameStart, count: nameCount)
