@@ -96,7 +96,10 @@ final class XMLTokenizer {
     @exclusivity(unchecked) private var linesBefore = 0
     @exclusivity(unchecked) private var lineStartOffset = 0
 
-    @exclusivity(unchecked) private var elements: [OpenElement] = []
+    // The open elements, innermost last: a plain buffer, grown on demand (bounded by maxDepth).
+    @exclusivity(unchecked) private var stack: UnsafeMutablePointer<OpenElement>
+    @exclusivity(unchecked) private var stackCapacity = 64
+    @exclusivity(unchecked) private var elementCount = 0
     private let names = ByteStore(capacity: 1024)
     @exclusivity(unchecked) private var bindings: [Binding] = []
     private let namespaceStore = ByteStore(capacity: 1024)
@@ -127,13 +130,14 @@ final class XMLTokenizer {
         buf = .allocate(capacity: capacity + 1)
         buf[0] = 0
         bindings.reserveCapacity(16)
-        elements.reserveCapacity(32)
+        stack = .allocate(capacity: stackCapacity)
         attributes.reserveCapacity(8)
         pushBinding(prefix: "xml", uri: "http://www.w3.org/XML/1998/namespace")
         pushBinding(prefix: "xmlns", uri: "http://www.w3.org/2000/xmlns/")
     }
 
     deinit {
+        stack.deallocate()
         buf.deallocate()
         staging?.deallocate()
     }
@@ -141,24 +145,24 @@ final class XMLTokenizer {
     // MARK: - Public view of the current token
 
     /// Depth of open elements; during `.startElement` it includes the new element.
-    var depth: Int { elements.count }
+    var depth: Int { elementCount }
 
     /// The qualified name of the current element (start or end).
     var qualifiedName: ByteSpan {
-        let e = elements[elements.count - 1]
+        let e = stack[elementCount - 1]
         return names.span(from: e.nameStart, count: e.nameCount)
     }
 
     /// The local part of the current element's name.
     var localName: ByteSpan {
-        let e = elements[elements.count - 1]
+        let e = stack[elementCount - 1]
         let skip = e.prefixCount == 0 ? 0 : e.prefixCount + 1
         return names.span(from: e.nameStart + skip, count: e.nameCount - skip)
     }
 
     /// The current element's namespace URI; empty when it is in no namespace.
     var namespaceURI: ByteSpan {
-        uriSpan(elements[elements.count - 1].uri)
+        uriSpan(stack[elementCount - 1].uri)
     }
 
     func attributeQualifiedName(_ i: Int) -> ByteSpan {
@@ -206,10 +210,10 @@ final class XMLTokenizer {
     @exclusivity(unchecked) private(set) var bindingsVersion = 0
 
     /// The index of the binding that gave the current element its namespace, or -1.
-    var elementBindingIndex: Int { elements[elements.count - 1].uri }
+    var elementBindingIndex: Int { stack[elementCount - 1].uri }
 
     /// How many bindings were in force before the current element's own declarations.
-    var bindingCountBeforeElement: Int { elements[elements.count - 1].bindingCount }
+    var bindingCountBeforeElement: Int { stack[elementCount - 1].bindingCount }
 
     func attributeBindingIndex(_ i: Int) -> Int { attributes[i].uri }
 
@@ -299,10 +303,11 @@ final class XMLTokenizer {
     }
 
     private func truncated(at index: Int) -> GPXError {
-        if elements.isEmpty && !rootSeen {
+        if elementCount == 0 && !rootSeen {
             return error(.truncated, at: end, "unexpected end of file in the prolog")
         }
-        if let open = elements.last {
+        if elementCount > 0 {
+            let open = stack[elementCount - 1]
             let name = names.span(from: open.nameStart, count: open.nameCount).string
             return error(.truncated, at: end, "unexpected end of file: <\(name)> is not closed")
         }
@@ -310,7 +315,8 @@ final class XMLTokenizer {
     }
 
     private func finish() throws -> Token {
-        if let open = elements.last {
+        if elementCount > 0 {
+            let open = stack[elementCount - 1]
             let name = names.span(from: open.nameStart, count: open.nameCount).string
             throw error(.truncated, at: end, "unexpected end of file: <\(name)> is not closed")
         }
@@ -597,7 +603,7 @@ final class XMLTokenizer {
                 return try scanStartTag()
             }
         }
-        if elements.isEmpty {
+        if elementCount == 0 {
             var p = pos
             skipSpace(&p)
             guard p == pos else {
@@ -616,7 +622,7 @@ final class XMLTokenizer {
             return nil
         }
         if try startsWith("<![CDATA[", at: pos) {
-            guard !elements.isEmpty else {
+            guard elementCount > 0 else {
                 throw malformed(at: pos, "a CDATA section is not allowed outside the root element")
             }
             return try scanCDATA()
@@ -966,10 +972,10 @@ final class XMLTokenizer {
             p += 1
         }
         // The whole tag is here: now act on it.
-        if elements.isEmpty && rootClosed {
+        if elementCount == 0 && rootClosed {
             throw malformed(at: pos, "content after the root element is not allowed (a second root element)")
         }
-        if elements.count >= limits.maxDepth {
+        if elementCount >= limits.maxDepth {
             throw error(.limitExceeded, at: pos, "elements are nested deeper than the limit of \(limits.maxDepth)")
         }
         pos = p
@@ -1028,10 +1034,18 @@ final class XMLTokenizer {
         names.append(buf + nameStart, count: nameCount)
         let prefix = ByteSpan(start: UnsafePointer(buf + nameStart), count: prefixCount)
         let uri = prefixCount == 0 ? defaultBinding : try resolve(prefix: prefix, isElement: true, at: nameStart)
-        elements.append(
-            OpenElement(
+        if elementCount == stackCapacity {
+            let bigger = UnsafeMutablePointer<OpenElement>.allocate(capacity: stackCapacity * 2)
+            bigger.moveInitialize(from: stack, count: elementCount)
+            stack.deallocate()
+            stack = bigger
+            stackCapacity *= 2
+        }
+        (stack + elementCount).initialize(
+            to: OpenElement(
                 nameStart: nameOffset, nameCount: nameCount, prefixCount: prefixCount,
                 bindingCount: bindingsBefore, uri: uri, defaultBefore: defaultBefore))
+        elementCount += 1
         // Resolve attribute prefixes and reject duplicates.
         for i in attributes.indices {
             let a = attributes[i]
@@ -1071,14 +1085,15 @@ final class XMLTokenizer {
     }
 
     private func popElement() {
-        let e = elements.removeLast()
+        elementCount -= 1
+        let e = stack[elementCount]
         names.count = e.nameStart
         defaultBinding = e.defaultBefore
         if bindings.count > e.bindingCount {
             namespaceStore.count = bindings[e.bindingCount].prefixStart
             bindings.removeSubrange(e.bindingCount...)
         }
-        if elements.isEmpty { rootClosed = true }
+        if elementCount == 0 { rootClosed = true }
     }
 
     private func pushBinding(prefix: StaticString, uri: StaticString) {
@@ -1095,7 +1110,7 @@ final class XMLTokenizer {
     private func scanEndTag() throws -> Token {
         var p = pos + 2
         // Fast path: the end tag names the open element exactly, followed by '>'.
-        if let open = elements.last, end - p > open.nameCount,
+        if elementCount > 0, case let open = stack[elementCount - 1], end - p > open.nameCount,
             memcmp(buf + p, names.base + open.nameStart, open.nameCount) == 0,
             buf[p + open.nameCount] == UInt8(ascii: ">")
         {
@@ -1109,7 +1124,7 @@ final class XMLTokenizer {
         skipSpace(&p)
         if p == end { throw NeedMore() }
         guard buf[p] == UInt8(ascii: ">") else { throw malformed(at: p, "expected '>' to close the end tag") }
-        guard let open = elements.last else {
+        guard elementCount > 0, case let open = stack[elementCount - 1] else {
             throw malformed(at: pos, "</\(name.string)> has no matching start tag")
         }
         let openName = names.span(from: open.nameStart, count: open.nameCount)
