@@ -91,6 +91,9 @@ public final class GPXReader {
     /// Reads from any byte source; `name` appears in messages.
     public init(source: ByteSource, name: String, options: GPXReadOptions = GPXReadOptions()) {
         tokenizer = XMLTokenizer(source: source, fileName: name, limits: options.limits)
+        // White space between elements carries nothing in GPX; only when extension elements are
+        // kept verbatim must their white space be seen.
+        tokenizer.skipsWhitespaceText = !options.keepsExtensionElements
         self.options = options
     }
 
@@ -310,9 +313,10 @@ public final class GPXReader {
         }
     }
 
+    /// A text value; white space alone counts as no value.
     private func readString() throws -> String? {
         let s = try readLeaf()
-        return s.count == 0 ? nil : s.string
+        return s.isWhitespace ? nil : s.string
     }
 
     /// Reads a decimal value; an empty element means "no value".

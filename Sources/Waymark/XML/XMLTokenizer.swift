@@ -96,6 +96,19 @@ final class XMLTokenizer {
     @exclusivity(unchecked) private var linesBefore = 0
     @exclusivity(unchecked) private var lineStartOffset = 0
 
+    /// For each ASCII byte: bit 0 set when it may start a name, bit 1 when it may continue one
+    /// (':' is handled apart). Bytes from 0x80 take the slow path.
+    private let nameClass: UnsafeMutablePointer<UInt8> = {
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        table.initialize(repeating: 0, count: 256)
+        for b in 0..<128 {
+            let letter = (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F
+            let other = (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2E
+            table[b] = (letter ? 3 : 0) | (other ? 2 : 0)
+        }
+        return table
+    }()
+
     // The open elements, innermost last: a plain buffer, grown on demand (bounded by maxDepth).
     @exclusivity(unchecked) private var stack: UnsafeMutablePointer<OpenElement>
     @exclusivity(unchecked) private var stackCapacity = 64
@@ -137,6 +150,7 @@ final class XMLTokenizer {
     }
 
     deinit {
+        nameClass.deallocate()
         stack.deallocate()
         buf.deallocate()
         staging?.deallocate()
@@ -858,17 +872,16 @@ final class XMLTokenizer {
         let start = p
         let b = buf
         // Fast path: an ASCII name ended by an ASCII delimiter.
+        let table = nameClass
         var q = p
         var c = b[q]
-        if ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A) || c == 0x5F {
+        if table[Int(c)] & 1 != 0 {
             var colon = -1
             q += 1
             while true {
                 c = b[q]
-                if ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x5F || c == 0x2D
-                    || c == 0x2E
-                {
-                    q += 1
+                if table[Int(c)] & 2 != 0 {
+                    q &+= 1
                 } else if c == 0x3A && colon < 0 {
                     colon = q
                     q += 1
@@ -1242,7 +1255,18 @@ final class XMLTokenizer {
         }
     }
 
-    private func scanText() throws -> Token {
+    /// When set, runs of white space between markup (`>  \n  <`) are not reported as text.
+    @exclusivity(unchecked) var skipsWhitespaceText = false
+
+    private func scanText() throws -> Token? {
+        if skipsWhitespaceText {
+            var q = pos
+            while ByteSpan.isSpace(buf[q]) { q += 1 }
+            if buf[q] == UInt8(ascii: "<") && q < end {
+                pos = q
+                return nil
+            }
+        }
         var p = pos
         var needsDecode = false
         while true {
