@@ -173,3 +173,66 @@ public enum Geodesic {
         return r < 0 ? r + 360 : (r >= 360 ? 0 : r)
     }
 }
+
+extension Geodesic {
+    /// The point reached from `start` after `distance` metres along the geodesic that leaves it
+    /// on `bearing` (degrees from true north): Vincenty's direct formula.
+    public static func destination(from start: Coordinate, bearing: Double, distance: Double) -> Coordinate {
+        guard distance != 0 else { return start }
+        let rad = Double.pi / 180
+        let alpha1 = bearing * rad
+        let sinAlpha1 = sin(alpha1)
+        let cosAlpha1 = cos(alpha1)
+        let tanU1 = (1 - f) * tan(start.latitude * rad)
+        let cosU1 = 1 / (1 + tanU1 * tanU1).squareRoot()
+        let sinU1 = tanU1 * cosU1
+        let sigma1 = atan2(tanU1, cosAlpha1)
+        let sinAlpha = cosU1 * sinAlpha1
+        let cosSqAlpha = 1 - sinAlpha * sinAlpha
+        let uSq = cosSqAlpha * (a * a - b * b) / (b * b)
+        let bigA = 1 + uSq / 16384 * (4096 + uSq * (-768 + uSq * (320 - 175 * uSq)))
+        let bigB = uSq / 1024 * (256 + uSq * (-128 + uSq * (74 - 47 * uSq)))
+        var sigma = distance / (b * bigA)
+        var cos2SigmaM = 0.0
+        var sinSigma = 0.0
+        var cosSigma = 0.0
+        for _ in 0..<200 {
+            cos2SigmaM = cos(2 * sigma1 + sigma)
+            sinSigma = sin(sigma)
+            cosSigma = cos(sigma)
+            let deltaSigma =
+                bigB * sinSigma
+                * (cos2SigmaM + bigB / 4
+                    * (cosSigma * (-1 + 2 * cos2SigmaM * cos2SigmaM) - bigB / 6 * cos2SigmaM
+                        * (-3 + 4 * sinSigma * sinSigma) * (-3 + 4 * cos2SigmaM * cos2SigmaM)))
+            let next = distance / (b * bigA) + deltaSigma
+            if abs(next - sigma) < 1e-12 {
+                sigma = next
+                break
+            }
+            sigma = next
+        }
+        cos2SigmaM = cos(2 * sigma1 + sigma)
+        sinSigma = sin(sigma)
+        cosSigma = cos(sigma)
+        let x = sinU1 * sinSigma - cosU1 * cosSigma * cosAlpha1
+        let latitude = atan2(
+            sinU1 * cosSigma + cosU1 * sinSigma * cosAlpha1, (1 - f) * (sinAlpha * sinAlpha + x * x).squareRoot())
+        let lambda = atan2(sinSigma * sinAlpha1, cosU1 * cosSigma - sinU1 * sinSigma * cosAlpha1)
+        let c = f / 16 * cosSqAlpha * (4 + f * (4 - 3 * cosSqAlpha))
+        let lonDiff =
+            lambda - (1 - c) * f * sinAlpha
+            * (sigma + c * sinSigma * (cos2SigmaM + c * cosSigma * (-1 + 2 * cos2SigmaM * cos2SigmaM)))
+        var longitude = start.longitude + lonDiff / rad
+        longitude = (longitude + 540).truncatingRemainder(dividingBy: 360) - 180
+        return Coordinate(latitude: latitude / rad, longitude: longitude)
+    }
+
+    /// The point `fraction` (0...1) of the way from `p` to `q` along the geodesic between them.
+    public static func interpolate(_ p: Coordinate, _ q: Coordinate, fraction: Double) -> Coordinate {
+        if fraction <= 0 { return p }
+        if fraction >= 1 { return q }
+        let line = inverse(p, q)
+        return destination(from: p, bearing: line.initialBearing, distance: line.distance * fraction)
+    }
+}

@@ -1,0 +1,182 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One fix, as CoreLocation's `CLLocation` models it.
+///
+/// As in CoreLocation, a negative accuracy, speed or course means "invalid", and a
+/// `verticalAccuracy` of zero or less means the altitudes are invalid.
+public struct Location: Sendable, Hashable, Codable {
+    /// Latitude and longitude, degrees WGS 84.
+    public var coordinate: Coordinate
+    /// Metres above mean sea level; valid when ``verticalAccuracy`` > 0.
+    public var altitude: Double
+    /// Metres above the WGS 84 ellipsoid; nil when the source gives no geoid separation
+    /// (CoreLocation always reports one; a GPX file often cannot).
+    public var ellipsoidalAltitude: Double?
+    /// Radius of uncertainty of the coordinate in metres; negative when the coordinate is invalid.
+    public var horizontalAccuracy: Double
+    /// Uncertainty of the altitudes in metres; zero or negative when they are invalid.
+    public var verticalAccuracy: Double
+    /// Metres per second over ground; negative when invalid.
+    public var speed: Double
+    /// Metres per second; negative when invalid.
+    public var speedAccuracy: Double
+    /// Degrees from true north, 0..<360; negative when invalid.
+    public var course: Double
+    /// Degrees; negative when invalid.
+    public var courseAccuracy: Double
+    /// The time of the fix.
+    public var timestamp: Date
+    /// Where the fix came from and how good the receiver said it was.
+    public var provenance: Provenance
+
+    public init(
+        coordinate: Coordinate, altitude: Double = 0, ellipsoidalAltitude: Double? = nil,
+        horizontalAccuracy: Double, verticalAccuracy: Double = -1, speed: Double = -1, speedAccuracy: Double = -1,
+        course: Double = -1, courseAccuracy: Double = -1, timestamp: Date, provenance: Provenance
+    ) {
+        self.coordinate = coordinate
+        self.altitude = altitude
+        self.ellipsoidalAltitude = ellipsoidalAltitude
+        self.horizontalAccuracy = horizontalAccuracy
+        self.verticalAccuracy = verticalAccuracy
+        self.speed = speed
+        self.speedAccuracy = speedAccuracy
+        self.course = course
+        self.courseAccuracy = courseAccuracy
+        self.timestamp = timestamp
+        self.provenance = provenance
+    }
+
+    /// True when the altitudes are usable (`verticalAccuracy` > 0).
+    public var hasValidAltitude: Bool { verticalAccuracy > 0 }
+}
+
+/// Where a ``Location`` came from.
+public struct Provenance: Sendable, Hashable, Codable {
+    /// The origin of a fix.
+    public enum Source: Sendable, Hashable, Codable {
+        /// A live receiver behind gpsd.
+        case gpsd(device: String)
+        /// A recorded trace: the file and the point's index in it (0-based, in document order).
+        case file(path: String, index: Int)
+    }
+
+    /// How many dimensions the receiver solved for.
+    public enum FixMode: String, Sendable, Hashable, Codable {
+        case none, twoD, threeD
+    }
+
+    /// Corrections the receiver applied.
+    public enum Differential: String, Sendable, Hashable, Codable {
+        case none, dgps, rtkFloat, rtkFixed
+    }
+
+    public var source: Source
+    /// True for fixes that software made up or replayed, as CoreLocation's
+    /// `sourceInformation.isSimulatedBySoftware`.
+    public var isSimulatedBySoftware: Bool
+    public var fixMode: FixMode
+    public var satellitesUsed: Int?
+    /// Dilutions of precision, unitless.
+    public var hdop: Double?
+    public var vdop: Double?
+    public var pdop: Double?
+    public var differential: Differential
+    /// True when speed was computed from neighbouring points rather than given by the source.
+    public var speedIsDerived: Bool
+    /// True when course was computed from neighbouring points rather than given by the source.
+    public var courseIsDerived: Bool
+
+    public init(
+        source: Source, isSimulatedBySoftware: Bool, fixMode: FixMode, satellitesUsed: Int? = nil, hdop: Double? = nil,
+        vdop: Double? = nil, pdop: Double? = nil, differential: Differential = .none, speedIsDerived: Bool = false,
+        courseIsDerived: Bool = false
+    ) {
+        self.source = source
+        self.isSimulatedBySoftware = isSimulatedBySoftware
+        self.fixMode = fixMode
+        self.satellitesUsed = satellitesUsed
+        self.hdop = hdop
+        self.vdop = vdop
+        self.pdop = pdop
+        self.differential = differential
+        self.speedIsDerived = speedIsDerived
+        self.courseIsDerived = courseIsDerived
+    }
+}
+
+/// How GPX points become ``Location``s.
+///
+/// GPX gives dilutions of precision, not accuracies. An accuracy is the DOP times an assumed
+/// user equivalent range error (UERE): `horizontalAccuracy = hdop × uere` (falling back to
+/// `pdop × uere`), `verticalAccuracy = vdop × uere`. Without a DOP the defaults apply. A point
+/// without `<ele>` has an invalid altitude (`verticalAccuracy` −1). `geoidheight`, when present,
+/// gives the ellipsoidal altitude as `ele + geoidheight`.
+///
+/// The `fix` element sets the fix mode (`none`, `2d`, else 3D; `dgps` also sets the differential
+/// mode). Without it, a point with an elevation counts as 3D and one without as 2D.
+///
+/// Speed and course come from GPX 1.0 `<speed>`/`<course>` or a TrackPointExtension v2;
+/// otherwise they are left invalid here and derived from neighbouring points by the replay
+/// schedule, which marks them as derived.
+public struct GPXLocationMapping: Sendable, Hashable {
+    /// Metres; the user equivalent range error multiplied with DOPs. 5 m suits consumer receivers.
+    public var uere: Double
+    /// Metres, when a point has no HDOP or PDOP.
+    public var defaultHorizontalAccuracy: Double
+    /// Metres, when a point with an elevation has no VDOP.
+    public var defaultVerticalAccuracy: Double
+
+    public init(uere: Double = 5, defaultHorizontalAccuracy: Double = 10, defaultVerticalAccuracy: Double = 15) {
+        self.uere = uere
+        self.defaultHorizontalAccuracy = defaultHorizontalAccuracy
+        self.defaultVerticalAccuracy = defaultVerticalAccuracy
+    }
+
+    public static let `default` = GPXLocationMapping()
+
+    /// The location for `point`, the `index`-th point of `file`, fixed at `timestamp`.
+    public func location(for point: GPXPoint, file: String, index: Int, timestamp: Date) -> Location {
+        let details = point.details
+        let horizontal: Double
+        if let hdop = details.hdop, hdop >= 0 {
+            horizontal = hdop * uere
+        } else if let pdop = details.pdop, pdop >= 0 {
+            horizontal = pdop * uere
+        } else {
+            horizontal = defaultHorizontalAccuracy
+        }
+        var vertical = -1.0
+        if point.elevation != nil {
+            if let vdop = details.vdop, vdop > 0 { vertical = vdop * uere } else { vertical = defaultVerticalAccuracy }
+        }
+        let fixMode: Provenance.FixMode
+        switch details.fix {
+        case .none?: fixMode = .none
+        case .twoD?: fixMode = .twoD
+        case .threeD?, .dgps?, .pps?: fixMode = .threeD
+        case nil: fixMode = point.elevation == nil ? .twoD : .threeD
+        }
+        if fixMode != .threeD { vertical = -1 }
+        let speed = details.speed ?? point.extensions.speed
+        let course = details.course ?? point.extensions.course
+        let elevation = point.elevation ?? 0
+        return Location(
+            coordinate: point.coordinate,
+            altitude: elevation,
+            ellipsoidalAltitude: point.elevation.flatMap { e in details.geoidHeight.map { e + $0 } },
+            horizontalAccuracy: fixMode == .none ? -1 : horizontal,
+            verticalAccuracy: vertical,
+            speed: speed.map { $0 >= 0 ? $0 : -1 } ?? -1,
+            course: course.map { $0 >= 0 && $0 < 360 ? $0 : -1 } ?? -1,
+            timestamp: timestamp,
+            provenance: Provenance(
+                source: .file(path: file, index: index), isSimulatedBySoftware: true, fixMode: fixMode,
+                satellitesUsed: details.satellites, hdop: details.hdop, vdop: details.vdop, pdop: details.pdop,
+                differential: details.fix == .dgps ? .dgps : .none))
+    }
+}
