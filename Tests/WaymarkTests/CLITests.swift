@@ -130,4 +130,50 @@ struct CLITests {
             #expect(x.status == 0, "\(x.stdoutText)\(x.stderr)")
         }
     }
+
+    @Test func aFullDiskIsAnIOErrorNamingTheOutput() throws {
+        let process = Process()
+        process.executableURL = Paths.waymark
+        process.arguments = ["render", Paths.fixture("gpx/segments.gpx"), "--format", "geojson"]
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 74)
+        #expect(message.contains("waymark: <stdout>: write failed: No space left on device"))
+    }
+
+    /// `-o` onto something that is not a regular file writes into it rather than replacing it.
+    @Test func outputIntoAFIFOWritesThroughIt() throws {
+        let dir = temporaryPath("-fifo")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fifo = dir + "/out.geojson"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/cat")
+        reader.arguments = [fifo]
+        let captured = Pipe()
+        reader.standardOutput = captured
+        try reader.run()
+        let r = try waymark("render", Paths.fixture("gpx/segments.gpx"), "-f", "geojson", "-o", fifo)
+        var info = stat()
+        let stillFIFO = stat(fifo, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO
+        #expect(stillFIFO, "the FIFO was replaced")
+        if !stillFIFO { reader.terminate() }  // nobody will write to it: do not wait forever
+        let data = captured.fileHandleForReading.readDataToEndOfFile()
+        reader.waitUntilExit()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(
+            (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["type"] as? String == "FeatureCollection"
+        )
+    }
+
+    @Test func aDirectoryAsOutputIsRefused() throws {
+        let r = try waymark("render", Paths.fixture("gpx/segments.gpx"), "-f", "geojson", "-o", NSTemporaryDirectory())
+        #expect(r.status == 74)
+        #expect(r.stderr.contains("is a directory; name a file to write"))
+    }
 }

@@ -48,7 +48,25 @@ public final class FileSink: ByteSink {
     }
 
     /// Creates `path` atomically: the data appears under that name only on ``commit()``.
+    ///
+    /// A path that names something other than a regular file (a FIFO, `/dev/stdout`, a device)
+    /// is written in place instead: renaming over it would replace it.
     public init(atomicPath path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
+            if (info.st_mode & S_IFMT) == S_IFDIR {
+                throw OutputError(path: path, message: "is a directory; name a file to write")
+            }
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                throw OutputError(path: path, message: "cannot open for writing: \(String(cString: strerror(errno)))")
+            }
+            descriptor = fd
+            ownsDescriptor = true
+            self.path = path
+            temporaryPath = nil
+            return
+        }
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[..<$0]) } ?? "."
         let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
