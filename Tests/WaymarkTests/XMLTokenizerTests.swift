@@ -66,6 +66,20 @@ import Testing
         #expect(try Self.trace(cp1252) == ["<r{}>", "\"€“\"", "</r>"])
     }
 
+    /// Found by the fuzzer: when a read ended inside the declaration, just after its encoding,
+    /// the next read was transcoded at once and then again when the declaration completed.
+    @Test func encodingDeclarationSplitAcrossReadsIsDecodedOnce() throws {
+        let latin1: [UInt8] =
+            Array("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<r>".utf8) + [0xE9, 0xFF] + Array("</r>".utf8)
+        for piece in 1...24 {
+            for chunk in [piece, 64] {
+                #expect(
+                    try Self.trace(latin1, pieceSize: piece, chunk: chunk) == ["<r{}>", "\"éÿ\"", "</r>"],
+                    "pieces of \(piece)")
+            }
+        }
+    }
+
     @Test func skipsTheByteOrderMark() throws {
         #expect(try Self.trace([0xEF, 0xBB, 0xBF] + Array("<r/>".utf8)) == ["<r{}>", "</r>"])
     }

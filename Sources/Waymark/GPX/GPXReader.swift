@@ -971,7 +971,8 @@ extension GPXDocument {
             reader: GPXReader(source: MemoryByteSource(data), name: name, options: options), warnings: warnings)
     }
 
-    init(reader: GPXReader, warnings: ((GPXWarning) -> Void)?) throws {
+    /// Reads everything `reader` delivers into a document.
+    public init(reader: GPXReader, warnings: ((GPXWarning) -> Void)? = nil) throws {
         let builder = GPXDocumentBuilder()
         try reader.read { event in
             if case .warning(let w) = event { warnings?(w) }

@@ -527,6 +527,7 @@ final class XMLTokenizer {
         guard v.count >= 3, v.hasPrefix("1."), v.dropFirst(2).allSatisfy({ $0.isASCII && $0.isNumber }) else {
             throw malformed(at: p, "unsupported XML version '\(v)'")
         }
+        var declared = Encoding.utf8
         var sawSpace = false
         func spaceIfAny() throws {
             if p == end { throw NeedMore() }
@@ -536,7 +537,8 @@ final class XMLTokenizer {
         }
         try spaceIfAny()
         if sawSpace, let name = try pseudoAttribute("encoding") {
-            try selectEncoding(name.string, at: UnsafePointer(name.start) - UnsafePointer(buf), hasBOM: hasBOM)
+            declared = try declaredEncoding(
+                name.string, at: UnsafePointer(name.start) - UnsafePointer(buf), hasBOM: hasBOM)
             try spaceIfAny()
         }
         if sawSpace, let standalone = try pseudoAttribute("standalone") {
@@ -550,6 +552,7 @@ final class XMLTokenizer {
             throw malformed(at: p, "malformed XML declaration: expected '?>'")
         }
         pos = p + 2
+        encoding = declared
         if encoding == .latin1 || encoding == .windows1252 {
             // Re-decode what is already in the window after the declaration.
             let rest = end - pos
@@ -570,27 +573,31 @@ final class XMLTokenizer {
         }
     }
 
-    private func selectEncoding(_ name: String, at index: Int, hasBOM: Bool) throws {
-        let key = name.uppercased()
-        switch key {
+    /// The encoding a declaration names. It takes effect only once the whole declaration has
+    /// been read: the scan may be retried after more bytes arrive, and those must not be
+    /// transcoded twice.
+    private func declaredEncoding(_ name: String, at index: Int, hasBOM: Bool) throws -> Encoding {
+        let declared: Encoding
+        switch name.uppercased() {
         case "UTF-8", "UTF8":
-            encoding = .utf8
+            declared = .utf8
         case "US-ASCII", "ASCII":
-            encoding = .ascii
+            declared = .ascii
         case "ISO-8859-1", "ISO8859-1", "ISO_8859-1", "LATIN1", "LATIN-1", "L1":
-            encoding = .latin1
+            declared = .latin1
         case "WINDOWS-1252", "CP1252":
-            encoding = .windows1252
+            declared = .windows1252
         default:
             throw error(
                 .unsupportedEncoding, at: index,
                 "encoding '\(name)' is not supported (Waymark reads UTF-8, US-ASCII, ISO-8859-1 and windows-1252); "
                     + "convert the file with `iconv -f \(name) -t UTF-8`")
         }
-        if hasBOM && encoding != .utf8 && encoding != .ascii {
+        if hasBOM && declared != .utf8 && declared != .ascii {
             throw error(
                 .unsupportedEncoding, at: index, "the file starts with a UTF-8 byte order mark but declares '\(name)'")
         }
+        return declared
     }
 
     // MARK: Tokens
