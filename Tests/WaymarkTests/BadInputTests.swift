@@ -92,6 +92,33 @@ import Testing
         }
     }
 
+    /// Found by the fuzzer: whether a bad byte just past the construct limit was seen depended on
+    /// the read size. The window now never holds more than the limit, so the answer is the same.
+    @Test func theLimitIsReachedAtTheSameByteWhateverTheReadSize() throws {
+        for encoding in ["UTF-8", "ISO-8859-1"] {
+            let text =
+                Array("<?xml version=\"1.0\" encoding=\"\(encoding)\"?><!--".utf8)
+                + [UInt8](repeating: 0x61, count: 4096)
+                + [0xFF] + Array("--><gpx/>".utf8)
+            var outcomes = Set<String>()
+            for piece in [1, 7, 64, 100, 4096, .max] {
+                let reader = GPXReader(
+                    source: MemoryByteSource(text, pieceSize: piece), name: "t.gpx",
+                    options: GPXReadOptions(limits: XMLLimits(maxTokenBytes: 4096, chunkBytes: 64)))
+                do {
+                    _ = try events(of: reader)
+                    outcomes.insert("accepted")
+                } catch let e as GPXError {
+                    outcomes.insert(e.description)
+                }
+            }
+            #expect(
+                outcomes == [
+                    "t.gpx:1:\(encoding == "UTF-8" ? 39 : 44): a single XML construct is longer than the 4 KiB limit"
+                ], "\(encoding)")
+        }
+    }
+
     @Test func sevenByteHostileInputs() throws {
         for text in ["<gpx\u{FF}/>", "<gpx><?pi?></gpx>", "<gpx/>\u{0}", "<", "<gpx", "<?xml", "<!", "<!--", "]]>"] {
             do {

@@ -89,6 +89,9 @@ final class XMLTokenizer {
     @exclusivity(unchecked) private var eof = false
     @exclusivity(unchecked) private var started = false
     @exclusivity(unchecked) private var encoding = Encoding.utf8
+    // Raw bytes read but not yet transcoded (in `staging`), kept when the window was full.
+    @exclusivity(unchecked) private var carryStart = 0
+    @exclusivity(unchecked) private var carryCount = 0
     private var staging: UnsafeMutablePointer<UInt8>?
 
     // Where buf[0] sits in the decoded stream, for line:column.
@@ -360,15 +363,14 @@ final class XMLTokenizer {
             pos -= start
             tokenStart -= start
         }
-        if end >= limits.maxTokenBytes {
-            throw error(
-                .limitExceeded, at: 0,
-                "a single XML construct is longer than the \(limits.maxTokenBytes / 1024) KiB limit")
-        }
+        // The window never holds more than maxTokenBytes of one construct, whatever the read
+        // sizes, so every chunking scans exactly the same bytes before giving up.
+        let room = limits.maxTokenBytes - end
+        if room <= 0 { throw tooLong() }
         let factor = encoding == .utf8 || encoding == .ascii ? 1 : 3
-        let want = limits.chunkBytes
-        if capacity - end < want * factor {
-            let newCapacity = max(capacity * 2, end + want * factor + 64)
+        let want = min(limits.chunkBytes * factor, room)
+        if capacity - end < want {
+            let newCapacity = max(capacity * 2, end + want + 64)
             let newBuf = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity + 1)
             newBuf.update(from: buf, count: end)
             buf.deallocate()
@@ -379,11 +381,27 @@ final class XMLTokenizer {
             let n = try source.read(into: buf + end, capacity: want)
             if n == 0 { eof = true } else { end += n }
         } else {
-            if staging == nil { staging = .allocate(capacity: want) }
-            let n = try source.read(into: staging!, capacity: want)
-            if n == 0 { eof = true } else { transcode(staging!, count: n) }
+            if staging == nil { staging = .allocate(capacity: limits.chunkBytes) }
+            if carryCount == 0 {
+                let n = try source.read(into: staging!, capacity: limits.chunkBytes)
+                carryStart = 0
+                carryCount = n
+            }
+            if carryCount == 0 {
+                eof = true
+            } else {
+                let used = transcode(staging! + carryStart, count: carryCount, limit: want)
+                if used == 0 { throw tooLong() }
+                carryStart += used
+                carryCount -= used
+            }
         }
         buf[end] = 0
+    }
+
+    private func tooLong() -> GPXError {
+        error(
+            .limitExceeded, at: 0, "a single XML construct is longer than the \(limits.maxTokenBytes / 1024) KiB limit")
     }
 
     private func accountLines(upTo index: Int) {
@@ -400,36 +418,46 @@ final class XMLTokenizer {
     ///
     /// Bytes undefined in windows-1252 become NUL, which the scanner reports as an invalid
     /// character at its exact place.
-    private func transcode(_ raw: UnsafePointer<UInt8>, count: Int) {
+    private func transcode(_ raw: UnsafePointer<UInt8>, count: Int, limit: Int) -> Int {
         var e = end
-        for i in 0..<count {
+        let stop = end + limit
+        var i = 0
+        while i < count {
             let b = raw[i]
             if b < 0x80 {
+                guard e < stop else { break }
                 buf[e] = b
                 e += 1
+                i += 1
                 continue
             }
             var scalar = UInt32(b)
             if encoding == .windows1252, b < 0xA0 {
                 scalar = Self.windows1252[Int(b - 0x80)]
                 if scalar == 0 {
+                    guard e < stop else { break }
                     buf[e] = 0
                     e += 1
+                    i += 1
                     continue
                 }
             }
             if scalar < 0x800 {
+                guard e + 2 <= stop else { break }
                 buf[e] = UInt8(0xC0 | (scalar >> 6))
                 buf[e + 1] = UInt8(0x80 | (scalar & 0x3F))
                 e += 2
             } else {
+                guard e + 3 <= stop else { break }
                 buf[e] = UInt8(0xE0 | (scalar >> 12))
                 buf[e + 1] = UInt8(0x80 | ((scalar >> 6) & 0x3F))
                 buf[e + 2] = UInt8(0x80 | (scalar & 0x3F))
                 e += 3
             }
+            i += 1
         }
         end = e
+        return i
     }
 
     private static let windows1252: [UInt32] = [
@@ -568,7 +596,7 @@ final class XMLTokenizer {
                 buf = newBuf
                 capacity = newCapacity
             }
-            transcode(copy, count: rest)
+            _ = transcode(copy, count: rest, limit: rest * 3)
             buf[end] = 0
         }
     }
