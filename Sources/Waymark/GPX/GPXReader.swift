@@ -198,7 +198,7 @@ public final class GPXReader {
             }
             if name.equals("trk") {
                 try sendMetadata()
-                try readTrack()
+                try readPath(isRoute: false)
             } else if name.equals("wpt") {
                 try sendMetadata()
                 if let point = try readPoint(kind: "wpt") {
@@ -207,7 +207,7 @@ public final class GPXReader {
                 }
             } else if name.equals("rte") {
                 try sendMetadata()
-                try readRoute()
+                try readPath(isRoute: true)
             } else if name.equals("metadata") {
                 try readMetadata()
             } else if name.equals("extensions") {
@@ -561,9 +561,13 @@ public final class GPXReader {
         return true
     }
 
-    private func readRoute() throws {
+    /// Reads a `<rte>` or a `<trk>`: its description, then its points or segments.
+    private func readPath(isRoute: Bool) throws {
         var info = GPXPathInfo()
         var started = false
+        func noteOpen() {
+            if isRoute { openRoute = info } else { openTrack = info }
+        }
         if tokenizer.isEmptyElement {
             _ = try next()
         } else {
@@ -572,56 +576,28 @@ public final class GPXReader {
                     try skipForeign()
                     return
                 }
-                if name.equals("rtept") {
+                if name.equals(isRoute ? "rtept" : "trkseg") {
                     if !started {
                         started = true
-                        openRoute = info
-                        try handler(.routeStart(info))
+                        noteOpen()
+                        try handler(isRoute ? .routeStart(info) : .trackStart(info))
                     }
-                    if let point = try readPoint(kind: "rtept") {
+                    if !isRoute {
+                        try readSegment()
+                    } else if let point = try readPoint(kind: "rtept") {
                         delivered += 1
                         try handler(.routePoint(point))
                     }
                 } else if try readPathInfoField(name, into: &info) {
-                    if started { openRoute = info }
+                    if started { noteOpen() }
                 } else {
                     try skipUnknown(name)
                 }
             }
         }
-        if !started { try handler(.routeStart(info)) }
-        openRoute = nil
-        try handler(.routeEnd(info))
-    }
-
-    private func readTrack() throws {
-        var info = GPXPathInfo()
-        var started = false
-        if tokenizer.isEmptyElement {
-            _ = try next()
-        } else {
-            try forEachChild { name in
-                guard isGPXNamespace else {
-                    try skipForeign()
-                    return
-                }
-                if name.equals("trkseg") {
-                    if !started {
-                        started = true
-                        openTrack = info
-                        try handler(.trackStart(info))
-                    }
-                    try readSegment()
-                } else if try readPathInfoField(name, into: &info) {
-                    if started { openTrack = info }
-                } else {
-                    try skipUnknown(name)
-                }
-            }
-        }
-        if !started { try handler(.trackStart(info)) }
-        openTrack = nil
-        try handler(.trackEnd(info))
+        if !started { try handler(isRoute ? .routeStart(info) : .trackStart(info)) }
+        if isRoute { openRoute = nil } else { openTrack = nil }
+        try handler(isRoute ? .routeEnd(info) : .trackEnd(info))
     }
 
     private func readSegment() throws {
@@ -952,6 +928,28 @@ public final class GPXReader {
 }
 
 extension GPXDocument {
+    /// Hands the document to `body` as the events a ``GPXReader`` would deliver for it.
+    public func forEachEvent(_ body: (GPXEvent) throws -> Void) rethrows {
+        try body(.header(header))
+        if !metadata.isEmpty { try body(.metadata(metadata)) }
+        for w in waypoints { try body(.waypoint(w)) }
+        for r in routes {
+            try body(.routeStart(r.info))
+            for p in r.points { try body(.routePoint(p)) }
+            try body(.routeEnd(r.info))
+        }
+        for t in tracks {
+            try body(.trackStart(t.info))
+            for segment in t.segments {
+                try body(.segmentStart)
+                for p in segment.points { try body(.trackPoint(p)) }
+                try body(.segmentEnd(segment.extensions))
+            }
+            try body(.trackEnd(t.info))
+        }
+        if !extensions.isEmpty { try body(.documentExtensions(extensions)) }
+    }
+
     /// Reads a whole GPX file into memory. For large files prefer ``GPXReader``.
     ///
     /// - Parameter warnings: receives what was wrong but did not stop reading.

@@ -72,21 +72,7 @@ public final class GeoJSONWriter {
     /// Writes a whole document.
     public static func write(_ document: GPXDocument, to sink: FileSink) throws {
         let writer = GeoJSONWriter(sink: sink)
-        for w in document.waypoints { try writer.write(.waypoint(w)) }
-        for r in document.routes {
-            try writer.write(.routeStart(r.info))
-            for p in r.points { try writer.write(.routePoint(p)) }
-            try writer.write(.routeEnd(r.info))
-        }
-        for t in document.tracks {
-            try writer.write(.trackStart(t.info))
-            for s in t.segments {
-                try writer.write(.segmentStart)
-                for p in s.points { try writer.write(.trackPoint(p)) }
-                try writer.write(.segmentEnd(s.extensions))
-            }
-            try writer.write(.trackEnd(t.info))
-        }
+        try document.forEachEvent { try writer.write($0) }
         try writer.finish()
     }
 
