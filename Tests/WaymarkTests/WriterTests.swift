@@ -133,6 +133,25 @@ import Testing
         #expect(doc.metadata.authorName == "Someone" && doc.metadata.keywords == "a, b")
     }
 
+    @Test func everyMetadataFieldSurvives() throws {
+        let (doc, _) = try readDocument(Paths.fixture("gpx/metadata.gpx"))
+        let m = doc.metadata
+        #expect(m.authorName == "A. Walker" && m.authorEmail == "walker@example.org")
+        #expect(m.authorLink == GPXLink(href: "https://example.org/walker", text: "Home page"))
+        #expect(m.copyrightHolder == "A. Walker" && m.copyrightYear == 2024)
+        #expect(m.copyrightLicense == "https://creativecommons.org/licenses/by/4.0/")
+        #expect(m.links == [GPXLink(href: "https://example.org/walk", text: "The walk", type: "text/html")])
+        #expect(m.keywords == "walk, city" && m.bounds?.maxLongitude == 11.6)
+        let again = try GPXDocument(data: [UInt8](try render { try GPXWriter.write(doc, to: $0) }))
+        #expect(again.metadata == m)
+    }
+
+    @Test func gpx10EmailBecomesTheAuthorsEmail() throws {
+        let text = String(decoding: try Self.gpx(Paths.fixture("gpx/gpx10.gpx")), as: UTF8.self)
+        #expect(
+            text.contains("<author>\n      <name>Someone</name>\n      <email id=\"someone\" domain=\"example.com\"/>"))
+    }
+
     @Test func unknownExtensionsSurviveWithTheirNamespaces() throws {
         let (doc, _) = try readDocument(Paths.fixture("gpx/extensions.gpx"))
         let p = doc.tracks[0].segments[0].points[0]

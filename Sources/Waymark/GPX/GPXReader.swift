@@ -646,11 +646,46 @@ public final class GPXReader {
                 metadata.description = try readString()
             } else if name.equals("author") {
                 try forEachChildOrEmpty { child in
-                    if child.equals("name") { metadata.authorName = try readString() } else { try skipElement() }
+                    if child.equals("name") {
+                        metadata.authorName = try readString()
+                    } else if child.equals("email") {
+                        if let id = tokenizer.attribute("id"), let domain = tokenizer.attribute("domain") {
+                            metadata.authorEmail = id.string + "@" + domain.string
+                        }
+                        try skipElementOrEmpty()
+                    } else if child.equals("link") {
+                        var links: [GPXLink] = []
+                        try readLink(into: &links)
+                        metadata.authorLink = links.first
+                    } else {
+                        try skipElementOrEmpty()
+                    }
                 }
             } else if name.equals("copyright") {
-                metadata.copyright = tokenizer.attribute("author")?.string
-                try skipElementOrEmpty()
+                metadata.copyrightHolder = tokenizer.attribute("author")?.string
+                try forEachChildOrEmpty { child in
+                    if child.equals("year") {
+                        let start = tokenizer.absoluteTokenStart
+                        let text = try readLeaf().trimmed
+                        if text.count > 0 {
+                            if let year = ValueParsing.integer(text) {
+                                metadata.copyrightYear = year
+                            } else {
+                                let (line, column) = tokenizer.location(ofAbsolute: start)
+                                try handler(
+                                    .warning(
+                                        GPXWarning(
+                                            file: fileName, line: line, column: column,
+                                            message: "<year> '\(text.string.prefix(20))' is not a year; it is ignored"))
+                                )
+                            }
+                        }
+                    } else if child.equals("license") {
+                        metadata.copyrightLicense = try readString()
+                    } else {
+                        try skipElementOrEmpty()
+                    }
+                }
             } else if name.equals("link") {
                 try readLink(into: &metadata.links)
             } else if name.equals("time") {
@@ -700,7 +735,7 @@ public final class GPXReader {
         } else if name.equals("author") {
             metadata.authorName = try readString()
         } else if name.equals("email") {
-            _ = try readLeaf()
+            metadata.authorEmail = try readString()?.trimmingWhitespace
         } else if name.equals("url") {
             if let href = try readString() { metadata.links.append(GPXLink(href: href)) }
         } else if name.equals("urlname") {
@@ -977,6 +1012,15 @@ extension GPXDocument {
             builder.handle(event)
         }
         self = builder.document
+    }
+}
+
+extension String {
+    var trimmingWhitespace: String {
+        var s = Substring(self)
+        while let c = s.first, c.isWhitespace { s.removeFirst() }
+        while let c = s.last, c.isWhitespace { s.removeLast() }
+        return String(s)
     }
 }
 

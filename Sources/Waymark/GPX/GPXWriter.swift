@@ -121,15 +121,35 @@ public final class GPXWriter {
         out.append("  <metadata>\n")
         element("name", m.name, indent: "    ", to: out)
         element("desc", m.description, indent: "    ", to: out)
-        if let author = m.authorName {
+        let email = m.authorEmail.flatMap(Self.splitEmail)
+        if m.authorName != nil || email != nil || m.authorLink != nil {
             out.append("    <author>\n")
-            element("name", author, indent: "      ", to: out)
+            element("name", m.authorName, indent: "      ", to: out)
+            if let (id, domain) = email {
+                out.append("      <email id=\"")
+                XMLEscaping.appendEscaped(id, attribute: true, to: out)
+                out.append("\" domain=\"")
+                XMLEscaping.appendEscaped(domain, attribute: true, to: out)
+                out.append("\"/>\n")
+            }
+            if let link = m.authorLink { writeLink(link, indent: "      ", to: out) }
             out.append("    </author>\n")
         }
-        if let c = m.copyright {
+        if let holder = m.copyrightHolder {
             out.append("    <copyright author=\"")
-            XMLEscaping.appendEscaped(c, attribute: true, to: out)
-            out.append("\"/>\n")
+            XMLEscaping.appendEscaped(holder, attribute: true, to: out)
+            out.append("\">")
+            if let year = m.copyrightYear, (0...9999).contains(year) {
+                out.append("<year>")
+                ValueFormatting.appendDigits(year, width: 4, to: out)
+                out.append("</year>")
+            }
+            if let license = m.copyrightLicense {
+                out.append("<license>")
+                XMLEscaping.appendEscaped(license, attribute: false, to: out)
+                out.append("</license>")
+            }
+            out.append("</copyright>\n")
         }
         for link in m.links { writeLink(link, indent: "    ", to: out) }
         if let t = m.time {
@@ -153,6 +173,14 @@ public final class GPXWriter {
         }
         writeExtensions(m.extensions, indent: "    ", to: out)
         out.append("  </metadata>\n")
+    }
+
+    /// `id@domain` as GPX 1.1 spells it; nil when the address has no '@' to split at.
+    static func splitEmail(_ address: String) -> (String, String)? {
+        guard let at = address.lastIndex(of: "@"), at != address.startIndex,
+            address.index(after: at) != address.endIndex
+        else { return nil }
+        return (String(address[..<at]), String(address[address.index(after: at)...]))
     }
 
     private func writePathHeaderIfNeeded(tag: StaticString, to o: ByteStore) {

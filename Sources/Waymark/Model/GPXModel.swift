@@ -321,7 +321,14 @@ public struct GPXMetadata: Sendable, Hashable, Codable {
     public var name: String?
     public var description: String?
     public var authorName: String?
-    public var copyright: String?
+    /// The author's address, `id@domain` (GPX 1.1 splits it into two attributes).
+    public var authorEmail: String?
+    public var authorLink: GPXLink?
+    /// The copyright holder (GPX `copyright author`).
+    public var copyrightHolder: String?
+    public var copyrightYear: Int?
+    /// A link to the licence.
+    public var copyrightLicense: String?
     public var links: [GPXLink] = []
     public var time: Date?
     public var keywords: String?
