@@ -95,10 +95,17 @@ final class ByteStore {
         count += 1
     }
 
+    @inline(__always)
     func append(_ bytes: UnsafePointer<UInt8>, count n: Int) {
         guard n > 0 else { return }
         reserve(n)
-        (base + count).update(from: bytes, count: n)
+        if n <= 16 {
+            // Names and numbers: a few bytes, cheaper copied in place than through memcpy.
+            let target = base + count
+            for i in 0..<n { target[i] = bytes[i] }
+        } else {
+            (base + count).update(from: bytes, count: n)
+        }
         count += n
     }
 

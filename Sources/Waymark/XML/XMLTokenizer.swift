@@ -1159,8 +1159,8 @@ final class XMLTokenizer {
         var p = pos + 2
         // Fast path: the end tag names the open element exactly, followed by '>'.
         if elementCount > 0, case let open = stack[elementCount - 1], end - p > open.nameCount,
-            memcmp(buf + p, names.base + open.nameStart, open.nameCount) == 0,
-            buf[p + open.nameCount] == UInt8(ascii: ">")
+            buf[p + open.nameCount] == UInt8(ascii: ">"),
+            sameBytes(buf + p, names.base + open.nameStart, open.nameCount)
         {
             pos = p + open.nameCount + 1
             popPending = true
@@ -1182,6 +1182,13 @@ final class XMLTokenizer {
         pos = p + 1
         popPending = true
         return .endElement
+    }
+
+    @inline(__always)
+    private func sameBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        if n > 32 { return memcmp(a, b, n) == 0 }
+        for i in 0..<n where a[i] != b[i] { return false }
+        return true
     }
 
     /// Validates a reference at `p` ('&') and returns the index after its ';'.
