@@ -27,6 +27,30 @@ enum ValueParsing {
             negative = s[0] == UInt8(ascii: "-")
             i = 1
         }
+        // Fast path: the usual short form, digits with at most one point, 15 digits or fewer.
+        if n - i <= 16 {
+            var value: UInt64 = 0
+            var fraction = -1
+            var count = 0
+            var j = i
+            while j < n {
+                let d = s[j] &- 0x30
+                if d < 10 {
+                    value = value &* 10 &+ UInt64(d)
+                    count += 1
+                    if fraction >= 0 { fraction += 1 }
+                } else if s[j] == UInt8(ascii: ".") && fraction < 0 {
+                    fraction = 0
+                } else {
+                    break
+                }
+                j += 1
+            }
+            if j == n && count > 0 && count <= 15 {
+                let scaled = fraction > 0 ? Double(value) / exactPowers[fraction] : Double(value)
+                return negative ? -scaled : scaled
+            }
+        }
         var mantissa: UInt64 = 0
         var digits = 0
         var significant = 0
@@ -364,30 +388,35 @@ public enum ValueFormatting {
             units /= 10
             fractionDigits -= 1
         }
-        out.reserve(32)
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digits in
-            var i = 32
-            var v = units
-            if fractionDigits > 0 {
-                for _ in 0..<fractionDigits {
-                    i -= 1
-                    digits[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
-                    v /= 10
-                }
-                i -= 1
-                digits[i] = UInt8(ascii: ".")
-            }
-            repeat {
-                i -= 1
-                digits[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
-                v /= 10
-            } while v > 0
-            if negative {
-                i -= 1
-                digits[i] = UInt8(ascii: "-")
-            }
-            out.append(digits.baseAddress! + i, count: 32 - i)
+        // Count the digits, then write them straight into the output, right to left.
+        var integerDigits = 1
+        var whole = units
+        for _ in 0..<fractionDigits { whole /= 10 }
+        while whole >= 10 {
+            whole /= 10
+            integerDigits += 1
         }
+        let length = (negative ? 1 : 0) + integerDigits + (fractionDigits > 0 ? fractionDigits + 1 : 0)
+        out.reserve(length)
+        let target = out.base + out.count
+        var i = length
+        var v = units
+        if fractionDigits > 0 {
+            for _ in 0..<fractionDigits {
+                i -= 1
+                target[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+                v /= 10
+            }
+            i -= 1
+            target[i] = UInt8(ascii: ".")
+        }
+        repeat {
+            i -= 1
+            target[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+            v /= 10
+        } while v > 0
+        if negative { target[0] = UInt8(ascii: "-") }
+        out.count += length
     }
 
     @inline(__always)
