@@ -56,6 +56,7 @@ extension WaymarkCommand {
                     sink.write(TextRenderer.summary(of: stats, name: nil, title: trace == "-" ? "" : trace))
                 }
                 try sink.commit()
+                reportDropped(reader)
             } catch {
                 throw sysexit(for: error)
             }

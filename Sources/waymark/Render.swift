@@ -101,6 +101,7 @@ extension WaymarkCommand {
                     try renderer.finish()
                 }
                 try sink.commit()
+                reportDropped(reader)
             } catch {
                 throw sysexit(for: error)
             }

@@ -144,6 +144,14 @@ func makeReader(_ path: String, options: ReadOptions, keepingExtensions: Bool = 
         options: keepingExtensions ? options.gpxOptions : options.valueOptions)
 }
 
+/// After a lenient read, says how many bad points were left out, if any.
+func reportDropped(_ reader: GPXReader) {
+    if reader.droppedPoints > 0 {
+        printError(
+            "\(reader.fileName): --lenient left out \(reader.droppedPoints) bad point(s); see the warnings above")
+    }
+}
+
 /// Prints reader warnings to standard error as they come.
 func report(_ warning: GPXWarning) {
     printError(warning.description)

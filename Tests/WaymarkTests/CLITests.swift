@@ -59,6 +59,15 @@ struct CLITests {
         #expect(object["trackPointCount"] as? Int == 3)
     }
 
+    @Test func lenientSaysHowManyBadPointsItLeftOut() throws {
+        let path = Paths.fixture("bad/lat-out-of-range.gpx")
+        let r = try waymark("render", path, "--lenient", "--format", "geojson")
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("\(path): --lenient left out 1 bad point(s)"))
+        let clean = try waymark("info", Paths.fixture("gpx/segments.gpx"), "--lenient")
+        #expect(!clean.stderr.contains("left out"))
+    }
+
     @Test func infoJSONHasTheDocumentedFields() throws {
         let r = try waymark("info", "--json", Paths.fixture("gpx/segments.gpx"))
         #expect(r.status == 0)

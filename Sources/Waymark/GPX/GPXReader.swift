@@ -78,7 +78,8 @@ public final class GPXReader {
     private var warnedNoZone = false
     private var warnedUnknown = Set<String>()
     private var delivered = 0
-    private var dropped = 0
+    /// Points dropped so far because they were bad (lenient reading only).
+    public private(set) var droppedPoints = 0
 
     /// The name used in messages.
     public var fileName: String { tokenizer.fileName }
@@ -455,7 +456,7 @@ public final class GPXReader {
         }
         try flushWarnings()
         if let issue {
-            dropped += 1
+            droppedPoints += 1
             try handler(
                 .warning(
                     GPXWarning(
