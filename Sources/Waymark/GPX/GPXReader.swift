@@ -10,28 +10,31 @@
 #endif
 
 /// One piece of a GPX document, in document order.
+///
+/// Everything but points is stored indirectly, so that an event is no bigger than a point: events
+/// are copied on their way from reader to writer, once per point.
 public enum GPXEvent: Sendable {
     /// The `<gpx>` element's attributes. Always first.
-    case header(GPXHeader)
+    indirect case header(GPXHeader)
     /// The file's metadata; at most once, before any waypoint, route or track.
-    case metadata(GPXMetadata)
+    indirect case metadata(GPXMetadata)
     case waypoint(GPXPoint)
     /// A route begins; its info holds what precedes its first point.
-    case routeStart(GPXPathInfo)
+    indirect case routeStart(GPXPathInfo)
     case routePoint(GPXPoint)
     /// A route ends; its info is complete.
-    case routeEnd(GPXPathInfo)
+    indirect case routeEnd(GPXPathInfo)
     /// A track begins; its info holds what precedes its first segment.
-    case trackStart(GPXPathInfo)
+    indirect case trackStart(GPXPathInfo)
     case segmentStart
     case trackPoint(GPXPoint)
-    case segmentEnd(GPXExtensions)
+    indirect case segmentEnd(GPXExtensions)
     /// A track ends; its info is complete.
-    case trackEnd(GPXPathInfo)
+    indirect case trackEnd(GPXPathInfo)
     /// Extensions of the `<gpx>` element itself.
-    case documentExtensions(GPXExtensions)
+    indirect case documentExtensions(GPXExtensions)
     /// Something was wrong but reading went on.
-    case warning(GPXWarning)
+    indirect case warning(GPXWarning)
 }
 
 /// How strictly to read.
