@@ -825,11 +825,33 @@ public final class GPXReader {
         return nil
     }
 
+    /// Picks known values out of extension elements as their tokens go by: `start()` at each
+    /// start tag, `text()` for text, `end(into:)` at each end tag.
+    private struct ExtensionValueCollector {
+        var target: GPXExtensions.Field?
+        /// Scratch for the value's text (the reader's own, to allocate nothing per point).
+        let value: ByteStore
+
+        mutating func start(_ field: GPXExtensions.Field?) {
+            target = field
+            value.count = 0
+        }
+
+        func text(_ span: ByteSpan) {
+            if target != nil { value.append(span) }
+        }
+
+        mutating func end(into ext: inout GPXExtensions) {
+            guard let field = target else { return }
+            if let v = ValueParsing.decimal(value.span) { ext.set(field, v) }
+            target = nil
+        }
+    }
+
     /// Reads only the known values of `<extensions>` (the tokenizer is inside it).
     private func readExtensionValues(into ext: inout GPXExtensions) throws {
         var depth = 1
-        var target: GPXExtensions.Field?
-        leaf.count = 0
+        var values = ExtensionValueCollector(value: leaf)
         while depth > 0 {
             switch try next() {
             case .startElement:
@@ -837,17 +859,13 @@ public final class GPXReader {
                     _ = try next()
                 } else {
                     depth += 1
-                    target = knownExtensionTarget()
-                    leaf.count = 0
+                    values.start(knownExtensionTarget())
                 }
             case .endElement:
                 depth -= 1
-                if let t = target {
-                    if let v = ValueParsing.decimal(leaf.span) { ext.set(t, v) }
-                    target = nil
-                }
+                values.end(into: &ext)
             case .text:
-                if target != nil { leaf.append(tokenizer.text) }
+                values.text(tokenizer.text)
             case .endOfDocument:
                 return
             }
@@ -863,8 +881,7 @@ public final class GPXReader {
         let rootName = tokenizer.qualifiedName.string
         let rootAttributes = ByteStore(capacity: 64)
         var depth = 0
-        var valueTarget: GPXExtensions.Field?
-        let value = ByteStore(capacity: 16)
+        var values = ExtensionValueCollector(value: leaf)
 
         func noteStart(_ out: ByteStore, includeName: Bool, dropDefaultDeclaration: Bool = false) {
             let b = tokenizer.elementBindingIndex
@@ -894,8 +911,7 @@ public final class GPXReader {
             && (rootURI.count == 0 || rootURI.equals("http://www.topografix.com/GPX/1/1")
                 || rootURI.equals("http://www.topografix.com/GPX/1/0"))
         noteStart(rootAttributes, includeName: false, dropDefaultDeclaration: rehome)
-        valueTarget = knownExtensionTarget()
-        value.count = 0
+        values.start(knownExtensionTarget())
         let rootEmpty = tokenizer.isEmptyElement
         if rootEmpty {
             _ = try next()
@@ -911,22 +927,18 @@ public final class GPXReader {
                     } else {
                         body.append(UInt8(ascii: ">"))
                         depth += 1
-                        valueTarget = knownExtensionTarget()
-                        value.count = 0
+                        values.start(knownExtensionTarget())
                     }
                 case .endElement:
                     depth -= 1
-                    if let target = valueTarget {
-                        if let v = ValueParsing.decimal(value.span) { ext.set(target, v) }
-                        valueTarget = nil
-                    }
+                    values.end(into: &ext)
                     if depth > 0 {
                         body.append("</")
                         body.append(tokenizer.qualifiedName)
                         body.append(UInt8(ascii: ">"))
                     }
                 case .text:
-                    if valueTarget != nil { value.append(tokenizer.text) }
+                    values.text(tokenizer.text)
                     XMLEscaping.appendEscaped(tokenizer.text, attribute: false, to: body)
                 case .endOfDocument:
                     depth = 0

@@ -144,11 +144,7 @@ public final class GPXWriter {
                 ValueFormatting.appendDigits(year, width: 4, to: out)
                 out.append("</year>")
             }
-            if let license = m.copyrightLicense {
-                out.append("<license>")
-                XMLEscaping.appendEscaped(license, attribute: false, to: out)
-                out.append("</license>")
-            }
+            inlineElement("license", m.copyrightLicense, to: out)
             out.append("</copyright>\n")
         }
         for link in m.links { writeLink(link, indent: "    ", to: out) }
@@ -237,16 +233,8 @@ public final class GPXWriter {
             return
         }
         o.append("\">")
-        if let text = link.text {
-            o.append("<text>")
-            XMLEscaping.appendEscaped(text, attribute: false, to: o)
-            o.append("</text>")
-        }
-        if let type = link.type {
-            o.append("<type>")
-            XMLEscaping.appendEscaped(type, attribute: false, to: o)
-            o.append("</type>")
-        }
+        inlineElement("text", link.text, to: o)
+        inlineElement("type", link.type, to: o)
         o.append("</link>\n")
     }
 

@@ -297,6 +297,12 @@ public enum ValueFormatting {
         }
         out.reserve(24)
         withUnsafeBytes(of: cache.prefix) { out.append($0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 11) }
+        appendTimeOfDay(millisOfDay, to: out)
+    }
+
+    /// Writes `hh:mm:ss.sssZ` for milliseconds since midnight.
+    @inline(__always)
+    private static func appendTimeOfDay(_ millisOfDay: Int, to out: ByteStore) {
         let secondOfDay = millisOfDay / 1000
         appendDigits(secondOfDay / 3600, width: 2, to: out)
         out.append(UInt8(ascii: ":"))
@@ -336,14 +342,7 @@ public enum ValueFormatting {
         out.append(UInt8(ascii: "-"))
         appendDigits(d, width: 2, to: out)
         out.append(UInt8(ascii: "T"))
-        appendDigits(secondOfDay / 3600, width: 2, to: out)
-        out.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay / 60 % 60, width: 2, to: out)
-        out.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay % 60, width: 2, to: out)
-        out.append(UInt8(ascii: "."))
-        appendDigits(millis, width: 3, to: out)
-        out.append(UInt8(ascii: "Z"))
+        appendTimeOfDay(secondOfDay * 1000 + millis, to: out)
     }
 
     /// `YYYY-MM-DDThh:mm:ss.sssZ` for `date`.

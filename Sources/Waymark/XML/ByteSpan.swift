@@ -33,8 +33,6 @@ struct ByteSpan {
         String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
     }
 
-    var buffer: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: start, count: count) }
-
     /// True when every byte is XML white space (space, tab, CR, LF).
     var isWhitespace: Bool {
         for i in 0..<count {

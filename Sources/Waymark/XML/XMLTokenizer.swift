@@ -161,9 +161,6 @@ final class XMLTokenizer {
 
     // MARK: - Public view of the current token
 
-    /// Depth of open elements; during `.startElement` it includes the new element.
-    var depth: Int { elementCount }
-
     /// The qualified name of the current element (start or end).
     var qualifiedName: ByteSpan {
         let e = stack[elementCount - 1]
@@ -205,19 +202,6 @@ final class XMLTokenizer {
     func attribute(_ name: StaticString) -> ByteSpan? {
         for i in attributes.indices where attributes[i].prefixCount == 0 {
             if attributeQualifiedName(i).equals(name) { return attributeValue(i) }
-        }
-        return nil
-    }
-
-    /// The namespace bound to `prefix` (empty span: the default namespace) in the current scope.
-    func namespace(forPrefix prefix: ByteSpan) -> ByteSpan? {
-        var i = bindings.count - 1
-        while i >= 0 {
-            let b = bindings[i]
-            if namespaceStore.span(from: b.prefixStart, count: b.prefixCount).equals(prefix) {
-                return b.uriCount == 0 ? nil : namespaceStore.span(from: b.uriStart, count: b.uriCount)
-            }
-            i -= 1
         }
         return nil
     }
