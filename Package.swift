@@ -11,7 +11,8 @@ let package = Package(
         .executable(name: "waymark-fuzz", targets: ["WaymarkFuzz"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // The library users import: model, XML tokenizer, GPX reader and writer, geodesy,
@@ -23,6 +24,8 @@ let package = Package(
             dependencies: [
                 "Waymark",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // Scenario files only; kept out of the library so that it links FoundationEssentials alone.
+                .product(name: "Yams", package: "Yams"),
             ],
             path: "Sources/waymark"
         ),

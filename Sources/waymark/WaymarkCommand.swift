@@ -2,7 +2,7 @@ import ArgumentParser
 import Waymark
 
 @main
-struct WaymarkCommand: ParsableCommand {
+struct WaymarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "waymark",
         abstract: "Record, replay and render location traces.",
@@ -15,6 +15,6 @@ struct WaymarkCommand: ParsableCommand {
             input, 74 I/O error.
             """,
         version: "0.1.0",
-        subcommands: [Render.self, Info.self]
+        subcommands: [Replay.self, Render.self, Info.self]
     )
 }

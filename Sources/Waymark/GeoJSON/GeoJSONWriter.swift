@@ -61,12 +61,18 @@ public final class GeoJSONWriter {
 
     private enum ColumnID: Int {
         case times, heart, cads, atemps, powers, speeds, courses, hdops, vdops, sats
+        case appStates, reasons, horizontalAccuracies
     }
+
+    /// Values a simulation adds to each delivered location.
+    private var pendingDelivery: StoredLocation?
 
     public init(sink: FileSink) {
         self.sink = sink
-        columns = ["times", "heart", "cads", "atemps", "powers", "speeds", "courses", "hdops", "vdops", "sats"]
-            .map(Column.init)
+        columns = [
+            "times", "heart", "cads", "atemps", "powers", "speeds", "courses", "hdops", "vdops", "sats", "appStates",
+            "reasons", "horizontalAccuracies",
+        ].map(Column.init)
     }
 
     /// Writes a whole document.
@@ -74,6 +80,31 @@ public final class GeoJSONWriter {
         let writer = GeoJSONWriter(sink: sink)
         try document.forEachEvent { try writer.write($0) }
         try writer.finish()
+    }
+
+    /// Writes the locations a simulated app received as one feature: a LineString, or a
+    /// MultiLineString with a line per segment. Besides `times`, `speeds` and `courses`,
+    /// `coordinateProperties` holds each location's `appStates`, delivery `reasons` and
+    /// `horizontalAccuracies` (metres).
+    public func writeDelivered(_ locations: some Sequence<StoredLocation>, name: String) throws {
+        beginPath()
+        var segment: Int?
+        for stored in locations {
+            if stored.segment != segment {
+                endLine()
+                segment = stored.segment
+            }
+            let l = stored.location
+            var p = GPXPoint(
+                latitude: l.coordinate.latitude, longitude: l.coordinate.longitude,
+                elevation: l.hasValidAltitude ? l.altitude : nil, time: l.timestamp)
+            if l.speed >= 0 { p.speed = l.speed }
+            if l.course >= 0 { p.course = l.course }
+            pendingDelivery = stored
+            try addPoint(p)
+            pendingDelivery = nil
+        }
+        try endPath(GPXPathInfo(name: name), type: "delivered")
     }
 
     /// Writes one event.
@@ -211,6 +242,11 @@ public final class GeoJSONWriter {
         }
         if p.extensions.hasKnownValues || p.hasDetails {
             writeValues(p, line: line)
+        }
+        if let d = pendingDelivery {
+            JSONEscaping.appendString(d.appState.rawValue, to: put(.appStates, line: line))
+            JSONEscaping.appendString(d.reason.rawValue, to: put(.reasons, line: line))
+            putNumber(.horizontalAccuracies, d.location.horizontalAccuracy, decimals: 1, line: line)
         }
         pointsInLine += 1
     }

@@ -20,6 +20,11 @@ public struct OutputError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var message: String
 
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
     public var description: String { "\(path): \(message)" }
 }
 
@@ -39,6 +44,9 @@ public final class FileSink: ByteSink {
 
     /// Standard output.
     public static func standardOutput() -> FileSink { FileSink(descriptor: 1, path: "<stdout>") }
+
+    /// Standard error.
+    public static func standardError() -> FileSink { FileSink(descriptor: 2, path: "<stderr>") }
 
     init(descriptor: Int32, path: String) {
         self.descriptor = descriptor

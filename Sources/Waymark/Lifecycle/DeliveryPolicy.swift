@@ -1,0 +1,190 @@
+/// What became of a fix.
+public enum FixDecision: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The app received it.
+    case delivered
+    /// Kept by the system for a suspended app; delivered on resume or discarded.
+    case held
+    /// Thrown away: the app may not, or need not, have it.
+    case dropped
+    /// The app had not asked for updates.
+    case ignored
+}
+
+/// Why a fix was delivered, held, dropped or ignored: a stable camelCase word for audit logs.
+public enum FixReason: String, Sendable, Hashable, Codable, CaseIterable {
+    // delivered
+    /// The app is active or inactive.
+    case foreground
+    /// A background location session keeps updates flowing.
+    case backgroundSession
+    /// In the background, within the grace period before suspension.
+    case gracePeriod
+    /// In the background, kept running by a background task.
+    case backgroundTask
+    /// In the background, woken for a background fetch.
+    case backgroundFetch
+    /// Held while suspended, delivered when the app resumed.
+    case resumed
+    // held
+    /// The app is suspended.
+    case suspended
+    // dropped
+    /// The app is not running; standard updates never relaunch it.
+    case appNotRunning
+    /// Location services are off for the whole device.
+    case locationServicesDisabled
+    case restricted
+    case denied
+    case notDetermined
+    /// A When In Use app started updates in the background, where it may not.
+    case whenInUseStartedInBackground
+    /// Updates are paused automatically.
+    case paused
+    /// Within `distanceFilter` of the last delivered location.
+    case distanceFilter
+    /// Too soon after the last update for the accuracy level (``AccuracyModel``).
+    case accuracyThrottle
+    /// The receiver had no fix.
+    case noFix
+    // ignored
+    /// The app has not started updates.
+    case notUpdating
+}
+
+/// The delivery policy: what happens to a fix, given the app and its settings (DESIGN §4).
+///
+/// It is a pure function; the filters that follow a delivery (``AccuracyModel``'s throttle,
+/// `distanceFilter`) and auto-pause live in the ``Simulation``, which owns the state they need.
+/// The rules, first match wins:
+///
+/// 1. The app is not running: dropped, `appNotRunning`.
+/// 2. Updates not started: ignored, `notUpdating`.
+/// 3. Location services off: dropped, `locationServicesDisabled` (with error `denied`).
+/// 4. Restricted, denied or not determined: dropped with that reason (`denied` and `restricted`
+///    also give error `denied`).
+/// 5. Updates paused: dropped, `paused`.
+/// 6. Active or inactive: delivered, `foreground`.
+/// 7. Background with a background location session: delivered, `backgroundSession`. A session
+///    needs the `location` background mode, `allowsBackgroundLocationUpdates`, and updates
+///    started in the foreground or under Always.
+/// 8. Background, a When In Use app that started updates there: dropped,
+///    `whenInUseStartedInBackground`.
+/// 9. Background, still running: delivered, `backgroundFetch`, `backgroundTask` or `gracePeriod`.
+/// 10. Suspended: held, `suspended`.
+public enum DeliveryPolicy {
+    /// Why a backgrounded app is still running.
+    public enum Running: Sendable, Hashable {
+        case gracePeriod, backgroundTask, backgroundFetch
+    }
+
+    /// Everything the policy looks at.
+    public struct Context: Sendable, Hashable {
+        public var appState: AppState
+        public var isUpdating: Bool
+        public var locationServicesEnabled: Bool
+        public var authorization: AuthorizationStatus
+        public var isPaused: Bool
+        public var hasBackgroundSession: Bool
+        public var startedInBackgroundWhenInUse: Bool
+        /// Why a backgrounded app runs, if it does.
+        public var running: Running?
+
+        public init(
+            appState: AppState, isUpdating: Bool, locationServicesEnabled: Bool = true,
+            authorization: AuthorizationStatus, isPaused: Bool = false, hasBackgroundSession: Bool = false,
+            startedInBackgroundWhenInUse: Bool = false, running: Running? = nil
+        ) {
+            self.appState = appState
+            self.isUpdating = isUpdating
+            self.locationServicesEnabled = locationServicesEnabled
+            self.authorization = authorization
+            self.isPaused = isPaused
+            self.hasBackgroundSession = hasBackgroundSession
+            self.startedInBackgroundWhenInUse = startedInBackgroundWhenInUse
+            self.running = running
+        }
+    }
+
+    /// The decision for one fix.
+    public static func decide(_ c: Context) -> (FixDecision, FixReason) {
+        if c.appState == .notRunning { return (.dropped, .appNotRunning) }
+        if !c.isUpdating { return (.ignored, .notUpdating) }
+        if !c.locationServicesEnabled { return (.dropped, .locationServicesDisabled) }
+        switch c.authorization {
+        case .restricted: return (.dropped, .restricted)
+        case .denied: return (.dropped, .denied)
+        case .notDetermined: return (.dropped, .notDetermined)
+        case .authorizedWhenInUse, .authorizedAlways: break
+        }
+        if c.isPaused { return (.dropped, .paused) }
+        switch c.appState {
+        case .active, .inactive:
+            return (.delivered, .foreground)
+        case .background:
+            if c.hasBackgroundSession { return (.delivered, .backgroundSession) }
+            if c.startedInBackgroundWhenInUse && c.authorization == .authorizedWhenInUse {
+                return (.dropped, .whenInUseStartedInBackground)
+            }
+            switch c.running {
+            case .backgroundFetch?: return (.delivered, .backgroundFetch)
+            case .backgroundTask?: return (.delivered, .backgroundTask)
+            case .gracePeriod?, nil: return (.delivered, .gracePeriod)
+            }
+        case .suspended:
+            return (.held, .suspended)
+        case .notRunning:
+            return (.dropped, .appNotRunning)
+        }
+    }
+}
+
+/// How the system decides a device is stationary and pauses updates
+/// (`pausesLocationUpdatesAutomatically`).
+///
+/// Updates pause when every fix for the activity's stationary time has stayed within
+/// ``radius`` of the first of them. While the app is in use (in the foreground) they resume at
+/// the first fix beyond the radius; in the background they stay paused until the app returns
+/// to the foreground.
+///
+/// | `activityType` | stationary for |
+/// |---|---|
+/// | automotiveNavigation, otherNavigation | 5 min |
+/// | fitness, other | 10 min |
+/// | airborne | 20 min |
+public struct AutoPause: Sendable, Hashable {
+    /// Metres a device may wander and still count as stationary.
+    public static let radius = 25.0
+
+    /// How long a device must stay within ``radius`` before updates pause.
+    public static func stationaryTime(for activity: ActivityType) -> Duration {
+        switch activity {
+        case .automotiveNavigation, .otherNavigation: .seconds(300)
+        case .fitness, .other: .seconds(600)
+        case .airborne: .seconds(1200)
+        }
+    }
+
+    /// Where the current stationary stretch began.
+    public private(set) var anchor: Coordinate?
+    public private(set) var anchorOffset: Duration = .zero
+
+    public init() {}
+
+    /// Feeds one fix; returns true when the device has now been stationary long enough.
+    public mutating func observe(_ c: Coordinate, at offset: Duration, activity: ActivityType) -> Bool {
+        if let a = anchor, Self.isNear(a, c) {
+            return offset - anchorOffset >= Self.stationaryTime(for: activity)
+        }
+        anchor = c
+        anchorOffset = offset
+        return false
+    }
+
+    /// Forgets the stationary stretch (after a pause, a resume or a restart).
+    public mutating func reset() { anchor = nil }
+
+    /// Whether `c` is within ``radius`` of `a` (geodesic distance).
+    public static func isNear(_ a: Coordinate, _ c: Coordinate) -> Bool {
+        Geodesic.distance(a, c) <= radius
+    }
+}

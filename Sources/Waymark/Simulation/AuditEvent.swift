@@ -1,0 +1,278 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One entry of the audit log: something that happened in the simulation, at a time.
+///
+/// ``ndjson(epoch:)`` gives its line in the NDJSON audit log. The keys come in a fixed order and
+/// numbers in a fixed format, so the same run always gives the same bytes.
+public struct AuditEvent: Sendable, Hashable {
+    /// Time since the start of the run.
+    public var offset: Duration
+    public var kind: Kind
+
+    public init(offset: Duration, kind: Kind) {
+        self.offset = offset
+        self.kind = kind
+    }
+
+    /// What happened to one fix.
+    public struct FixRecord: Sendable, Hashable {
+        /// The point's index in its file, or the fix's sequence number.
+        public var index: Int
+        public var segment: Int
+        public var decision: FixDecision
+        public var reason: FixReason
+        public var appState: AppState
+        public var authorization: AuthorizationStatus
+        public var accuracy: AccuracyAuthorization
+        /// The position as the source gave it.
+        public var coordinate: Coordinate
+        /// What the app received, when it was delivered (possibly coarsened).
+        public var delivered: Location?
+        /// The background task time left, when a task runs.
+        public var backgroundTimeRemaining: Duration?
+        /// Whether the location indicator shows (a When In Use app's background session).
+        public var indicator: Bool
+    }
+
+    public enum Kind: Sendable, Hashable {
+        /// The run began: the source's name.
+        case started(source: String)
+        /// A scripted action is carried out.
+        case action(name: String, value: String?)
+        case stateChanged(from: AppState, to: AppState, cause: String)
+        /// The app asked for authorization: `prompted` or `ignored` with a reason.
+        case authorizationRequest(request: Scenario.AuthorizationRequest, outcome: String, reason: String?)
+        /// A prompt was `shown`, or `answered` with the user's answer.
+        case prompt(prompt: String, phase: String, answer: String?)
+        case authorizationChanged(from: AuthorizationStatus, to: AuthorizationStatus)
+        case accuracyChanged(from: AccuracyAuthorization, to: AccuracyAuthorization)
+        case locationServicesChanged(enabled: Bool)
+        /// The app changed a manager property.
+        case setting(name: String, value: String)
+        /// Updates `started` or `stopped`, or a start `refused`.
+        case updates(action: String, reason: String?)
+        case fix(FixRecord)
+        case error(LocationError)
+        /// A background task `began`, `ended`, is `expiring`, was `refused`, or was `reinstated`.
+        case backgroundTask(action: String, task: Int?, remaining: Duration?, reason: String?)
+        /// A fetch `began`, `completed` (with its result), `expired`, was `deferred` or `skipped`.
+        case fetch(action: String, result: String?, synced: Int?, reason: String?)
+        case paused(reason: String)
+        case resumed(reason: String)
+        /// Held fixes thrown away on resume or termination.
+        case heldDiscarded(count: Int, reason: String)
+        /// The app, back in the foreground, reports how many locations arrived while it was away.
+        case arrivedWhileAway(count: Int)
+        case terminated(reason: String)
+        /// Something the system refused or ignored, in words.
+        case diagnostic(message: String)
+        /// The run ended, with its counts.
+        case finished(RunSummary)
+    }
+
+    /// The event's name in the audit log.
+    public var name: String {
+        switch kind {
+        case .started: "started"
+        case .action: "action"
+        case .stateChanged: "stateChanged"
+        case .authorizationRequest: "authorizationRequest"
+        case .prompt: "prompt"
+        case .authorizationChanged: "authorizationChanged"
+        case .accuracyChanged: "accuracyChanged"
+        case .locationServicesChanged: "locationServicesChanged"
+        case .setting: "setting"
+        case .updates: "updates"
+        case .fix: "fix"
+        case .error: "error"
+        case .backgroundTask: "backgroundTask"
+        case .fetch: "fetch"
+        case .paused: "paused"
+        case .resumed: "resumed"
+        case .heldDiscarded: "heldDiscarded"
+        case .arrivedWhileAway: "arrivedWhileAway"
+        case .terminated: "terminated"
+        case .diagnostic: "diagnostic"
+        case .finished: "finished"
+        }
+    }
+
+    /// The event as one line of NDJSON (with its newline); `epoch` is the run's start.
+    public func ndjson(epoch: Date) -> String {
+        let out = ByteStore(capacity: 256)
+        var cache = ValueFormatting.DayCache()
+        append(to: out, epoch: epoch, cache: &cache)
+        return out.string
+    }
+
+    func append(to out: ByteStore, epoch: Date, cache: inout ValueFormatting.DayCache) {
+        out.append("{\"time\":\"")
+        ValueFormatting.appendISO8601(epoch.addingTimeInterval(offset.inSeconds), to: out, cache: &cache)
+        out.append("\",\"event\":\"")
+        out.append(name)
+        out.append(UInt8(ascii: "\""))
+        let w = JSONFields(out: out)
+        switch kind {
+        case .started(let source):
+            w.string("source", source)
+        case .action(let name, let value):
+            w.string("action", name)
+            w.string("value", value)
+        case .stateChanged(let from, let to, let cause):
+            w.string("from", from.rawValue)
+            w.string("to", to.rawValue)
+            w.string("cause", cause)
+        case .authorizationRequest(let request, let outcome, let reason):
+            w.string("request", request.rawValue)
+            w.string("outcome", outcome)
+            w.string("reason", reason)
+        case .prompt(let prompt, let phase, let answer):
+            w.string("prompt", prompt)
+            w.string("phase", phase)
+            w.string("answer", answer)
+        case .authorizationChanged(let from, let to):
+            w.string("from", from.rawValue)
+            w.string("to", to.rawValue)
+        case .accuracyChanged(let from, let to):
+            w.string("from", from.rawValue)
+            w.string("to", to.rawValue)
+        case .locationServicesChanged(let enabled):
+            w.bool("enabled", enabled)
+        case .setting(let name, let value):
+            w.string("name", name)
+            w.string("value", value)
+        case .updates(let action, let reason):
+            w.string("action", action)
+            w.string("reason", reason)
+        case .fix(let f):
+            w.int("index", f.index)
+            w.int("segment", f.segment)
+            w.string("decision", f.decision.rawValue)
+            w.string("reason", f.reason.rawValue)
+            w.string("appState", f.appState.rawValue)
+            w.string("authorization", f.authorization.rawValue)
+            w.string("accuracy", f.accuracy == .fullAccuracy ? "full" : "reduced")
+            w.number("latitude", f.coordinate.latitude, decimals: 7)
+            w.number("longitude", f.coordinate.longitude, decimals: 7)
+            if let d = f.delivered {
+                if d.coordinate != f.coordinate {
+                    w.number("deliveredLatitude", d.coordinate.latitude, decimals: 7)
+                    w.number("deliveredLongitude", d.coordinate.longitude, decimals: 7)
+                }
+                w.number("horizontalAccuracy", d.horizontalAccuracy, decimals: 1)
+            }
+            if let r = f.backgroundTimeRemaining { w.number("backgroundTimeRemaining", r.inSeconds, decimals: 3) }
+            if f.indicator { w.bool("indicator", true) }
+        case .error(let e):
+            w.string("code", e.code.name)
+            w.string("reason", e.reason)
+        case .backgroundTask(let action, let task, let remaining, let reason):
+            w.string("action", action)
+            if let task { w.int("task", task) }
+            if let remaining { w.number("remaining", remaining.inSeconds, decimals: 3) }
+            w.string("reason", reason)
+        case .fetch(let action, let result, let synced, let reason):
+            w.string("action", action)
+            w.string("result", result)
+            if let synced { w.int("synced", synced) }
+            w.string("reason", reason)
+        case .paused(let reason), .resumed(let reason), .terminated(let reason):
+            w.string("reason", reason)
+        case .heldDiscarded(let count, let reason):
+            w.int("count", count)
+            w.string("reason", reason)
+        case .arrivedWhileAway(let count):
+            w.int("count", count)
+        case .diagnostic(let message):
+            w.string("message", message)
+        case .finished(let s):
+            w.int("fixes", s.fixes)
+            w.int("delivered", s.count(.delivered))
+            w.int("held", s.count(.held))
+            w.int("dropped", s.count(.dropped))
+            w.int("ignored", s.count(.ignored))
+            w.int("resumed", s.resumedDeliveries)
+        }
+        out.append("}\n")
+    }
+}
+
+/// Appends `,"key":value` pairs.
+struct JSONFields {
+    let out: ByteStore
+
+    func string(_ key: StaticString, _ value: String?) {
+        guard let value else { return }
+        appendKey(key)
+        JSONEscaping.appendString(value, to: out)
+    }
+
+    func int(_ key: StaticString, _ value: Int) {
+        appendKey(key)
+        ValueFormatting.appendInteger(Int64(value), to: out)
+    }
+
+    func number(_ key: StaticString, _ value: Double, decimals: Int) {
+        appendKey(key)
+        if value.isFinite {
+            ValueFormatting.appendFixed(value, decimals: decimals, to: out)
+        } else {
+            out.append("null")
+        }
+    }
+
+    func bool(_ key: StaticString, _ value: Bool) {
+        appendKey(key)
+        out.append(value ? "true" : "false")
+    }
+
+    private func appendKey(_ key: StaticString) {
+        out.append(",\"")
+        out.append(key)
+        out.append("\":")
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double` (for arithmetic with `Date` and rates).
+    public var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// The counts of a run: every fix's decision and reason, by app state.
+public struct RunSummary: Sendable, Hashable {
+    /// Fix events at arrival (one per source event).
+    public private(set) var fixes = 0
+    private var decisions = [Int](repeating: 0, count: FixDecision.allCases.count)
+    private var reasons = [Int](repeating: 0, count: FixReason.allCases.count)
+    private var states = [Int](repeating: 0, count: AppState.allCases.count)
+    /// Held fixes delivered on resume.
+    public internal(set) var resumedDeliveries = 0
+    /// Held fixes thrown away.
+    public internal(set) var discardedHeld = 0
+    /// Locations delivered while the app was not in the foreground, plus those delivered on resume.
+    public internal(set) var deliveredWhileAway = 0
+
+    public init() {}
+
+    mutating func count(_ decision: FixDecision, _ reason: FixReason, _ state: AppState) {
+        fixes += 1
+        decisions[Self.decisionCases.firstIndex(of: decision)!] += 1
+        reasons[Self.reasonCases.firstIndex(of: reason)!] += 1
+        states[Self.stateCases.firstIndex(of: state)!] += 1
+    }
+
+    /// Fixes with `decision` at arrival.
+    public func count(_ decision: FixDecision) -> Int { decisions[Self.decisionCases.firstIndex(of: decision)!] }
+    /// Fixes decided for `reason` at arrival.
+    public func count(_ reason: FixReason) -> Int { reasons[Self.reasonCases.firstIndex(of: reason)!] }
+    /// Fixes that arrived while the app was in `state`.
+    public func count(_ state: AppState) -> Int { states[Self.stateCases.firstIndex(of: state)!] }
+
+    private static let decisionCases = FixDecision.allCases
+    private static let reasonCases = FixReason.allCases
+    private static let stateCases = AppState.allCases
+}

@@ -1,0 +1,196 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One scripted run of the simulated app: its Info, settings, user, device and timeline.
+///
+/// Every field has a default, so `Scenario()` is a complete run: an app the user already allowed
+/// While Using, launched at the start, updating at best accuracy, in the foreground throughout.
+/// The command line's flags and the scenario file both fill in this type.
+public struct Scenario: Sendable, Hashable {
+    /// The Info.plist. By default the app declares both usage descriptions and no background mode.
+    public var info = AppInfo(
+        backgroundModes: [], usageDescriptions: LocationUsageDescriptions(whenInUse: true, alwaysAndWhenInUse: true))
+    public var device = Device()
+    public var user = User()
+    public var manager = ManagerSettings()
+    public var app = AppBehaviour()
+    public var system = SystemSettings()
+    /// Scripted actions, at offsets from the start; actions at the same time run in this order.
+    public var timeline: [TimedAction] = []
+    /// Where the run stops; nil runs until the source ends and the last scripted action is done.
+    public var end: Duration?
+
+    public init() {}
+
+    /// The device's settings at the start.
+    public struct Device: Sendable, Hashable {
+        /// Location Services for the whole device.
+        public var locationServices = true
+        /// The app's authorization at the start, as if set on an earlier run.
+        public var authorization: AuthorizationStatus = .authorizedWhenInUse
+        /// Precise Location; nil follows the Info's default (`NSLocationDefaultAccuracyReduced`).
+        public var preciseLocation: Bool?
+        public init() {}
+    }
+
+    /// The scripted user: how they answer prompts.
+    public struct User: Sendable, Hashable {
+        /// The answer to the When In Use prompt; nil leaves it on screen.
+        public var whenInUse: WhenInUseAnswer?
+        /// The answer to the prompt that asks for Always; nil leaves it on screen.
+        public var always: AlwaysAnswer?
+        /// How long the user takes to answer.
+        public var answerAfter: Duration = .zero
+        public init() {}
+    }
+
+    /// The manager's properties, which the app sets at launch.
+    public struct ManagerSettings: Sendable, Hashable {
+        public var desiredAccuracy: DesiredAccuracy = .best
+        /// Metres; −1 is `kCLDistanceFilterNone`.
+        public var distanceFilter: Double = LocationManager.distanceFilterNone
+        public var allowsBackgroundLocationUpdates = false
+        public var pausesLocationUpdatesAutomatically = true
+        public var activityType: ActivityType = .other
+        public var showsBackgroundLocationIndicator = false
+        public init() {}
+    }
+
+    /// Which locations a suspended app receives when it resumes.
+    public enum HeldDelivery: String, Sendable, Hashable, CaseIterable {
+        /// Only the newest (as iOS does).
+        case newest
+        /// All, oldest first.
+        case all
+        /// None.
+        case none
+    }
+
+    /// How often the app asks to be woken for background fetch (`setMinimumBackgroundFetchInterval`).
+    public enum FetchInterval: Sendable, Hashable {
+        /// `UIApplicationBackgroundFetchIntervalNever`, the default: no fetch.
+        case never
+        /// `UIApplicationBackgroundFetchIntervalMinimum`: as often as the system allows
+        /// (``SystemSettings/minimumFetchInterval``).
+        case minimum
+        case every(Duration)
+    }
+
+    /// What the simulated app's code does.
+    public struct AppBehaviour: Sendable, Hashable {
+        /// When the user launches the app; nil leaves it not running until an action launches it.
+        public var launchAt: Duration? = .zero
+        /// The authorization the app requests when it launches in the foreground, if any.
+        public var request: AuthorizationRequest?
+        /// Whether the app starts updates when it launches in the foreground.
+        public var startsUpdates = true
+        /// Whether the app begins a background task when it enters the background.
+        public var beginsBackgroundTask = false
+        /// Whether the task's expiration handler ends the task (a well-behaved app) or not (the
+        /// watchdog then terminates the app).
+        public var endsTaskOnExpiration = true
+        public var heldDelivery: HeldDelivery = .newest
+        public var fetchInterval: FetchInterval = .never
+        /// How long the app's fetch handler takes.
+        public var fetchDuration: Duration = .seconds(2)
+        public init() {}
+    }
+
+    /// The simulated system's timings.
+    public struct SystemSettings: Sendable, Hashable {
+        /// Time in the background before an app with nothing to keep it running is suspended.
+        public var gracePeriod: Duration = .seconds(5)
+        /// A background task's budget (iOS 13 and later give closer to 30 s).
+        public var taskBudget: Duration = .seconds(180)
+        /// How long before the budget runs out the expiration handler is called.
+        public var expirationWarning: Duration = .seconds(5)
+        /// The time a fetch handler has.
+        public var fetchBudget: Duration = .seconds(30)
+        /// The interval ``FetchInterval/minimum`` stands for.
+        public var minimumFetchInterval: Duration = .seconds(900)
+        public init() {}
+    }
+
+    /// Which authorization an app asks for.
+    public enum AuthorizationRequest: String, Sendable, Hashable, CaseIterable {
+        case whenInUse, always
+    }
+
+    /// One scripted action at a time.
+    public struct TimedAction: Sendable, Hashable {
+        public var at: Duration
+        public var action: Action
+        public init(at: Duration, _ action: Action) {
+            self.at = at
+            self.action = action
+        }
+    }
+
+    /// Something the user, the app or the device does.
+    public enum Action: Sendable, Hashable {
+        /// The user opens the app (launching it if it is not running).
+        case foreground
+        /// The user leaves the app (home screen, another app).
+        case background
+        /// Something covers the app (Control Center, a call): active → inactive.
+        case deactivate
+        /// It goes away again: inactive → active.
+        case activate
+        /// The user swipes the app away in the app switcher.
+        case terminate
+        case requestAuthorization(AuthorizationRequest)
+        case startUpdates
+        case stopUpdates
+        case beginBackgroundTask
+        case endBackgroundTask
+        /// The user changes the app's authorization in Settings.
+        case setAuthorization(AuthorizationStatus)
+        /// The user switches Precise Location for the app.
+        case setPreciseLocation(Bool)
+        /// The user switches Location Services for the device.
+        case setLocationServices(Bool)
+        case setDesiredAccuracy(DesiredAccuracy)
+        case setDistanceFilter(Double)
+        case setAllowsBackgroundLocationUpdates(Bool)
+        case setPausesLocationUpdatesAutomatically(Bool)
+
+        /// The action's name in scenario files and audit logs.
+        public var name: String {
+            switch self {
+            case .foreground: "foreground"
+            case .background: "background"
+            case .deactivate: "deactivate"
+            case .activate: "activate"
+            case .terminate: "terminate"
+            case .requestAuthorization(let r): r == .always ? "requestAlways" : "requestWhenInUse"
+            case .startUpdates: "startUpdates"
+            case .stopUpdates: "stopUpdates"
+            case .beginBackgroundTask: "beginBackgroundTask"
+            case .endBackgroundTask: "endBackgroundTask"
+            case .setAuthorization: "setAuthorization"
+            case .setPreciseLocation: "setPreciseLocation"
+            case .setLocationServices: "setLocationServices"
+            case .setDesiredAccuracy: "setDesiredAccuracy"
+            case .setDistanceFilter: "setDistanceFilter"
+            case .setAllowsBackgroundLocationUpdates: "setAllowsBackgroundLocationUpdates"
+            case .setPausesLocationUpdatesAutomatically: "setPausesLocationUpdatesAutomatically"
+            }
+        }
+
+        /// The action's value as text, for audit logs; nil when it takes none.
+        public var value: String? {
+            switch self {
+            case .setAuthorization(let s): s.rawValue
+            case .setPreciseLocation(let b), .setLocationServices(let b), .setAllowsBackgroundLocationUpdates(let b),
+                .setPausesLocationUpdatesAutomatically(let b):
+                "\(b)"
+            case .setDesiredAccuracy(let a): "\(a)"
+            case .setDistanceFilter(let d): ValueFormatting.fixed(d, decimals: 1)
+            default: nil
+            }
+        }
+    }
+}

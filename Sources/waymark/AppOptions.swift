@@ -1,0 +1,186 @@
+import ArgumentParser
+import Waymark
+
+/// Authorization names as users type them: the short forms and CoreLocation's own.
+enum AuthorizationText {
+    static let names = "notDetermined, restricted, denied, whenInUse, always"
+
+    static func parse(_ text: String) -> AuthorizationStatus? {
+        switch text {
+        case "whenInUse", "authorizedWhenInUse": .authorizedWhenInUse
+        case "always", "authorizedAlways": .authorizedAlways
+        default: AuthorizationStatus(rawValue: text)
+        }
+    }
+}
+
+enum AccuracyText {
+    static let help = "best, bestForNavigation, 10m, 100m, 1km, 3km, or metres"
+}
+
+/// `--rate`: `max` (virtual time) or a factor of real time.
+enum RateText {
+    /// 0 for `max`, else the factor; nil when `text` is neither.
+    static func parse(_ text: String) -> Double? {
+        if text == "max" { return 0 }
+        guard let factor = Double(text), factor > 0, factor.isFinite else { return nil }
+        return factor
+    }
+}
+
+/// A duration argument: `90s`, `2m`, `1h5m`, `250ms`.
+struct DurationArgument: ExpressibleByArgument {
+    var value: Duration
+    init?(argument: String) {
+        guard let d = DurationText.parse(argument) else { return nil }
+        value = d
+    }
+    static var defaultCompletionKind: CompletionKind { .default }
+}
+
+extension AuthorizationStatus: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let status = AuthorizationText.parse(argument) else { return nil }
+        self = status
+    }
+}
+
+extension Scenario.AuthorizationRequest: ExpressibleByArgument {}
+extension WhenInUseAnswer: ExpressibleByArgument {}
+extension AlwaysAnswer: ExpressibleByArgument {}
+extension ActivityType: ExpressibleByArgument {}
+extension Scenario.HeldDelivery: ExpressibleByArgument {}
+
+extension DesiredAccuracy: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}
+
+/// The simulated app, its authorization and accuracy: options `replay` and `record` share.
+///
+/// Each flag overrides what a `--scenario` file says.
+struct AppOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "A scenario file (YAML or JSON) that scripts the whole run; flags override it.", valueName: "file"))
+    var scenario: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The app's authorization at the start: notDetermined, restricted, denied, whenInUse or always (default whenInUse, as if granted on an earlier run).",
+            valueName: "status"))
+    var authorization: AuthorizationStatus?
+
+    @Option(help: ArgumentHelp("The authorization the app requests at launch: whenInUse or always.", valueName: "kind"))
+    var request: Scenario.AuthorizationRequest?
+
+    @Option(
+        help: ArgumentHelp(
+            "The user's answer to the When In Use prompt: allowOnce, allowWhileUsing or dontAllow.", valueName: "answer"
+        ))
+    var answer: WhenInUseAnswer?
+
+    @Option(
+        help: ArgumentHelp(
+            "The user's answer to the Always prompt: changeToAlways or keepWhenInUse.", valueName: "answer"))
+    var alwaysAnswer: AlwaysAnswer?
+
+    @Flag(help: "Precise Location is off: positions are coarsened to 5 km and come at most 4 times an hour.")
+    var reducedAccuracy = false
+
+    @Option(help: ArgumentHelp("desiredAccuracy: \(AccuracyText.help).", valueName: "accuracy"))
+    var accuracy: DesiredAccuracy?
+
+    @Option(help: ArgumentHelp("distanceFilter in metres, from the last delivered location.", valueName: "metres"))
+    var distanceFilter: Double?
+
+    @Option(help: ArgumentHelp("The app's UIBackgroundModes, comma-separated: location, fetch.", valueName: "modes"))
+    var backgroundModes: String?
+
+    @Flag(help: "Set allowsBackgroundLocationUpdates (needs the location background mode).")
+    var allowsBackgroundUpdates = false
+
+    @Flag(help: "Do not pause updates when the device is stationary (pausesLocationUpdatesAutomatically = false).")
+    var noAutoPause = false
+
+    @Option(
+        help: ArgumentHelp(
+            "activityType: other, automotiveNavigation, fitness, otherNavigation, airborne.", valueName: "type"))
+    var activityType: ActivityType?
+
+    @Option(
+        help: ArgumentHelp(
+            "Send the app to the background at this time (90s, 2m, 1h5m); repeatable.", valueName: "time"))
+    var backgroundAt: [DurationArgument] = []
+
+    @Option(help: ArgumentHelp("Bring the app back to the foreground at this time; repeatable.", valueName: "time"))
+    var foregroundAt: [DurationArgument] = []
+
+    @Flag(help: "The app begins a background task whenever it enters the background.")
+    var backgroundTask = false
+
+    @Option(help: ArgumentHelp("The background task budget (default 180s).", valueName: "duration"))
+    var taskBudget: DurationArgument?
+
+    @Option(
+        help: ArgumentHelp(
+            "The background fetch interval: never, minimum or a duration (needs the fetch mode).", valueName: "interval"
+        ))
+    var fetchInterval: String?
+
+    @Option(help: ArgumentHelp("What a suspended app receives on resume: newest, all or none.", valueName: "which"))
+    var heldDelivery: Scenario.HeldDelivery?
+
+    func validate() throws {
+        if let modes = backgroundModes {
+            for name in modes.split(separator: ",") where BackgroundModes(name: String(name)) == nil {
+                throw ValidationError("'\(name)' is not a background mode Waymark models (location, fetch)")
+            }
+        }
+        if let d = distanceFilter, d < 0 && d != -1 {
+            throw ValidationError("--distance-filter must be 0 metres or more")
+        }
+        if let f = fetchInterval, f != "never", f != "minimum", DurationText.parse(f) == nil {
+            throw ValidationError("--fetch-interval must be never, minimum or a duration such as 15m")
+        }
+    }
+
+    /// The scenario: the file's, if any, with the flags applied on top.
+    func scenario(loading file: (Scenario, ReplaySettings)?) -> Scenario {
+        var s = file?.0 ?? Scenario()
+        if let authorization { s.device.authorization = authorization }
+        if let request {
+            s.app.request = request
+            if authorization == nil && file == nil { s.device.authorization = .notDetermined }
+        }
+        if let answer { s.user.whenInUse = answer }
+        if let alwaysAnswer { s.user.always = alwaysAnswer }
+        if reducedAccuracy { s.device.preciseLocation = false }
+        if let accuracy { s.manager.desiredAccuracy = accuracy }
+        if let distanceFilter { s.manager.distanceFilter = distanceFilter }
+        if let modes = backgroundModes {
+            s.info.backgroundModes = BackgroundModes(
+                modes.split(separator: ",").compactMap { BackgroundModes(name: String($0)) })
+        }
+        if allowsBackgroundUpdates { s.manager.allowsBackgroundLocationUpdates = true }
+        if noAutoPause { s.manager.pausesLocationUpdatesAutomatically = false }
+        if let activityType { s.manager.activityType = activityType }
+        if backgroundTask { s.app.beginsBackgroundTask = true }
+        if let taskBudget { s.system.taskBudget = taskBudget.value }
+        if let heldDelivery { s.app.heldDelivery = heldDelivery }
+        if let f = fetchInterval {
+            switch f {
+            case "never": s.app.fetchInterval = .never
+            case "minimum": s.app.fetchInterval = .minimum
+            default: s.app.fetchInterval = .every(DurationText.parse(f)!)
+            }
+        }
+        var moves = backgroundAt.map { Scenario.TimedAction(at: $0.value, .background) }
+        moves += foregroundAt.map { Scenario.TimedAction(at: $0.value, .foreground) }
+        // Merged with the file's timeline by time; the sort is stable, so the file's order holds at equal times.
+        s.timeline = (s.timeline + moves).enumerated().sorted {
+            ($0.element.at, $0.offset) < ($1.element.at, $1.offset)
+        }
+        .map(\.element)
+        return s
+    }
+}

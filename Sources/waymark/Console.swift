@@ -1,0 +1,182 @@
+import Waymark
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What the simulated app shows and logs, as the run goes.
+///
+/// Foreground deliveries "update the UI": a line on standard output (or collected for `-o`).
+/// Background deliveries and the app's events are log lines on standard error.
+final class ConsoleReporter: SimulationObserver {
+    enum UIMode {
+        /// UI lines on standard output.
+        case standardOutput
+        /// UI lines kept for an output file (``uiText``).
+        case collect
+        /// No UI lines (the output is GeoJSON or NDJSON).
+        case none
+    }
+
+    private let epoch: Date
+    private let ui: UIMode
+    private let quiet: Bool
+    private let flushEachLine: Bool
+    private let out = FileSink.standardOutput()
+    private let err = FileSink.standardError()
+    private(set) var uiText = ""
+    private(set) var deliveryError: (any Error)?
+
+    init(epoch: Date, uiOnStdout: Bool, collectUI: Bool = false, quiet: Bool, flushEachLine: Bool) {
+        self.epoch = epoch
+        ui = uiOnStdout ? .standardOutput : (collectUI ? .collect : .none)
+        self.quiet = quiet
+        self.flushEachLine = flushEachLine
+    }
+
+    func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
+        let time = Self.offset(event.offset)
+        switch event.kind {
+        case .fix(let f):
+            guard let l = f.delivered else { return }
+            if f.appState.isForeground {
+                guard ui != .none else { return }
+                let line = "\(time)  UI  \(Self.describe(l))\(f.reason == .resumed ? "  (held while suspended)" : "")\n"
+                if ui == .collect {
+                    uiText += line
+                } else {
+                    out.write(line)
+                    flush(out)
+                }
+            } else if !quiet {
+                var notes = [f.reason.rawValue]
+                if let r = f.backgroundTimeRemaining {
+                    notes.append("backgroundTimeRemaining \(ValueFormatting.fixed(r.inSeconds, decimals: 1)) s")
+                }
+                if f.indicator { notes.append("location indicator shown") }
+                log("\(time)  \(f.appState.rawValue)  \(Self.describe(l))  (\(notes.joined(separator: "; ")))")
+            }
+        case .arrivedWhileAway(let count):
+            let line = "\(time)  UI  welcome back: \(count) location\(count == 1 ? "" : "s") arrived while away\n"
+            switch ui {
+            case .standardOutput:
+                out.write(line)
+                flush(out)
+            case .collect: uiText += line
+            case .none: if !quiet { log(line.dropLast().description) }
+            }
+        default:
+            guard !quiet, let text = Self.describe(event.kind) else { return }
+            log("\(time)  \(text)")
+        }
+    }
+
+    private func log(_ line: String) {
+        err.write(line)
+        err.write("\n")
+        flush(err)
+    }
+
+    private func flush(_ sink: FileSink) {
+        guard flushEachLine || sink === err else { return }
+        do { try sink.flush() } catch { if sink === out { deliveryError = deliveryError ?? error } }
+    }
+
+    func finish() throws {
+        try? err.flush()
+        do { try out.flush() } catch { deliveryError = deliveryError ?? error }
+        if let deliveryError { throw deliveryError }
+    }
+
+    /// `+h:mm:ss`, with milliseconds when there are any.
+    static func offset(_ d: Duration) -> String {
+        let (s, atto) = d.components
+        let millis = Int(atto / 1_000_000_000_000_000)
+        var text = "+\(s / 3600):" + pad(Int(s / 60 % 60)) + ":" + pad(Int(s % 60))
+        if millis > 0 { text += "." + String(String(millis + 1000).dropFirst()) }
+        return text
+    }
+
+    private static func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+
+    static func describe(_ l: Location) -> String {
+        var text =
+            ValueFormatting.fixed(l.coordinate.latitude, decimals: 7) + ", "
+            + ValueFormatting.fixed(l.coordinate.longitude, decimals: 7)
+            + "  ±\(ValueFormatting.fixed(l.horizontalAccuracy, decimals: 0)) m"
+        if l.speed >= 0 { text += "  \(ValueFormatting.fixed(l.speed, decimals: 1)) m/s" }
+        if l.course >= 0 { text += "  \(ValueFormatting.fixed(l.course, decimals: 0))°" }
+        return text
+    }
+
+    /// An event in words; nil for the ones not worth a line.
+    static func describe(_ kind: AuditEvent.Kind) -> String? {
+        switch kind {
+        case .started, .finished, .action, .fix, .arrivedWhileAway: return nil
+        case .stateChanged(let from, let to, let cause): return "app: \(from.rawValue) → \(to.rawValue) (\(cause))"
+        case .authorizationRequest(let request, let outcome, let reason):
+            return "app requests \(request.rawValue) authorization: \(outcome)" + (reason.map { " (\($0))" } ?? "")
+        case .prompt(let prompt, let phase, let answer):
+            return "prompt \(prompt) \(phase)" + (answer.map { ": \($0)" } ?? "")
+        case .authorizationChanged(let from, let to): return "authorization: \(from.rawValue) → \(to.rawValue)"
+        case .accuracyChanged(let from, let to): return "accuracy: \(from.rawValue) → \(to.rawValue)"
+        case .locationServicesChanged(let enabled): return "location services \(enabled ? "on" : "off")"
+        case .setting(let name, let value): return "manager.\(name) = \(value)"
+        case .updates(let action, let reason): return "updates \(action)" + (reason.map { " (\($0))" } ?? "")
+        case .error(let e): return "error: \(e)"
+        case .backgroundTask(let action, let task, let remaining, let reason):
+            var text = "background task" + (task.map { " \($0)" } ?? "") + " \(action)"
+            if let remaining { text += ", \(ValueFormatting.fixed(remaining.inSeconds, decimals: 1)) s left" }
+            return text + (reason.map { " (\($0))" } ?? "")
+        case .fetch(let action, let result, let synced, let reason):
+            var text = "background fetch \(action)"
+            if let result { text += ": \(result)" }
+            if let synced, synced > 0 { text += ", \(synced) synced" }
+            return text + (reason.map { " (\($0))" } ?? "")
+        case .paused(let reason): return "updates paused (\(reason))"
+        case .resumed(let reason): return "updates resumed (\(reason))"
+        case .heldDiscarded(let count, let reason): return "\(count) held fix(es) discarded (\(reason))"
+        case .terminated(let reason): return "app terminated (\(reason))"
+        case .diagnostic(let message): return "note: \(message)"
+        }
+    }
+}
+
+/// The summary at the end of a replay.
+enum SummaryText {
+    static func render(_ s: RunSummary, simulation: Simulation, trace: String, points: Int, rate: Double) -> String {
+        let pace = rate == 0 ? "virtual time" : "\(ValueFormatting.fixed(rate, decimals: 2))× real time"
+        var text =
+            "\nReplay of \(trace): \(s.fixes) fixes over \(ConsoleReporter.offset(simulation.now).dropFirst()) (\(pace))\n"
+        text += "  delivered \(s.count(.delivered)), held \(s.count(.held)), dropped \(s.count(.dropped)), "
+        text += "ignored \(s.count(.ignored))"
+        if s.resumedDeliveries > 0 || s.discardedHeld > 0 {
+            text += "; on resume \(s.resumedDeliveries) delivered, \(s.discardedHeld) discarded"
+        }
+        text += "\n"
+        for decision in FixDecision.allCases where s.count(decision) > 0 {
+            let reasons = FixReason.allCases.filter { s.count($0) > 0 && Self.decision(for: $0, in: s) == decision }
+            guard !reasons.isEmpty else { continue }
+            text += "  \(decision.rawValue) by reason: "
+            text += reasons.map { "\($0.rawValue) \(s.count($0))" }.joined(separator: ", ") + "\n"
+        }
+        let states = AppState.allCases.filter { s.count($0) > 0 }
+        text += "  fixes by app state: " + states.map { "\($0.rawValue) \(s.count($0))" }.joined(separator: ", ") + "\n"
+        text += "  arrived while away: \(s.deliveredWhileAway)\n"
+        text += "  stored: \(simulation.stored.count) location(s); final state \(simulation.appState.rawValue), "
+        text += "authorization \(simulation.manager.authorizationStatus.rawValue)\n"
+        return text
+    }
+
+    /// The decision a reason belongs to.
+    private static func decision(for reason: FixReason, in s: RunSummary) -> FixDecision {
+        switch reason {
+        case .foreground, .backgroundSession, .gracePeriod, .backgroundTask, .backgroundFetch, .resumed: .delivered
+        case .suspended: .held
+        case .notUpdating: .ignored
+        default: .dropped
+        }
+    }
+}

@@ -1,0 +1,269 @@
+import ArgumentParser
+import Waymark
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension WaymarkCommand {
+    struct Replay: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replay a GPX trace into a simulated iOS app and see what it receives.",
+            discussion: """
+                The trace plays on its own timestamps (untimed tracks, routes and Xcode-style \
+                waypoint lists at --speed) into a simulated app that owns a CoreLocation-style \
+                location manager. The app is authorized or not, goes to the background and back, \
+                is suspended, runs background tasks and fetches; every fix is delivered, held or \
+                dropped by the rules iOS applies.
+
+                Foreground deliveries print as UI lines on standard output; background deliveries \
+                and app events are logged on standard error. A summary ends the run. --audit writes \
+                every event as NDJSON, the same bytes for the same inputs.
+
+                Times are offsets from the start: 90s, 2m, 1h5m, 250ms.
+
+                Examples:
+                  waymark replay walk.gpx
+                  waymark replay walk.gpx --background-at 2m --foreground-at 10m
+                  waymark replay walk.gpx --authorization notDetermined --request always \\
+                      --answer allowWhileUsing --always-answer keepWhenInUse --background-at 1m
+                  waymark replay walk.gpx --background-modes location --allows-background-updates \\
+                      --background-at 1m --audit run.ndjson --format geojson -o delivered.geojson
+                  waymark replay walk.gpx --scenario commute.yaml --rate 20
+                """)
+
+        enum Format: String, ExpressibleByArgument, CaseIterable {
+            case text, geojson, ndjson
+        }
+
+        @Argument(help: "The GPX file to replay; - reads standard input.")
+        var trace: String
+
+        @OptionGroup(title: "App, authorization and accuracy") var app: AppOptions
+
+        @Option(
+            help: ArgumentHelp(
+                "max (virtual time, no waiting) or a factor of real time such as 1 or 20 (default: max when standard output is not a terminal, else 1).",
+                valueName: "rate"))
+        var rate: String?
+
+        @Option(help: ArgumentHelp("Metres per second for untimed traces (default 1.4, a walk).", valueName: "m/s"))
+        var speed: Double?
+
+        @Option(
+            help: ArgumentHelp("Fixes at this fixed period, interpolated along the geodesic.", valueName: "duration"))
+        var interval: DurationArgument?
+
+        @Option(help: ArgumentHelp("Skip this much of the trace.", valueName: "duration"))
+        var startOffset: DurationArgument?
+
+        @Option(help: ArgumentHelp("Play the trace this many times; 'forever' needs --end.", valueName: "n"))
+        var loop: String?
+
+        @Option(help: ArgumentHelp("Stop the run at this time.", valueName: "time"))
+        var end: DurationArgument?
+
+        @Option(name: .shortAndLong, help: "The output for delivered locations.")
+        var format: Format = .text
+
+        @Option(
+            name: .shortAndLong,
+            help: ArgumentHelp("Write the delivered locations here (atomically).", valueName: "file"))
+        var output: String?
+
+        @Option(help: ArgumentHelp("Write the NDJSON audit log here.", valueName: "file"))
+        var audit: String?
+
+        @Option(
+            help: ArgumentHelp("Where background fetch syncs stored locations (NDJSON, appended).", valueName: "file"))
+        var fetchSink: String?
+
+        @Flag(name: .shortAndLong, help: "Print only the summary (and the chosen output).")
+        var quiet = false
+
+        @OptionGroup var read: ReadOptions
+
+        func validate() throws {
+            if let rate, RateText.parse(rate) == nil {
+                throw ValidationError("--rate must be 'max' or a factor above 0, such as 1 or 20")
+            }
+            if let speed, !(speed > 0 && speed.isFinite) { throw ValidationError("--speed must be above 0 m/s") }
+            if let interval, interval.value <= .zero { throw ValidationError("--interval must be longer than 0 s") }
+            if let loop, loop != "forever", (Int(loop) ?? 0) < 1 {
+                throw ValidationError("--loop must be a number of plays (1 or more) or 'forever'")
+            }
+        }
+
+        func run() async throws {
+            do {
+                try await replay()
+            } catch let error as ExitCode {
+                throw error
+            } catch let error as ScenarioFileError {
+                printError("waymark: \(error)")
+                printError("hint: docs/scenarios.md lists every key, with an example per feature")
+                throw ExitCode(ExitStatus.dataError)
+            } catch let error as ReplaySchedule.ScheduleError {
+                printError("waymark: \(trace): \(error)")
+                throw ExitCode(ExitStatus.dataError)
+            } catch {
+                throw sysexit(for: error)
+            }
+        }
+
+        private func replay() async throws {
+            let file = try app.scenario.map { try ScenarioFile.load(path: $0) }
+            var scenario = app.scenario(loading: file)
+            var settings = file?.1 ?? ReplaySettings()
+            if let speed { settings.untimedSpeed = speed }
+            if let interval { settings.interval = interval.value }
+            if let startOffset { settings.startOffset = startOffset.value }
+            if let loop { settings.loops = loop == "forever" ? 0 : Int(loop) }
+            if let rate { settings.rate = RateText.parse(rate) }
+            if let end { scenario.end = end.value }
+            if settings.loops == 0 && scenario.end == nil {
+                throw ValidationError("--loop forever needs --end (or 'end' in the scenario)")
+            }
+            let rateFactor = settings.rate ?? (Terminal.stdoutIsTerminal ? 1 : 0)
+
+            // The trace and its timeline.
+            let reader = try makeReader(trace, options: read, keepingExtensions: false)
+            let document = try GPXDocument(reader: reader)
+            reportDropped(reader)
+            let untimedStart = settings.start ?? Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01T00:00:00Z
+            let schedule = try ReplaySchedule(
+                document: document, file: trace,
+                options: ReplaySchedule.Options(
+                    untimedSpeed: settings.untimedSpeed ?? 1.4, interval: settings.interval,
+                    startOffset: settings.startOffset ?? .zero, untimedStart: untimedStart))
+            if schedule.fixes.isEmpty {
+                printError(
+                    "waymark: \(trace): nothing to replay (no track, route or waypoint points after the start offset)")
+                throw ExitCode(ExitStatus.dataError)
+            }
+            if schedule.droppedPoints > 0 {
+                printError("\(trace): left out \(schedule.droppedPoints) point(s) whose time goes backwards")
+            }
+            let first = schedule.fixes[0]
+            let epoch = first.location.timestamp.addingTimeInterval(-first.offset.inSeconds)
+
+            // The simulation and who watches it.
+            let simulation = Simulation(scenario: scenario, epoch: epoch)
+            let paced = rateFactor > 0
+            let console = ConsoleReporter(
+                epoch: epoch, uiOnStdout: format == .text && output == nil, collectUI: format == .text && output != nil,
+                quiet: quiet, flushEachLine: paced)
+            simulation.addObserver(console)
+            let auditWriter = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: epoch) }
+            if let auditWriter { simulation.addObserver(auditWriter) }
+            let outputSink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+            var ndjson: DeliveredNDJSON?
+            if format == .ndjson {
+                let writer = DeliveredNDJSON(LocationNDJSONWriter(sink: outputSink))
+                simulation.addObserver(writer)
+                ndjson = writer
+            }
+            if let fetchSink { simulation.fetchSink = try AppendingFileSink(path: fetchSink) }
+
+            let source = GPXReplaySource(
+                schedule: schedule, name: trace, loops: settings.loops == 0 ? nil : (settings.loops ?? 1))
+            let summary: RunSummary
+            if paced {
+                summary = try await simulation.run(source, clock: ContinuousClock(), rate: rateFactor)
+            } else {
+                summary = try await simulation.run(source)
+            }
+
+            // Outputs.
+            try ndjson?.finish()
+            switch format {
+            case .geojson:
+                let writer = GeoJSONWriter(sink: outputSink)
+                try writer.writeDelivered(simulation.stored, name: "delivered locations")
+                try writer.finish()
+            case .text:
+                if output != nil { outputSink.write(console.uiText) }
+            case .ndjson:
+                break
+            }
+            try outputSink.flush()
+            if output != nil { try outputSink.commit() }
+            try auditWriter?.finish()
+            try console.finish()
+            let text = SummaryText.render(
+                summary, simulation: simulation, trace: trace, points: schedule.fixes.count, rate: rateFactor)
+            if format == .text && output == nil {
+                let out = FileSink.standardOutput()
+                out.write(text)
+                try out.flush()
+            } else {
+                writeStandardError(text)
+            }
+            if let error = console.deliveryError ?? ndjson?.failure { throw error }
+        }
+    }
+}
+
+/// Streams delivered locations as NDJSON while the run goes.
+final class DeliveredNDJSON: SimulationObserver {
+    private let writer: LocationNDJSONWriter
+    private(set) var failure: (any Error)?
+
+    init(_ writer: LocationNDJSONWriter) { self.writer = writer }
+
+    func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
+        guard failure == nil, case .fix(let f) = event.kind, let location = f.delivered else { return }
+        do {
+            try writer.write(
+                StoredLocation(
+                    location: location, appState: f.appState, reason: f.reason, index: f.index, segment: f.segment,
+                    offset: event.offset))
+        } catch {
+            failure = error
+        }
+    }
+
+    func finish() throws {
+        if let failure { throw failure }
+        try writer.finish()
+    }
+}
+
+/// Appends what background fetch syncs to a file, one NDJSON line per location.
+final class AppendingFileSink: FetchSink {
+    let path: String
+
+    init(path: String) throws {
+        self.path = path
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OutputError(path: path, message: String(cString: strerror(errno))) }
+        close(fd)
+    }
+
+    func sync(_ locations: ArraySlice<StoredLocation>) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OutputError(path: path, message: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var text = ""
+        for l in locations { text += l.ndjson() }
+        try text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw OutputError(path: path, message: String(cString: strerror(errno)))
+                }
+                offset += n
+            }
+        }
+        guard fsync(fd) == 0 else { throw OutputError(path: path, message: String(cString: strerror(errno))) }
+    }
+}

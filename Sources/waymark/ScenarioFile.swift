@@ -1,0 +1,427 @@
+import Waymark
+import Yams
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A bad scenario file: where, and what is wrong.
+struct ScenarioFileError: Error, CustomStringConvertible {
+    var path: String
+    var line: Int?
+    var column: Int?
+    var message: String
+
+    var description: String {
+        var place = path
+        if let line { place += ":\(line)" }
+        if let column { place += ":\(column)" }
+        return "\(place): \(message)"
+    }
+}
+
+/// How a replay runs, besides the scenario: the source and the pace.
+struct ReplaySettings {
+    var untimedSpeed: Double?
+    var interval: Duration?
+    var startOffset: Duration?
+    /// nil: not set; 0 loops forever (needs an end).
+    var loops: Int?
+    /// nil: not set; 0 means `max`.
+    var rate: Double?
+    /// The start time of an untimed trace.
+    var start: Date?
+}
+
+/// Reads scenario files: YAML (JSON is YAML too), every key checked, errors with `file:line:column`.
+///
+/// The format is documented in `docs/scenarios.md`, with an example per feature.
+enum ScenarioFile {
+    static let topKeys = ["info", "device", "user", "manager", "app", "system", "replay", "timeline", "end"]
+
+    static func load(path: String) throws -> (Scenario, ReplaySettings) {
+        let text: String
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            guard let decoded = String(data: data, encoding: .utf8) else {
+                throw ScenarioFileError(path: path, message: "is not UTF-8 text")
+            }
+            text = decoded
+        } catch let e as ScenarioFileError {
+            throw e
+        } catch {
+            throw ScenarioFileError(path: path, message: "cannot be read (\(error.localizedDescription))")
+        }
+        return try parse(text, path: path)
+    }
+
+    static func parse(_ text: String, path: String) throws -> (Scenario, ReplaySettings) {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let e as YamlError {
+            throw syntaxError(e, path: path)
+        }
+        var scenario = Scenario()
+        var replay = ReplaySettings()
+        guard let root else { return (scenario, replay) }
+        let r = NodeReader(path: path)
+        for (key, value) in try r.mapping(root, in: "the scenario", keys: topKeys) {
+            switch key {
+            case "info": try readInfo(value, r, &scenario)
+            case "device": try readDevice(value, r, &scenario)
+            case "user": try readUser(value, r, &scenario)
+            case "manager": try readManager(value, r, &scenario)
+            case "app": try readApp(value, r, &scenario)
+            case "system": try readSystem(value, r, &scenario)
+            case "replay": try readReplay(value, r, &replay)
+            case "timeline": try readTimeline(value, r, &scenario)
+            case "end": scenario.end = try r.duration(value, key: key)
+            default: break
+            }
+        }
+        return (scenario, replay)
+    }
+
+    private static func syntaxError(_ e: YamlError, path: String) -> ScenarioFileError {
+        switch e {
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
+            .composer(_, let problem, let mark, _):
+            return ScenarioFileError(
+                path: path, line: mark.line, column: mark.column, message: "not valid YAML: \(problem)")
+        default:
+            return ScenarioFileError(path: path, message: "not valid YAML: \(e)")
+        }
+    }
+
+    private static func readInfo(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
+        for (key, value) in try r.mapping(
+            node, in: "info", keys: ["backgroundModes", "usageDescriptions", "defaultAccuracyReduced"])
+        {
+            switch key {
+            case "backgroundModes":
+                var modes: BackgroundModes = []
+                for item in try r.list(value, key: key) {
+                    let name = try r.string(item, key: key)
+                    guard let mode = BackgroundModes(name: name) else {
+                        throw r.error(item, "'\(name)' is not a background mode Waymark models (location, fetch)")
+                    }
+                    modes.insert(mode)
+                }
+                s.info.backgroundModes = modes
+            case "usageDescriptions":
+                var whenInUse = false
+                var always = false
+                for item in try r.list(value, key: key) {
+                    switch try r.string(item, key: key) {
+                    case "whenInUse": whenInUse = true
+                    case "always", "alwaysAndWhenInUse": always = true
+                    case let other:
+                        throw r.error(item, "'\(other)' is not a usage description (whenInUse, always)")
+                    }
+                }
+                s.info.usageDescriptions.whenInUse = whenInUse
+                s.info.usageDescriptions.alwaysAndWhenInUse = always
+            case "defaultAccuracyReduced":
+                s.info.usageDescriptions.defaultsToReducedAccuracy = try r.bool(value, key: key)
+            default: break
+            }
+        }
+    }
+
+    private static func readDevice(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
+        for (key, value) in try r.mapping(
+            node, in: "device", keys: ["locationServices", "authorization", "preciseLocation"])
+        {
+            switch key {
+            case "locationServices": s.device.locationServices = try r.bool(value, key: key)
+            case "authorization": s.device.authorization = try r.authorization(value, key: key)
+            case "preciseLocation": s.device.preciseLocation = try r.bool(value, key: key)
+            default: break
+            }
+        }
+    }
+
+    private static func readUser(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
+        for (key, value) in try r.mapping(node, in: "user", keys: ["whenInUse", "always", "answerAfter"]) {
+            switch key {
+            case "whenInUse": s.user.whenInUse = try r.choice(value, key: key, WhenInUseAnswer.self)
+            case "always": s.user.always = try r.choice(value, key: key, AlwaysAnswer.self)
+            case "answerAfter": s.user.answerAfter = try r.duration(value, key: key)
+            default: break
+            }
+        }
+    }
+
+    private static func readManager(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
+        let keys = [
+            "desiredAccuracy", "distanceFilter", "allowsBackgroundLocationUpdates",
+            "pausesLocationUpdatesAutomatically", "activityType", "showsBackgroundLocationIndicator",
+        ]
+        for (key, value) in try r.mapping(node, in: "manager", keys: keys) {
+            switch key {
+            case "desiredAccuracy": s.manager.desiredAccuracy = try r.accuracy(value, key: key)
+            case "distanceFilter": s.manager.distanceFilter = try r.distanceFilter(value, key: key)
+            case "allowsBackgroundLocationUpdates":
+                s.manager.allowsBackgroundLocationUpdates = try r.bool(value, key: key)
+            case "pausesLocationUpdatesAutomatically":
+                s.manager.pausesLocationUpdatesAutomatically = try r.bool(value, key: key)
+            case "activityType": s.manager.activityType = try r.choice(value, key: key, ActivityType.self)
+            case "showsBackgroundLocationIndicator":
+                s.manager.showsBackgroundLocationIndicator = try r.bool(value, key: key)
+            default: break
+            }
+        }
+    }
+
+    private static func readApp(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
+        let keys = [
+            "launchAt", "request", "startsUpdates", "backgroundTask", "endsTaskOnExpiration", "heldDelivery",
+            "fetchInterval", "fetchDuration",
+        ]
+        for (key, value) in try r.mapping(node, in: "app", keys: keys) {
+            switch key {
+            case "launchAt":
+                s.app.launchAt = r.isNull(value) || value.string == "never" ? nil : try r.duration(value, key: key)
+            case "request":
+                s.app.request =
+                    r.isNull(value) ? nil : try r.choice(value, key: key, Scenario.AuthorizationRequest.self)
+            case "startsUpdates": s.app.startsUpdates = try r.bool(value, key: key)
+            case "backgroundTask": s.app.beginsBackgroundTask = try r.bool(value, key: key)
+            case "endsTaskOnExpiration": s.app.endsTaskOnExpiration = try r.bool(value, key: key)
+            case "heldDelivery": s.app.heldDelivery = try r.choice(value, key: key, Scenario.HeldDelivery.self)
+            case "fetchInterval": s.app.fetchInterval = try r.fetchInterval(value, key: key)
+            case "fetchDuration": s.app.fetchDuration = try r.duration(value, key: key)
+            default: break
+            }
+        }
+    }
+
+    private static func readSystem(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
+        let keys = ["gracePeriod", "taskBudget", "expirationWarning", "fetchBudget", "minimumFetchInterval"]
+        for (key, value) in try r.mapping(node, in: "system", keys: keys) {
+            let d = try r.duration(value, key: key)
+            switch key {
+            case "gracePeriod": s.system.gracePeriod = d
+            case "taskBudget": s.system.taskBudget = d
+            case "expirationWarning": s.system.expirationWarning = d
+            case "fetchBudget": s.system.fetchBudget = d
+            case "minimumFetchInterval": s.system.minimumFetchInterval = d
+            default: break
+            }
+        }
+    }
+
+    private static func readReplay(_ node: Node, _ r: NodeReader, _ settings: inout ReplaySettings) throws {
+        let keys = ["speed", "interval", "startOffset", "loop", "rate", "start"]
+        for (key, value) in try r.mapping(node, in: "replay", keys: keys) {
+            switch key {
+            case "speed":
+                let speed = try r.number(value, key: key)
+                guard speed > 0 else { throw r.error(value, "'speed' must be above 0 m/s") }
+                settings.untimedSpeed = speed
+            case "interval":
+                let d = try r.duration(value, key: key)
+                guard d > .zero else { throw r.error(value, "'interval' must be longer than 0 s") }
+                settings.interval = d
+            case "startOffset": settings.startOffset = try r.duration(value, key: key)
+            case "loop":
+                if value.string == "forever" {
+                    settings.loops = 0
+                } else {
+                    guard let n = value.int, n >= 1 else {
+                        throw r.error(value, "'loop' must be a number of plays (1 or more) or 'forever'")
+                    }
+                    settings.loops = n
+                }
+            case "rate":
+                settings.rate = try RateText.parse(value.string ?? "").orThrow(
+                    r.error(value, "'rate' must be 'max' or a factor above 0, such as 1 or 20"))
+            case "start":
+                guard let text = value.string, let date = try? Date(text, strategy: .iso8601) else {
+                    throw r.error(value, "'start' must be an ISO 8601 time such as 2024-05-01T08:00:00Z")
+                }
+                settings.start = date
+            default: break
+            }
+        }
+    }
+
+    private static func readTimeline(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
+        for item in try r.list(node, key: "timeline") {
+            var at: Duration?
+            var name: String?
+            var nameNode: Node?
+            var valueNode: Node?
+            for (key, value) in try r.mapping(item, in: "a timeline entry", keys: ["at", "do", "value"]) {
+                switch key {
+                case "at": at = try r.duration(value, key: key)
+                case "do":
+                    name = try r.string(value, key: key)
+                    nameNode = value
+                case "value": valueNode = value
+                default: break
+                }
+            }
+            guard let at else { throw r.error(item, "a timeline entry needs 'at', a time such as 90s or 2m") }
+            guard let name, let nameNode else {
+                throw r.error(item, "a timeline entry needs 'do', the action (\(TimelineActions.names))")
+            }
+            let action = try TimelineActions.make(name, value: valueNode, nameNode: nameNode, at: item, r)
+            s.timeline.append(Scenario.TimedAction(at: at, action))
+        }
+    }
+}
+
+/// The actions a timeline entry can name.
+enum TimelineActions {
+    static let names =
+        "foreground, background, deactivate, activate, terminate, requestWhenInUse, requestAlways, startUpdates, "
+        + "stopUpdates, beginBackgroundTask, endBackgroundTask, setAuthorization, setPreciseLocation, "
+        + "setLocationServices, setDesiredAccuracy, setDistanceFilter, setAllowsBackgroundLocationUpdates, "
+        + "setPausesLocationUpdatesAutomatically"
+
+    static func make(_ name: String, value: Node?, nameNode: Node, at item: Node, _ r: NodeReader) throws
+        -> Scenario.Action
+    {
+        func needValue() throws -> Node {
+            guard let value else { throw r.error(item, "'\(name)' needs a 'value'") }
+            return value
+        }
+        let simple: [String: Scenario.Action] = [
+            "foreground": .foreground, "background": .background, "deactivate": .deactivate,
+            "activate": .activate, "terminate": .terminate, "requestWhenInUse": .requestAuthorization(.whenInUse),
+            "requestAlways": .requestAuthorization(.always), "startUpdates": .startUpdates,
+            "stopUpdates": .stopUpdates, "beginBackgroundTask": .beginBackgroundTask,
+            "endBackgroundTask": .endBackgroundTask,
+        ]
+        if let action = simple[name] {
+            if let value { throw r.error(value, "'\(name)' takes no 'value'") }
+            return action
+        }
+        switch name {
+        case "setAuthorization": return .setAuthorization(try r.authorization(try needValue(), key: "value"))
+        case "setPreciseLocation": return .setPreciseLocation(try r.bool(try needValue(), key: "value"))
+        case "setLocationServices": return .setLocationServices(try r.bool(try needValue(), key: "value"))
+        case "setDesiredAccuracy": return .setDesiredAccuracy(try r.accuracy(try needValue(), key: "value"))
+        case "setDistanceFilter": return .setDistanceFilter(try r.distanceFilter(try needValue(), key: "value"))
+        case "setAllowsBackgroundLocationUpdates":
+            return .setAllowsBackgroundLocationUpdates(try r.bool(try needValue(), key: "value"))
+        case "setPausesLocationUpdatesAutomatically":
+            return .setPausesLocationUpdatesAutomatically(try r.bool(try needValue(), key: "value"))
+        default:
+            throw r.error(nameNode, "unknown action '\(name)' (expected one of: \(names))")
+        }
+    }
+}
+
+/// Reads typed values from YAML nodes, with errors that point at the node.
+struct NodeReader {
+    let path: String
+
+    func error(_ node: Node, _ message: String) -> ScenarioFileError {
+        ScenarioFileError(path: path, line: node.mark?.line, column: node.mark?.column, message: message)
+    }
+
+    /// The pairs of a mapping, in order; unknown and repeated keys are errors.
+    func mapping(_ node: Node, in context: String, keys: [String]) throws -> [(String, Node)] {
+        guard let mapping = node.mapping else {
+            throw error(node, "\(context) must be a mapping of keys to values")
+        }
+        var seen: Set<String> = []
+        var pairs: [(String, Node)] = []
+        for (k, v) in mapping {
+            guard let key = k.string else { throw error(k, "keys in \(context) must be words") }
+            guard keys.contains(key) else {
+                throw error(k, "unknown key '\(key)' in \(context) (expected one of: \(keys.joined(separator: ", ")))")
+            }
+            guard seen.insert(key).inserted else { throw error(k, "'\(key)' appears twice in \(context)") }
+            pairs.append((key, v))
+        }
+        return pairs
+    }
+
+    func list(_ node: Node, key: String) throws -> [Node] {
+        if let sequence = node.sequence { return Array(sequence) }
+        throw error(node, "'\(key)' must be a list")
+    }
+
+    func isNull(_ node: Node) -> Bool { node.null != nil }
+
+    func string(_ node: Node, key: String) throws -> String {
+        guard case .scalar(let scalar) = node else { throw error(node, "'\(key)' must be a single value") }
+        return scalar.string
+    }
+
+    func bool(_ node: Node, key: String) throws -> Bool {
+        guard case .scalar = node, let b = node.bool else { throw error(node, "'\(key)' must be true or false") }
+        return b
+    }
+
+    func number(_ node: Node, key: String) throws -> Double {
+        guard case .scalar = node, let d = node.float, d.isFinite else {
+            throw error(node, "'\(key)' must be a number")
+        }
+        return d
+    }
+
+    func duration(_ node: Node, key: String) throws -> Duration {
+        guard case .scalar(let scalar) = node, let d = DurationText.parse(scalar.string) else {
+            throw error(node, "'\(key)' must be a duration such as 90s, 2m, 1h5m or 250ms")
+        }
+        return d
+    }
+
+    func choice<T: RawRepresentable & CaseIterable>(_ node: Node, key: String, _: T.Type) throws -> T
+    where T.RawValue == String {
+        let text = try string(node, key: key)
+        guard let value = T(rawValue: text) else {
+            let options = T.allCases.map(\.rawValue).joined(separator: ", ")
+            throw error(node, "'\(text)' is not a valid '\(key)' (expected one of: \(options))")
+        }
+        return value
+    }
+
+    func authorization(_ node: Node, key: String) throws -> AuthorizationStatus {
+        let text = try string(node, key: key)
+        guard let status = AuthorizationText.parse(text) else {
+            throw error(node, "'\(text)' is not an authorization (expected one of: \(AuthorizationText.names))")
+        }
+        return status
+    }
+
+    func accuracy(_ node: Node, key: String) throws -> DesiredAccuracy {
+        let text = try string(node, key: key)
+        guard let accuracy = DesiredAccuracy(parsing: text) else {
+            throw error(node, "'\(text)' is not an accuracy (\(AccuracyText.help))")
+        }
+        return accuracy
+    }
+
+    func distanceFilter(_ node: Node, key: String) throws -> Double {
+        if node.string == "none" { return LocationManager.distanceFilterNone }
+        let d = try number(node, key: key)
+        guard d >= 0 || d == -1 else { throw error(node, "'\(key)' must be metres (0 or more) or 'none'") }
+        return d
+    }
+
+    func fetchInterval(_ node: Node, key: String) throws -> Scenario.FetchInterval {
+        switch node.string {
+        case "never"?: return .never
+        case "minimum"?: return .minimum
+        default:
+            let d = try duration(node, key: key)
+            guard d > .zero else { throw error(node, "'\(key)' must be never, minimum or a duration above 0") }
+            return .every(d)
+        }
+    }
+}
+
+extension Optional {
+    func orThrow(_ error: @autoclosure () -> some Error) throws -> Wrapped {
+        guard let self else { throw error() }
+        return self
+    }
+}
