@@ -106,6 +106,9 @@ extension WaymarkCommand {
                 try await replay()
             } catch let error as ExitCode {
                 throw error
+            } catch let error as ValidationError {
+                printError("waymark replay: \(error.message)")
+                throw ExitCode(ExitStatus.usage)
             } catch let error as ScenarioFileError {
                 printError("waymark: \(error)")
                 printError("hint: docs/scenarios.md lists every key, with an example per feature")

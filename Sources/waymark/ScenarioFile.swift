@@ -91,6 +91,11 @@ enum ScenarioFile {
             .composer(_, let problem, let mark, _):
             return ScenarioFileError(
                 path: path, line: mark.line, column: mark.column, message: "not valid YAML: \(problem)")
+        case .duplicatedKeysInMapping(let keys, let context):
+            let names = keys.map { "'\($0)'" }.joined(separator: ", ")
+            return ScenarioFileError(
+                path: path, line: context.mark.line, column: context.mark.column,
+                message: "\(names) appears more than once in the same mapping")
         default:
             return ScenarioFileError(path: path, message: "not valid YAML: \(e)")
         }

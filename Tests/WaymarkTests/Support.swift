@@ -35,12 +35,14 @@ struct ProcessResult {
 }
 
 /// Runs a program to completion, feeding `input` to its standard input.
-func run(_ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String]? = nil) throws
-    -> ProcessResult
-{
+func run(
+    _ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String]? = nil,
+    directory: URL? = nil
+) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
     if let environment { process.environment = environment }
     let outPipe = Pipe()
     let errPipe = Pipe()

@@ -78,6 +78,8 @@ public final class Simulation {
     private var startedInBackgroundWhenInUse = false
     private var deniedReported = false
     private var lastDeliveredOffset: Duration?
+    /// The accuracy tier of the last delivery; a change of tier starts its throttle afresh.
+    private var lastDeliveredTier: AccuracyModel.Tier?
     private var held: [(location: Location, index: Int, segment: Int)] = []
     private var arrivedWhileAway = 0
 
@@ -293,7 +295,10 @@ public final class Simulation {
             let tier = AccuracyModel.tier(
                 desiredAccuracy: manager.desiredAccuracy, accuracy: authorization.accuracy)
             let candidate = AccuracyModel.apply(tier, to: location)
-            if let interval = tier.minimumInterval, let last = lastDeliveredOffset, now - last < interval {
+            deliveryTier = tier
+            if let interval = tier.minimumInterval, let last = lastDeliveredOffset, lastDeliveredTier == tier,
+                now - last < interval
+            {
                 (decision, reason) = (.dropped, .accuracyThrottle)
             } else if manager.distanceFilter > 0, let last = manager.location,
                 Geodesic.distance(last.coordinate, candidate.coordinate) < manager.distanceFilter
@@ -341,8 +346,12 @@ public final class Simulation {
         authorization.status == .authorizedWhenInUse || manager.showsBackgroundLocationIndicator
     }
 
+    /// The tier of the delivery being decided.
+    private var deliveryTier: AccuracyModel.Tier = .precise
+
     private func deliver(_ location: Location, reason: FixReason, index: Int, segment: Int) {
         lastDeliveredOffset = now
+        lastDeliveredTier = deliveryTier
         stored.append(
             StoredLocation(
                 location: location, appState: appState, reason: reason, index: index, segment: segment, offset: now))
@@ -397,6 +406,7 @@ public final class Simulation {
             record(.heldDiscarded(count: discarded, reason: "resume"))
         }
         let tier = AccuracyModel.tier(desiredAccuracy: manager.desiredAccuracy, accuracy: authorization.accuracy)
+        deliveryTier = tier
         for item in keep {
             let location = AccuracyModel.apply(tier, to: item.location)
             summary.resumedDeliveries += 1

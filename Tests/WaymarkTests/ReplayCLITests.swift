@@ -1,0 +1,245 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// `waymark replay`, run as a user would run it.
+@Suite(
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
+        "run `swift build` first: .build/debug/waymark is missing"))
+struct ReplayCLITests {
+    static let walk = Paths.fixture("scenarios/traces/walk.gpx")
+
+    func waymark(_ arguments: [String], directory: URL? = nil) throws -> ProcessResult {
+        try run(Paths.waymark.path, arguments, directory: directory)
+    }
+
+    func scenario(_ text: String, suffix: String = ".yaml") throws -> String {
+        let path = temporaryPath(suffix)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func foregroundLinesGoToStdoutAndBackgroundLinesToStderr() throws {
+        let r = try waymark([
+            "replay", Self.walk, "--background-modes", "location", "--allows-background-updates", "--background-at",
+            "1m", "--foreground-at", "3m", "--end", "4m",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let out = r.stdoutText
+        // 10 s apart at 1.4 m/s due east: 14 m, 0.0001887° of longitude at 48.137° N.
+        #expect(out.contains("+0:00:50  UI  48.137, 11.5759433  ±10 m  1.4 m/s  90°\n"), "\(out)")
+        #expect(out.contains("+0:03:00  UI  welcome back: 12 locations arrived while away"))
+        #expect(!out.contains("background  48."))
+        #expect(
+            r.stderr.contains(
+                "+0:01:10  background  48.137, 11.5763206  ±10 m  1.4 m/s  90°  (backgroundSession; location indicator shown)"
+            ), "\(r.stderr)")
+        #expect(r.stderr.contains("+0:01:00  app: inactive → background (userLeft)"))
+        // The summary ends standard output.
+        #expect(out.contains("Replay of \(Self.walk): 25 fixes over 0:04:00 (virtual time)"))
+        #expect(out.contains("delivered 25, held 0, dropped 0, ignored 0"))
+        #expect(out.contains("delivered by reason: foreground 13, backgroundSession 12"))
+        #expect(out.contains("arrived while away: 12"))
+    }
+
+    @Test func theSameRunTwiceGivesTheSameAuditBytes() throws {
+        var logs: [Data] = []
+        for _ in 0..<2 {
+            let audit = temporaryPath(".ndjson")
+            defer { try? FileManager.default.removeItem(atPath: audit) }
+            let r = try waymark([
+                "replay", Self.walk, "--authorization", "notDetermined", "--request", "always", "--answer",
+                "allowWhileUsing", "--always-answer", "changeToAlways", "--background-at", "90s", "--background-task",
+                "--task-budget", "40s", "--foreground-at", "5m", "--audit", audit, "--quiet",
+            ])
+            #expect(r.status == 0, "\(r.stderr)")
+            logs.append(try Data(contentsOf: URL(fileURLWithPath: audit)))
+        }
+        #expect(logs[0] == logs[1])
+        #expect(logs[0].count > 10_000)
+    }
+
+    @Test func geojsonCarriesEachPointsAppState() throws {
+        let out = temporaryPath(".geojson")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let r = try waymark([
+            "replay", Self.walk, "--background-task", "--background-at", "2m", "--end", "4m", "--format", "geojson",
+            "-o", out, "--quiet",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let object =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any]
+        let feature = try #require((object?["features"] as? [[String: Any]])?.first)
+        let geometry = try #require(feature["geometry"] as? [String: Any])
+        let coordinates = try #require(geometry["coordinates"] as? [[Double]])
+        let properties = try #require(feature["properties"] as? [String: Any])
+        let columns = try #require(properties["coordinateProperties"] as? [String: Any])
+        let states = try #require(columns["appStates"] as? [String])
+        let reasons = try #require(columns["reasons"] as? [String])
+        #expect(coordinates.count == 25)
+        #expect(states.count == coordinates.count && reasons.count == coordinates.count)
+        #expect(states.filter { $0 == "active" }.count == 12)
+        #expect(states.filter { $0 == "background" }.count == 13)
+        #expect(Set(reasons) == ["foreground", "backgroundTask"])
+        #expect((columns["times"] as? [String])?.count == 25)
+        if Paths.sharedAvailable {
+            let g = try run(Paths.shared.appendingPathComponent("tools/check-geojson").path, ["--strict", out])
+            #expect(g.status == 0, "\(g.stdoutText)")
+        }
+    }
+
+    @Test func ndjsonGivesOneLinePerDeliveredLocation() throws {
+        let r = try waymark(["replay", Self.walk, "--end", "1m", "--format", "ndjson", "--quiet"])
+        #expect(r.status == 0)
+        let lines = r.stdoutText.split(separator: "\n")
+        #expect(lines.count == 7)
+        let first = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(first["time"] as? String == "2024-05-01T08:00:00.000Z")
+        #expect(first["appState"] as? String == "active")
+        #expect(first["latitude"] as? Double == 48.137)
+        #expect(r.stderr.contains("Replay of"))
+    }
+
+    @Test func aYAMLScenarioAndTheSameScenarioInJSONAgree() throws {
+        let yaml = try scenario(
+            """
+            info:
+              backgroundModes: [location]
+            device:
+              authorization: always
+            manager:
+              allowsBackgroundLocationUpdates: true
+              distanceFilter: 30
+            timeline:
+              - at: 1m
+                do: background
+            end: 3m
+            """)
+        let json = try scenario(
+            """
+            {"info": {"backgroundModes": ["location"]}, "device": {"authorization": "always"},
+             "manager": {"allowsBackgroundLocationUpdates": true, "distanceFilter": 30},
+             "timeline": [{"at": "1m", "do": "background"}], "end": "3m"}
+            """, suffix: ".json")
+        var outputs: [String] = []
+        for file in [yaml, json] {
+            let r = try waymark(["replay", Self.walk, "--scenario", file, "--format", "ndjson", "--quiet"])
+            #expect(r.status == 0, "\(r.stderr)")
+            outputs.append(r.stdoutText)
+        }
+        #expect(outputs[0] == outputs[1])
+        #expect(outputs[0].contains("\"reason\":\"backgroundSession\""))
+        #expect(outputs[0].split(separator: "\n").count == 7)  // every third fix: 42 m apart, 19 fixes in 3 min
+    }
+
+    @Test func badScenarioFilesNameTheFileLineAndKey() throws {
+        let cases: [(String, String)] = [
+            (
+                "info:\n  backgroundMode: [location]\n",
+                ":2:3: unknown key 'backgroundMode' in info (expected one of: backgroundModes, usageDescriptions, defaultAccuracyReduced)"
+            ),
+            ("device:\n  authorization: sometimes\n", ":2:18: 'sometimes' is not an authorization"),
+            ("timeline:\n  - at: soon\n    do: background\n", ":2:9: 'at' must be a duration"),
+            ("timeline:\n  - at: 1m\n    do: dance\n", ":3:9: unknown action 'dance'"),
+            ("timeline:\n  - at: 1m\n    do: setAuthorization\n", ":2:5: 'setAuthorization' needs a 'value'"),
+            ("manager:\n  distanceFilter: far\n", ":2:19: 'distanceFilter' must be a number"),
+            (
+                "app:\n  heldDelivery: some\n",
+                ":2:17: 'some' is not a valid 'heldDelivery' (expected one of: newest, all, none)"
+            ),
+            (
+                "user:\n  whenInUse: allowOnce\n  whenInUse: dontAllow\n",
+                ":2:3: 'whenInUse' appears more than once in the same mapping"
+            ),
+            ("info: [\n", ":2:1: not valid YAML"),
+            ("speed: 3\n", ":1:1: unknown key 'speed' in the scenario"),
+        ]
+        for (text, message) in cases {
+            let file = try scenario(text)
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let r = try waymark(["replay", Self.walk, "--scenario", file])
+            #expect(r.status == 65, "\(text)")
+            #expect(r.stderr.contains("waymark: \(file)\(message)"), "\(r.stderr)")
+            #expect(r.stdout.isEmpty)
+        }
+        let missing = try waymark(["replay", Self.walk, "--scenario", "/no/such/scenario.yaml"])
+        #expect(missing.status == 65)
+        #expect(missing.stderr.contains("/no/such/scenario.yaml: cannot be read"))
+    }
+
+    @Test func usageErrorsExit64() throws {
+        for arguments in [
+            ["--rate", "fast"], ["--background-at", "soon"], ["--authorization", "sometimes"], ["--accuracy", "close"],
+            ["--background-modes", "audio"], ["--loop", "forever"], ["--speed", "0"], ["--fetch-interval", "often"],
+        ] {
+            let r = try waymark(["replay", Self.walk] + arguments)
+            #expect(r.status == 64, "\(arguments): \(r.stderr)")
+        }
+    }
+
+    @Test func badTracesExit65() throws {
+        let r = try waymark(["replay", Paths.fixture("bad/lat-out-of-range.gpx")])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("lat-out-of-range.gpx:6:7:"))
+        let empty = temporaryPath(".gpx")
+        try #"<gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"/>"#.write(
+            toFile: empty, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        let nothing = try waymark(["replay", empty])
+        #expect(nothing.status == 65)
+        #expect(nothing.stderr.contains("nothing to replay"))
+    }
+
+    @Test func fetchSyncsStoredLocationsToTheSink() throws {
+        let sink = temporaryPath(".ndjson")
+        defer { try? FileManager.default.removeItem(atPath: sink) }
+        let long = Paths.fixture("scenarios/traces/long.gpx")
+        let r = try waymark([
+            "replay", long, "--background-modes", "fetch", "--fetch-interval", "15m", "--background-at", "5m",
+            "--end", "40m", "--fetch-sink", sink, "--quiet",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = try String(contentsOfFile: sink, encoding: .utf8).split(separator: "\n")
+        // Five fixes in the foreground, one in the grace period; at each of the two fetches (15m,
+        // 30m) the newest held fix (resumed) and the fix that arrives during the fetch.
+        #expect(lines.count == 10, "\(lines)")
+        #expect(lines[6].contains("\"reason\":\"resumed\"") && lines[7].contains("\"reason\":\"backgroundFetch\""))
+        // A sink that fails to take the data (a full disk) makes the fetch report failed; the run
+        // goes on, and the same locations are offered again at the next fetch.
+        let audit = temporaryPath(".ndjson")
+        defer { try? FileManager.default.removeItem(atPath: audit) }
+        let full = try waymark([
+            "replay", long, "--background-modes", "fetch", "--fetch-interval", "15m", "--background-at", "5m",
+            "--end", "40m", "--fetch-sink", "/dev/full", "--audit", audit, "--quiet",
+        ])
+        #expect(full.status == 0, "\(full.stderr)")
+        let fetches = try String(contentsOfFile: audit, encoding: .utf8).split(separator: "\n")
+            .filter { $0.contains("\"event\":\"fetch\"") && $0.contains("completed") }
+        #expect(fetches.count == 2)
+        #expect(fetches.allSatisfy { $0.contains("\"result\":\"failed\"") && $0.contains("No space left on device") })
+        // A sink that cannot be opened at all is an I/O error before the run starts.
+        let directory = try waymark(["replay", long, "--fetch-sink", "/tmp", "--quiet"])
+        #expect(directory.status == 74)
+        #expect(directory.stderr.contains("/tmp: Is a directory"), "\(directory.stderr)")
+    }
+
+    /// A short run at 20× real time takes about as long as it should (loosely: the machine is noisy).
+    @Test(.timeLimit(.minutes(1))) func aRealTimeRunKeepsPaceWithTheClock() throws {
+        let start = ContinuousClock.now
+        let r = try waymark(["replay", Self.walk, "--end", "1m", "--rate", "20", "--quiet"])
+        let elapsed = ContinuousClock.now - start
+        #expect(r.status == 0)
+        #expect(r.stdoutText.contains("(20× real time)"))
+        #expect(elapsed >= .milliseconds(2900), "60 s at 20× is 3 s; took \(elapsed)")
+        #expect(elapsed < .seconds(20), "took \(elapsed)")
+    }
+
+    @Test func helpTeachesWithExamples() throws {
+        let r = try waymark(["replay", "--help"])
+        #expect(r.stdoutText.contains("Examples:"))
+        #expect(r.stdoutText.contains("--background-at"))
+        #expect(r.stdoutText.contains("--scenario"))
+    }
+}

@@ -1,0 +1,299 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// A clock that never waits: `sleep(until:)` records the deadline and moves time there at once.
+final class RecordingClock: Clock, @unchecked Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+    }
+
+    private let lock = NSLock()  // guards `current` and `deadlines`
+    private var current = Instant(offset: .seconds(1000))
+    private var deadlines: [Duration] = []
+
+    var now: Instant { lock.withLock { current } }
+    var minimumResolution: Duration { .nanoseconds(1) }
+    /// The deadlines slept until, relative to the first reading of the clock.
+    var sleeps: [Duration] { lock.withLock { deadlines.map { $0 - .seconds(1000) } } }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        lock.withLock {
+            deadlines.append(deadline.offset)
+            if deadline > current { current = deadline }
+        }
+    }
+}
+
+/// Records what a delegate receives.
+final class RecordingDelegate: LocationManagerDelegate {
+    var locations: [Location] = []
+    var errors: [LocationError] = []
+    var authorizationChanges = 0
+    var pauses = 0
+    var resumes = 0
+    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+        self.locations += locations
+    }
+    func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) { errors.append(error) }
+    func locationManagerDidChangeAuthorization(_ manager: LocationManager) { authorizationChanges += 1 }
+    func locationManagerDidPauseLocationUpdates(_ manager: LocationManager) { pauses += 1 }
+    func locationManagerDidResumeLocationUpdates(_ manager: LocationManager) { resumes += 1 }
+}
+
+@Suite struct SimulationTests {
+    static func source(_ trace: String = "walk", loops: Int? = 1) throws -> GPXReplaySource {
+        let path = Paths.fixture("scenarios/traces/\(trace).gpx")
+        let (document, _) = try readDocument(path)
+        return GPXReplaySource(schedule: try ReplaySchedule(document: document, file: path), name: trace, loops: loops)
+    }
+
+    static let epoch = Date(timeIntervalSince1970: 1_714_550_400)
+
+    static var busyScenario: Scenario {
+        var s = Scenario()
+        s.info.backgroundModes = [.location, .fetch]
+        s.device.authorization = .notDetermined
+        s.app.request = .always
+        s.user.whenInUse = .allowWhileUsing
+        s.user.always = .keepWhenInUse
+        s.user.answerAfter = .seconds(2)
+        s.app.beginsBackgroundTask = true
+        s.app.fetchInterval = .every(.seconds(120))
+        s.system.taskBudget = .seconds(30)
+        s.timeline = [
+            .init(at: .seconds(60), .background), .init(at: .seconds(200), .foreground),
+            .init(at: .seconds(300), .background), .init(at: .seconds(420), .setPreciseLocation(false)),
+            .init(at: .seconds(480), .foreground),
+        ]
+        return s
+    }
+
+    @Test func sameInputsGiveAByteIdenticalAuditLog() async throws {
+        var logs: [String] = []
+        for _ in 0..<2 {
+            let simulation = Simulation(scenario: Self.busyScenario, epoch: Self.epoch)
+            let recorder = AuditRecorder()
+            simulation.addObserver(recorder)
+            try await simulation.run(try Self.source())
+            logs.append(recorder.ndjson(epoch: Self.epoch))
+        }
+        #expect(logs[0] == logs[1])
+        #expect(logs[0].contains("\"event\":\"prompt\""))
+        #expect(logs[0].contains("\"reason\":\"resumed\""))
+    }
+
+    @Test func theDelegateAndTheAsyncSequenceReceiveTheSameLocations() async throws {
+        let simulation = Simulation(scenario: Self.busyScenario, epoch: Self.epoch)
+        let delegate = RecordingDelegate()
+        simulation.manager.delegate = delegate
+        let stream = simulation.manager.updates()
+        let summary = try await simulation.run(try Self.source())
+        var streamed: [LocationUpdate] = []
+        for await update in stream { streamed.append(update) }
+        #expect(!delegate.locations.isEmpty)
+        #expect(streamed.map(\.location) == delegate.locations)
+        #expect(delegate.locations.count == summary.count(.delivered) + summary.resumedDeliveries)
+        #expect(simulation.stored.map(\.location) == delegate.locations)
+        #expect(streamed.map(\.appState) == simulation.stored.map(\.appState))
+        #expect(delegate.authorizationChanges >= 2)
+    }
+
+    @Test func virtualTimeNeverWaitsAndPacedTimeWaitsForEveryEvent() async throws {
+        let clock = RecordingClock()
+        let simulation = Simulation(scenario: Self.busyScenario, epoch: Self.epoch)
+        let recorder = AuditRecorder()
+        simulation.addObserver(recorder)
+        try await simulation.run(try Self.source(), clock: clock, rate: 4)
+        // Every fix and timer was waited for at its offset divided by the rate, in order.
+        let sleeps = clock.sleeps
+        #expect(sleeps == sleeps.sorted())
+        let fixOffsets = Set(
+            recorder.events.compactMap { e -> Duration? in
+                if case .fix = e.kind { return e.offset / 4 } else { return nil }
+            })
+        #expect(fixOffsets.isSubset(of: Set(sleeps)))
+        #expect(sleeps.last == .seconds(150))  // the walk's last fix at 600 s, at 4×
+
+        // The same scenario in virtual time gives the same events.
+        let virtual = Simulation(scenario: Self.busyScenario, epoch: Self.epoch)
+        let virtualRecorder = AuditRecorder()
+        virtual.addObserver(virtualRecorder)
+        try await virtual.run(try Self.source())
+        #expect(virtualRecorder.ndjson(epoch: Self.epoch) == recorder.ndjson(epoch: Self.epoch))
+    }
+
+    @Test func aLoopedTraceRunsOnWithLaterTimesAndNewSegments() throws {
+        let once = try Self.source().allEvents
+        let twice = try Self.source(loops: 2).allEvents
+        #expect(twice.count == 2 * once.count)
+        let second = twice[once.count...]
+        #expect(second.first!.offset == once.last!.offset + .seconds(1))
+        #expect(zip(twice, twice.dropFirst()).allSatisfy { $0.offset < $1.offset })
+        #expect(second.allSatisfy { $0.segment == 1 })
+        if case .fix(let a) = once.first!.kind, case .fix(let b) = second.first!.kind {
+            #expect(b.timestamp.timeIntervalSince(a.timestamp) == 601)
+            #expect(a.coordinate == b.coordinate)
+        } else {
+            Issue.record("expected fixes")
+        }
+    }
+
+    @Test func theRunEndsAtTheScenarioEndEvenWhenLoopingForever() async throws {
+        var s = Scenario()
+        s.end = .seconds(3600)
+        let simulation = Simulation(scenario: s, epoch: Self.epoch)
+        let summary = try await simulation.run(try Self.source(loops: nil))
+        #expect(simulation.now == .seconds(3600))
+        // 61 fixes a loop, a loop every 601 s: 5 full loops and 60 fixes (one per 10 s) of the sixth... up to 3600 s.
+        #expect(summary.fixes == 5 * 61 + 60)
+    }
+
+    @Test func pauseAndResumeReachTheDelegate() async throws {
+        let simulation = Simulation(scenario: Scenario(), epoch: Self.epoch)
+        let delegate = RecordingDelegate()
+        simulation.manager.delegate = delegate
+        try await simulation.run(try Self.source("stop"))
+        #expect(delegate.pauses == 1)
+        #expect(delegate.resumes == 1)
+    }
+
+    @Test func noFixReachesTheDelegateAsLocationUnknown() async throws {
+        let simulation = Simulation(scenario: Scenario(), epoch: Self.epoch)
+        let delegate = RecordingDelegate()
+        simulation.manager.delegate = delegate
+        try await simulation.run(try Self.source("nofix"))
+        #expect(delegate.errors.map(\.code) == [.locationUnknown, .locationUnknown])
+    }
+
+    @Test func timersFireInTimeOrderWithActionsFirstAndThenSchedulingOrder() {
+        var queue = TimerQueue()
+        queue.schedule(.graceEnd(generation: 1), at: .seconds(5))
+        queue.schedule(.graceEnd(generation: 2), at: .seconds(3))
+        queue.schedule(.action(.background), at: .seconds(5), class: .action)
+        queue.schedule(.graceEnd(generation: 3), at: .seconds(5))
+        queue.schedule(.action(.foreground), at: .seconds(5), class: .action)
+        var order: [String] = []
+        while let e = queue.pop() {
+            switch e.timer {
+            case .graceEnd(let g): order.append("timer\(g)@\(e.time)")
+            case .action(let a): order.append("\(a.name)@\(e.time)")
+            default: break
+            }
+        }
+        #expect(
+            order == [
+                "timer2@3.0 seconds", "background@5.0 seconds", "foreground@5.0 seconds", "timer1@5.0 seconds",
+                "timer3@5.0 seconds",
+            ])
+    }
+}
+
+/// The delivery policy's table: every authorization against every app state.
+@Suite struct DeliveryPolicyTests {
+    @Test(arguments: AuthorizationStatus.allCases, AppState.allCases)
+    func everyStatusAgainstEveryState(_ status: AuthorizationStatus, _ state: AppState) {
+        let c = DeliveryPolicy.Context(appState: state, isUpdating: true, authorization: status, running: .gracePeriod)
+        let (decision, reason) = DeliveryPolicy.decide(c)
+        switch (status, state) {
+        case (_, .notRunning): #expect((decision, reason) == (.dropped, .appNotRunning))
+        case (.notDetermined, _): #expect((decision, reason) == (.dropped, .notDetermined))
+        case (.denied, _): #expect((decision, reason) == (.dropped, .denied))
+        case (.restricted, _): #expect((decision, reason) == (.dropped, .restricted))
+        case (_, .active), (_, .inactive): #expect((decision, reason) == (.delivered, .foreground))
+        case (_, .background): #expect((decision, reason) == (.delivered, .gracePeriod))
+        case (_, .suspended): #expect((decision, reason) == (.held, .suspended))
+        }
+    }
+
+    @Test func backgroundRulesInOrder() {
+        func decide(_ c: DeliveryPolicy.Context) -> FixReason { DeliveryPolicy.decide(c).1 }
+        let base = DeliveryPolicy.Context(appState: .background, isUpdating: true, authorization: .authorizedWhenInUse)
+        var c = base
+        c.hasBackgroundSession = true
+        #expect(decide(c) == .backgroundSession)
+        c = base
+        c.startedInBackgroundWhenInUse = true
+        c.running = .backgroundTask
+        #expect(decide(c) == .whenInUseStartedInBackground)
+        c.authorization = .authorizedAlways
+        #expect(decide(c) == .backgroundTask)
+        c = base
+        c.running = .backgroundFetch
+        #expect(decide(c) == .backgroundFetch)
+        c.isPaused = true
+        #expect(decide(c) == .paused)
+        c.isUpdating = false
+        #expect(DeliveryPolicy.decide(c) == (.ignored, .notUpdating))
+        c.isUpdating = true
+        c.locationServicesEnabled = false
+        #expect(decide(c) == .locationServicesDisabled)
+    }
+}
+
+@Suite struct AccuracyModelTests {
+    @Test func theTableMapsEveryDesiredAccuracyToItsTier() {
+        let cases: [(DesiredAccuracy, AccuracyModel.Tier)] = [
+            (.bestForNavigation, .precise), (.best, .precise), (.nearestTenMeters, .precise),
+            (DesiredAccuracy(rawValue: 5), .precise), (DesiredAccuracy(rawValue: 50), .hundredMeters),
+            (.hundredMeters, .hundredMeters), (DesiredAccuracy(rawValue: 500), .kilometer), (.kilometer, .kilometer),
+            (.threeKilometers, .threeKilometers), (DesiredAccuracy(rawValue: 10_000), .threeKilometers),
+        ]
+        for (accuracy, tier) in cases {
+            #expect(AccuracyModel.tier(desiredAccuracy: accuracy, accuracy: .fullAccuracy) == tier, "\(accuracy)")
+            #expect(AccuracyModel.tier(desiredAccuracy: accuracy, accuracy: .reducedAccuracy) == .reduced)
+        }
+        #expect(AccuracyModel.Tier.reduced.minimumInterval! >= .seconds(900))
+    }
+
+    @Test(arguments: [AccuracyModel.Tier.hundredMeters, .kilometer, .threeKilometers, .reduced])
+    func coarsenedPositionsLieWithinTheTierRadius(_ tier: AccuracyModel.Tier) {
+        var rng = SplitMix64(seed: 42)
+        let radius = tier.radius!
+        for _ in 0..<2000 {
+            let c = Coordinate(
+                latitude: Double.random(in: -85...85, using: &rng),
+                longitude: Double.random(in: -180..<180, using: &rng))
+            let coarse = AccuracyModel.coarsen(c, radius: radius)
+            #expect(coarse.isValid)
+            let d = Geodesic.distance(c, coarse)
+            #expect(d <= radius, "\(c) → \(coarse): \(d) m")
+            // A coarsened position is the centre of its own cell.
+            #expect(AccuracyModel.coarsen(coarse, radius: radius) == coarse)
+        }
+    }
+
+    @Test func coarseTiersDropAltitudeSpeedAndCourse() {
+        let fix = Location(
+            coordinate: Coordinate(latitude: 48.137, longitude: 11.575), altitude: 520, horizontalAccuracy: 5,
+            verticalAccuracy: 8, speed: 12, course: 90, timestamp: Date(timeIntervalSince1970: 0),
+            provenance: Provenance(source: .file(path: "x", index: 0), isSimulatedBySoftware: true, fixMode: .threeD))
+        #expect(AccuracyModel.apply(.precise, to: fix) == fix)
+        let coarse = AccuracyModel.apply(.kilometer, to: fix)
+        #expect(coarse.horizontalAccuracy == 1000)
+        #expect(!coarse.hasValidAltitude && coarse.speed < 0 && coarse.course < 0)
+        #expect(coarse.coordinate != fix.coordinate)
+    }
+}
+
+@Suite struct DurationTextTests {
+    @Test func readsWhatPeopleWrite() {
+        let cases: [(String, Duration?)] = [
+            ("90s", .seconds(90)), ("2m", .seconds(120)), ("1h5m", .seconds(3900)), ("1.5s", .milliseconds(1500)),
+            ("250ms", .milliseconds(250)), ("3d", .seconds(259_200)), ("45", .seconds(45)), ("1h5m30s", .seconds(3930)),
+            ("", nil), ("5x", nil), ("-5s", nil), ("m", nil), ("1.2.3s", nil),
+        ]
+        for (text, expected) in cases { #expect(DurationText.parse(text) == expected, "\(text)") }
+    }
+
+    @Test func formatsWhatItReads() {
+        for d: Duration in [.seconds(90), .seconds(3900), .milliseconds(1500), .zero, .seconds(7322)] {
+            #expect(DurationText.parse(DurationText.format(d)) == d)
+        }
+        #expect(DurationText.format(.seconds(3930)) == "1h5m30s")
+    }
+}
