@@ -2,6 +2,7 @@
 // measured in the same run on the same synthetic files. Run it with scripts/bench.sh.
 //
 // usage: waymark-bench [--sizes 10,100,1000] [--dir bench-out] [--waymark PATH] [--keep]
+//        waymark-bench replay [--hours 24]   (see ReplayBench.swift)
 //   sizes are in MB (10⁶ bytes). Files are generated once and reused while their size matches.
 
 import Foundation
@@ -143,6 +144,11 @@ func available(_ tool: String) -> Bool {
 
 func column(_ s: String, _ w: Int) -> String {
     s.count >= w ? s : String(repeating: " ", count: w - s.count) + s
+}
+
+if CommandLine.arguments.dropFirst().first == "replay" {
+    try await ReplayBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
 }
 
 let options = parseOptions()

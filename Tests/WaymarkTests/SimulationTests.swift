@@ -267,6 +267,23 @@ final class RecordingDelegate: LocationManagerDelegate {
         }
     }
 
+    /// Auto-pause's fast distance check agrees with the geodesic, right up to its radius.
+    @Test func theStationaryCheckAgreesWithTheGeodesic() {
+        var rng = SplitMix64(seed: 9)
+        var near = 0
+        for _ in 0..<20_000 {
+            let a = Coordinate(
+                latitude: Double.random(in: -89.9...89.9, using: &rng),
+                longitude: Double.random(in: -180..<180, using: &rng))
+            let metres = Double.random(in: 0...60, using: &rng)
+            let b = Geodesic.destination(from: a, bearing: Double.random(in: 0..<360, using: &rng), distance: metres)
+            let exact = Geodesic.distance(a, b) <= AutoPause.radius
+            #expect(AutoPause.isNear(a, b) == exact, "\(a) → \(b): \(metres) m")
+            if exact { near += 1 }
+        }
+        #expect(near > 5000)
+    }
+
     @Test func coarseTiersDropAltitudeSpeedAndCourse() {
         let fix = Location(
             coordinate: Coordinate(latitude: 48.137, longitude: 11.575), altitude: 520, horizontalAccuracy: 5,

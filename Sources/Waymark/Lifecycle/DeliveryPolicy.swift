@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// What became of a fix.
 public enum FixDecision: String, Sendable, Hashable, Codable, CaseIterable {
     /// The app received it.
@@ -183,8 +189,24 @@ public struct AutoPause: Sendable, Hashable {
     /// Forgets the stationary stretch (after a pause, a resume or a restart).
     public mutating func reset() { anchor = nil }
 
-    /// Whether `c` is within ``radius`` of `a` (geodesic distance).
+    /// Whether `c` is within ``radius`` of `a` (geodesic distance on WGS 84).
+    ///
+    /// Local flat-Earth bounds settle the clear cases: on WGS 84 a degree of latitude is
+    /// 110 574–111 694 m, and a degree of longitude 111 319–111 694 m times the cosine of the
+    /// latitude. Near the boundary, near the poles and across the antimeridian the geodesic decides.
     public static func isNear(_ a: Coordinate, _ c: Coordinate) -> Bool {
-        Geodesic.distance(a, c) <= radius
+        let dLat = abs(c.latitude - a.latitude)
+        let dLon = abs(c.longitude - a.longitude)
+        if abs(a.latitude) < 85 && abs(c.latitude) < 85 && dLon < 1 && dLat < 1 {
+            let north = max(abs(a.latitude), abs(c.latitude)) * .pi / 180
+            let south = min(abs(a.latitude), abs(c.latitude)) * .pi / 180
+            let y0 = dLat * 110_574
+            let x0 = dLon * 111_319 * cos(north)
+            if y0 * y0 + x0 * x0 > radius * radius * 1.0001 { return false }
+            let y1 = dLat * 111_694
+            let x1 = dLon * 111_694 * cos(south)
+            if y1 * y1 + x1 * x1 < radius * radius * 0.9999 { return true }
+        }
+        return Geodesic.distance(a, c) <= radius
     }
 }

@@ -146,11 +146,11 @@ public final class LocationManager {
     public var showsBackgroundLocationIndicator: Bool = false
 
     /// The most recently delivered location.
-    public internal(set) var location: Location?
+    @exclusivity(unchecked) public internal(set) var location: Location?
     /// Whether the app has asked for updates and not stopped them.
-    public internal(set) var isUpdatingLocation = false
+    @exclusivity(unchecked) public internal(set) var isUpdatingLocation = false
 
-    private var continuations: [Int: AsyncStream<LocationUpdate>.Continuation] = [:]
+    @exclusivity(unchecked) private var continuations: [Int: AsyncStream<LocationUpdate>.Continuation] = [:]
     private var nextContinuationID = 0
 
     init() {}

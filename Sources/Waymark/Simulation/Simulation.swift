@@ -60,57 +60,57 @@ public final class Simulation {
     /// The app's location manager. Set its ``LocationManager/delegate`` before running.
     public let manager = LocationManager()
     /// The time since the start of the run.
-    public private(set) var now: Duration = .zero
-    public private(set) var appState: AppState = .notRunning
+    @exclusivity(unchecked) public private(set) var now: Duration = .zero
+    @exclusivity(unchecked) public private(set) var appState: AppState = .notRunning
     /// The locations the app stored, in delivery order.
-    public private(set) var stored: [StoredLocation] = []
-    public private(set) var summary = RunSummary()
+    @exclusivity(unchecked) public private(set) var stored: [StoredLocation] = []
+    @exclusivity(unchecked) public private(set) var summary = RunSummary()
     /// Where background fetch syncs stored locations; nil syncs nowhere (every fetch succeeds).
-    public var fetchSink: (any FetchSink)?
+    @exclusivity(unchecked) public var fetchSink: (any FetchSink)?
 
-    private var observers: [any SimulationObserver] = []
-    private var queue = TimerQueue()
-    private var authorization: AuthorizationStateMachine
-    private var lastActionTime: Duration = .zero
+    @exclusivity(unchecked) private var observers: [any SimulationObserver] = []
+    @exclusivity(unchecked) private var queue = TimerQueue()
+    @exclusivity(unchecked) private var authorization: AuthorizationStateMachine
+    @exclusivity(unchecked) private var lastActionTime: Duration = .zero
 
     // Updates.
-    private var startedInForeground = false
-    private var startedInBackgroundWhenInUse = false
-    private var deniedReported = false
-    private var lastDeliveredOffset: Duration?
+    @exclusivity(unchecked) private var startedInForeground = false
+    @exclusivity(unchecked) private var startedInBackgroundWhenInUse = false
+    @exclusivity(unchecked) private var deniedReported = false
+    @exclusivity(unchecked) private var lastDeliveredOffset: Duration?
     /// The accuracy tier of the last delivery; a change of tier starts its throttle afresh.
-    private var lastDeliveredTier: AccuracyModel.Tier?
-    private var held: [(location: Location, index: Int, segment: Int)] = []
-    private var arrivedWhileAway = 0
+    @exclusivity(unchecked) private var lastDeliveredTier: AccuracyModel.Tier?
+    @exclusivity(unchecked) private var held: [(location: Location, index: Int, segment: Int)] = []
+    @exclusivity(unchecked) private var arrivedWhileAway = 0
 
     // Auto-pause.
-    private var detector = AutoPause()
-    private var isPaused = false
-    private var pauseAnchor: Coordinate?
+    @exclusivity(unchecked) private var detector = AutoPause()
+    @exclusivity(unchecked) private var isPaused = false
+    @exclusivity(unchecked) private var pauseAnchor: Coordinate?
 
     // Lifecycle.
-    private var inGracePeriod = false
-    private var graceGeneration = 0
-    private var tasks: [Int] = []
-    private var taskCounter = 0
-    private var taskBudgetStart: Duration?
-    private var taskGeneration = 0
-    private var taskNeedsReinstating = false
-    private var terminatedByUser = false
-    private var hasLaunched = false
-    private var needsForegroundSetup = false
+    @exclusivity(unchecked) private var inGracePeriod = false
+    @exclusivity(unchecked) private var graceGeneration = 0
+    @exclusivity(unchecked) private var tasks: [Int] = []
+    @exclusivity(unchecked) private var taskCounter = 0
+    @exclusivity(unchecked) private var taskBudgetStart: Duration?
+    @exclusivity(unchecked) private var taskGeneration = 0
+    @exclusivity(unchecked) private var taskNeedsReinstating = false
+    @exclusivity(unchecked) private var terminatedByUser = false
+    @exclusivity(unchecked) private var hasLaunched = false
+    @exclusivity(unchecked) private var needsForegroundSetup = false
 
     // Fetch.
-    private var fetchInProgress = false
-    private var fetchStartedAt: Duration = .zero
-    private var fetchGeneration = 0
-    private var fetchWakeGeneration = 0
-    private var fetchDue = false
-    private var fetchSpacing = 1
-    private var syncedCount = 0
+    @exclusivity(unchecked) private var fetchInProgress = false
+    @exclusivity(unchecked) private var fetchStartedAt: Duration = .zero
+    @exclusivity(unchecked) private var fetchGeneration = 0
+    @exclusivity(unchecked) private var fetchWakeGeneration = 0
+    @exclusivity(unchecked) private var fetchDue = false
+    @exclusivity(unchecked) private var fetchSpacing = 1
+    @exclusivity(unchecked) private var syncedCount = 0
 
     // Prompts.
-    private var answerGeneration = 0
+    @exclusivity(unchecked) private var answerGeneration = 0
 
     /// A simulation of `scenario`, whose offset zero is the instant `epoch`.
     public init(scenario: Scenario, epoch: Date) {
@@ -159,7 +159,7 @@ public final class Simulation {
     @discardableResult
     public func run<S: LocationSource>(_ source: S) async throws -> RunSummary {
         var source = source
-        return try await run(&source) { _ in }
+        return try await run(&source, waitUntil: nil)
     }
 
     /// Runs the simulation at `rate` times the pace of `clock` (1 is real time).
@@ -176,7 +176,7 @@ public final class Simulation {
     }
 
     private func run<S: LocationSource>(
-        _ source: inout S, waitUntil: (Duration) async throws -> Void
+        _ source: inout S, waitUntil: ((Duration) async throws -> Void)?
     ) async throws -> RunSummary {
         record(.started(source: source.name))
         var pending = try await source.next()
@@ -185,7 +185,7 @@ public final class Simulation {
             let timerTime = queue.nextTime
             if let fix = pending, timerTime.map({ fix.offset < $0 }) ?? true {
                 if let end, fix.offset > end { break }
-                try await waitUntil(fix.offset)
+                if let waitUntil { try await waitUntil(fix.offset) }
                 now = max(now, fix.offset)
                 handle(fix)
                 if appState == .background { evaluateSuspension() }
@@ -194,7 +194,7 @@ public final class Simulation {
             } else if let time = timerTime {
                 if pending == nil && end == nil { end = max(now, lastActionTime) }
                 if let end, time > end { break }
-                try await waitUntil(time)
+                if let waitUntil { try await waitUntil(time) }
                 fireNextTimer()
             } else {
                 break
@@ -347,7 +347,7 @@ public final class Simulation {
     }
 
     /// The tier of the delivery being decided.
-    private var deliveryTier: AccuracyModel.Tier = .precise
+    @exclusivity(unchecked) private var deliveryTier: AccuracyModel.Tier = .precise
 
     private func deliver(_ location: Location, reason: FixReason, index: Int, segment: Int) {
         lastDeliveredOffset = now
