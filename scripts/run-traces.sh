@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job end to end on the bundled traces: builds Waymark, then for every traces/*.gpx
-# prints its statistics and text view, and writes GeoJSON and GPX 1.1 into out/traces/.
+# prints its statistics and text view, and writes GeoJSON and GPX 1.1 into out/traces/; then
+# replays traces/city-walk.gpx into the simulated app scripted by traces/commute.yaml, writing
+# its audit log and the delivered locations (GeoJSON) beside them.
 # When ../shared/tools is present, the outputs are checked with check-geojson and check-gpx.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,10 @@ for trace in traces/*.gpx; do
     "$waymark" render "$trace" --format gpx -o "out/traces/$name.gpx"
     echo
 done
+echo "== replay of traces/city-walk.gpx with traces/commute.yaml"
+"$waymark" replay traces/city-walk.gpx --scenario traces/commute.yaml --rate max --quiet \
+    --audit out/traces/city-walk.replay.audit.ndjson --format geojson -o out/traces/city-walk.delivered.geojson
+echo
 echo "wrote $(ls out/traces | wc -l) files in out/traces/"
 if [ -x ../shared/tools/check-geojson ]; then
     ../shared/tools/check-geojson --strict out/traces/*.geojson | tail -n 1

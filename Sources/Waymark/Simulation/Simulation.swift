@@ -86,6 +86,7 @@ public final class Simulation {
     // Auto-pause.
     @exclusivity(unchecked) private var detector = AutoPause()
     @exclusivity(unchecked) private var isPaused = false
+    @exclusivity(unchecked) private var lastSegment = 0
     @exclusivity(unchecked) private var pauseAnchor: Coordinate?
 
     // Lifecycle.
@@ -279,6 +280,11 @@ public final class Simulation {
         let running = appState != .notRunning && appState != .suspended
         if running && manager.isUpdatingLocation && authorization.isProvisionalAlways && !appState.isForeground {
             perform(authorization.handle(.neededAlways))
+        }
+        if event.segment != lastSegment {
+            // After a loss of signal, stillness is measured afresh.
+            lastSegment = event.segment
+            detector.reset()
         }
         if running && manager.isUpdatingLocation && authorization.allowsLocation {
             observeMotion(location.coordinate)
@@ -488,19 +494,16 @@ public final class Simulation {
 
     private func launch(inBackground: Bool, cause: String) {
         terminatedByUser = false
+        // didFinishLaunching runs in the state the app launches into; it configures the manager.
+        setState(inBackground ? .background : .inactive, cause: cause)
         let m = scenario.manager
         manager.desiredAccuracy = m.desiredAccuracy
         manager.distanceFilter = m.distanceFilter
         manager.pausesLocationUpdatesAutomatically = m.pausesLocationUpdatesAutomatically
         manager.activityType = m.activityType
         manager.showsBackgroundLocationIndicator = m.showsBackgroundLocationIndicator
-        if inBackground {
-            setState(.background, cause: cause)
-        } else {
-            setState(.inactive, cause: cause)
-            setState(.active, cause: cause)
-        }
         manager.allowsBackgroundLocationUpdates = m.allowsBackgroundLocationUpdates
+        if !inBackground { setState(.active, cause: cause) }
         if !hasLaunched {
             hasLaunched = true
             scheduleFetchWake(at: now + fetchInterval)
