@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
-# GPX → GeoJSON benchmark: synthetic 10 MB, 100 MB and 1 GB files (needs about 3 GB of disk in
-# bench-out/), Waymark against gpsbabel and ogr2ogr in the same run, with wall time, MB/s, peak
-# RSS and Waymark's speed-up, then a 1 MB file end to end. Not part of CI.
-# Usage: scripts/bench.sh [--sizes 10,100,1000] [--install-peers]
+# Benchmarks, on demand (not part of CI). Each prints a ratio against a peer tool measured in the
+# same run.
+#   scripts/bench.sh [--sizes 10,100,1000]   GPX → GeoJSON: synthetic 10 MB, 100 MB and 1 GB files
+#       (about 3 GB of disk in bench-out/), Waymark against gpsbabel and ogr2ogr, with wall time,
+#       MB/s, peak RSS and speed-up, then a 1 MB file end to end.
+#   scripts/bench.sh --replay [--hours 24]   the simulated app: fixes per second in virtual time
+#       on a 24-hour 1 Hz trace, without and with the audit log, against gpsfake through gpsd.
+#   --install-peers   first apt-get install the peers (gpsbabel, gdal-bin, gpsd, gpsd-clients).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=()
+mode=render
 for a in "$@"; do
     if [ "$a" = --install-peers ]; then
         as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-        as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gpsbabel gdal-bin >/dev/null
+        as_root apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gpsbabel gdal-bin gpsd gpsd-clients >/dev/null
+    elif [ "$a" = --replay ]; then
+        mode=replay
     else
         args+=("$a")
     fi
 done
 swift build -c release >&2
-.build/release/waymark-bench --dir bench-out --waymark .build/release/waymark "${args[@]}"
+if [ "$mode" = replay ]; then
+    .build/release/waymark-bench replay --dir bench-out "${args[@]}"
+else
+    .build/release/waymark-bench --dir bench-out --waymark .build/release/waymark "${args[@]}"
+fi

@@ -74,6 +74,9 @@ final class ConsoleReporter: SimulationObserver {
     }
 
     private func log(_ line: String) {
+        // Keep the two streams in order for a reader of both (2>&1): what the UI printed first
+        // goes out first.
+        do { try out.flush() } catch { deliveryError = deliveryError ?? error }
         err.write(line)
         err.write("\n")
         flush(err)

@@ -236,6 +236,33 @@ struct ReplayCLITests {
         #expect(elapsed < .seconds(20), "took \(elapsed)")
     }
 
+    /// Every example in docs/scenarios.md is a valid scenario.
+    @Test func theDocumentedExamplesRun() throws {
+        let doc = try String(
+            contentsOf: Paths.root.appendingPathComponent("docs/scenarios.md"), encoding: .utf8)
+        var examples: [(String, String)] = []
+        var current: (String, [Substring])?
+        for line in doc.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let block = current {
+                if line == "```" {
+                    examples.append((block.0, block.1.joined(separator: "\n")))
+                    current = nil
+                } else {
+                    current?.1.append(line)
+                }
+            } else if line == "```yaml" || line == "```json" {
+                current = (String(line.dropFirst(3)), [])
+            }
+        }
+        #expect(examples.count >= 12)
+        for (kind, text) in examples {
+            let file = try scenario(text, suffix: ".\(kind)")
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let r = try waymark(["replay", Self.walk, "--scenario", file, "--rate", "max", "--quiet"])
+            #expect(r.status == 0, "\(text)\n\(r.stderr)")
+        }
+    }
+
     @Test func helpTeachesWithExamples() throws {
         let r = try waymark(["replay", "--help"])
         #expect(r.stdoutText.contains("Examples:"))

@@ -73,6 +73,30 @@ final class RecordingDelegate: LocationManagerDelegate {
         return s
     }
 
+    /// The example of the article "Modelling background behaviour".
+    @Test func theArticleExampleRuns() async throws {
+        let path = Paths.fixture("scenarios/traces/walk.gpx")
+        let document = try GPXDocument(reader: GPXReader(contentsOf: path))
+        let schedule = try ReplaySchedule(document: document, file: path)
+
+        var scenario = Scenario()
+        scenario.info.backgroundModes = [.location]
+        scenario.manager.allowsBackgroundLocationUpdates = true
+        scenario.timeline = [.init(at: .seconds(90), .background), .init(at: .seconds(600), .foreground)]
+
+        let simulation = Simulation(scenario: scenario, epoch: schedule.fixes[0].location.timestamp)
+        let myDelegate = RecordingDelegate()
+        simulation.manager.delegate = myDelegate
+        let updates = simulation.manager.updates()
+        let recorder = AuditRecorder()
+        simulation.addObserver(recorder)
+        let summary = try await simulation.run(GPXReplaySource(schedule: schedule, name: path))
+        var count = 0
+        for await _ in updates { count += 1 }
+        #expect(summary.count(.backgroundSession) == 51)
+        #expect(count == 61 && myDelegate.locations.count == 61)
+    }
+
     @Test func sameInputsGiveAByteIdenticalAuditLog() async throws {
         var logs: [String] = []
         for _ in 0..<2 {
