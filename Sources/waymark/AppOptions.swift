@@ -43,6 +43,8 @@ extension AuthorizationStatus: ExpressibleByArgument {
         guard let status = AuthorizationText.parse(argument) else { return nil }
         self = status
     }
+
+    public static var allValueStrings: [String] { ["notDetermined", "restricted", "denied", "whenInUse", "always"] }
 }
 
 extension Scenario.AuthorizationRequest: ExpressibleByArgument {}
@@ -66,22 +68,25 @@ struct AppOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "The app's authorization at the start: notDetermined, restricted, denied, whenInUse or always (default whenInUse, as if granted on an earlier run).",
+            "The app's authorization at the start (default whenInUse, as if granted on an earlier run).",
             valueName: "status"))
     var authorization: AuthorizationStatus?
 
-    @Option(help: ArgumentHelp("The authorization the app requests at launch: whenInUse or always.", valueName: "kind"))
+    @Option(
+        help: ArgumentHelp(
+            "The authorization the app requests at launch; without --authorization, the app starts notDetermined (a first run).",
+            valueName: "kind"))
     var request: Scenario.AuthorizationRequest?
 
     @Option(
         help: ArgumentHelp(
-            "The user's answer to the When In Use prompt: allowOnce, allowWhileUsing or dontAllow.", valueName: "answer"
+            "The user's answer to the When In Use prompt.", valueName: "answer"
         ))
     var answer: WhenInUseAnswer?
 
     @Option(
         help: ArgumentHelp(
-            "The user's answer to the Always prompt: changeToAlways or keepWhenInUse.", valueName: "answer"))
+            "The user's answer to the Always prompt.", valueName: "answer"))
     var alwaysAnswer: AlwaysAnswer?
 
     @Flag(help: "Precise Location is off: positions are coarsened to 5 km and come at most 4 times an hour.")
@@ -104,7 +109,7 @@ struct AppOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "activityType: other, automotiveNavigation, fitness, otherNavigation, airborne.", valueName: "type"))
+            "activityType: how soon a stationary device pauses updates.", valueName: "type"))
     var activityType: ActivityType?
 
     @Option(
@@ -127,7 +132,7 @@ struct AppOptions: ParsableArguments {
         ))
     var fetchInterval: String?
 
-    @Option(help: ArgumentHelp("What a suspended app receives on resume: newest, all or none.", valueName: "which"))
+    @Option(help: ArgumentHelp("What a suspended app receives on resume (default newest).", valueName: "which"))
     var heldDelivery: Scenario.HeldDelivery?
 
     func validate() throws {

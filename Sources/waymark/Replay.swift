@@ -32,11 +32,14 @@ extension WaymarkCommand {
                 Examples:
                   waymark replay walk.gpx
                   waymark replay walk.gpx --background-at 2m --foreground-at 10m
-                  waymark replay walk.gpx --authorization notDetermined --request always \\
-                      --answer allowWhileUsing --always-answer keepWhenInUse --background-at 1m
-                  waymark replay walk.gpx --background-modes location --allows-background-updates \\
-                      --background-at 1m --audit run.ndjson --format geojson -o delivered.geojson
+                  waymark replay walk.gpx --authorization notDetermined \\
+                    --request always --answer allowWhileUsing \\
+                    --always-answer keepWhenInUse --background-at 1m
+                  waymark replay walk.gpx --background-modes location \\
+                    --allows-background-updates --background-at 1m \\
+                    --audit run.ndjson --format geojson -o delivered.geojson
                   waymark replay walk.gpx --scenario commute.yaml --rate 20
+                  waymark replay walk.gpx --quiet --format ndjson | jq .appState
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable {

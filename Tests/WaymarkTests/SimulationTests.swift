@@ -151,6 +151,27 @@ final class RecordingDelegate: LocationManagerDelegate {
         #expect(virtualRecorder.ndjson(epoch: Self.epoch) == recorder.ndjson(epoch: Self.epoch))
     }
 
+    /// A driver that feeds events one by one (as a live recorder will) gets the same run.
+    @Test func drivingStepByStepGivesTheSameRunAsRun() async throws {
+        let whole = Simulation(scenario: Self.busyScenario, epoch: Self.epoch)
+        let wholeLog = AuditRecorder()
+        whole.addObserver(wholeLog)
+        try await whole.run(try Self.source())
+
+        let stepped = Simulation(scenario: Self.busyScenario, epoch: Self.epoch)
+        let steppedLog = AuditRecorder()
+        stepped.addObserver(steppedLog)
+        stepped.start(source: "walk")
+        var last: Duration = .zero
+        for event in try Self.source().allEvents {
+            stepped.receive(event)
+            last = event.offset
+        }
+        stepped.advance(to: last)
+        stepped.finish()
+        #expect(steppedLog.ndjson(epoch: Self.epoch) == wholeLog.ndjson(epoch: Self.epoch))
+    }
+
     @Test func aLoopedTraceRunsOnWithLaterTimesAndNewSegments() throws {
         let once = try Self.source().allEvents
         let twice = try Self.source(loops: 2).allEvents

@@ -179,7 +179,7 @@ public final class Simulation {
     private func run<S: LocationSource>(
         _ source: inout S, waitUntil: ((Duration) async throws -> Void)?
     ) async throws -> RunSummary {
-        record(.started(source: source.name))
+        start(source: source.name)
         var pending = try await source.next()
         var end = scenario.end
         while true {
@@ -187,9 +187,7 @@ public final class Simulation {
             if let fix = pending, timerTime.map({ fix.offset < $0 }) ?? true {
                 if let end, fix.offset > end { break }
                 if let waitUntil { try await waitUntil(fix.offset) }
-                now = max(now, fix.offset)
-                handle(fix)
-                if appState == .background { evaluateSuspension() }
+                receive(fix)
                 pending = try await source.next()
                 if pending == nil && end == nil { end = max(now, lastActionTime) }
             } else if let time = timerTime {
@@ -201,12 +199,41 @@ public final class Simulation {
                 break
             }
         }
-        if let end, end > now { now = end }
-        finish()
-        return summary
+        return finish(at: end)
     }
 
-    private func finish() {
+    // MARK: - Driving the loop step by step
+
+    /// Begins a run driven step by step (``run(_:)`` does all of this itself): records the
+    /// `started` event. A live recorder calls this, then ``advance(to:)`` as its clock moves and
+    /// ``receive(_:)`` as fixes arrive, and ``finish(at:)`` at the end.
+    public func start(source name: String) {
+        record(.started(source: name))
+    }
+
+    /// When the next scripted action or system timer is due, if any: a driver that waits for a
+    /// live source should wake up then and call ``advance(to:)``.
+    public var nextScheduledOffset: Duration? { queue.nextTime }
+
+    /// Fires every action and timer due at or before `offset`, in order, and moves the
+    /// simulation's time to `offset`.
+    public func advance(to offset: Duration) {
+        while let time = queue.nextTime, time <= offset { fireNextTimer() }
+        now = max(now, offset)
+    }
+
+    /// Handles one event from the source at its offset, after everything due at or before it.
+    public func receive(_ event: SourceEvent) {
+        advance(to: event.offset)
+        handle(event)
+        if appState == .background { evaluateSuspension() }
+    }
+
+    /// Ends the run at `offset` (or now): discards what is still held, records `finished`, and
+    /// ends the manager's update streams. Returns the counts.
+    @discardableResult
+    public func finish(at offset: Duration? = nil) -> RunSummary {
+        if let offset, offset > now { now = offset }
         if !held.isEmpty {
             summary.discardedHeld += held.count
             record(.heldDiscarded(count: held.count, reason: "runEnded"))
@@ -214,6 +241,7 @@ public final class Simulation {
         }
         record(.finished(summary))
         manager.finishUpdates()
+        return summary
     }
 
     private func fireNextTimer() {
