@@ -18,11 +18,17 @@ let package = Package(
         // The library users import: model, XML tokenizer, GPX reader and writer, geodesy,
         // GeoJSON and text rendering.
         .target(name: "Waymark"),
+        // libgps (gpsd's C client library, Debian libgps-dev) and a small shim for what Swift
+        // cannot import; only WaymarkGPSD imports it.
+        .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+        // The live source: a gpsd connection on its own thread, TPV mapping, one fix per epoch.
+        .target(name: "WaymarkGPSD", dependencies: ["Waymark", "CGPS"]),
         // The command-line tool.
         .executableTarget(
             name: "WaymarkCLI",
             dependencies: [
                 "Waymark",
+                "WaymarkGPSD",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // Scenario files only; kept out of the library so that it links FoundationEssentials alone.
                 .product(name: "Yams", package: "Yams"),
@@ -36,7 +42,7 @@ let package = Package(
         .executableTarget(name: "WaymarkFuzz", dependencies: ["Waymark", "CFuzzShim"]),
         .testTarget(
             name: "WaymarkTests",
-            dependencies: ["Waymark"],
+            dependencies: ["Waymark", "WaymarkGPSD"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -6,6 +6,13 @@
 # When ../shared/tools is present, the outputs are checked with check-geojson and check-gpx.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ! pkg-config --exists libgps 2>/dev/null; then
+    # The build links libgps (for `waymark record`).
+    echo "run-traces.sh: installing libgps-dev" >&2
+    as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgps-dev pkg-config >/dev/null
+fi
 swift build >&2
 waymark=.build/debug/waymark
 mkdir -p out/traces

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone on Debian 12 with Swift 6.3:
-#   1. installs what the tests use when it is missing (xmllint, GeographicLib for Python),
+#   1. installs what the build and the tests use when it is missing: libgps-dev (the build links
+#      libgps), gpsd and gpsd-clients (gpsfake replays receiver logs into a private gpsd),
+#      xmllint, GeographicLib for Python,
 #   2. builds the package (the CLI tests run the built `waymark`),
 #   3. fuzzes the GPX reader with libFuzzer for WAYMARK_FUZZ_SECONDS (default 60; 0 skips),
 #   4. runs `swift test`.
@@ -12,7 +14,11 @@ cd "$(dirname "$0")/.."
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 packages=()
+pkg-config --exists libgps 2>/dev/null || packages+=(libgps-dev pkg-config)
+command -v gpsfake >/dev/null 2>&1 || packages+=(gpsd gpsd-clients python3-gps)
 command -v xmllint >/dev/null 2>&1 || packages+=(libxml2-utils)
+command -v bc >/dev/null 2>&1 || packages+=(bc)            # ../shared/tools/gpsfake_replay.sh
+command -v ss >/dev/null 2>&1 || packages+=(iproute2)      # the same
 command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-pip)
 if [ ${#packages[@]} -gt 0 ]; then
     echo "test.sh: installing ${packages[*]}" >&2

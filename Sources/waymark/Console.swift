@@ -149,10 +149,12 @@ final class ConsoleReporter: SimulationObserver {
 
 /// The summary at the end of a replay.
 enum SummaryText {
-    static func render(_ s: RunSummary, simulation: Simulation, trace: String, points: Int, rate: Double) -> String {
+    static func render(
+        _ s: RunSummary, simulation: Simulation, trace: String, points: Int, rate: Double, verb: String = "Replay"
+    ) -> String {
         let pace = rate == 0 ? "virtual time" : "\(ValueFormatting.fixed(rate, decimals: 2))× real time"
         var text =
-            "\nReplay of \(trace): \(s.fixes) fixes over \(ConsoleReporter.offset(simulation.now).dropFirst()) (\(pace))\n"
+            "\n\(verb) of \(trace): \(s.fixes) fixes over \(ConsoleReporter.offset(simulation.now).dropFirst()) (\(pace))\n"
         text += "  delivered \(s.count(.delivered)), held \(s.count(.held)), dropped \(s.count(.dropped)), "
         text += "ignored \(s.count(.ignored))"
         if s.resumedDeliveries > 0 || s.discardedHeld > 0 {

@@ -220,9 +220,14 @@ extension WaymarkCommand {
 /// Streams delivered locations as NDJSON while the run goes.
 final class DeliveredNDJSON: SimulationObserver {
     private let writer: LocationNDJSONWriter
+    private let flushEachLine: Bool
     private(set) var failure: (any Error)?
 
-    init(_ writer: LocationNDJSONWriter) { self.writer = writer }
+    /// `flushEachLine` writes every line at once (for live recording to a pipe).
+    init(_ writer: LocationNDJSONWriter, flushEachLine: Bool = false) {
+        self.writer = writer
+        self.flushEachLine = flushEachLine
+    }
 
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
         guard failure == nil, case .fix(let f) = event.kind, let location = f.delivered else { return }
@@ -231,6 +236,7 @@ final class DeliveredNDJSON: SimulationObserver {
                 StoredLocation(
                     location: location, appState: f.appState, reason: f.reason, index: f.index, segment: f.segment,
                     offset: event.offset))
+            if flushEachLine { try writer.finish() }
         } catch {
             failure = error
         }

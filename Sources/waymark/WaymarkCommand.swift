@@ -12,9 +12,9 @@ struct WaymarkCommand: AsyncParsableCommand {
 
             Machine-readable output goes to standard output; warnings, errors and progress go to \
             standard error. Exit codes follow sysexits: 64 usage, 65 bad input data, 66 missing \
-            input, 74 I/O error.
+            input, 69 gpsd unavailable, 74 I/O error.
             """,
         version: "0.1.0",
-        subcommands: [Replay.self, Render.self, Info.self]
+        subcommands: [Replay.self, Record.self, Render.self, Info.self]
     )
 }

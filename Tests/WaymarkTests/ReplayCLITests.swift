@@ -263,6 +263,16 @@ struct ReplayCLITests {
         }
     }
 
+    @Test func recordExits69WhenGpsdCannotBeReached() throws {
+        let start = ContinuousClock.now
+        let r = try waymark(["record", "--gpsd", "localhost:1", "--duration", "30s"])
+        #expect(r.status == 69)
+        #expect(r.stderr.contains("waymark: cannot reach gpsd at localhost:1"), "\(r.stderr)")
+        #expect(r.stderr.contains("hint: start gpsd"))
+        #expect(ContinuousClock.now - start < .seconds(10), "it must not wait for gpsd")
+        #expect(try waymark(["record", "--gpsd", "localhost:notaport"]).status == 64)
+    }
+
     @Test func helpTeachesWithExamples() throws {
         let r = try waymark(["replay", "--help"])
         #expect(r.stdoutText.contains("Examples:"))

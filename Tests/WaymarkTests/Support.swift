@@ -126,3 +126,43 @@ enum Truth {
         }.sorted()
     }
 }
+
+/// Runs a program with every signal unblocked and at its default disposition, standard output
+/// captured, standard input from /dev/null. Foundation's `Process` passes on the signal mask of
+/// the thread that starts it, and under Swift's thread pool that blocks signals gpsfake's
+/// Python relies on (it then never finishes).
+func runUnblocked(_ argv: [String]) throws -> ProcessResult {
+    let out = temporaryPath(".out")
+    let err = temporaryPath(".err")
+    defer {
+        try? FileManager.default.removeItem(atPath: out)
+        try? FileManager.default.removeItem(atPath: err)
+    }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var cArgs = argv.map { strdup($0) } + [nil]
+    defer { for p in cArgs { free(p) } }
+    var pid: pid_t = 0
+    let rc = posix_spawnp(&pid, argv[0], &actions, &attributes, &cArgs, environ)
+    guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    return ProcessResult(
+        status: exit, stdout: (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data(),
+        stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+}

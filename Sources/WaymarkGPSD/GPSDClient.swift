@@ -1,0 +1,253 @@
+import CGPS
+import Waymark
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A connection to gpsd through libgps, on one dedicated thread.
+///
+/// The thread owns the `gps_data_t` and makes every libgps call: `gps_open`, `gps_stream`,
+/// `gps_waiting`, `gps_read` and `gps_close`. Nothing else touches it. What it learns crosses to
+/// the rest of Waymark as Sendable ``Event``s on an `AsyncStream`.
+///
+/// - **One location per fix time.** Reports go through a ``FixCoalescer``; a report waiting for
+///   the rest of its epoch is sent after ``Configuration/settle`` without further reports.
+/// - **Reconnects.** When gpsd goes away (`gps_read` returns −1, often with errno 0), the thread
+///   closes the connection, reports the outage and tries again after 250 ms, doubling up to
+///   10 s.
+/// - **Staleness.** A receiver silent for ``Configuration/staleAfter`` while gpsd lives is
+///   reported once, until reports come again.
+/// - **Shutdown.** ``stop()`` ends the thread within about 100 ms and finishes the stream.
+public final class GPSDClient: @unchecked Sendable {
+    // `stopped` is guarded by `lock`; everything else belongs to the thread.
+
+    /// Where gpsd is and how to watch it.
+    public struct Configuration: Sendable, Hashable {
+        public var host: String
+        public var port: String
+        /// Watch only this device (`WATCH_DEVICE`); nil watches all.
+        public var device: String?
+        /// How long a report waits for the rest of its epoch.
+        public var settle: Duration
+        /// Silence after which the receiver is reported stale.
+        public var staleAfter: Duration
+        /// The first reconnect delay, doubled after every failed attempt up to ``maximumBackoff``.
+        public var initialBackoff: Duration
+        public var maximumBackoff: Duration
+
+        public init(
+            host: String = "localhost", port: String = "2947", device: String? = nil,
+            settle: Duration = .milliseconds(150), staleAfter: Duration = .seconds(3),
+            initialBackoff: Duration = .milliseconds(250), maximumBackoff: Duration = .seconds(10)
+        ) {
+            self.host = host
+            self.port = port
+            self.device = device
+            self.settle = settle
+            self.staleAfter = staleAfter
+            self.initialBackoff = initialBackoff
+            self.maximumBackoff = maximumBackoff
+        }
+    }
+
+    /// What the connection reports.
+    public enum Event: Sendable, Hashable {
+        /// Connected to gpsd and watching.
+        case connected(host: String, port: String)
+        /// gpsd could not be reached: the reason, and the delay before the next attempt.
+        case unreachable(reason: String, retryIn: Duration)
+        /// A fix (one per fix time), and when it arrived.
+        case fix(GPSDReport, received: ContinuousClock.Instant)
+        /// A report without a fix (mode < 2).
+        case noFix(GPSDReport, received: ContinuousClock.Instant)
+        /// gpsd went away: an outage begins.
+        case disconnected(reason: String)
+        /// The receiver has been silent for this long while gpsd lives.
+        case stale(silentFor: Duration)
+        /// Reports came again after a stale period.
+        case receiving
+    }
+
+    public let configuration: Configuration
+    private let lock = PThreadMutex()
+    private var stopped = false
+    private var continuation: AsyncStream<Event>.Continuation?
+    private var thread: pthread_t?
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// Starts the thread and returns its events. Call it once.
+    public func start() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .unbounded)
+        self.continuation = continuation
+        let box = Unmanaged.passRetained(self)
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        var handle = pthread_t()
+        let rc = pthread_create(
+            &handle, &attributes,
+            { raw in
+                let client = Unmanaged<GPSDClient>.fromOpaque(raw!).takeRetainedValue()
+                client.runThread()
+                return nil
+            }, box.toOpaque())
+        pthread_attr_destroy(&attributes)
+        if rc != 0 {
+            box.release()
+            continuation.yield(.unreachable(reason: "cannot start the gpsd thread (error \(rc))", retryIn: .zero))
+            continuation.finish()
+        } else {
+            thread = handle
+        }
+        return stream
+    }
+
+    /// Stops the thread: it closes the connection and finishes the stream.
+    public func stop() {
+        lock.withLock { stopped = true }
+    }
+
+    /// Waits for the thread to end (after ``stop()``).
+    public func join() {
+        guard let thread else { return }
+        pthread_join(thread, nil)
+        self.thread = nil
+    }
+
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    // MARK: - The thread
+
+    private func runThread() {
+        guard let continuation else { return }
+        let clock = ContinuousClock()
+        var backoff = configuration.initialBackoff
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        while !isStopped {
+            guard let data = cgps_create() else {
+                continuation.yield(.unreachable(reason: "out of memory", retryIn: backoff))
+                break
+            }
+            defer { cgps_destroy(data) }
+            if cgps_open(configuration.host, configuration.port, data) != 0 {
+                let reason = String(cString: cgps_errstr(errno))
+                continuation.yield(.unreachable(reason: reason, retryIn: backoff))
+                sleep(for: backoff)
+                backoff = min(backoff * 2, configuration.maximumBackoff)
+                continue
+            }
+            backoff = configuration.initialBackoff
+            _ = cgps_watch(data, configuration.device)
+            continuation.yield(.connected(host: configuration.host, port: configuration.port))
+            var coalescer = FixCoalescer()
+            var lastReport = clock.now
+            var isStale = false
+            var report = cgps_report()
+            var lostReason: String?
+            while !isStopped {
+                let waitFor = coalescer.isHolding ? configuration.settle : .milliseconds(100)
+                if cgps_waiting(data, Int32(Self.microseconds(waitFor))) {
+                    buffer[0] = 0
+                    let n = buffer.withUnsafeMutableBufferPointer { cgps_read(data, $0.baseAddress, Int32($0.count)) }
+                    if n == -1 {
+                        let code = errno
+                        lostReason = code == 0 ? "gpsd closed the connection" : String(cString: cgps_errstr(code))
+                        break
+                    }
+                    let isTPV = buffer.withUnsafeBufferPointer { strstr($0.baseAddress!, "\"class\":\"TPV\"") != nil }
+                    guard isTPV else { continue }
+                    let received = clock.now
+                    lastReport = received
+                    if isStale {
+                        isStale = false
+                        continuation.yield(.receiving)
+                    }
+                    cgps_get_report(data, &report)
+                    for output in coalescer.add(Self.report(from: &report)) {
+                        continuation.yield(Self.event(output, received: received))
+                    }
+                } else {
+                    let now = clock.now
+                    if coalescer.isHolding && now - lastReport >= configuration.settle {
+                        for output in coalescer.flush() { continuation.yield(Self.event(output, received: now)) }
+                    }
+                    if !isStale && now - lastReport >= configuration.staleAfter {
+                        isStale = true
+                        continuation.yield(.stale(silentFor: now - lastReport))
+                    }
+                }
+            }
+            for output in coalescer.flush() { continuation.yield(Self.event(output, received: clock.now)) }
+            if let lostReason {
+                _ = cgps_close(data)
+                continuation.yield(.disconnected(reason: lostReason))
+                sleep(for: backoff)
+                backoff = min(backoff * 2, configuration.maximumBackoff)
+            } else {
+                _ = cgps_unwatch(data)
+                _ = cgps_close(data)
+            }
+        }
+        continuation.finish()
+    }
+
+    /// Sleeps for `d`, waking early when stopped.
+    private func sleep(for d: Duration) {
+        var left = d
+        while left > .zero && !isStopped {
+            let step = min(left, .milliseconds(50))
+            usleep(UInt32(Self.microseconds(step)))
+            left -= step
+        }
+    }
+
+    private static func event(_ output: FixCoalescer.Output, received: ContinuousClock.Instant) -> Event {
+        switch output {
+        case .fix(let r): .fix(r, received: received)
+        case .noFix(let r): .noFix(r, received: received)
+        }
+    }
+
+    private static func microseconds(_ d: Duration) -> Int {
+        Int(d.components.seconds) * 1_000_000 + Int(d.components.attoseconds / 1_000_000_000_000)
+    }
+
+    /// The report's values, with NaN turned into nil.
+    static func report(from r: inout cgps_report) -> GPSDReport {
+        func value(_ d: Double) -> Double? { d.isFinite ? d : nil }
+        let device = withUnsafeBytes(of: &r.device) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        return GPSDReport(
+            device: device, mode: Int(r.mode), status: Int(r.status),
+            time: r.has_time
+                ? Date(timeIntervalSince1970: Double(r.time_sec) + Double(r.time_nsec) / 1e9) : nil,
+            latitude: value(r.latitude), longitude: value(r.longitude), altitudeHAE: value(r.alt_hae),
+            altitudeMSL: value(r.alt_msl), eph: value(r.eph), epx: value(r.epx), epy: value(r.epy),
+            epv: value(r.epv), speed: value(r.speed), eps: value(r.eps), track: value(r.track), epd: value(r.epd),
+            satellitesUsed: r.satellites_used >= 0 ? Int(r.satellites_used) : nil, hdop: value(r.hdop),
+            vdop: value(r.vdop), pdop: value(r.pdop))
+    }
+}
+
+/// A mutex (pthread), for the one flag the client shares with its thread.
+final class PThreadMutex: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return try body()
+    }
+}

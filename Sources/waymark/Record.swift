@@ -1,0 +1,184 @@
+import ArgumentParser
+import Dispatch
+import Waymark
+import WaymarkGPSD
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension WaymarkCommand {
+    struct Record: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Record from a live GPS receiver through gpsd, into the simulated app.",
+            discussion: """
+                Waymark connects to gpsd with libgps and feeds every fix to the same simulated \
+                app and location manager as replay, in wall-clock time. Foreground deliveries \
+                print as UI lines on standard output; background deliveries and events are \
+                logged on standard error. When gpsd goes away Waymark logs the outage, ends the \
+                track segment and reconnects (after 250 ms, doubling up to 10 s); a receiver that \
+                goes silent is reported. Ctrl-C (SIGINT) or SIGTERM stops cleanly, with a \
+                summary.
+
+                If gpsd cannot be reached at the start, Waymark says so and exits with 69.
+
+                Examples:
+                  waymark record
+                  waymark record --gpsd localhost:2947 --duration 10m
+                  waymark record --count 100 --format ndjson > fixes.ndjson
+                  waymark record --background-at 1m --foreground-at 5m --audit run.ndjson
+                """)
+
+        @Option(help: ArgumentHelp("Where gpsd listens (default localhost:2947).", valueName: "host[:port]"))
+        var gpsd: String = "localhost:2947"
+
+        @Option(help: ArgumentHelp("Watch only this receiver (a device path gpsd knows).", valueName: "path"))
+        var device: String?
+
+        @Option(help: ArgumentHelp("Stop after this long (90s, 10m, 1h).", valueName: "duration"))
+        var duration: DurationArgument?
+
+        @Option(help: ArgumentHelp("Stop after this many fixes.", valueName: "n"))
+        var count: Int?
+
+        @Option(
+            help: ArgumentHelp("Report the receiver as silent after this long (default 3s).", valueName: "duration"))
+        var staleAfter: DurationArgument?
+
+        @OptionGroup(title: "App, authorization and accuracy") var app: AppOptions
+
+        @Option(name: .shortAndLong, help: "The output for delivered locations.")
+        var format: Replay.Format = .text
+
+        @Option(
+            name: .shortAndLong,
+            help: ArgumentHelp("Write the delivered locations here (atomically, at the end).", valueName: "file"))
+        var output: String?
+
+        @Option(help: ArgumentHelp("Write the NDJSON audit log here.", valueName: "file"))
+        var audit: String?
+
+        @Flag(name: .shortAndLong, help: "Print only the summary (and the chosen output).")
+        var quiet = false
+
+        func validate() throws {
+            if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
+            if let duration, duration.value <= .zero { throw ValidationError("--duration must be longer than 0 s") }
+            _ = try Self.endpoint(gpsd)
+        }
+
+        static func endpoint(_ text: String) throws -> (host: String, port: String) {
+            var host = text
+            var port = "2947"
+            if let colon = text.lastIndex(of: ":"), !text.hasSuffix("]") {
+                host = String(text[..<colon])
+                port = String(text[text.index(after: colon)...])
+            }
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard !host.isEmpty, let n = Int(port), (1...65535).contains(n) else {
+                throw ValidationError("--gpsd must be HOST or HOST:PORT, such as localhost:2947")
+            }
+            return (host, port)
+        }
+
+        func run() async throws {
+            do {
+                try await record()
+            } catch let error as ExitCode {
+                throw error
+            } catch let error as ScenarioFileError {
+                printError("waymark: \(error)")
+                throw ExitCode(ExitStatus.dataError)
+            } catch {
+                throw sysexit(for: error)
+            }
+        }
+
+        private func record() async throws {
+            let file = try app.scenario.map { try ScenarioFile.load(path: $0) }
+            let scenario = app.scenario(loading: file)
+            let (host, port) = try Self.endpoint(gpsd)
+            let epoch = Date()  // the wall-clock instant of offset zero, read once at the edge
+            let simulation = Simulation(scenario: scenario, epoch: epoch)
+            let console = ConsoleReporter(
+                epoch: epoch, uiOnStdout: format == .text && output == nil, collectUI: format == .text && output != nil,
+                quiet: quiet, flushEachLine: true)
+            simulation.addObserver(console)
+            let auditWriter = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: epoch) }
+            if let auditWriter { simulation.addObserver(auditWriter) }
+            let outputSink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+            var ndjson: DeliveredNDJSON?
+            if format == .ndjson {
+                let writer = DeliveredNDJSON(LocationNDJSONWriter(sink: outputSink), flushEachLine: output == nil)
+                simulation.addObserver(writer)
+                ndjson = writer
+            }
+
+            var configuration = GPSDClient.Configuration(host: host, port: port, device: device)
+            if let staleAfter { configuration.staleAfter = staleAfter.value }
+            let client = GPSDClient(configuration: configuration)
+            let recording = LiveRecording(simulation: simulation, clock: ContinuousClock())
+            recording.onNotice = { notice in
+                guard !quiet else { return }
+                let time = ConsoleReporter.offset(simulation.now)
+                switch notice {
+                case .connected(let host, let port): printError("\(time)  gpsd: connected to \(host):\(port)")
+                case .unreachable(let reason, let retry):
+                    printError("\(time)  gpsd: unreachable (\(reason)); trying again in \(DurationText.format(retry))")
+                case .outage(let reason):
+                    printError("\(time)  gpsd: outage (\(reason)); the track segment ends; reconnecting")
+                case .stale(let silent):
+                    printError("\(time)  gpsd: the receiver has been silent for \(DurationText.format(silent))")
+                case .receiving: printError("\(time)  gpsd: the receiver is sending again")
+                }
+            }
+            let stopper = recording.stopper
+            signal(SIGINT, SIG_IGN)
+            signal(SIGTERM, SIG_IGN)
+            let sources = [SIGINT, SIGTERM].map { number in
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { stopper.stop() }
+                source.resume()
+                return source
+            }
+            defer { for s in sources { s.cancel() } }
+
+            let ending = await recording.run(client: client, duration: duration?.value, count: count)
+            client.join()
+            if case .unreachable(let reason) = ending {
+                printError("waymark: cannot reach gpsd at \(host):\(port): \(reason)")
+                printError(
+                    "hint: start gpsd for your receiver, e.g. `sudo gpsd -N /dev/ttyUSB0` (or `sudo systemctl start gpsd`), "
+                        + "or point --gpsd at where it runs")
+                throw ExitCode(69)
+            }
+            try ndjson?.finish()
+            if format == .geojson {
+                let writer = GeoJSONWriter(sink: outputSink)
+                try writer.writeDelivered(simulation.stored, name: "recorded locations")
+                try writer.finish()
+            } else if format == .text && output != nil {
+                outputSink.write(console.uiText)
+            }
+            try outputSink.flush()
+            if output != nil { try outputSink.commit() }
+            try auditWriter?.finish()
+            try console.finish()
+            let text = SummaryText.render(
+                simulation.summary, simulation: simulation, trace: "gpsd at \(host):\(port)", points: 0, rate: 1,
+                verb: "Recording")
+            if format == .text && output == nil {
+                let out = FileSink.standardOutput()
+                out.write(text)
+                try out.flush()
+            } else {
+                writeStandardError(text)
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+@testable import WaymarkGPSD
+
+enum GPSDTestSupport {
+    static var corpusAvailable: Bool {
+        Paths.sharedAvailable && which("gpsfake") != nil
+            && FileManager.default.isExecutableFile(atPath: Paths.waymark.path)
+    }
+}
+
+/// Every receiver log of gpsd 3.22's regression suite, replayed by gpsfake through a private gpsd
+/// and recorded by `waymark record`; what Waymark records is checked against the TPV lines of
+/// the log's `.chk` (gpsd 3.22's own output for it).
+@Suite(
+    .enabled(if: GPSDTestSupport.corpusAvailable, "needs ../shared (corpus and tools), gpsfake and a built waymark"),
+    .serialized)
+struct GPSDCorpusTests {
+    static let directory = Paths.corpus.appendingPathComponent("gpsd/release-3.22")
+    static let replayTool = Paths.shared.appendingPathComponent("tools/gpsfake_replay.sh")
+    static let logs: [String] = Paths.files(under: directory, suffix: ".log").filter {
+        FileManager.default.fileExists(atPath: directory.appendingPathComponent($0 + ".chk").path)
+    }
+
+    /// A TPV line of a `.chk` file.
+    struct TPV {
+        var object: [String: Any]
+        var mode: Int { object["mode"] as? Int ?? 0 }
+        var time: String? { object["time"] as? String }
+        var lat: Double? { object["lat"] as? Double }
+        var lon: Double? { object["lon"] as? Double }
+        var isFix: Bool { mode >= 2 && time != nil && lat != nil && lon != nil }
+        func number(_ key: String) -> Double? { (object[key] as? NSNumber)?.doubleValue }
+        var fieldCount: Int { object.count }
+    }
+
+    static func expected(_ log: String) throws -> [TPV] {
+        let text = try String(contentsOf: directory.appendingPathComponent(log + ".chk"), encoding: .utf8)
+        return try text.split(whereSeparator: \.isNewline).filter { $0.contains("\"class\":\"TPV\"") }.map {
+            TPV(object: try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any])
+        }
+    }
+
+    /// Records `log` through gpsfake; returns the delivered locations and the audit events.
+    static func record(_ log: String, port: Int) throws -> (fixes: [[String: Any]], audit: [[String: Any]]) {
+        let audit = temporaryPath(".ndjson")
+        defer { try? FileManager.default.removeItem(atPath: audit) }
+        let r = try runUnblocked(
+            [
+                "/bin/bash", replayTool.path, directory.appendingPathComponent(log).path, String(port), "--",
+                Paths.waymark.path,
+                "record", "--gpsd", "localhost:{PORT}", "--format", "ndjson", "--no-auto-pause", "--quiet",
+                "--audit", audit,
+            ])
+        let fixes = try r.stdoutText.split(whereSeparator: \.isNewline).map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        let events = try String(contentsOfFile: audit, encoding: .utf8).split(whereSeparator: \.isNewline).map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        return (fixes, events)
+    }
+
+    @Test func theRegressionLogsAreHere() {
+        #expect(Self.logs.count >= 20)
+    }
+
+    @Test(.timeLimit(.minutes(2)), arguments: logs.enumerated().map { ($0.offset, $0.element) })
+    func recordsWhatGpsdReports(_ number: Int, _ log: String) throws {
+        let tpvs = try Self.expected(log)
+        let (fixes, audit) = try Self.record(log, port: 39_700 + number)
+
+        // One location per fix time, in order, times that go backwards dropped. gpsd may send
+        // several TPVs for one time, with different values (one per sentence of the epoch);
+        // Waymark's location must be one of them, mapped field by field.
+        var candidates: [String: [TPV]] = [:]
+        var order: [String] = []
+        for tpv in tpvs where tpv.isFix {
+            let time = tpv.time!
+            if candidates[time] == nil { order.append(time) }
+            candidates[time, default: []].append(tpv)
+        }
+        var times: [String] = []
+        for time in order where time > (times.last ?? "") { times.append(time) }
+        #expect(fixes.count == times.count, "\(log): \(fixes.count) locations for \(times.count) fix times")
+        for (got, time) in zip(fixes, times) {
+            #expect(got["time"] as? String == Self.normalised(time), "\(log) \(time)")
+            let matching = candidates[time]!.filter { Self.matches(got, $0) }
+            #expect(!matching.isEmpty, "\(log) \(time): \(got) is none of gpsd's TPVs for that time")
+        }
+        // Fix loss gives locationUnknown: one per TPV without a fix.
+        let unknown = audit.filter { $0["event"] as? String == "error" && $0["code"] as? String == "locationUnknown" }
+        let noFix = tpvs.filter { !$0.isFix }.count
+        #expect(unknown.count == noFix, "\(log): \(unknown.count) locationUnknown for \(noFix) TPVs without a fix")
+    }
+
+    /// Whether a recorded location is `tpv`, mapped: position, altitude (3D only), horizontal
+    /// error, speed and course, to the precision of Waymark's NDJSON.
+    static func matches(_ got: [String: Any], _ want: TPV) -> Bool {
+        guard let lat = got["latitude"] as? Double, let lon = got["longitude"] as? Double,
+            abs(lat - want.lat!) <= 5.1e-8, abs(lon - want.lon!) <= 5.1e-8  // 7 decimals, rounded
+        else { return false }
+        if want.mode == 3, let alt = want.number("altMSL") {
+            guard let altitude = got["altitude"] as? Double, abs(altitude - alt) < 0.006 else { return false }
+        } else if got["altitude"] != nil {
+            return false  // a 2D fix has no valid altitude
+        }
+        if let eph = want.number("eph") {
+            guard let h = got["horizontalAccuracy"] as? Double, abs(h - eph) < 0.051 else { return false }
+        }
+        if let speed = want.number("speed") {
+            guard let s = got["speed"] as? Double, abs(s - speed) < 0.0051 else { return false }
+        } else if got["speed"] != nil {
+            return false
+        }
+        if let track = want.number("track"), track < 360 {
+            guard let c = got["course"] as? Double, abs(c - track) < 0.051 else { return false }
+        }
+        return true
+    }
+
+    /// gpsd writes times with the receiver's precision; Waymark with milliseconds.
+    static func normalised(_ time: String) -> String {
+        guard let dot = time.firstIndex(of: ".") else { return String(time.dropLast()) + ".000Z" }
+        let fraction = time[time.index(after: dot)..<time.index(before: time.endIndex)]
+        let millis = String((fraction + "000").prefix(3))
+        return String(time[..<dot]) + "." + millis + "Z"
+    }
+}
