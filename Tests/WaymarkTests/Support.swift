@@ -138,12 +138,24 @@ func runUnblocked(_ argv: [String]) throws -> ProcessResult {
         try? FileManager.default.removeItem(atPath: out)
         try? FileManager.default.removeItem(atPath: err)
     }
+    let pid = try spawnUnblocked(argv, output: out, error: err)
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    return ProcessResult(
+        status: exit, stdout: (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data(),
+        stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+}
+
+/// Starts a program in the background, signals unblocked, output (and error, unless given
+/// apart) to `output`; returns its pid.
+func spawnUnblocked(_ argv: [String], output: String, error: String? = nil) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 2, error ?? output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -159,10 +171,5 @@ func runUnblocked(_ argv: [String]) throws -> ProcessResult {
     var pid: pid_t = 0
     let rc = posix_spawnp(&pid, argv[0], &actions, &attributes, &cArgs, environ)
     guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-    let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-    return ProcessResult(
-        status: exit, stdout: (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data(),
-        stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+    return pid
 }

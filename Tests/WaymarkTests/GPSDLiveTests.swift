@@ -1,0 +1,264 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// `waymark record` against a real gpsd that reads NMEA from a loopback TCP "receiver" the test
+/// runs (`Fixtures/nmea/feeder.py`), with the project's own logs: so these run without
+/// `../shared`. gpsd is killed and restarted, the receiver goes silent, the input is garbled.
+@Suite(
+    .enabled(if: GPSDLiveHarness.available, "needs gpsd, python3 and a built waymark"),
+    .serialized)
+struct GPSDLiveTests {
+    /// gpspipe watches the same gpsd in the same run: Waymark must record one location for each
+    /// fix time gpsd reports (3D with altitude, 2D without) and a locationUnknown for each TPV
+    /// without a fix. (gpsd's first epochs depend on its device detection, so the truth is what
+    /// gpsd says in this run, not a fixed count.)
+    @Test(.timeLimit(.minutes(1)))
+    func recordsWhatGpsdReportsForTheWalk() throws {
+        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_610)
+        defer { h.tearDown() }
+        let pipe = try h.startGpspipe()
+        let r = try h.record(["--duration", "9s"])
+        let tpvs = h.stopGpspipe(pipe)
+        #expect(r.status == 0, "\(r.stderr)")
+        let fixes = h.fixes(r)
+        let isFix: ([String: Any]) -> Bool = {
+            ($0["mode"] as? Int ?? 0) >= 2 && $0["time"] != nil && $0["lat"] != nil && $0["lon"] != nil
+        }
+        var times: [String] = []
+        for tpv in tpvs where isFix(tpv) {
+            let t = tpv["time"] as! String
+            if t > (times.last ?? "") { times.append(t) }
+        }
+        #expect(times.count >= 45, "gpsd reported \(times.count) fix times")
+        #expect(fixes.compactMap { $0["time"] as? String } == times.map(GPSDCorpusTests.normalised))
+        for fix in fixes {
+            let time = fix["time"] as! String
+            let modes = tpvs.filter { isFix($0) && GPSDCorpusTests.normalised($0["time"] as! String) == time }
+                .compactMap { $0["mode"] as? Int }
+            if modes.allSatisfy({ $0 == 2 }) { #expect(fix["altitude"] == nil, "\(time): a 2D fix has no altitude") }
+            if modes.allSatisfy({ $0 == 3 }) && time < "2024-05-01T08:00:40" {
+                #expect(fix["altitude"] as? Double == 520, "\(time)")
+            }
+        }
+        let unknown = h.audit().filter {
+            $0["event"] as? String == "error" && $0["code"] as? String == "locationUnknown"
+        }
+        #expect(unknown.count == tpvs.filter { !isFix($0) }.count)
+        #expect(unknown.count >= 10)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func gpsdKilledAndRestartedIsAnOutageAndANewSegment() throws {
+        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_620, rate: 4, loop: true)
+        defer { h.tearDown() }
+        let recording = try h.startRecording(["--duration", "12s"])
+        Thread.sleep(forTimeInterval: 4)
+        h.killGPSD()
+        Thread.sleep(forTimeInterval: 1.5)
+        try h.startGPSD()
+        let r = try h.finish(recording)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("gpsd: outage ("), "\(r.stderr)")
+        #expect(r.stderr.components(separatedBy: "gpsd: connected to").count - 1 >= 2, "\(r.stderr)")
+        let segments = h.fixes(r).compactMap { $0["segment"] as? Int }
+        #expect(segments.first == 0 && segments.last == 1, "\(segments)")
+        #expect(segments.filter { $0 == 1 }.count >= 5, "it keeps recording after the restart")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSilentReceiverIsReportedStale() throws {
+        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_630, rate: 10, silenceAfter: 2)
+        defer { h.tearDown() }
+        let r = try h.record(["--duration", "8s", "--stale-after", "2s"])
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("gpsd: the receiver has been silent for"), "\(r.stderr)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func garbledInputNeverCrashesOrGivesInvalidValues() throws {
+        let h = try GPSDLiveHarness(log: "garbled.nmea", port: 39_640, rate: 20)
+        defer { h.tearDown() }
+        let r = try h.record(["--duration", "7s"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let fixes = h.fixes(r)
+        #expect(fixes.count >= 40, "\(fixes.count)")
+        for f in fixes {
+            let lat = f["latitude"] as? Double ?? .nan
+            let lon = f["longitude"] as? Double ?? .nan
+            #expect(abs(lat) <= 90 && abs(lon) <= 180, "\(f)")
+            #expect(abs(lat - 48.137) < 0.01, "a damaged sentence became a fix: \(f)")
+            #expect((f["horizontalAccuracy"] as? Double ?? -1) > 0)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func sigintStopsCleanlyWithASummary() throws {
+        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_650, rate: 10, loop: true)
+        defer { h.tearDown() }
+        let recording = try h.startRecording([], format: "text")
+        Thread.sleep(forTimeInterval: 3)
+        kill(recording.pid, SIGINT)
+        let r = try h.finish(recording)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdoutText.contains("Recording of gpsd at localhost:39651"), "\(r.stdoutText)")
+        #expect(r.stdoutText.contains("  UI  48.137"))
+    }
+}
+
+/// A feeder, a private gpsd reading from it, and `waymark record`.
+final class GPSDLiveHarness {
+    static var available: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/sbin/gpsd") && which("python3") != nil
+            && FileManager.default.isExecutableFile(atPath: Paths.waymark.path)
+    }
+
+    let feedPort: Int
+    let gpsdPort: Int
+    let directory: String
+    let auditPath: String
+    private var feeder: pid_t = 0
+    private var gpsd: pid_t = 0
+
+    struct Recording {
+        var pid: pid_t
+        var out: String
+        var err: String
+    }
+
+    init(log: String, port: Int, rate: Double = 10, silenceAfter: Double? = nil, loop: Bool = false) throws {
+        feedPort = port
+        gpsdPort = port + 1
+        directory = temporaryPath("-gpsd")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        chmod(directory, 0o777)
+        auditPath = directory + "/audit.ndjson"
+        var argv = [
+            "python3", Paths.fixture("nmea/feeder.py"), String(feedPort), Paths.fixture("nmea/\(log)"), "--rate",
+            String(rate),
+        ]
+        if let silenceAfter { argv += ["--silence-after", String(silenceAfter)] }
+        if loop { argv.append("--loop") }
+        argv += ["--wait-for", directory + "/go"]
+        feeder = try spawnUnblocked(argv, output: directory + "/feeder.log")
+        try waitForPort(feedPort)
+        try startGPSD()
+    }
+
+    func startGPSD() throws {
+        var argv = [
+            "/usr/sbin/gpsd", "-N", "-n", "-S", String(gpsdPort), "-F", directory + "/gpsd.sock",
+            "tcp://127.0.0.1:\(feedPort)",
+        ]
+        if getuid() == 0 { argv = ["runuser", "-u", "nobody", "--"] + argv }
+        gpsd = try spawnUnblocked(argv, output: directory + "/gpsd.log")
+        try waitForPort(gpsdPort)
+    }
+
+    func killGPSD() {
+        // runuser forwards the signal to gpsd; kill the whole group it leads, to be sure.
+        kill(gpsd, SIGKILL)
+        _ = runQuietly(["pkill", "-KILL", "-f", "gpsd -N -n -S \(gpsdPort) "])
+        var status: Int32 = 0
+        waitpid(gpsd, &status, 0)
+    }
+
+    /// gpspipe -w on the same gpsd, watching before the receiver starts.
+    func startGpspipe() throws -> Recording {
+        let out = directory + "/gpspipe.out"
+        let pid = try spawnUnblocked(["stdbuf", "-oL", "gpspipe", "-w", "localhost:\(gpsdPort)"], output: out)
+        for _ in 0..<200 {
+            if let text = try? String(contentsOfFile: out, encoding: .utf8), text.contains("\"class\":\"WATCH\"") {
+                break
+            }
+            usleep(25_000)
+        }
+        return Recording(pid: pid, out: out, err: out)
+    }
+
+    /// Stops gpspipe and returns the TPVs it saw.
+    func stopGpspipe(_ r: Recording) -> [[String: Any]] {
+        kill(r.pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(r.pid, &status, 0)
+        return ((try? String(contentsOfFile: r.out, encoding: .utf8)) ?? "").split(whereSeparator: \.isNewline)
+            .filter { $0.contains("\"class\":\"TPV\"") }
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    func startRecording(_ extra: [String], format: String = "ndjson") throws -> Recording {
+        let out = directory + "/record.out"
+        let err = directory + "/record.err"
+        let argv =
+            [
+                Paths.waymark.path, "record", "--gpsd", "localhost:\(gpsdPort)", "--format", format, "--no-auto-pause",
+                "--audit", auditPath,
+            ] + extra
+        let pid = try spawnUnblocked(argv, output: out, error: err)
+        // The receiver starts sending once the recording watches gpsd.
+        if !FileManager.default.fileExists(atPath: directory + "/go") {
+            for _ in 0..<200 {
+                if let text = try? String(contentsOfFile: err, encoding: .utf8), text.contains("gpsd: connected") {
+                    break
+                }
+                usleep(25_000)
+            }
+            _ = FileManager.default.createFile(atPath: directory + "/go", contents: Data())
+        }
+        return Recording(pid: pid, out: out, err: err)
+    }
+
+    func finish(_ r: Recording) throws -> ProcessResult {
+        var status: Int32 = 0
+        while waitpid(r.pid, &status, 0) == -1 && errno == EINTR {}
+        let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return ProcessResult(
+            status: exit, stdout: (try? Data(contentsOf: URL(fileURLWithPath: r.out))) ?? Data(),
+            stderr: (try? String(contentsOfFile: r.err, encoding: .utf8)) ?? "")
+    }
+
+    func record(_ extra: [String]) throws -> ProcessResult { try finish(try startRecording(extra)) }
+
+    func fixes(_ r: ProcessResult) -> [[String: Any]] {
+        r.stdoutText.split(whereSeparator: \.isNewline).compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    func audit() -> [[String: Any]] {
+        ((try? String(contentsOfFile: auditPath, encoding: .utf8)) ?? "").split(whereSeparator: \.isNewline)
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    func tearDown() {
+        killGPSD()
+        kill(feeder, SIGKILL)
+        var status: Int32 = 0
+        waitpid(feeder, &status, 0)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func waitForPort(_ port: Int) throws {
+        for _ in 0..<100 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let ok = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            close(fd)
+            if ok { return }
+            usleep(50_000)
+        }
+        throw POSIXError(.ETIMEDOUT)
+    }
+
+    private func runQuietly(_ argv: [String]) -> Int32 {
+        (try? runUnblocked(argv).status) ?? -1
+    }
+}
