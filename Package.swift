@@ -36,7 +36,7 @@ let package = Package(
             path: "Sources/waymark"
         ),
         // Generates synthetic GPX and measures Waymark against gpsbabel and ogr2ogr.
-        .executableTarget(name: "WaymarkBench", dependencies: ["Waymark"]),
+        .executableTarget(name: "WaymarkBench", dependencies: ["Waymark", "WaymarkGPSD"]),
         // libFuzzer target for the XML tokenizer and GPX reader; see README "Fuzzing".
         .target(name: "CFuzzShim"),
         .executableTarget(name: "WaymarkFuzz", dependencies: ["Waymark", "CFuzzShim"]),

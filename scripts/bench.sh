@@ -6,6 +6,8 @@
 #       MB/s, peak RSS and speed-up, then a 1 MB file end to end.
 #   scripts/bench.sh --replay [--hours 24]   the simulated app: fixes per second in virtual time
 #       on a 24-hour 1 Hz trace, without and with the audit log, against gpsfake through gpsd.
+#   scripts/bench.sh --record [--seconds 60]  live recording at 10 Hz from a private gpsd: latency
+#       from TPV arrival to stored and logged (p50, p99), CPU per hour, against gpspipe.
 #   --install-peers   first apt-get install the peers (gpsbabel, gdal-bin, gpsd, gpsd-clients).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +20,8 @@ for a in "$@"; do
         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gpsbabel gdal-bin gpsd gpsd-clients >/dev/null
     elif [ "$a" = --replay ]; then
         mode=replay
+    elif [ "$a" = --record ]; then
+        mode=record
     else
         args+=("$a")
     fi
@@ -25,6 +29,8 @@ done
 swift build -c release >&2
 if [ "$mode" = replay ]; then
     .build/release/waymark-bench replay --dir bench-out "${args[@]}"
+elif [ "$mode" = record ]; then
+    .build/release/waymark-bench record --dir bench-out "${args[@]}"
 else
     .build/release/waymark-bench --dir bench-out --waymark .build/release/waymark "${args[@]}"
 fi

@@ -3,6 +3,7 @@
 //
 // usage: waymark-bench [--sizes 10,100,1000] [--dir bench-out] [--waymark PATH] [--keep]
 //        waymark-bench replay [--hours 24]   (see ReplayBench.swift)
+//        waymark-bench record [--seconds 60]  (see RecordBench.swift)
 //   sizes are in MB (10⁶ bytes). Files are generated once and reused while their size matches.
 
 import Foundation
@@ -146,6 +147,10 @@ func column(_ s: String, _ w: Int) -> String {
     s.count >= w ? s : String(repeating: " ", count: w - s.count) + s
 }
 
+if CommandLine.arguments.dropFirst().first == "record" {
+    try await RecordBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
 if CommandLine.arguments.dropFirst().first == "replay" {
     try await ReplayBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)

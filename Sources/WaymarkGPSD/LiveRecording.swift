@@ -39,8 +39,9 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
     public var tick: Duration = .milliseconds(100)
     /// Called on the recording's task for every notice.
     public var onNotice: ((Notice) -> Void)?
-    /// Called after every fix, with how long it took from arrival to delivered and stored.
-    public var onFixHandled: ((Duration) -> Void)?
+    /// Called after every fix, with the report and how long it took from its arrival to the
+    /// location being decided, delivered and stored.
+    public var onFixHandled: ((GPSDReport, Duration) -> Void)?
 
     private let clock: C
     private var fixes = 0
@@ -140,7 +141,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                         simulation.receive(
                             SourceEvent(offset: offset, kind: .fix(location), index: fixes, segment: segment))
                         fixes += 1
-                        onFixHandled?(ContinuousClock.now - received)
+                        onFixHandled?(report, ContinuousClock.now - received)
                         if let count, fixes >= count {
                             ending = .limitReached
                             break loop

@@ -28,6 +28,8 @@ final class ConsoleReporter: SimulationObserver {
     private let err = FileSink.standardError()
     private(set) var uiText = ""
     private(set) var deliveryError: (any Error)?
+    /// Called before any line is written (a status line clears itself).
+    var beforeLogLine: (() -> Void)?
 
     init(epoch: Date, uiOnStdout: Bool, collectUI: Bool = false, quiet: Bool, flushEachLine: Bool) {
         self.epoch = epoch
@@ -47,6 +49,7 @@ final class ConsoleReporter: SimulationObserver {
                 if ui == .collect {
                     uiText += line
                 } else {
+                    beforeLogLine?()
                     out.write(line)
                     flush(out)
                 }
@@ -62,6 +65,7 @@ final class ConsoleReporter: SimulationObserver {
             let line = "\(time)  UI  welcome back: \(count) location\(count == 1 ? "" : "s") arrived while away\n"
             switch ui {
             case .standardOutput:
+                beforeLogLine?()
                 out.write(line)
                 flush(out)
             case .collect: uiText += line
@@ -74,6 +78,7 @@ final class ConsoleReporter: SimulationObserver {
     }
 
     private func log(_ line: String) {
+        beforeLogLine?()
         // Keep the two streams in order for a reader of both (2>&1): what the UI printed first
         // goes out first.
         do { try out.flush() } catch { deliveryError = deliveryError ?? error }

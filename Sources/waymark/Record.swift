@@ -123,8 +123,12 @@ extension WaymarkCommand {
             if let staleAfter { configuration.staleAfter = staleAfter.value }
             let client = GPSDClient(configuration: configuration)
             let recording = LiveRecording(simulation: simulation, clock: ContinuousClock())
+            let status = Terminal.stderrIsTerminal && !quiet ? StatusLine() : nil
+            console.beforeLogLine = { status?.clear() }
+            recording.onFixHandled = { report, _ in status?.update(report: report, stored: simulation.stored.count) }
             recording.onNotice = { notice in
                 guard !quiet else { return }
+                status?.clear()
                 let time = ConsoleReporter.offset(simulation.now)
                 switch notice {
                 case .connected(let host, let port): printError("\(time)  gpsd: connected to \(host):\(port)")
@@ -150,6 +154,7 @@ extension WaymarkCommand {
 
             let ending = await recording.run(client: client, duration: duration?.value, count: count)
             client.join()
+            status?.clear()
             if case .unreachable(let reason) = ending {
                 printError("waymark: cannot reach gpsd at \(host):\(port): \(reason)")
                 printError(

@@ -4,7 +4,7 @@ import Testing
 @testable import Waymark
 
 /// `waymark record` against a real gpsd that reads NMEA from a loopback TCP "receiver" the test
-/// runs (`Fixtures/nmea/feeder.py`), with the project's own logs: so these run without
+/// runs (`scripts/nmea-feeder.py`), with the project's own logs: so these run without
 /// `../shared`. gpsd is killed and restarted, the receiver goes silent, the input is garbled.
 @Suite(
     .enabled(if: GPSDLiveHarness.available, "needs gpsd, python3 and a built waymark"),
@@ -135,7 +135,8 @@ final class GPSDLiveHarness {
         chmod(directory, 0o777)
         auditPath = directory + "/audit.ndjson"
         var argv = [
-            "python3", Paths.fixture("nmea/feeder.py"), String(feedPort), Paths.fixture("nmea/\(log)"), "--rate",
+            "python3", Paths.root.appendingPathComponent("scripts/nmea-feeder.py").path, String(feedPort),
+            Paths.fixture("nmea/\(log)"), "--rate",
             String(rate),
         ]
         if let silenceAfter { argv += ["--silence-after", String(silenceAfter)] }

@@ -9,7 +9,7 @@ second (default 10), to whoever connects, one client at a time; a client that re
 restarted gpsd) continues where the last one stopped. With --silence-after it stops sending
 after that many seconds but keeps the connection open, like a receiver that went quiet. With
 --wait-for it sends nothing until FILE exists (the test creates it once its client watches).
-Written for Waymark's tests.
+Written for Waymark's tests and its record benchmark.
 """
 import os, socket, sys, time
 
