@@ -230,6 +230,9 @@ public struct FixCoalescer: Sendable {
             return out
         }
         if let last = lastSent, time <= last {
+            // Too late for its epoch, but what it carries tells what this receiver sends: the
+            // next epoch waits for it.
+            if time == last { notice(report.fields) }
             duplicates += 1
             return []
         }
@@ -262,6 +265,13 @@ public struct FixCoalescer: Sendable {
     private mutating func send(_ report: GPSDReport) -> Output {
         lastSent = report.time
         return .fix(report)
+    }
+
+    private mutating func notice(_ fields: GPSDReport.Fields) {
+        for (i, field) in GPSDReport.Fields.all.enumerated() where fields.contains(field) {
+            missing[i] = 0
+            expected.insert(field)
+        }
     }
 
     private mutating func learn(_ fields: GPSDReport.Fields) {

@@ -96,14 +96,17 @@ struct GPSDCorpusTests {
         #expect(unknown.count == noFix, "\(log): \(unknown.count) locationUnknown for \(noFix) TPVs without a fix")
     }
 
-    /// Whether a recorded location is `tpv`, mapped: position, altitude (3D only), horizontal
-    /// error, speed and course, to the precision of Waymark's NDJSON.
+    /// Whether a recorded location is `tpv`, mapped: position, altitude (3D only) and `epv`,
+    /// `eph`, speed and `eps`, course and `epd`, to the precision of Waymark's NDJSON.
     static func matches(_ got: [String: Any], _ want: TPV) -> Bool {
         guard let lat = got["latitude"] as? Double, let lon = got["longitude"] as? Double,
             abs(lat - want.lat!) <= 5.1e-8, abs(lon - want.lon!) <= 5.1e-8  // 7 decimals, rounded
         else { return false }
         if want.mode == 3, let alt = want.number("altMSL") {
             guard let altitude = got["altitude"] as? Double, abs(altitude - alt) < 0.006 else { return false }
+            if let epv = want.number("epv"), epv > 0 {  // gpsd's 0 means unknown; Waymark uses its default
+                guard let v = got["verticalAccuracy"] as? Double, abs(v - epv) < 0.051 else { return false }
+            }
         } else if got["altitude"] != nil {
             return false  // a 2D fix has no valid altitude
         }
@@ -112,11 +115,17 @@ struct GPSDCorpusTests {
         }
         if let speed = want.number("speed") {
             guard let s = got["speed"] as? Double, abs(s - speed) < 0.0051 else { return false }
+            if let eps = want.number("eps") {
+                guard let a = got["speedAccuracy"] as? Double, abs(a - eps) < 0.0051 else { return false }
+            }
         } else if got["speed"] != nil {
             return false
         }
         if let track = want.number("track"), track < 360 {
             guard let c = got["course"] as? Double, abs(c - track) < 0.051 else { return false }
+            if let epd = want.number("epd") {
+                guard let a = got["courseAccuracy"] as? Double, abs(a - epd) < 0.051 else { return false }
+            }
         }
         return true
     }

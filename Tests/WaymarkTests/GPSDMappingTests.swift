@@ -103,6 +103,17 @@ import Testing
         #expect(c.add(Self.report(time: Self.t0.addingTimeInterval(20), track: nil)).count >= 1)
     }
 
+    /// A value seen only in a late repeat of an epoch is waited for from the next epoch on.
+    @Test func aLateRepeatTeachesWhatTheReceiverSends() {
+        var c = FixCoalescer()
+        _ = c.add(Self.report(track: nil))  // complete as far as is known: sent
+        _ = c.add(Self.report(speed: 1, track: 135))  // the same time, with a track: too late
+        let t1 = Self.t0.addingTimeInterval(1)
+        #expect(c.add(Self.report(time: t1, track: nil)) == [])  // now it waits for the track
+        let out = c.add(Self.report(time: t1, speed: 1, track: 140))
+        if case .fix(let r)? = out.first { #expect(r.track == 140) } else { Issue.record("\(out)") }
+    }
+
     @Test func reportsWithoutAFixPassThroughAsNoFix() {
         var c = FixCoalescer()
         #expect(c.add(Self.report(mode: 1)) == [.noFix(Self.report(mode: 1))])

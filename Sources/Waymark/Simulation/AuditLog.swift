@@ -51,7 +51,8 @@ public final class AuditRecorder: SimulationObserver {
 
 extension StoredLocation {
     /// The location as one NDJSON line (with its newline): time, index, segment, app state, reason,
-    /// position, and the values that are valid (altitude, accuracies, speed, course).
+    /// position, and the values that are valid (altitude and vertical accuracy, speed and course
+    /// with their accuracies).
     public func ndjson() -> String {
         let out = ByteStore(capacity: 256)
         var cache = ValueFormatting.DayCache()
@@ -77,7 +78,9 @@ extension StoredLocation {
             w.number("verticalAccuracy", l.verticalAccuracy, decimals: 1)
         }
         if l.speed >= 0 { w.number("speed", l.speed, decimals: 2) }
+        if l.speed >= 0 && l.speedAccuracy >= 0 { w.number("speedAccuracy", l.speedAccuracy, decimals: 2) }
         if l.course >= 0 { w.number("course", l.course, decimals: 1) }
+        if l.course >= 0 && l.courseAccuracy >= 0 { w.number("courseAccuracy", l.courseAccuracy, decimals: 1) }
         out.append("}\n")
     }
 }
