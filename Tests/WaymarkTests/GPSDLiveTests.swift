@@ -93,6 +93,29 @@ struct GPSDLiveTests {
         }
     }
 
+    /// Background and foreground moments are offsets from the start, on the wall clock.
+    @Test(.timeLimit(.minutes(1)))
+    func theTimelineRunsOnTheWallClock() throws {
+        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_660, rate: 10, loop: true)
+        defer { h.tearDown() }
+        let r = try h.record(["--duration", "5s", "--background-at", "2s", "--foreground-at", "4s"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let states = h.fixes(r).compactMap { $0["appState"] as? String }
+        #expect(states.first == "active" && states.last == "active")
+        #expect(states.filter { $0 == "background" }.count >= 10, "\(states)")
+        let changes = h.audit().filter {
+            $0["event"] as? String == "stateChanged" && $0["to"] as? String == "background"
+        }
+        #expect(changes.count == 1)
+        // The audit time of the change is the epoch (the start) plus 2 s.
+        let started = try #require(h.audit().first?["time"] as? String)
+        let changed = try #require(changes.first?["time"] as? String)
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let seconds = f.date(from: changed)!.timeIntervalSince(f.date(from: started)!)
+        #expect(abs(seconds - 2) < 0.2, "\(seconds)")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func sigintStopsCleanlyWithASummary() throws {
         let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_650, rate: 10, loop: true)
