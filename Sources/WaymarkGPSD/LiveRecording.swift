@@ -147,8 +147,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                             break loop
                         }
                     }
-                case .noFix(let report, let received):
-                    _ = report
+                case .noFix(_, let received):
                     let offset = max(.zero, start.duration(to: Self.instant(received, clock: clock, start: start)))
                     simulation.receive(SourceEvent(offset: offset, kind: .noFix, index: fixes, segment: segment))
                 }

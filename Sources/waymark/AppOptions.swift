@@ -179,13 +179,10 @@ struct AppOptions: ParsableArguments {
             default: s.app.fetchInterval = .every(DurationText.parse(f)!)
             }
         }
-        var moves = backgroundAt.map { Scenario.TimedAction(at: $0.value, .background) }
-        moves += foregroundAt.map { Scenario.TimedAction(at: $0.value, .foreground) }
-        // Merged with the file's timeline by time; the sort is stable, so the file's order holds at equal times.
-        s.timeline = (s.timeline + moves).enumerated().sorted {
-            ($0.element.at, $0.offset) < ($1.element.at, $1.offset)
-        }
-        .map(\.element)
+        // The simulation runs actions by time, and at equal times in the order given: the file's
+        // first, then --background-at, then --foreground-at.
+        s.timeline += backgroundAt.map { Scenario.TimedAction(at: $0.value, .background) }
+        s.timeline += foregroundAt.map { Scenario.TimedAction(at: $0.value, .foreground) }
         return s
     }
 }

@@ -31,9 +31,9 @@ final class ConsoleReporter: SimulationObserver {
     /// Called before any line is written (a status line clears itself).
     var beforeLogLine: (() -> Void)?
 
-    init(epoch: Date, uiOnStdout: Bool, collectUI: Bool = false, quiet: Bool, flushEachLine: Bool) {
+    init(epoch: Date, ui: UIMode, quiet: Bool, flushEachLine: Bool) {
         self.epoch = epoch
-        ui = uiOnStdout ? .standardOutput : (collectUI ? .collect : .none)
+        self.ui = ui
         self.quiet = quiet
         self.flushEachLine = flushEachLine
     }
@@ -155,7 +155,7 @@ final class ConsoleReporter: SimulationObserver {
 /// The summary at the end of a replay.
 enum SummaryText {
     static func render(
-        _ s: RunSummary, simulation: Simulation, trace: String, points: Int, rate: Double, verb: String = "Replay"
+        _ s: RunSummary, simulation: Simulation, trace: String, rate: Double, verb: String = "Replay"
     ) -> String {
         let pace = rate == 0 ? "virtual time" : "\(ValueFormatting.fixed(rate, decimals: 2))× real time"
         var text =
@@ -167,7 +167,7 @@ enum SummaryText {
         }
         text += "\n"
         for decision in FixDecision.allCases where s.count(decision) > 0 {
-            let reasons = FixReason.allCases.filter { s.count($0) > 0 && Self.decision(for: $0, in: s) == decision }
+            let reasons = FixReason.allCases.filter { s.count($0) > 0 && Self.decision(for: $0) == decision }
             guard !reasons.isEmpty else { continue }
             text += "  \(decision.rawValue) by reason: "
             text += reasons.map { "\($0.rawValue) \(s.count($0))" }.joined(separator: ", ") + "\n"
@@ -181,7 +181,7 @@ enum SummaryText {
     }
 
     /// The decision a reason belongs to.
-    private static func decision(for reason: FixReason, in s: RunSummary) -> FixDecision {
+    private static func decision(for reason: FixReason) -> FixDecision {
         switch reason {
         case .foreground, .backgroundSession, .gracePeriod, .backgroundTask, .backgroundFetch, .resumed: .delivered
         case .suspended: .held

@@ -53,7 +53,7 @@ extension WaymarkCommand {
         @OptionGroup(title: "App, authorization and accuracy") var app: AppOptions
 
         @Option(name: .shortAndLong, help: "The output for delivered locations.")
-        var format: Replay.Format = .text
+        var format: OutputFormat = .text
 
         @Option(
             name: .shortAndLong,
@@ -105,26 +105,15 @@ extension WaymarkCommand {
             let (host, port) = try Self.endpoint(gpsd)
             let epoch = Date()  // the wall-clock instant of offset zero, read once at the edge
             let simulation = Simulation(scenario: scenario, epoch: epoch)
-            let console = ConsoleReporter(
-                epoch: epoch, uiOnStdout: format == .text && output == nil, collectUI: format == .text && output != nil,
-                quiet: quiet, flushEachLine: true)
-            simulation.addObserver(console)
-            let auditWriter = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: epoch) }
-            if let auditWriter { simulation.addObserver(auditWriter) }
-            let outputSink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
-            var ndjson: DeliveredNDJSON?
-            if format == .ndjson {
-                let writer = DeliveredNDJSON(LocationNDJSONWriter(sink: outputSink), flushEachLine: output == nil)
-                simulation.addObserver(writer)
-                ndjson = writer
-            }
+            let outputs = try RunOutputs(
+                simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: true)
 
             var configuration = GPSDClient.Configuration(host: host, port: port, device: device)
             if let staleAfter { configuration.staleAfter = staleAfter.value }
             let client = GPSDClient(configuration: configuration)
             let recording = LiveRecording(simulation: simulation, clock: ContinuousClock())
             let status = Terminal.stderrIsTerminal && !quiet ? StatusLine() : nil
-            console.beforeLogLine = { status?.clear() }
+            outputs.console.beforeLogLine = { status?.clear() }
             recording.onFixHandled = { report, _ in status?.update(report: report, stored: simulation.stored.count) }
             recording.onNotice = { notice in
                 guard !quiet else { return }
@@ -162,28 +151,11 @@ extension WaymarkCommand {
                         + "or point --gpsd at where it runs")
                 throw ExitCode(69)
             }
-            try ndjson?.finish()
-            if format == .geojson {
-                let writer = GeoJSONWriter(sink: outputSink)
-                try writer.writeDelivered(simulation.stored, name: "recorded locations")
-                try writer.finish()
-            } else if format == .text && output != nil {
-                outputSink.write(console.uiText)
-            }
-            try outputSink.flush()
-            if output != nil { try outputSink.commit() }
-            try auditWriter?.finish()
-            try console.finish()
-            let text = SummaryText.render(
-                simulation.summary, simulation: simulation, trace: "gpsd at \(host):\(port)", points: 0, rate: 1,
-                verb: "Recording")
-            if format == .text && output == nil {
-                let out = FileSink.standardOutput()
-                out.write(text)
-                try out.flush()
-            } else {
-                writeStandardError(text)
-            }
+            try outputs.finish(
+                simulation: simulation, featureName: "recorded locations",
+                summary: SummaryText.render(
+                    simulation.summary, simulation: simulation, trace: "gpsd at \(host):\(port)", rate: 1,
+                    verb: "Recording"))
         }
     }
 }

@@ -42,10 +42,6 @@ extension WaymarkCommand {
                   waymark replay walk.gpx --quiet --format ndjson | jq .appState
                 """)
 
-        enum Format: String, ExpressibleByArgument, CaseIterable {
-            case text, geojson, ndjson
-        }
-
         @Argument(help: "The GPX file to replay; - reads standard input.")
         var trace: String
 
@@ -74,7 +70,7 @@ extension WaymarkCommand {
         var end: DurationArgument?
 
         @Option(name: .shortAndLong, help: "The output for delivered locations.")
-        var format: Format = .text
+        var format: OutputFormat = .text
 
         @Option(
             name: .shortAndLong,
@@ -163,19 +159,8 @@ extension WaymarkCommand {
             // The simulation and who watches it.
             let simulation = Simulation(scenario: scenario, epoch: epoch)
             let paced = rateFactor > 0
-            let console = ConsoleReporter(
-                epoch: epoch, uiOnStdout: format == .text && output == nil, collectUI: format == .text && output != nil,
-                quiet: quiet, flushEachLine: paced)
-            simulation.addObserver(console)
-            let auditWriter = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: epoch) }
-            if let auditWriter { simulation.addObserver(auditWriter) }
-            let outputSink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
-            var ndjson: DeliveredNDJSON?
-            if format == .ndjson {
-                let writer = DeliveredNDJSON(LocationNDJSONWriter(sink: outputSink))
-                simulation.addObserver(writer)
-                ndjson = writer
-            }
+            let outputs = try RunOutputs(
+                simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced)
             if let fetchSink { simulation.fetchSink = try AppendingFileSink(path: fetchSink) }
 
             let source = GPXReplaySource(
@@ -187,64 +172,10 @@ extension WaymarkCommand {
                 summary = try await simulation.run(source)
             }
 
-            // Outputs.
-            try ndjson?.finish()
-            switch format {
-            case .geojson:
-                let writer = GeoJSONWriter(sink: outputSink)
-                try writer.writeDelivered(simulation.stored, name: "delivered locations")
-                try writer.finish()
-            case .text:
-                if output != nil { outputSink.write(console.uiText) }
-            case .ndjson:
-                break
-            }
-            try outputSink.flush()
-            if output != nil { try outputSink.commit() }
-            try auditWriter?.finish()
-            try console.finish()
-            let text = SummaryText.render(
-                summary, simulation: simulation, trace: trace, points: schedule.fixes.count, rate: rateFactor)
-            if format == .text && output == nil {
-                let out = FileSink.standardOutput()
-                out.write(text)
-                try out.flush()
-            } else {
-                writeStandardError(text)
-            }
-            if let error = console.deliveryError ?? ndjson?.failure { throw error }
+            try outputs.finish(
+                simulation: simulation, featureName: "delivered locations",
+                summary: SummaryText.render(summary, simulation: simulation, trace: trace, rate: rateFactor))
         }
-    }
-}
-
-/// Streams delivered locations as NDJSON while the run goes.
-final class DeliveredNDJSON: SimulationObserver {
-    private let writer: LocationNDJSONWriter
-    private let flushEachLine: Bool
-    private(set) var failure: (any Error)?
-
-    /// `flushEachLine` writes every line at once (for live recording to a pipe).
-    init(_ writer: LocationNDJSONWriter, flushEachLine: Bool = false) {
-        self.writer = writer
-        self.flushEachLine = flushEachLine
-    }
-
-    func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
-        guard failure == nil, case .fix(let f) = event.kind, let location = f.delivered else { return }
-        do {
-            try writer.write(
-                StoredLocation(
-                    location: location, appState: f.appState, reason: f.reason, index: f.index, segment: f.segment,
-                    offset: event.offset))
-            if flushEachLine { try writer.finish() }
-        } catch {
-            failure = error
-        }
-    }
-
-    func finish() throws {
-        if let failure { throw failure }
-        try writer.finish()
     }
 }
 

@@ -282,6 +282,12 @@ public final class GPXReader {
         flushWarningsSoon = true
     }
 
+    /// Reports a warning at once, at the byte offset `absolute` of the input.
+    private func warnNow(_ message: String, atAbsolute absolute: Int) throws {
+        let (line, column) = tokenizer.location(ofAbsolute: absolute)
+        try handler(.warning(GPXWarning(file: fileName, line: line, column: column, message: message)))
+    }
+
     private var pendingWarnings: [GPXWarning] = []
     private var flushWarningsSoon = false
 
@@ -505,14 +511,9 @@ public final class GPXReader {
                 if let fix = GPXFix(rawValue: text.string) {
                     point.fix = fix
                 } else {
-                    let (line, column) = tokenizer.location(ofAbsolute: start)
-                    try handler(
-                        .warning(
-                            GPXWarning(
-                                file: fileName, line: line, column: column,
-                                message:
-                                    "<fix> '\(text.string.prefix(40))' is not none, 2d, 3d, dgps or pps; it is ignored")
-                        ))
+                    try warnNow(
+                        "<fix> '\(text.string.prefix(40))' is not none, 2d, 3d, dgps or pps; it is ignored",
+                        atAbsolute: start)
                 }
             }
         } else if name.equals("magvar") {
@@ -675,12 +676,8 @@ public final class GPXReader {
                             if let year = ValueParsing.integer(text) {
                                 metadata.copyrightYear = year
                             } else {
-                                let (line, column) = tokenizer.location(ofAbsolute: start)
-                                try handler(
-                                    .warning(
-                                        GPXWarning(
-                                            file: fileName, line: line, column: column,
-                                            message: "<year> '\(text.string.prefix(20))' is not a year; it is ignored"))
+                                try warnNow(
+                                    "<year> '\(text.string.prefix(20))' is not a year; it is ignored", atAbsolute: start
                                 )
                             }
                         }
