@@ -13,6 +13,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The library users import: model, XML tokenizer, GPX reader and writer, geodesy,
@@ -23,12 +24,22 @@ let package = Package(
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // The live source: a gpsd connection on its own thread, TPV mapping, one fix per epoch.
         .target(name: "WaymarkGPSD", dependencies: ["Waymark", "CGPS"]),
+        // The session store: SQLite through GRDB (Debian libsqlite3-dev), WAL, versioned migrations.
+        .target(
+            name: "WaymarkStore",
+            dependencies: [
+                "Waymark",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // The C API, for binding the hot insert statements without boxing values.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
         // The command-line tool.
         .executableTarget(
             name: "WaymarkCLI",
             dependencies: [
                 "Waymark",
                 "WaymarkGPSD",
+                "WaymarkStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // Scenario files only; kept out of the library so that it links FoundationEssentials alone.
                 .product(name: "Yams", package: "Yams"),
@@ -36,13 +47,13 @@ let package = Package(
             path: "Sources/waymark"
         ),
         // Generates synthetic GPX and measures Waymark against gpsbabel and ogr2ogr.
-        .executableTarget(name: "WaymarkBench", dependencies: ["Waymark", "WaymarkGPSD"]),
+        .executableTarget(name: "WaymarkBench", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore"]),
         // libFuzzer target for the XML tokenizer and GPX reader; see README "Fuzzing".
         .target(name: "CFuzzShim"),
         .executableTarget(name: "WaymarkFuzz", dependencies: ["Waymark", "CFuzzShim"]),
         .testTarget(
             name: "WaymarkTests",
-            dependencies: ["Waymark", "WaymarkGPSD"],
+            dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -30,6 +30,13 @@ final class ConsoleReporter: SimulationObserver {
     private(set) var deliveryError: (any Error)?
     /// Called before any line is written (a status line clears itself).
     var beforeLogLine: (() -> Void)?
+    /// Runs before buffered lines reach standard output or error (a store commits first).
+    var beforeWrite: (() throws -> Void)? {
+        didSet {
+            out.beforeWrite = beforeWrite
+            err.beforeWrite = beforeWrite
+        }
+    }
 
     init(epoch: Date, ui: UIMode, quiet: Bool, flushEachLine: Bool) {
         self.epoch = epoch

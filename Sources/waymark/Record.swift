@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Waymark
 import WaymarkGPSD
+import WaymarkStore
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -25,13 +26,21 @@ extension WaymarkCommand {
                 goes silent is reported. Ctrl-C (SIGINT) or SIGTERM stops cleanly, with a \
                 summary.
 
-                If gpsd cannot be reached at the start, Waymark says so and exits with 69.
+                Every fix the app receives is committed to the session store (--store, or \
+                $XDG_DATA_HOME/waymark/waymark.sqlite) before it is shown: a crash, a kill -9 or a \
+                power loss loses nothing that was printed. --gpx also writes a GPX file as fixes \
+                arrive, complete after every point; `waymark repair` mends one cut short.
+
+                If gpsd cannot be reached at the start, Waymark says so and exits with 69. If the \
+                store cannot be written (a full disk, a read-only file), the recording stops, keeps \
+                everything stored so far, and exits with 74.
 
                 Examples:
                   waymark record
                   waymark record --gpsd localhost:2947 --duration 10m
                   waymark record --count 100 --format ndjson > fixes.ndjson
                   waymark record --background-at 1m --foreground-at 5m --audit run.ndjson
+                  waymark record --gpx walk.gpx --store ~/walks.sqlite
                 """)
 
         @Option(help: ArgumentHelp("Where gpsd listens (default localhost:2947).", valueName: "host[:port]"))
@@ -63,8 +72,13 @@ extension WaymarkCommand {
         @Option(help: ArgumentHelp("Write the NDJSON audit log here.", valueName: "file"))
         var audit: String?
 
+        @Option(help: ArgumentHelp("Also write the track to this GPX file as fixes arrive.", valueName: "file"))
+        var gpx: String?
+
         @Flag(name: .shortAndLong, help: "Print only the summary (and the chosen output).")
         var quiet = false
+
+        @OptionGroup(title: "Session store") var storage: SessionOptions
 
         func validate() throws {
             if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
@@ -105,8 +119,18 @@ extension WaymarkCommand {
             let (host, port) = try Self.endpoint(gpsd)
             let epoch = Date()  // the wall-clock instant of offset zero, read once at the edge
             let simulation = Simulation(scenario: scenario, epoch: epoch)
+            let session = try storage.begin(
+                kind: .record, source: "gpsd at \(host):\(port)", scenarioPath: app.scenario, epoch: epoch,
+                mode: .durable)
+            let liveGPX = try gpx.map {
+                try LiveGPXWriter(path: $0, name: "Waymark recording \(ValueFormatting.iso8601(epoch))")
+            }
             let outputs = try RunOutputs(
-                simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: true)
+                simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: true,
+                session: session, liveGPX: liveGPX)
+            if let session, !quiet {
+                printError("waymark: recording session \(session.id) into \(session.store.path)")
+            }
 
             var configuration = GPSDClient.Configuration(host: host, port: port, device: device)
             if let staleAfter { configuration.staleAfter = staleAfter.value }
@@ -131,20 +155,22 @@ extension WaymarkCommand {
                 }
             }
             let stopper = recording.stopper
-            signal(SIGINT, SIG_IGN)
-            signal(SIGTERM, SIG_IGN)
-            let sources = [SIGINT, SIGTERM].map { number in
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { stopper.stop() }
-                source.resume()
-                return source
+            let signalled = StopFlag()
+            let sources = handleStopSignals {
+                signalled.set()
+                stopper.stop()
             }
             defer { for s in sources { s.cancel() } }
+            outputs.onRecordingFailure = { _ in stopper.stop() }
 
             let ending = await recording.run(client: client, duration: duration?.value, count: count)
             client.join()
             status?.clear()
             if case .unreachable(let reason) = ending {
+                try? session?.finish(
+                    outcome: .failed, detail: "cannot reach gpsd at \(host):\(port): \(reason)", duration: .zero,
+                    endedAt: Date())
+                try? liveGPX?.close()
                 printError("waymark: cannot reach gpsd at \(host):\(port): \(reason)")
                 printError(
                     "hint: start gpsd for your receiver, e.g. `sudo gpsd -N /dev/ttyUSB0` (or `sudo systemctl start gpsd`), "
@@ -155,7 +181,8 @@ extension WaymarkCommand {
                 simulation: simulation, featureName: "recorded locations",
                 summary: SummaryText.render(
                     simulation.summary, simulation: simulation, trace: "gpsd at \(host):\(port)", rate: 1,
-                    verb: "Recording"))
+                    verb: "Recording"),
+                outcome: signalled.isSet ? .stopped : .completed, endedAt: Date())
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Waymark
+import WaymarkStore
 
 extension WaymarkCommand {
     struct Render: ParsableCommand {
@@ -16,11 +17,15 @@ extension WaymarkCommand {
                 gpx      GPX 1.1 that validates against the official schema; GPX 1.0 is upgraded and \
                 extensions are kept.
 
+                With --session, the locations of a stored session are rendered instead of a file \
+                (one track, a segment per segment), from the default store or --store.
+
                 Examples:
                   waymark render walk.gpx
                   waymark render walk.gpx --format geojson -o walk.geojson
                   waymark render old-1.0.gpx --format gpx > upgraded.gpx
                   cat walk.gpx | waymark render - --format text --points
+                  waymark render --session 3 --format geojson -o session3.geojson
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -32,7 +37,12 @@ extension WaymarkCommand {
         }
 
         @Argument(help: "The GPX file to read; - reads standard input.")
-        var trace: String
+        var trace: String?
+
+        @Option(help: ArgumentHelp("Render this stored session instead of a file.", valueName: "id"))
+        var session: Int64?
+
+        @OptionGroup(title: "Session store") var store: StoreOptions
 
         @Option(name: .shortAndLong, help: "Output format.")
         var format: Format = .text
@@ -57,6 +67,10 @@ extension WaymarkCommand {
         @OptionGroup var read: ReadOptions
 
         func validate() throws {
+            if (trace == nil) == (session == nil) {
+                throw ValidationError("give a GPX file or --session ID (not both)")
+            }
+            if store.store != nil && session == nil { throw ValidationError("--store goes with --session") }
             if let width, width < 20 { throw ValidationError("--width must be at least 20") }
             if format != .text && (points || noSketch || width != nil) {
                 throw ValidationError("--points, --no-sketch and --width apply to --format text only")
@@ -66,7 +80,21 @@ extension WaymarkCommand {
         func run() throws {
             do {
                 let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
-                let reader = try makeReader(trace, options: read, keepingExtensions: format == .gpx)
+                let events: EventSource
+                if let session {
+                    let db = try store.openExisting()
+                    let info = try db.session(session)
+                    let locations = try db.locations(of: session)
+                    let name = "Waymark session \(session): \(info.source)"
+                    events = EventSource(title: name) { handle in try locations.forEachGPXEvent(name: name, handle) }
+                } else {
+                    let trace = trace ?? "-"
+                    let reader = try makeReader(trace, options: read, keepingExtensions: format == .gpx)
+                    events = EventSource(title: trace == "-" ? "" : trace, reader: reader) { handle in
+                        try reader.read(handle)
+                    }
+                }
+                let reader = events
                 switch format {
                 case .geojson:
                     let writer = GeoJSONWriter(sink: sink)
@@ -93,7 +121,7 @@ extension WaymarkCommand {
                         sink: sink,
                         options: TextRenderer.Options(
                             width: width ?? Terminal.width, color: useColor, pointTable: points,
-                            sketch: !noSketch, title: trace == "-" ? "" : trace))
+                            sketch: !noSketch, title: events.title))
                     try reader.read { event in
                         if case .warning(let w) = event { report(w) }
                         try renderer.write(event)
@@ -101,10 +129,27 @@ extension WaymarkCommand {
                     try renderer.finish()
                 }
                 try sink.commit()
-                reportDropped(reader)
+                if let gpxReader = events.reader { reportDropped(gpxReader) }
             } catch {
                 throw sysexit(for: error)
             }
         }
     }
+}
+
+/// Where `render` takes its GPX events from: a file's reader or a stored session.
+struct EventSource {
+    var title: String
+    var reader: GPXReader?
+    let body: (@escaping (GPXEvent) throws -> Void) throws -> Void
+
+    init(
+        title: String, reader: GPXReader? = nil, _ body: @escaping (@escaping (GPXEvent) throws -> Void) throws -> Void
+    ) {
+        self.title = title
+        self.reader = reader
+        self.body = body
+    }
+
+    func read(_ handle: @escaping (GPXEvent) throws -> Void) throws { try body(handle) }
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
+import Dispatch
 import Waymark
+import WaymarkStore
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -26,6 +28,11 @@ extension WaymarkCommand {
                 Foreground deliveries print as UI lines on standard output; background deliveries \
                 and app events are logged on standard error. A summary ends the run. --audit writes \
                 every event as NDJSON, the same bytes for the same inputs.
+
+                Every run is stored as a session (its delivered locations and its audit events) in \
+                the store (--store, or $XDG_DATA_HOME/waymark/waymark.sqlite); `waymark sessions` \
+                lists, shows and exports them. At --rate max the store commits in batches, else \
+                every event. Ctrl-C stops the run cleanly and keeps the session.
 
                 Times are offsets from the start: 90s, 2m, 1h5m, 250ms.
 
@@ -88,6 +95,8 @@ extension WaymarkCommand {
         var quiet = false
 
         @OptionGroup var read: ReadOptions
+
+        @OptionGroup(title: "Session store") var storage: SessionOptions
 
         func validate() throws {
             if let rate, RateText.parse(rate) == nil {
@@ -159,12 +168,24 @@ extension WaymarkCommand {
             // The simulation and who watches it.
             let simulation = Simulation(scenario: scenario, epoch: epoch)
             let paced = rateFactor > 0
+            let session = try storage.begin(
+                kind: .replay, source: trace, scenarioPath: app.scenario, epoch: epoch,
+                mode: paced ? .durable : .batched(8192))
             let outputs = try RunOutputs(
-                simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced)
+                simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced,
+                session: session)
             if let fetchSink { simulation.fetchSink = try AppendingFileSink(path: fetchSink) }
 
-            let source = GPXReplaySource(
-                schedule: schedule, name: trace, loops: settings.loops == 0 ? nil : (settings.loops ?? 1))
+            // Ctrl-C, SIGTERM or a failing store end the source; the run then finishes normally.
+            let stop = StopFlag()
+            outputs.onRecordingFailure = { _ in stop.set() }
+            let signals = handleStopSignals { stop.set() }
+            defer { for s in signals { s.cancel() } }
+
+            let source = StoppableSource(
+                inner: GPXReplaySource(
+                    schedule: schedule, name: trace, loops: settings.loops == 0 ? nil : (settings.loops ?? 1)),
+                flag: stop)
             let summary: RunSummary
             if paced {
                 summary = try await simulation.run(source, clock: ContinuousClock(), rate: rateFactor)
@@ -174,7 +195,8 @@ extension WaymarkCommand {
 
             try outputs.finish(
                 simulation: simulation, featureName: "delivered locations",
-                summary: SummaryText.render(summary, simulation: simulation, trace: trace, rate: rateFactor))
+                summary: SummaryText.render(summary, simulation: simulation, trace: trace, rate: rateFactor),
+                outcome: stop.isSet ? .stopped : .completed, endedAt: Date())
         }
     }
 }

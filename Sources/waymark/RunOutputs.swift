@@ -1,47 +1,125 @@
 import ArgumentParser
 import Waymark
+import WaymarkStore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How `replay` and `record` write the locations the app received.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, geojson, ndjson
 }
 
-/// The outputs `replay` and `record` share: the console (UI and log lines), the audit log, and
-/// the delivered locations in the chosen format, to standard output or to `-o` (atomically).
-final class RunOutputs {
+/// The outputs `replay` and `record` share: the session in the store, a live GPX file, the
+/// console (UI and log lines), the audit log, and the delivered locations in the chosen format,
+/// to standard output or to `-o` (atomically).
+///
+/// Every event goes first to what records it (the store, then the live GPX file) and only then,
+/// if that worked, to what shows it: nothing is shown that is not stored. In batched mode the
+/// store commits before any shown line is written out.
+final class RunOutputs: SimulationObserver {
     let console: ConsoleReporter
+    let session: SessionRecorder?
+    let liveGPX: LiveGPXWriter?
     private let format: OutputFormat
     private let output: String?
     private let sink: FileSink
     private let audit: AuditLogWriter?
     private let ndjson: DeliveredNDJSON?
+    private var reporters: [any SimulationObserver] = []
+    /// The first error of the store or the live GPX file; the run should stop.
+    private(set) var recordingFailure: (any Error)?
+    /// Called once, with the first recording error.
+    var onRecordingFailure: ((any Error) -> Void)?
 
-    /// Attaches the observers to `simulation`. `live` writes every line at once (paced replay,
-    /// live recording) instead of in large blocks.
-    init(simulation: Simulation, format: OutputFormat, output: String?, audit: String?, quiet: Bool, live: Bool)
-        throws
-    {
+    /// Attaches to `simulation`. `live` writes every line at once (paced replay, live recording)
+    /// instead of in large blocks.
+    init(
+        simulation: Simulation, format: OutputFormat, output: String?, audit: String?, quiet: Bool, live: Bool,
+        session: SessionRecorder? = nil, liveGPX: LiveGPXWriter? = nil
+    ) throws {
         self.format = format
         self.output = output
+        self.session = session
+        self.liveGPX = liveGPX
         let ui: ConsoleReporter.UIMode = format != .text ? .none : (output == nil ? .standardOutput : .collect)
         console = ConsoleReporter(epoch: simulation.epoch, ui: ui, quiet: quiet, flushEachLine: live)
-        simulation.addObserver(console)
+        reporters.append(console)
         self.audit = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: simulation.epoch) }
-        if let writer = self.audit { simulation.addObserver(writer) }
+        if let writer = self.audit { reporters.append(writer) }
         sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
         if format == .ndjson {
             let writer = DeliveredNDJSON(LocationNDJSONWriter(sink: sink), flushEachLine: live && output == nil)
-            simulation.addObserver(writer)
+            reporters.append(writer)
             ndjson = writer
         } else {
             ndjson = nil
         }
+        if let session {
+            let commit: () throws -> Void = {
+                session.commit()
+                if let failure = session.failure { throw failure }
+            }
+            console.beforeWrite = commit
+            if output == nil { sink.beforeWrite = commit }
+        }
+        simulation.addObserver(self)
+    }
+
+    func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
+        guard recordingFailure == nil else { return }
+        if let session, !session.record(event) {
+            fail(session.failure!)
+            return
+        }
+        if let liveGPX, case .fix(let f) = event.kind, let location = f.delivered {
+            do {
+                try liveGPX.append(location, segment: f.segment)
+            } catch {
+                fail(error)
+                return
+            }
+        }
+        for reporter in reporters { reporter.simulation(simulation, didRecord: event) }
+    }
+
+    private func fail(_ error: any Error) {
+        guard recordingFailure == nil else { return }
+        recordingFailure = error
+        onRecordingFailure?(error)
+    }
+
+    /// Closes the session with `outcome` (or `failed`), then finishes the outputs; throws the
+    /// recording error first, else the first write error.
+    func finish(
+        simulation: Simulation, featureName: String, summary: String, outcome: SessionOutcome, endedAt: Date
+    ) throws {
+        var storeError: (any Error)?
+        do {
+            try session?.finish(
+                outcome: recordingFailure == nil ? outcome : .failed,
+                detail: recordingFailure.map { "\($0)" }, duration: simulation.now, endedAt: endedAt)
+        } catch {
+            storeError = error
+        }
+        do { try liveGPX?.close() } catch { if recordingFailure == nil { fail(error) } }
+        var summary = summary
+        if let session {
+            summary +=
+                "Session \(session.id): \(session.committedLocations) location(s) stored in \(session.store.path)\n"
+        }
+        if let liveGPX { summary += "Live GPX: \(liveGPX.count) point(s) in \(liveGPX.path)\n" }
+        try finishOutputs(simulation: simulation, featureName: featureName, summary: summary)
+        if let failure = recordingFailure ?? storeError { throw failure }
     }
 
     /// Writes what comes at the end (GeoJSON, collected UI lines), commits the files, and
     /// prints `summary`: on standard output after text, else on standard error. Throws the first
     /// write error of the run.
-    func finish(simulation: Simulation, featureName: String, summary: String) throws {
+    private func finishOutputs(simulation: Simulation, featureName: String, summary: String) throws {
         try ndjson?.finish()
         switch format {
         case .geojson:

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Waymark
+import WaymarkStore
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -76,6 +77,13 @@ func sysexit(for error: Error) -> ExitCode {
     case let e as OutputError:
         printError("waymark: \(e)")
         return ExitCode(ExitStatus.ioError)
+    case let e as StoreError:
+        printError("waymark: \(e)")
+        switch e.kind {
+        case .missing, .sessionNotFound: return ExitCode(ExitStatus.noInput)
+        case .notADatabase, .foreign, .newer, .corrupt: return ExitCode(ExitStatus.dataError)
+        case .readOnly, .full, .busy, .io: return ExitCode(ExitStatus.ioError)
+        }
     default:
         printError("waymark: \(error)")
         return ExitCode.failure

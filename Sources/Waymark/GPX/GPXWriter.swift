@@ -52,7 +52,7 @@ public final class GPXWriter {
             pendingMetadata = m
         case .waypoint(let p):
             try writeHeaderIfNeeded()
-            writePoint(p, tag: "wpt", indent: "  ", to: out)
+            Self.writePoint(p, tag: "wpt", indent: "  ", to: out)
             try sink.flushIfNeeded()
         case .routeStart(let info):
             try writeHeaderIfNeeded()
@@ -60,7 +60,7 @@ public final class GPXWriter {
             pathHeaderWritten = false
         case .routePoint(let p):
             writePathHeaderIfNeeded(tag: "rte", to: routes.memory)
-            writePoint(p, tag: "rtept", indent: "    ", to: routes.memory)
+            Self.writePoint(p, tag: "rtept", indent: "    ", to: routes.memory)
             try routes.spillIfNeeded()
         case .routeEnd(let info):
             if !pathHeaderWritten { pathInfo = info }
@@ -75,10 +75,10 @@ public final class GPXWriter {
             writePathHeaderIfNeeded(tag: "trk", to: tracks.memory)
             tracks.memory.append("    <trkseg>\n")
         case .trackPoint(let p):
-            writePoint(p, tag: "trkpt", indent: "      ", to: tracks.memory)
+            Self.writePoint(p, tag: "trkpt", indent: "      ", to: tracks.memory)
             try tracks.spillIfNeeded()
         case .segmentEnd(let e):
-            writeExtensions(e, indent: "      ", to: tracks.memory)
+            Self.writeExtensions(e, indent: "      ", to: tracks.memory)
             tracks.memory.append("    </trkseg>\n")
             try tracks.spillIfNeeded()
         case .trackEnd(let info):
@@ -100,7 +100,7 @@ public final class GPXWriter {
         try writeHeaderIfNeeded()
         try routes.drain(into: sink)
         try tracks.drain(into: sink)
-        writeExtensions(documentExtensions, indent: "  ", to: out)
+        Self.writeExtensions(documentExtensions, indent: "  ", to: out)
         out.append("</gpx>\n")
         try sink.flush()
     }
@@ -119,12 +119,12 @@ public final class GPXWriter {
 
     private func writeMetadata(_ m: GPXMetadata) {
         out.append("  <metadata>\n")
-        element("name", m.name, indent: "    ", to: out)
-        element("desc", m.description, indent: "    ", to: out)
+        Self.element("name", m.name, indent: "    ", to: out)
+        Self.element("desc", m.description, indent: "    ", to: out)
         let email = m.authorEmail.flatMap(Self.splitEmail)
         if m.authorName != nil || email != nil || m.authorLink != nil {
             out.append("    <author>\n")
-            element("name", m.authorName, indent: "      ", to: out)
+            Self.element("name", m.authorName, indent: "      ", to: out)
             if let (id, domain) = email {
                 out.append("      <email id=\"")
                 XMLEscaping.appendEscaped(id, attribute: true, to: out)
@@ -132,7 +132,7 @@ public final class GPXWriter {
                 XMLEscaping.appendEscaped(domain, attribute: true, to: out)
                 out.append("\"/>\n")
             }
-            if let link = m.authorLink { writeLink(link, indent: "      ", to: out) }
+            if let link = m.authorLink { Self.writeLink(link, indent: "      ", to: out) }
             out.append("    </author>\n")
         }
         if let holder = m.copyrightHolder {
@@ -144,16 +144,16 @@ public final class GPXWriter {
                 ValueFormatting.appendDigits(year, width: 4, to: out)
                 out.append("</year>")
             }
-            inlineElement("license", m.copyrightLicense, to: out)
+            Self.inlineElement("license", m.copyrightLicense, to: out)
             out.append("</copyright>\n")
         }
-        for link in m.links { writeLink(link, indent: "    ", to: out) }
+        for link in m.links { Self.writeLink(link, indent: "    ", to: out) }
         if let t = m.time {
             out.append("    <time>")
             ValueFormatting.appendISO8601(t, to: out)
             out.append("</time>\n")
         }
-        element("keywords", m.keywords, indent: "    ", to: out)
+        Self.element("keywords", m.keywords, indent: "    ", to: out)
         if let b = m.bounds, Coordinate(latitude: b.minLatitude, longitude: b.minLongitude).isValid,
             Coordinate(latitude: b.maxLatitude, longitude: b.maxLongitude).isValid
         {
@@ -167,7 +167,7 @@ public final class GPXWriter {
             ValueFormatting.appendDecimal(b.maxLongitude, to: out)
             out.append("\"/>\n")
         }
-        writeExtensions(m.extensions, indent: "    ", to: out)
+        Self.writeExtensions(m.extensions, indent: "    ", to: out)
         out.append("  </metadata>\n")
     }
 
@@ -186,21 +186,21 @@ public final class GPXWriter {
         o.append("  <")
         o.append(tag)
         o.append(">\n")
-        element("name", info.name, indent: "    ", to: o)
-        element("cmt", info.comment, indent: "    ", to: o)
-        element("desc", info.description, indent: "    ", to: o)
-        element("src", info.source, indent: "    ", to: o)
-        for link in info.links { writeLink(link, indent: "    ", to: o) }
+        Self.element("name", info.name, indent: "    ", to: o)
+        Self.element("cmt", info.comment, indent: "    ", to: o)
+        Self.element("desc", info.description, indent: "    ", to: o)
+        Self.element("src", info.source, indent: "    ", to: o)
+        for link in info.links { Self.writeLink(link, indent: "    ", to: o) }
         if let n = info.number {
             o.append("    <number>")
             o.append(String(n))
             o.append("</number>\n")
         }
-        element("type", info.type, indent: "    ", to: o)
-        writeExtensions(info.extensions, indent: "    ", to: o)
+        Self.element("type", info.type, indent: "    ", to: o)
+        Self.writeExtensions(info.extensions, indent: "    ", to: o)
     }
 
-    private func element(_ tag: StaticString, _ value: String?, indent: StaticString, to o: ByteStore) {
+    static func element(_ tag: StaticString, _ value: String?, indent: StaticString, to o: ByteStore) {
         guard let value else { return }
         o.append(indent)
         o.append(UInt8(ascii: "<"))
@@ -224,7 +224,7 @@ public final class GPXWriter {
         o.append(">\n")
     }
 
-    private func writeLink(_ link: GPXLink, indent: StaticString, to o: ByteStore) {
+    static func writeLink(_ link: GPXLink, indent: StaticString, to o: ByteStore) {
         o.append(indent)
         o.append("<link href=\"")
         XMLEscaping.appendEscaped(link.href, attribute: true, to: o)
@@ -238,7 +238,7 @@ public final class GPXWriter {
         o.append("</link>\n")
     }
 
-    private func writePoint(_ p: GPXPoint, tag: StaticString, indent: StaticString, to o: ByteStore) {
+    static func writePoint(_ p: GPXPoint, tag: StaticString, indent: StaticString, to o: ByteStore) {
         o.append(indent)
         o.append(UInt8(ascii: "<"))
         o.append(tag)
@@ -312,7 +312,7 @@ public final class GPXWriter {
         o.append(">\n")
     }
 
-    private func inlineElement(_ tag: StaticString, _ value: String?, to o: ByteStore) {
+    static func inlineElement(_ tag: StaticString, _ value: String?, to o: ByteStore) {
         guard let value else { return }
         o.append(UInt8(ascii: "<"))
         o.append(tag)
@@ -323,7 +323,7 @@ public final class GPXWriter {
         o.append(UInt8(ascii: ">"))
     }
 
-    private func inlineNumber(_ tag: StaticString, _ value: Double?, to o: ByteStore) {
+    static func inlineNumber(_ tag: StaticString, _ value: Double?, to o: ByteStore) {
         guard let value, value.isFinite, value >= 0 else { return }
         o.append(UInt8(ascii: "<"))
         o.append(tag)
@@ -335,7 +335,7 @@ public final class GPXWriter {
     }
 
     /// Writes `<extensions>`: kept elements verbatim, or known values as TrackPointExtension.
-    private func writeExtensions(
+    static func writeExtensions(
         _ e: GPXExtensions, indent: StaticString, extraIndent: Bool = false, to o: ByteStore
     ) {
         guard !e.isEmpty else { return }

@@ -180,3 +180,59 @@ public struct GPXLocationMapping: Sendable, Hashable {
                 differential: details.fix == .dgps ? .dgps : .none))
     }
 }
+
+extension GPXLocationMapping {
+    /// The GPX point that records `location`: the inverse of ``location(for:file:index:timestamp:)``
+    /// as far as GPX can say it.
+    ///
+    /// The elevation is written when the altitude is valid, the geoid height when the ellipsoidal
+    /// altitude is known, the fix from the fix mode (`dgps` for a differential 3D fix), the
+    /// receiver's satellites and DOPs when it gave them, and a valid speed and course (which a
+    /// GPX 1.1 writer puts in a TrackPointExtension v2). GPX has no place for accuracies, so they
+    /// are not written.
+    public func point(for location: Location) -> GPXPoint {
+        var point = GPXPoint(coordinate: location.coordinate)
+        point.time = location.timestamp
+        if location.hasValidAltitude {
+            point.elevation = location.altitude
+            if let e = location.ellipsoidalAltitude { point.geoidHeight = e - location.altitude }
+        }
+        let p = location.provenance
+        switch p.fixMode {
+        case .none: point.fix = GPXFix.none
+        case .twoD: point.fix = .twoD
+        case .threeD: point.fix = p.differential == .none ? .threeD : .dgps
+        }
+        point.satellites = p.satellitesUsed
+        point.hdop = p.hdop
+        point.vdop = p.vdop
+        point.pdop = p.pdop
+        if location.speed >= 0 { point.speed = location.speed }
+        if location.course >= 0 { point.course = location.course }
+        return point
+    }
+}
+
+extension Sequence<StoredLocation> {
+    /// The locations as the reader events of a GPX document with one track named `name`, a
+    /// segment per segment number: what the GPX, GeoJSON and text writers take.
+    public func forEachGPXEvent(
+        name: String, creator: String = "Waymark", mapping: GPXLocationMapping = .default,
+        _ body: (GPXEvent) throws -> Void
+    ) throws {
+        try body(.header(GPXHeader(version: "1.1", creator: creator)))
+        let info = GPXPathInfo(name: name)
+        try body(.trackStart(info))
+        var segment: Int?
+        for stored in self {
+            if segment != stored.segment {
+                if segment != nil { try body(.segmentEnd(GPXExtensions())) }
+                try body(.segmentStart)
+                segment = stored.segment
+            }
+            try body(.trackPoint(mapping.point(for: stored.location)))
+        }
+        if segment != nil { try body(.segmentEnd(GPXExtensions())) }
+        try body(.trackEnd(info))
+    }
+}

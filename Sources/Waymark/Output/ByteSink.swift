@@ -41,6 +41,9 @@ public final class FileSink: ByteSink {
     private var temporaryPath: String?
     private var isOpen = true
     private let flushThreshold = 1 << 16
+    /// Runs before buffered bytes are written; if it throws, nothing is written and the flush
+    /// throws. A recorder uses it to commit a store before the output that reports it appears.
+    public var beforeWrite: (() throws -> Void)?
 
     /// Standard output.
     public static func standardOutput() -> FileSink { FileSink(descriptor: 1, path: "<stdout>") }
@@ -100,12 +103,21 @@ public final class FileSink: ByteSink {
         buffer.append(text)
     }
 
+    /// Flushes when enough is buffered for a large write.
     @inline(__always)
-    func flushIfNeeded() throws {
+    public func flushIfNeeded() throws {
         if buffer.count >= flushThreshold { try flush() }
     }
 
     public func flush() throws {
+        if buffer.count > 0, let beforeWrite {
+            do {
+                try beforeWrite()
+            } catch {
+                buffer.count = 0
+                throw error
+            }
+        }
         var offset = 0
         while offset < buffer.count {
             let n = Glibc.write(descriptor, buffer.base + offset, buffer.count - offset)

@@ -115,6 +115,12 @@ public struct AuditEvent: Sendable, Hashable {
         out.append("\",\"event\":\"")
         out.append(name)
         out.append(UInt8(ascii: "\""))
+        appendFields(to: out)
+        out.append("}\n")
+    }
+
+    /// Appends the event's own fields as `,"key":value` pairs.
+    func appendFields(to out: ByteStore) {
         let w = JSONFields(out: out)
         switch kind {
         case .started(let source):
@@ -197,7 +203,32 @@ public struct AuditEvent: Sendable, Hashable {
             w.int("ignored", s.count(.ignored))
             w.int("resumed", s.resumedDeliveries)
         }
-        out.append("}\n")
+    }
+}
+
+/// Renders the fields of ``AuditEvent``s as JSON objects (the audit log's line without its
+/// `time` and `event` keys), reusing one buffer: for stores that keep the name and time apart.
+public final class AuditFieldEncoder {
+    private let out = ByteStore(capacity: 512)
+
+    public init() {}
+
+    /// Calls `body` with the UTF-8 bytes of `{...}`, valid only during the call.
+    public func withFields<R>(of event: AuditEvent, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        out.count = 0
+        out.append(UInt8(ascii: "{"))
+        event.appendFields(to: out)
+        if out.count > 1 {  // drop the first pair's comma
+            (out.base + 1).update(from: out.base + 2, count: out.count - 2)
+            out.count -= 1
+        }
+        out.append(UInt8(ascii: "}"))
+        return try body(UnsafeRawBufferPointer(start: out.base, count: out.count))
+    }
+
+    /// The fields as a string.
+    public func fields(of event: AuditEvent) -> String {
+        withFields(of: event) { String(decoding: $0, as: UTF8.self) }
     }
 }
 

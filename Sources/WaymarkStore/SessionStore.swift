@@ -1,0 +1,421 @@
+import GRDB
+import Waymark
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The database of sessions: every replay and recording, its delivered locations and its audit
+/// events, in one SQLite file.
+///
+/// The file is in WAL mode, so a reader (`waymark sessions list`, the `sqlite3` shell) never
+/// blocks a recording, and a crash at any moment leaves it consistent. Its schema is versioned
+/// by migrations and described in ``StoreSchema``. A file that is not a database, or is another
+/// program's database, is refused with a ``StoreError`` before anything is written to it.
+public final class SessionStore: Sendable {
+    public let path: String
+    let queue: DatabaseQueue
+
+    /// How to treat a missing file.
+    public enum OpenMode: Sendable {
+        /// Create the file (and its directory) when it does not exist: for commands that record.
+        case create
+        /// Fail with ``StoreError/Kind-swift.enum/missing`` when it does not exist: for commands that read.
+        case existing
+    }
+
+    /// The default store: `$XDG_DATA_HOME/waymark/waymark.sqlite`, or
+    /// `~/.local/share/waymark/waymark.sqlite` when `XDG_DATA_HOME` is unset or not absolute (as
+    /// the XDG Base Directory specification says).
+    public static func defaultPath(environment: [String: String]) -> String {
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return data + "/waymark/waymark.sqlite"
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "."
+        return home + "/.local/share/waymark/waymark.sqlite"
+    }
+
+    /// Opens the store at `path`, creating it when `mode` allows, and brings its schema up to date.
+    public init(path: String, mode: OpenMode = .create) throws {
+        self.path = path
+        var info = stat()
+        let exists = stat(path, &info) == 0
+        if exists && (info.st_mode & S_IFMT) == S_IFDIR {
+            throw StoreError(.notADatabase, path: path, message: "is a directory, not a store")
+        }
+        if !exists {
+            guard mode == .create else {
+                throw StoreError(
+                    .missing, path: path,
+                    message: "no store here yet; `waymark replay` or `waymark record` creates it")
+            }
+            try Self.makeDirectory(containing: path)
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.foreignKeysEnabled = true
+        configuration.label = "waymark-store"
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+            try queue.writeWithoutTransaction { db in
+                try Self.checkOwnership(db, path: path)
+                // WAL before the first write: every transaction after this one is crash-safe.
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+            let migrator = StoreSchema.migrator
+            try queue.read { db in
+                if try migrator.hasBeenSuperseded(db) {
+                    throw StoreError(
+                        .newer, path: path,
+                        message: "was written by a newer Waymark (its schema has migrations this version does not know)"
+                    )
+                }
+            }
+            try migrator.migrate(queue)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// Refuses a file that is not a Waymark store: not SQLite at all, or SQLite that belongs to
+    /// another program (it has tables but not Waymark's application id).
+    private static func checkOwnership(_ db: Database, path: String) throws {
+        let application = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        if application == StoreSchema.applicationID { return }
+        let tables = try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        if application == 0 && tables.isEmpty { return }
+        let what =
+            tables.isEmpty
+            ? "its application id is \(application)"
+            : "it has tables \(tables.prefix(5).joined(separator: ", "))\(tables.count > 5 ? ", …" : "")"
+        throw StoreError(
+            .foreign, path: path,
+            message: "is an SQLite database but not a Waymark store (\(what)); choose another --store path")
+    }
+
+    private static func makeDirectory(containing path: String) throws {
+        guard let slash = path.lastIndex(of: "/") else { return }
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for part in path[..<slash].split(separator: "/") {
+            prefix += "/" + part
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+                throw StoreError(
+                    .io, path: path,
+                    message: "cannot create the directory \(prefix): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    // MARK: - Sessions
+
+    /// Starts a session: its row is written at once, with outcome `running`.
+    ///
+    /// Sessions that an earlier process left `running` and whose process is gone are marked
+    /// `interrupted` first.
+    public func beginSession(_ session: NewSession, mode: SessionRecorder.Mode) throws -> SessionRecorder {
+        do {
+            let id = try queue.write { db -> Int64 in
+                try markInterrupted(db)
+                try db.execute(
+                    sql: """
+                        INSERT INTO session (kind, source, settings, scenario, created_at, epoch, outcome, pid, host)
+                        VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)
+                        """,
+                    arguments: [
+                        session.kind.rawValue, session.source, session.settings, session.scenario,
+                        session.createdAt.timeIntervalSince1970, session.epoch.timeIntervalSince1970,
+                        Int(session.processID), session.host,
+                    ])
+                return db.lastInsertedRowID
+            }
+            return SessionRecorder(store: self, id: id, mode: mode)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// Marks `running` sessions whose process no longer exists as `interrupted`.
+    private func markInterrupted(_ db: Database) throws {
+        let running = try Row.fetchAll(db, sql: "SELECT id, pid, host FROM session WHERE outcome = 'running'")
+        let host = Self.hostName
+        for row in running {
+            let id: Int64 = row["id"]
+            let pid: Int? = row["pid"]
+            let rowHost: String? = row["host"]
+            guard rowHost == host, let pid, !Self.processExists(pid) else { continue }
+            try db.execute(
+                sql: """
+                    UPDATE session SET outcome = 'interrupted',
+                      outcome_detail = 'the process ended without closing the session (killed or crashed)',
+                      duration = (SELECT max(offset) FROM event WHERE session_id = ?)
+                    WHERE id = ?
+                    """, arguments: [id, id])
+        }
+    }
+
+    static func processExists(_ pid: Int) -> Bool {
+        kill(pid_t(pid), 0) == 0 || errno == EPERM
+    }
+
+    /// This machine's name, to tell whose process a `running` session belongs to.
+    public static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Every session, newest first.
+    public func sessions() throws -> [SessionInfo] {
+        do {
+            return try queue.read { db in
+                try SessionInfo.fetch(db, where: "1", arguments: [])
+            }
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// One session, or a ``StoreError/Kind-swift.enum/sessionNotFound`` error.
+    public func session(_ id: Int64) throws -> SessionInfo {
+        do {
+            let found = try queue.read { db in try SessionInfo.fetch(db, where: "s.id = ?", arguments: [id]) }
+            guard let session = found.first else {
+                throw StoreError(
+                    .sessionNotFound, path: path, message: "has no session \(id); `waymark sessions list` shows them")
+            }
+            return session
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// Counts of a session's locations by app state and by reason, and its segments.
+    public func breakdown(of id: Int64) throws -> SessionBreakdown {
+        do {
+            return try queue.read { db in
+                var b = SessionBreakdown()
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT app_state, count(*) AS n FROM location WHERE session_id = ? GROUP BY 1 ORDER BY 1",
+                    arguments: [id])
+                {
+                    b.byAppState.append((row["app_state"], row["n"]))
+                }
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT reason, count(*) AS n FROM location WHERE session_id = ? GROUP BY 1 ORDER BY 1",
+                    arguments: [id])
+                {
+                    b.byReason.append((row["reason"], row["n"]))
+                }
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT name, count(*) AS n FROM event WHERE session_id = ? GROUP BY 1 ORDER BY 1",
+                    arguments: [id])
+                {
+                    b.eventsByName.append((row["name"], row["n"]))
+                }
+                b.segments =
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(DISTINCT segment) FROM location WHERE session_id = ?", arguments: [id])
+                    ?? 0
+                return b
+            }
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// Calls `body` with each of a session's delivered locations, in delivery order, reading in
+    /// pages so that memory stays bounded.
+    public func forEachLocation(of id: Int64, _ body: (StoredLocation) throws -> Void) throws {
+        _ = try session(id)
+        var next: Int64 = 0
+        while true {
+            let page: [StoredLocation]
+            do {
+                page = try queue.read { db in
+                    try LocationRows.fetch(db, session: id, fromSequence: next, limit: 4096)
+                }
+            } catch {
+                throw StoreError(error, path: path)
+            }
+            for location in page { try body(location) }
+            guard page.count == 4096 else { return }
+            next += 4096
+        }
+    }
+
+    /// A session's delivered locations, in delivery order.
+    public func locations(of id: Int64) throws -> [StoredLocation] {
+        var all: [StoredLocation] = []
+        try forEachLocation(of: id) { all.append($0) }
+        return all
+    }
+
+    /// A session's audit events as NDJSON lines (time, event, then the event's fields), in order.
+    public func forEachEventLine(of id: Int64, _ body: (String) throws -> Void) throws {
+        let session = try session(id)
+        var next: Int64 = 0
+        while true {
+            let rows: [(Double, String, String)]
+            do {
+                rows = try queue.read { db in
+                    try Row.fetchAll(
+                        db,
+                        sql:
+                            "SELECT offset, name, data FROM event WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT 4096",
+                        arguments: [id, next]
+                    ).map { ($0[0], $0[1], $0[2]) }
+                }
+            } catch {
+                throw StoreError(error, path: path)
+            }
+            for (offset, name, data) in rows {
+                let time = ValueFormatting.iso8601(session.epoch.addingTimeInterval(offset))
+                let fields = data.count > 2 ? "," + data.dropFirst() : "}"
+                try body("{\"time\":\"\(time)\",\"event\":\"\(name)\"\(fields)\n")
+            }
+            guard rows.count == 4096 else { return }
+            next += 4096
+        }
+    }
+
+    /// Deletes a session with its locations and events; false when there is no such session.
+    @discardableResult
+    public func deleteSession(_ id: Int64) throws -> Bool {
+        do {
+            return try queue.write { db in
+                try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id])
+                return db.changesCount > 0
+            }
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// Runs SQLite's integrity check; returns its messages (`["ok"]` when sound).
+    public func integrityCheck() throws -> [String] {
+        do {
+            return try queue.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+}
+
+/// What a new session records about itself.
+public struct NewSession: Sendable {
+    public enum Kind: String, Sendable {
+        case replay, record
+    }
+
+    public var kind: Kind
+    /// The trace's path, or gpsd's address.
+    public var source: String
+    /// The options the session ran with, as a JSON object.
+    public var settings: String
+    /// The scenario file's text, when one was given.
+    public var scenario: String?
+    /// The wall-clock time the session began.
+    public var createdAt: Date
+    /// The instant of offset zero (for replay, the trace's start).
+    public var epoch: Date
+    public var processID: Int32
+    public var host: String
+
+    public init(
+        kind: Kind, source: String, settings: String, scenario: String?, createdAt: Date, epoch: Date,
+        processID: Int32 = getpid(), host: String = SessionStore.hostName
+    ) {
+        self.kind = kind
+        self.source = source
+        self.settings = settings
+        self.scenario = scenario
+        self.createdAt = createdAt
+        self.epoch = epoch
+        self.processID = processID
+        self.host = host
+    }
+}
+
+/// How a session ended.
+public enum SessionOutcome: String, Sendable, CaseIterable {
+    /// Still recording (or, if its process is gone, shown as interrupted).
+    case running
+    /// The source ran out, or the duration or count was reached.
+    case completed
+    /// Stopped by a signal (Ctrl-C, SIGTERM).
+    case stopped
+    /// Stopped by an error, such as a full disk.
+    case failed
+    /// Its process ended without closing it: killed or crashed.
+    case interrupted
+}
+
+/// A session as `waymark sessions list` shows it.
+public struct SessionInfo: Sendable, Hashable {
+    public var id: Int64
+    public var kind: String
+    public var source: String
+    public var settings: String
+    public var scenario: String?
+    public var createdAt: Date
+    public var epoch: Date
+    public var endedAt: Date?
+    /// Session time in seconds: at the end, or up to the last event.
+    public var duration: Double?
+    public var outcome: SessionOutcome
+    public var outcomeDetail: String?
+    public var locationCount: Int
+    public var eventCount: Int
+    public var fixCount: Int
+
+    static func fetch(_ db: Database, where condition: String, arguments: StatementArguments) throws -> [SessionInfo] {
+        let host = SessionStore.hostName
+        return try Row.fetchAll(
+            db,
+            sql: """
+                SELECT s.*,
+                  (SELECT count(*) FROM location l WHERE l.session_id = s.id) AS locations,
+                  (SELECT count(*) FROM event e WHERE e.session_id = s.id) AS events,
+                  (SELECT count(*) FROM event e WHERE e.session_id = s.id AND e.name = 'fix') AS fixes,
+                  (SELECT max(offset) FROM event e WHERE e.session_id = s.id) AS last_offset
+                FROM session s WHERE \(condition) ORDER BY s.id DESC
+                """, arguments: arguments
+        ).map { row in
+            var outcome = SessionOutcome(rawValue: row["outcome"]) ?? .failed
+            var detail: String? = row["outcome_detail"]
+            let pid: Int? = row["pid"]
+            let rowHost: String? = row["host"]
+            if outcome == .running, rowHost == host, let pid, !SessionStore.processExists(pid) {
+                outcome = .interrupted
+                detail = "the process ended without closing the session (killed or crashed)"
+            }
+            let ended: Double? = row["ended_at"]
+            let duration: Double? = row["duration"]
+            let lastOffset: Double? = row["last_offset"]
+            return SessionInfo(
+                id: row["id"], kind: row["kind"], source: row["source"], settings: row["settings"],
+                scenario: row["scenario"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
+                epoch: Date(timeIntervalSince1970: row["epoch"]), endedAt: ended.map(Date.init(timeIntervalSince1970:)),
+                duration: duration ?? lastOffset, outcome: outcome, outcomeDetail: detail,
+                locationCount: row["locations"], eventCount: row["events"], fixCount: row["fixes"])
+        }
+    }
+}
+
+/// Counts within one session.
+public struct SessionBreakdown: Sendable {
+    public var byAppState: [(String, Int)] = []
+    public var byReason: [(String, Int)] = []
+    public var eventsByName: [(String, Int)] = []
+    public var segments = 0
+}

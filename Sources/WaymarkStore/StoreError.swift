@@ -1,0 +1,78 @@
+import GRDB
+
+/// Why the store cannot be used; its description names the file.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// No store at the path, for a command that only reads.
+        case missing
+        /// The file is not an SQLite database.
+        case notADatabase
+        /// An SQLite database, but another program's.
+        case foreign
+        /// Written by a newer Waymark.
+        case newer
+        /// The file or its directory cannot be written.
+        case readOnly
+        /// The disk (or the file system's quota) is full.
+        case full
+        /// The database file is damaged.
+        case corrupt
+        /// Another process holds the database locked for longer than the wait.
+        case busy
+        /// No session with that id.
+        case sessionNotFound
+        /// Any other failure to read or write.
+        case io
+    }
+
+    public var kind: Kind
+    public var path: String
+    public var message: String
+
+    public init(_ kind: Kind, path: String, message: String) {
+        self.kind = kind
+        self.path = path
+        self.message = message
+    }
+
+    /// Wraps any error from the database layer with the store's path and a plain explanation.
+    init(_ error: any Error, path: String) {
+        if let error = error as? StoreError {
+            self = error
+            return
+        }
+        guard let error = error as? DatabaseError else {
+            self.init(.io, path: path, message: "\(error)")
+            return
+        }
+        let sqlite = error.message ?? error.resultCode.description
+        switch error.resultCode {
+        case .SQLITE_FULL:
+            self.init(
+                .full, path: path,
+                message: "the disk is full (SQLite: \(sqlite)); everything stored before this point is kept")
+        case .SQLITE_READONLY:
+            self.init(
+                .readOnly, path: path,
+                message: "cannot write the store: it is read-only (SQLite: \(sqlite)); "
+                    + "check the permissions of the file and its directory, or choose another --store path")
+        case .SQLITE_NOTADB:
+            self.init(
+                .notADatabase, path: path,
+                message: "is not an SQLite database (SQLite: \(sqlite)); choose another --store path")
+        case .SQLITE_CORRUPT:
+            self.init(
+                .corrupt, path: path,
+                message:
+                    "the database is damaged (SQLite: \(sqlite)); `sqlite3 \(path) .recover` may save what is in it")
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            self.init(.busy, path: path, message: "the store is locked by another process (SQLite: \(sqlite))")
+        case .SQLITE_CANTOPEN:
+            self.init(.io, path: path, message: "cannot open the store (SQLite: \(sqlite))")
+        default:
+            self.init(.io, path: path, message: "SQLite: \(sqlite)")
+        }
+    }
+
+    public var description: String { "\(path): \(message)" }
+}

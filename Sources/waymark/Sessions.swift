@@ -1,0 +1,310 @@
+import ArgumentParser
+import Waymark
+import WaymarkStore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension WaymarkCommand {
+    struct Sessions: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List, inspect, export and delete the stored sessions.",
+            discussion: """
+                Every `waymark replay` and `waymark record` is stored as a session: its settings \
+                and scenario, every location the app received (with the app's state and the \
+                delivery decision) and its audit events. The store is one SQLite file \
+                ($XDG_DATA_HOME/waymark/waymark.sqlite unless --store says otherwise) that the \
+                sqlite3 shell can read; docs/store.md describes its tables.
+
+                Examples:
+                  waymark sessions list
+                  waymark sessions show 3
+                  waymark sessions export 3 --format geojson -o walk.geojson
+                  waymark sessions export 3 --format audit | jq .event
+                  waymark sessions delete 3
+                """,
+            subcommands: [List.self, Show.self, Export.self, Delete.self])
+    }
+}
+
+extension WaymarkCommand.Sessions {
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the sessions, newest first: id, source, start, duration, counts.")
+
+        @OptionGroup var store: StoreOptions
+
+        @Flag(help: "Print a JSON array instead of a table.")
+        var json = false
+
+        func run() throws {
+            do {
+                let sessions = try store.openExisting().sessions()
+                let out = FileSink.standardOutput()
+                if json {
+                    out.write("[")
+                    for (i, s) in sessions.enumerated() {
+                        out.write(i == 0 ? "\n  " : ",\n  ")
+                        out.write(SessionJSON.object(s))
+                    }
+                    out.write(sessions.isEmpty ? "]\n" : "\n]\n")
+                } else if sessions.isEmpty {
+                    out.write("No sessions in \(store.path).\n")
+                } else {
+                    out.write(SessionTable.render(sessions))
+                }
+                try out.flush()
+            } catch {
+                throw sysexit(for: error)
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one session: what ran, how it ended, its counts, settings and scenario.")
+
+        @Argument(help: "The session's id (see `waymark sessions list`).")
+        var id: Int64
+
+        @OptionGroup var store: StoreOptions
+
+        @Flag(help: "Print one JSON object.")
+        var json = false
+
+        func run() throws {
+            do {
+                let db = try store.openExisting()
+                let s = try db.session(id)
+                let b = try db.breakdown(of: id)
+                let out = FileSink.standardOutput()
+                if json {
+                    out.write(SessionJSON.object(s, breakdown: b) + "\n")
+                } else {
+                    out.write(SessionTable.detail(s, breakdown: b, store: store.path))
+                }
+                try out.flush()
+            } catch {
+                throw sysexit(for: error)
+            }
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Export a session's locations as GeoJSON, GPX or text, or its audit log.",
+            discussion: """
+                geojson  RFC 7946, one LineString or MultiLineString (a line per segment) with \
+                times, app states, reasons and accuracies in coordinateProperties.
+                gpx      GPX 1.1, one track with a segment per segment.
+                text     the summary and sketch of `waymark render`.
+                ndjson   one delivered location per line.
+                audit    the audit log, one event per line, as `replay --audit` writes it.
+                """)
+
+        enum Format: String, ExpressibleByArgument, CaseIterable {
+            case geojson, gpx, text, ndjson, audit
+        }
+
+        @Argument(help: "The session's id.")
+        var id: Int64
+
+        @Option(name: .shortAndLong, help: "Output format.")
+        var format: Format = .geojson
+
+        @Option(
+            name: .shortAndLong,
+            help: ArgumentHelp("Write here (atomically) instead of standard output.", valueName: "file"))
+        var output: String?
+
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            do {
+                let db = try store.openExisting()
+                let session = try db.session(id)
+                let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+                try SessionExport.write(
+                    session: session, from: db, format: format, to: sink, textWidth: Terminal.width,
+                    color: output == nil && Terminal.wantsColor)
+                try sink.commit()
+            } catch {
+                throw sysexit(for: error)
+            }
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a session with its locations and events.")
+
+        @Argument(help: "The session's id.")
+        var id: Int64
+
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            do {
+                let db = try store.openExisting()
+                let session = try db.session(id)
+                if session.outcome == .running {
+                    printError("waymark: session \(id) is still recording (process alive); stop it first")
+                    throw ExitCode(ExitStatus.usage)
+                }
+                try db.deleteSession(id)
+                printError(
+                    "Deleted session \(id) (\(session.locationCount) location(s), \(session.eventCount) event(s)).")
+            } catch let error as ExitCode {
+                throw error
+            } catch {
+                throw sysexit(for: error)
+            }
+        }
+    }
+}
+
+/// Writes a stored session with the same writers as `waymark render`.
+enum SessionExport {
+    static func write(
+        session: SessionInfo, from store: SessionStore, format: WaymarkCommand.Sessions.Export.Format,
+        to sink: FileSink,
+        textWidth: Int, color: Bool
+    ) throws {
+        let name = "Waymark session \(session.id): \(session.source)"
+        switch format {
+        case .geojson:
+            let writer = GeoJSONWriter(sink: sink)
+            try writer.writeDelivered(store.locations(of: session.id), name: name)
+            try writer.finish()
+        case .gpx:
+            let writer = GPXWriter(sink: sink)
+            try forEachEvent(session: session, store: store, name: name) { try writer.write($0) }
+            try writer.finish()
+        case .text:
+            let renderer = TextRenderer(
+                sink: sink,
+                options: TextRenderer.Options(
+                    width: textWidth, color: color, pointTable: false, sketch: true, title: name))
+            try forEachEvent(session: session, store: store, name: name) { try renderer.write($0) }
+            try renderer.finish()
+        case .ndjson:
+            let writer = LocationNDJSONWriter(sink: sink)
+            try store.forEachLocation(of: session.id) { try writer.write($0) }
+            try writer.finish()
+        case .audit:
+            try store.forEachEventLine(of: session.id) { line in
+                sink.write(line)
+                try sink.flushIfNeeded()
+            }
+        }
+        try sink.flush()
+    }
+
+    /// The session's locations as GPX reader events.
+    static func forEachEvent(
+        session: SessionInfo, store: SessionStore, name: String, _ body: (GPXEvent) throws -> Void
+    ) throws {
+        try store.locations(of: session.id).forEachGPXEvent(name: name, body)
+    }
+}
+
+/// Sessions as text.
+enum SessionTable {
+    static func render(_ sessions: [SessionInfo]) -> String {
+        var rows = [["ID", "KIND", "SOURCE", "STARTED (UTC)", "DURATION", "FIXES", "LOCATIONS", "EVENTS", "OUTCOME"]]
+        for s in sessions {
+            rows.append([
+                String(s.id), s.kind, s.source, started(s), s.duration.map(duration) ?? "-", String(s.fixCount),
+                String(s.locationCount), String(s.eventCount), s.outcome.rawValue,
+            ])
+        }
+        let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
+        var text = ""
+        for row in rows {
+            var line = ""
+            for (c, cell) in row.enumerated() {
+                let numeric = c == 0 || (5...7).contains(c)
+                let pad = String(repeating: " ", count: widths[c] - cell.count)
+                line += (c == 0 ? "" : "  ") + (numeric ? pad + cell : cell + (c == row.count - 1 ? "" : pad))
+            }
+            text += line + "\n"
+        }
+        return text
+    }
+
+    static func detail(_ s: SessionInfo, breakdown b: SessionBreakdown, store: String) -> String {
+        var text = "Session \(s.id) in \(store)\n"
+        text += "  kind:       \(s.kind)\n"
+        text += "  source:     \(s.source)\n"
+        text += "  started:    \(started(s)) UTC (wall clock)\n"
+        text += "  epoch:      \(ValueFormatting.iso8601(s.epoch)) (offset zero)\n"
+        if let ended = s.endedAt { text += "  ended:      \(ValueFormatting.iso8601(ended))\n" }
+        text += "  duration:   \(s.duration.map(duration) ?? "-")\n"
+        text += "  outcome:    \(s.outcome.rawValue)\(s.outcomeDetail.map { " (\($0))" } ?? "")\n"
+        text += "  fixes:      \(s.fixCount)\n"
+        text += "  locations:  \(s.locationCount) in \(b.segments) segment(s)\n"
+        if !b.byAppState.isEmpty {
+            text += "    by app state: " + b.byAppState.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n"
+            text += "    by reason:    " + b.byReason.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n"
+        }
+        text += "  events:     \(s.eventCount)\n"
+        if !b.eventsByName.isEmpty {
+            text += "    " + b.eventsByName.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n"
+        }
+        text += "  settings:   \(s.settings)\n"
+        if let scenario = s.scenario {
+            text += "  scenario:\n"
+            for line in scenario.split(separator: "\n", omittingEmptySubsequences: false) {
+                text += "    \(line)\n"
+            }
+        }
+        return text
+    }
+
+    static func started(_ s: SessionInfo) -> String {
+        String(ValueFormatting.iso8601(s.createdAt).prefix(19)).replacingOccurrences(of: "T", with: " ")
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        DurationText.format(.milliseconds(Int64((seconds * 1000).rounded())))
+    }
+}
+
+/// Sessions as JSON objects.
+enum SessionJSON {
+    static func object(_ s: SessionInfo, breakdown: SessionBreakdown? = nil) -> String {
+        var fields: [(String, String)] = [
+            ("id", String(s.id)), ("kind", string(s.kind)), ("source", string(s.source)),
+            ("started", string(ValueFormatting.iso8601(s.createdAt))),
+            ("epoch", string(ValueFormatting.iso8601(s.epoch))),
+            ("ended", s.endedAt.map { string(ValueFormatting.iso8601($0)) } ?? "null"),
+            ("duration", s.duration.map { ValueFormatting.fixed($0, decimals: 3) } ?? "null"),
+            ("outcome", string(s.outcome.rawValue)), ("outcomeDetail", s.outcomeDetail.map(string) ?? "null"),
+            ("fixCount", String(s.fixCount)), ("locationCount", String(s.locationCount)),
+            ("eventCount", String(s.eventCount)),
+        ]
+        if let b = breakdown {
+            fields.append(("segmentCount", String(b.segments)))
+            fields.append(("locationsByAppState", counts(b.byAppState)))
+            fields.append(("locationsByReason", counts(b.byReason)))
+            fields.append(("eventsByName", counts(b.eventsByName)))
+            fields.append(("settings", s.settings))
+            fields.append(("scenario", s.scenario.map(string) ?? "null"))
+        }
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    private static func counts(_ pairs: [(String, Int)]) -> String {
+        "{" + pairs.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    static func string(_ s: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let data = try? encoder.encode(s)
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "null"
+    }
+}

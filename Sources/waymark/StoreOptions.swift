@@ -1,0 +1,94 @@
+import ArgumentParser
+import Dispatch
+import Synchronization
+import Waymark
+import WaymarkStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `--store`: where the sessions live.
+struct StoreOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "The session store (default: $XDG_DATA_HOME/waymark/waymark.sqlite, else ~/.local/share/waymark/waymark.sqlite).",
+            valueName: "path"))
+    var store: String?
+
+    var path: String { store ?? SessionStore.defaultPath(environment: ProcessInfo.processInfo.environment) }
+
+    /// Opens the store for reading commands: a missing store is an error, not a new file.
+    func openExisting() throws -> SessionStore { try SessionStore(path: path, mode: .existing) }
+}
+
+/// The store options of `replay` and `record`, which write a session unless told not to.
+struct SessionOptions: ParsableArguments {
+    @OptionGroup var location: StoreOptions
+
+    @Flag(help: "Do not store this run as a session.")
+    var noStore = false
+
+    /// Opens the store and starts a session, or returns nil with --no-store.
+    func begin(
+        kind: NewSession.Kind, source: String, scenarioPath: String?, epoch: Date, mode: SessionRecorder.Mode
+    ) throws -> SessionRecorder? {
+        guard !noStore else { return nil }
+        let settings = SessionSettings(
+            command: kind.rawValue, arguments: Array(CommandLine.arguments.dropFirst()),
+            directory: FileManager.default.currentDirectoryPath)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json = String(decoding: try encoder.encode(settings), as: UTF8.self)
+        let scenario = try scenarioPath.map { path in
+            String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+        }
+        let store = try SessionStore(path: location.path, mode: .create)
+        return try store.beginSession(
+            NewSession(
+                kind: kind, source: source, settings: json, scenario: scenario, createdAt: Date(), epoch: epoch),
+            mode: mode)
+    }
+}
+
+/// What a session records of the command that made it.
+struct SessionSettings: Codable {
+    var command: String
+    var arguments: [String]
+    var directory: String
+}
+
+/// Set once, from any thread (a signal handler's queue, a failing store), and read by the run.
+final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .relaxed) }
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+}
+
+/// A source that ends early once its flag is set.
+struct StoppableSource<Inner: LocationSource>: LocationSource {
+    var inner: Inner
+    let flag: StopFlag
+    var name: String { inner.name }
+
+    mutating func next() async throws -> SourceEvent? {
+        flag.isSet ? nil : try await inner.next()
+    }
+}
+
+/// Turns SIGINT and SIGTERM into a call of `stop` (on a dispatch queue), instead of ending the
+/// process; cancel the returned sources to stop handling them.
+func handleStopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
+    [SIGINT, SIGTERM].map { number in
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler(handler: stop)
+        source.resume()
+        return source
+    }
+}
