@@ -376,6 +376,7 @@ public struct SessionInfo: Sendable, Hashable {
     public var outcomeDetail: String?
     public var locationCount: Int
     public var eventCount: Int
+    /// Fixes that arrived from the source (held fixes delivered later are not counted twice).
     public var fixCount: Int
 
     static func fetch(_ db: Database, where condition: String, arguments: StatementArguments) throws -> [SessionInfo] {
@@ -386,7 +387,8 @@ public struct SessionInfo: Sendable, Hashable {
                 SELECT s.*,
                   (SELECT count(*) FROM location l WHERE l.session_id = s.id) AS locations,
                   (SELECT count(*) FROM event e WHERE e.session_id = s.id) AS events,
-                  (SELECT count(*) FROM event e WHERE e.session_id = s.id AND e.name = 'fix') AS fixes,
+                  (SELECT count(*) FROM event e WHERE e.session_id = s.id AND e.name = 'fix')
+                    - (SELECT count(*) FROM location l WHERE l.session_id = s.id AND l.reason = 'resumed') AS fixes,
                   (SELECT max(offset) FROM event e WHERE e.session_id = s.id) AS last_offset
                 FROM session s WHERE \(condition) ORDER BY s.id DESC
                 """, arguments: arguments

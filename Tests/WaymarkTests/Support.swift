@@ -15,7 +15,14 @@ enum Paths {
         FileManager.default.fileExists(atPath: shared.appendingPathComponent("corpus").path)
     }
     static let corpus = shared.appendingPathComponent("corpus")
-    static let waymark = root.appendingPathComponent(".build/debug/waymark")
+    /// The built tool. Reaching it first points XDG_DATA_HOME, in this process and so in every
+    /// child, at a fresh directory: the CLI tests never write into the user's own session store.
+    static let waymark: URL = {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-test-data-\(getpid())")
+        try? FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        setenv("XDG_DATA_HOME", data.path, 1)
+        return root.appendingPathComponent(".build/debug/waymark")
+    }()
 
     static func fixture(_ relative: String) -> String { fixtures.appendingPathComponent(relative).path }
 

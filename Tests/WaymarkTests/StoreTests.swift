@@ -1,0 +1,223 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+@testable import WaymarkStore
+
+/// The session store: what goes in comes back out, every field; foreign, damaged and newer
+/// files are refused with an error that names them; sessions left by a dead process are marked.
+@Suite struct StoreTests {
+    static func newStorePath() -> String { temporaryPath("-store") + "/sub/dir/waymark.sqlite" }
+
+    static func session(_ kind: NewSession.Kind = .replay, epoch: Date = SimulationTests.epoch, pid: Int32 = getpid())
+        -> NewSession
+    {
+        NewSession(
+            kind: kind, source: "walk.gpx", settings: "{\"arguments\":[]}", scenario: "timeline: []\n",
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000), epoch: epoch, processID: pid)
+    }
+
+    /// Runs the busy scenario (prompts, background, suspension, fetch, reduced accuracy) into a
+    /// store and returns the simulation, its audit log and the session id.
+    static func runBusyScenario(into store: SessionStore, mode: SessionRecorder.Mode) async throws -> (
+        Simulation, AuditRecorder, SessionRecorder
+    ) {
+        let simulation = Simulation(scenario: SimulationTests.busyScenario, epoch: SimulationTests.epoch)
+        let recorder = try store.beginSession(session(), mode: mode)
+        simulation.addObserver(recorder)
+        let audit = AuditRecorder()
+        simulation.addObserver(audit)
+        try await simulation.run(try SimulationTests.source())
+        try recorder.finish(outcome: .completed, duration: simulation.now, endedAt: Date(timeIntervalSince1970: 1_800_000_100))
+        return (simulation, audit, recorder)
+    }
+
+    @Test(arguments: [SessionRecorder.Mode.durable, .batched(7)])
+    func aSessionComesBackAsItWasRecorded(mode: SessionRecorder.Mode) async throws {
+        let path = Self.newStorePath()
+        let store = try SessionStore(path: path)
+        let (simulation, audit, recorder) = try await Self.runBusyScenario(into: store, mode: mode)
+        #expect(simulation.stored.count > 20)
+        #expect(simulation.stored.contains { $0.appState == .background })
+        #expect(simulation.stored.contains { $0.reason == .resumed } || simulation.stored.contains { $0.appState != .active })
+
+        let back = try SessionStore(path: path, mode: .existing)
+        let locations = try back.locations(of: recorder.id)
+        #expect(locations.count == simulation.stored.count)
+        #expect(locations.map { $0.ndjson() } == simulation.stored.map { $0.ndjson() })
+        for (a, b) in zip(locations, simulation.stored) {
+            #expect(a.offset == b.offset && a.index == b.index && a.segment == b.segment)
+            #expect(a.location.provenance == b.location.provenance)
+            #expect(abs(a.location.timestamp.timeIntervalSince(b.location.timestamp)) < 1e-6)
+        }
+        var lines: [String] = []
+        try back.forEachEventLine(of: recorder.id) { lines.append($0) }
+        #expect(lines.joined() == audit.ndjson(epoch: SimulationTests.epoch), "the store holds the audit log")
+
+        let info = try back.session(recorder.id)
+        #expect(info.outcome == .completed && info.kind == "replay" && info.source == "walk.gpx")
+        #expect(info.locationCount == locations.count && info.eventCount == audit.events.count)
+        #expect(info.fixCount == simulation.summary.fixes)
+        #expect(info.scenario == "timeline: []\n" && info.settings == "{\"arguments\":[]}")
+        #expect(info.duration == simulation.now.inSeconds)
+        let b = try back.breakdown(of: recorder.id)
+        #expect(b.byAppState.map(\.1).reduce(0, +) == locations.count)
+        #expect(try back.integrityCheck() == ["ok"])
+    }
+
+    /// Every `Location` field survives, and "invalid" is NULL for the sqlite3 shell.
+    @Test func everyLocationFieldSurvives() throws {
+        let path = Self.newStorePath()
+        let store = try SessionStore(path: path)
+        let recorder = try store.beginSession(Self.session(.record), mode: .durable)
+        let full = Location(
+            coordinate: Coordinate(latitude: -33.8567844, longitude: 151.2152967), altitude: 12.25,
+            ellipsoidalAltitude: 34.5, horizontalAccuracy: 3.5, verticalAccuracy: 4.75, speed: 1.5, speedAccuracy: 0.25,
+            course: 271.5, courseAccuracy: 2.5, timestamp: Date(timeIntervalSince1970: 1_714_550_400.125),
+            provenance: Provenance(
+                source: .gpsd(device: "/dev/ttyACM0"), isSimulatedBySoftware: false, fixMode: .threeD,
+                satellitesUsed: 9, hdop: 0.9, vdop: 1.1, pdop: 1.4, differential: .rtkFixed, speedIsDerived: false,
+                courseIsDerived: true))
+        let sparse = Location(
+            coordinate: Coordinate(latitude: 89.9999999, longitude: -180), horizontalAccuracy: 65,
+            timestamp: Date(timeIntervalSince1970: 1_714_550_401),
+            provenance: Provenance(
+                source: .file(path: "a b/ü.gpx", index: 41), isSimulatedBySoftware: true, fixMode: .twoD,
+                speedIsDerived: true))
+        for (i, l) in [full, sparse].enumerated() {
+            let record = AuditEvent.FixRecord(
+                index: i, segment: i, decision: .delivered, reason: i == 0 ? .foreground : .backgroundSession,
+                appState: i == 0 ? .active : .background, authorization: .authorizedAlways, accuracy: .fullAccuracy,
+                coordinate: l.coordinate, delivered: l, backgroundTimeRemaining: nil, indicator: false)
+            #expect(recorder.record(AuditEvent(offset: .milliseconds(1500 * i), kind: .fix(record))))
+        }
+        try recorder.finish(outcome: .stopped, duration: .seconds(2), endedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        let back = try store.locations(of: recorder.id)
+        #expect(back.count == 2)
+        #expect(back[0].location.provenance == full.provenance && back[1].location.provenance == sparse.provenance)
+        #expect(back[0].location == full)
+        #expect(back[1].location.hasValidAltitude == false && back[1].location.speed == -1)
+        #expect(back[1].location.course == -1 && back[1].location.ellipsoidalAltitude == nil)
+        #expect(back[1].appState == .background && back[1].reason == .backgroundSession && back[1].segment == 1)
+        #expect(back[1].offset == .milliseconds(1500))
+
+        if let sqlite3 = which("sqlite3") {
+            let r = try run(
+                sqlite3,
+                [
+                    path,
+                    "SELECT quote(altitude), quote(speed), quote(course), fix_mode, origin_kind, app_state, decision FROM location ORDER BY seq",
+                ])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(
+                r.stdoutText == "12.25|1.5|271.5|threeD|gpsd|active|delivered\nNULL|NULL|NULL|twoD|file|background|delivered\n")
+        }
+    }
+
+    @Test func theDefaultPathFollowsXDG() {
+        #expect(SessionStore.defaultPath(environment: ["XDG_DATA_HOME": "/x/data", "HOME": "/home/u"]) == "/x/data/waymark/waymark.sqlite")
+        #expect(SessionStore.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.local/share/waymark/waymark.sqlite")
+        // The spec says a relative XDG_DATA_HOME is invalid and must be ignored.
+        #expect(SessionStore.defaultPath(environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"]) == "/h/.local/share/waymark/waymark.sqlite")
+    }
+
+    @Test func aMissingStoreIsAnErrorForReaders() throws {
+        let path = Self.newStorePath()
+        #expect(throws: StoreError.self) { try SessionStore(path: path, mode: .existing) }
+        do {
+            _ = try SessionStore(path: path, mode: .existing)
+        } catch let e as StoreError {
+            #expect(e.kind == .missing && e.description.hasPrefix(path))
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func aFileThatIsNotADatabaseIsRefusedAndLeftAlone() throws {
+        let path = temporaryPath(".sqlite")
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        let error = try #require(throws: StoreError.self) { try SessionStore(path: path) }
+        #expect(error.kind == .notADatabase, "\(error)")
+        #expect(error.description.contains(path))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+    }
+
+    @Test func anotherProgramsDatabaseIsRefusedAndLeftAlone() throws {
+        let sqlite3 = try #require(which("sqlite3"), "sqlite3 is installed by scripts/test.sh")
+        let path = temporaryPath(".sqlite")
+        #expect(try run(sqlite3, [path, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');"]).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let error = try #require(throws: StoreError.self) { try SessionStore(path: path) }
+        #expect(error.kind == .foreign && error.message.contains("notes"), "\(error)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "nothing was written to it")
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    @Test func aStoreFromANewerWaymarkIsRefused() throws {
+        let path = Self.newStorePath()
+        _ = try SessionStore(path: path)
+        let sqlite3 = try #require(which("sqlite3"))
+        #expect(try run(sqlite3, [path, "INSERT INTO grdb_migrations VALUES ('v9: from the future')"]).status == 0)
+        let error = try #require(throws: StoreError.self) { try SessionStore(path: path) }
+        #expect(error.kind == .newer, "\(error)")
+    }
+
+    /// A store whose pages were overwritten: an error, never a crash.
+    @Test func aDamagedStoreGivesAnError() async throws {
+        let path = Self.newStorePath()
+        let store = try SessionStore(path: path)
+        _ = try await Self.runBusyScenario(into: store, mode: .batched(64))
+        // Checkpoint into the main file, then damage its pages after the first.
+        _ = try run(which("sqlite3")!, [path, "PRAGMA wal_checkpoint(TRUNCATE);"])
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: 4096)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: Int(size) - 4096))
+        try handle.close()
+        do {
+            let damaged = try SessionStore(path: path, mode: .existing)
+            _ = try damaged.sessions()
+            _ = try damaged.locations(of: 1)
+            Issue.record("a damaged store read without an error")
+        } catch let e as StoreError {
+            #expect([.corrupt, .notADatabase].contains(e.kind), "\(e)")
+            #expect(e.description.hasPrefix(path))
+        }
+    }
+
+    /// A session whose process died is `interrupted`; the next session starts normally.
+    @Test func aSessionLeftByADeadProcessIsInterrupted() throws {
+        let path = Self.newStorePath()
+        let store = try SessionStore(path: path)
+        let dead = try run("/bin/sh", ["-c", "echo $$"]).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        let orphan = try store.beginSession(Self.session(.record, pid: Int32(dead)!), mode: .durable)
+        let event = AuditEvent(offset: .seconds(3), kind: .started(source: "gpsd"))
+        #expect(orphan.record(event))
+        #expect(try store.session(orphan.id).outcome == .interrupted, "shown as interrupted at once")
+        let next = try store.beginSession(Self.session(.record), mode: .durable)
+        #expect(next.id == orphan.id + 1)
+        #expect(try store.session(next.id).outcome == .running, "this process is alive")
+        let sqlite3 = try #require(which("sqlite3"))
+        let r = try run(sqlite3, [path, "SELECT outcome, duration FROM session WHERE id = \(orphan.id)"])
+        #expect(r.stdoutText == "interrupted|3.0\n", "and marked so in the file")
+    }
+
+    @Test func deletingASessionDeletesItsLocationsAndEvents() async throws {
+        let path = Self.newStorePath()
+        let store = try SessionStore(path: path)
+        let (_, _, first) = try await Self.runBusyScenario(into: store, mode: .batched(100))
+        let (_, _, second) = try await Self.runBusyScenario(into: store, mode: .batched(100))
+        #expect(try store.deleteSession(first.id))
+        #expect(try !store.deleteSession(first.id))
+        #expect(try store.sessions().map(\.id) == [second.id])
+        let sqlite3 = try #require(which("sqlite3"))
+        let r = try run(
+            sqlite3,
+            [
+                path,
+                "SELECT count(*) FROM location WHERE session_id = \(first.id); SELECT count(*) FROM event WHERE session_id = \(first.id)",
+            ])
+        #expect(r.stdoutText == "0\n0\n")
+        #expect(throws: StoreError.self) { try store.session(first.id) }
+    }
+}
