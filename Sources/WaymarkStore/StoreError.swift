@@ -1,5 +1,11 @@
 import GRDB
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Why the store cannot be used; its description names the file.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable {
@@ -54,8 +60,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case .SQLITE_READONLY:
             self.init(
                 .readOnly, path: path,
-                message: "cannot write the store: it is read-only (SQLite: \(sqlite)); "
-                    + "check the permissions of the file and its directory, or choose another --store path")
+                message:
+                    "cannot write the store: \(Self.whyNotWritable(path) ?? "it is read-only") (SQLite: \(sqlite)); "
+                    + "choose another --store path or fix the permissions")
         case .SQLITE_NOTADB:
             self.init(
                 .notADatabase, path: path,
@@ -68,11 +75,35 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             self.init(.busy, path: path, message: "the store is locked by another process (SQLite: \(sqlite))")
         case .SQLITE_CANTOPEN:
-            self.init(.io, path: path, message: "cannot open the store (SQLite: \(sqlite))")
+            if let reason = Self.whyNotWritable(path) {
+                self.init(
+                    .readOnly, path: path,
+                    message: "cannot open the store: \(reason) (SQLite: \(sqlite)); "
+                        + "choose another --store path or fix the permissions")
+            } else {
+                self.init(.io, path: path, message: "cannot open the store (SQLite: \(sqlite))")
+            }
         default:
             self.init(.io, path: path, message: "SQLite: \(sqlite)")
         }
     }
 
     public var description: String { "\(path): \(message)" }
+
+    /// Why the store cannot be written, in words, if that is the trouble: SQLite needs to write
+    /// the file and to create `-wal` and `-shm` files beside it.
+    static func whyNotWritable(_ path: String) -> String? {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        for (target, what) in [(path, "the file"), (directory, "its directory")] {
+            if access(target, F_OK) != 0 { continue }
+            if access(target, W_OK) != 0 {
+                switch errno {
+                case EROFS: return "it is on a read-only file system"
+                case EACCES, EPERM: return "\(what) is not writable (permission denied)"
+                default: return "\(what) is not writable (\(String(cString: strerror(errno))))"
+                }
+            }
+        }
+        return nil
+    }
 }

@@ -99,6 +99,12 @@ final class ConsoleReporter: SimulationObserver {
         do { try sink.flush() } catch { if sink === out { deliveryError = deliveryError ?? error } }
     }
 
+    /// Drops lines not yet written out (they report events the store failed to keep).
+    func discardPending() {
+        out.discardBuffered()
+        err.discardBuffered()
+    }
+
     func finish() throws {
         try? err.flush()
         do { try out.flush() } catch { deliveryError = deliveryError ?? error }

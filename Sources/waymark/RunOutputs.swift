@@ -105,6 +105,15 @@ final class RunOutputs: SimulationObserver {
         } catch {
             storeError = error
         }
+        // A commit that failed inside an output's flush is seen here.
+        if let failure = session?.failure { fail(failure) }
+        if recordingFailure != nil {
+            // Lines still buffered may report events of the transaction that failed.
+            console.discardPending()
+            if output == nil { sink.discardBuffered() }
+        }
+        console.beforeWrite = nil
+        sink.beforeWrite = nil
         do { try liveGPX?.close() } catch { if recordingFailure == nil { fail(error) } }
         var summary = summary
         if let session {
@@ -120,6 +129,13 @@ final class RunOutputs: SimulationObserver {
     /// prints `summary`: on standard output after text, else on standard error. Throws the first
     /// write error of the run.
     private func finishOutputs(simulation: Simulation, featureName: String, summary: String) throws {
+        if recordingFailure != nil {
+            // The end outputs (-o, --audit, GeoJSON) would report what the store failed to keep:
+            // they are not written. The summary still says what happened.
+            try? console.finish()
+            writeStandardError(summary)
+            return
+        }
         try ndjson?.finish()
         switch format {
         case .geojson:

@@ -28,7 +28,8 @@ import Testing
         let audit = AuditRecorder()
         simulation.addObserver(audit)
         try await simulation.run(try SimulationTests.source())
-        try recorder.finish(outcome: .completed, duration: simulation.now, endedAt: Date(timeIntervalSince1970: 1_800_000_100))
+        try recorder.finish(
+            outcome: .completed, duration: simulation.now, endedAt: Date(timeIntervalSince1970: 1_800_000_100))
         return (simulation, audit, recorder)
     }
 
@@ -39,7 +40,9 @@ import Testing
         let (simulation, audit, recorder) = try await Self.runBusyScenario(into: store, mode: mode)
         #expect(simulation.stored.count > 20)
         #expect(simulation.stored.contains { $0.appState == .background })
-        #expect(simulation.stored.contains { $0.reason == .resumed } || simulation.stored.contains { $0.appState != .active })
+        #expect(
+            simulation.stored.contains { $0.reason == .resumed }
+                || simulation.stored.contains { $0.appState != .active })
 
         let back = try SessionStore(path: path, mode: .existing)
         let locations = try back.locations(of: recorder.id)
@@ -91,7 +94,8 @@ import Testing
                 coordinate: l.coordinate, delivered: l, backgroundTimeRemaining: nil, indicator: false)
             #expect(recorder.record(AuditEvent(offset: .milliseconds(1500 * i), kind: .fix(record))))
         }
-        try recorder.finish(outcome: .stopped, duration: .seconds(2), endedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        try recorder.finish(
+            outcome: .stopped, duration: .seconds(2), endedAt: Date(timeIntervalSince1970: 1_800_000_000))
         let back = try store.locations(of: recorder.id)
         #expect(back.count == 2)
         #expect(back[0].location.provenance == full.provenance && back[1].location.provenance == sparse.provenance)
@@ -110,15 +114,21 @@ import Testing
                 ])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(
-                r.stdoutText == "12.25|1.5|271.5|threeD|gpsd|active|delivered\nNULL|NULL|NULL|twoD|file|background|delivered\n")
+                r.stdoutText
+                    == "12.25|1.5|271.5|threeD|gpsd|active|delivered\nNULL|NULL|NULL|twoD|file|background|delivered\n")
         }
     }
 
     @Test func theDefaultPathFollowsXDG() {
-        #expect(SessionStore.defaultPath(environment: ["XDG_DATA_HOME": "/x/data", "HOME": "/home/u"]) == "/x/data/waymark/waymark.sqlite")
-        #expect(SessionStore.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.local/share/waymark/waymark.sqlite")
+        #expect(
+            SessionStore.defaultPath(environment: ["XDG_DATA_HOME": "/x/data", "HOME": "/home/u"])
+                == "/x/data/waymark/waymark.sqlite")
+        #expect(
+            SessionStore.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.local/share/waymark/waymark.sqlite")
         // The spec says a relative XDG_DATA_HOME is invalid and must be ignored.
-        #expect(SessionStore.defaultPath(environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"]) == "/h/.local/share/waymark/waymark.sqlite")
+        #expect(
+            SessionStore.defaultPath(environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"])
+                == "/h/.local/share/waymark/waymark.sqlite")
     }
 
     @Test func aMissingStoreIsAnErrorForReaders() throws {
@@ -145,7 +155,8 @@ import Testing
     @Test func anotherProgramsDatabaseIsRefusedAndLeftAlone() throws {
         let sqlite3 = try #require(which("sqlite3"), "sqlite3 is installed by scripts/test.sh")
         let path = temporaryPath(".sqlite")
-        #expect(try run(sqlite3, [path, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');"]).status == 0)
+        #expect(
+            try run(sqlite3, [path, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');"]).status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let error = try #require(throws: StoreError.self) { try SessionStore(path: path) }
         #expect(error.kind == .foreign && error.message.contains("notes"), "\(error)")

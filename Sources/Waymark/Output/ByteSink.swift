@@ -109,6 +109,11 @@ public final class FileSink: ByteSink {
         if buffer.count >= flushThreshold { try flush() }
     }
 
+    /// Drops what is buffered without writing it.
+    public func discardBuffered() {
+        buffer.count = 0
+    }
+
     public func flush() throws {
         if buffer.count > 0, let beforeWrite {
             do {

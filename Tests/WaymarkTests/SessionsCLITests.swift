@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+@testable import WaymarkStore
+
+/// Sessions from the command line: replay stores one, `sessions` lists, shows, exports and
+/// deletes it, `render --session` draws it, and bad stores (missing, foreign, damaged, full,
+/// read-only) give an error that names the file.
+@Suite(
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
+        "run `swift build` first: .build/debug/waymark is missing"))
+struct SessionsCLITests {
+    static let walk = Paths.fixture("scenarios/traces/walk.gpx")
+
+    func waymark(_ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+        try run(Paths.waymark.path, arguments, environment: environment)
+    }
+
+    /// A replay with background time, so that app states and reasons vary.
+    func replayIntoStore(_ store: String, extra: [String] = []) throws -> ProcessResult {
+        try waymark(
+            [
+                "replay", Self.walk, "--store", store, "--background-modes", "location", "--allows-background-updates",
+                "--background-at", "1m", "--foreground-at", "3m", "--format", "ndjson", "--quiet",
+            ] + extra)
+    }
+
+    static func lines(_ text: String) -> [String] { text.split(whereSeparator: \.isNewline).map(String.init) }
+
+    @Test func aReplayIsASessionThatExportsWhatTheAppReceived() throws {
+        let store = temporaryPath("-store") + "/s.sqlite"
+        let audit = temporaryPath(".ndjson")
+        let r = try replayIntoStore(store, extra: ["--audit", audit])
+        #expect(r.status == 0, "\(r.stderr)")
+        let delivered = Self.lines(r.stdoutText)
+        #expect(delivered.count > 20)
+        #expect(r.stderr.contains("Session 1: \(delivered.count) location(s) stored in \(store)"), "\(r.stderr)")
+
+        // Exports give back exactly what the run wrote.
+        let ndjson = try waymark(["sessions", "export", "1", "--format", "ndjson", "--store", store])
+        #expect(ndjson.status == 0, "\(ndjson.stderr)")
+        #expect(ndjson.stdoutText == r.stdoutText, "the stored locations are the delivered ones")
+        let auditExport = try waymark(["sessions", "export", "1", "--format", "audit", "--store", store])
+        #expect(auditExport.stdoutText == (try String(contentsOfFile: audit, encoding: .utf8)))
+
+        // list and show.
+        let list = try waymark(["sessions", "list", "--json", "--store", store])
+        #expect(list.status == 0, "\(list.stderr)")
+        let sessions = try #require(try JSONSerialization.jsonObject(with: list.stdout) as? [[String: Any]])
+        #expect(sessions.count == 1)
+        #expect(sessions[0]["id"] as? Int == 1 && sessions[0]["source"] as? String == Self.walk)
+        #expect(sessions[0]["locationCount"] as? Int == delivered.count)
+        #expect(sessions[0]["outcome"] as? String == "completed" && sessions[0]["kind"] as? String == "replay")
+        let table = try waymark(["sessions", "list", "--store", store]).stdoutText
+        #expect(table.hasPrefix("ID  KIND") && table.contains(" completed\n"), "\(table)")
+        let show = try waymark(["sessions", "show", "1", "--store", store])
+        #expect(show.stdoutText.contains("by app state: active "), "\(show.stdoutText)")
+        #expect(show.stdoutText.contains("background "))
+        #expect(show.stdoutText.contains("\"--background-at\",\"1m\""), "the settings are kept")
+        let showJSON =
+            try JSONSerialization.jsonObject(
+                with: try waymark(["sessions", "show", "1", "--json", "--store", store]).stdout) as? [String: Any]
+        #expect((showJSON?["locationsByReason"] as? [String: Int])?["backgroundSession"] ?? 0 > 0)
+    }
+
+    @Test(.enabled(if: Paths.sharedAvailable, "needs ../shared/tools"))
+    func exportsAndRenderPassTheSharedCheckers() throws {
+        let store = temporaryPath("-store") + "/s.sqlite"
+        #expect(try replayIntoStore(store).status == 0)
+        let gpx = temporaryPath(".gpx")
+        let geojson = temporaryPath(".geojson")
+        let rendered = temporaryPath(".geojson")
+        #expect(try waymark(["sessions", "export", "1", "-f", "gpx", "-o", gpx, "--store", store]).status == 0)
+        #expect(try waymark(["sessions", "export", "1", "-f", "geojson", "-o", geojson, "--store", store]).status == 0)
+        let render = try waymark(["render", "--session", "1", "--store", store, "-f", "geojson", "-o", rendered])
+        #expect(render.status == 0, "\(render.stderr)")
+        let tools = Paths.shared.appendingPathComponent("tools")
+        for file in [geojson, rendered] {
+            let g = try run(tools.appendingPathComponent("check-geojson").path, ["--strict", file])
+            #expect(g.status == 0, "\(g.stdoutText)\(g.stderr)")
+        }
+        let x = try run(tools.appendingPathComponent("check-gpx").path, [gpx])
+        #expect(x.status == 0, "\(x.stdoutText)\(x.stderr)")
+        // The GPX holds every delivered location, in its segments.
+        let (document, _) = try readDocument(gpx)
+        let store2 = try SessionStore(path: store, mode: .existing)
+        let locations = try store2.locations(of: 1)
+        #expect(
+            document.tracks.first?.segments.flatMap(\.points).map(\.coordinate) == locations.map(\.location.coordinate))
+        #expect(document.tracks.first?.segments.count == Set(locations.map(\.segment)).count)
+        let text = try waymark(["sessions", "export", "1", "-f", "text", "--store", store])
+        #expect(text.stdoutText.contains("points    \(locations.count) in 1 track(s)"), "\(text.stdoutText)")
+    }
+
+    @Test func theDefaultStoreIsUnderXDGDataHome() throws {
+        let data = temporaryPath("-xdg")
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_DATA_HOME"] = data
+        #expect(try waymark(["replay", Self.walk, "--format", "ndjson", "-q"], environment: env).status == 0)
+        #expect(FileManager.default.fileExists(atPath: data + "/waymark/waymark.sqlite"))
+        let list = try waymark(["sessions", "list", "--json"], environment: env)
+        #expect((try JSONSerialization.jsonObject(with: list.stdout) as? [Any])?.count == 1)
+        #expect(try waymark(["replay", Self.walk, "-q", "--no-store"], environment: env).status == 0)
+        let again = try waymark(["sessions", "list", "--json"], environment: env)
+        #expect(
+            (try JSONSerialization.jsonObject(with: again.stdout) as? [Any])?.count == 1, "--no-store stores nothing")
+    }
+
+    @Test func missingSessionsAndStoresAreClearErrors() throws {
+        let store = temporaryPath("-store") + "/s.sqlite"
+        let missing = try waymark(["sessions", "list", "--store", store])
+        #expect(missing.status == 66 && missing.stderr.contains("\(store): no store here yet"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store), "reading never creates a store")
+        #expect(try replayIntoStore(store).status == 0)
+        let noSession = try waymark(["sessions", "show", "7", "--store", store])
+        #expect(noSession.status == 66 && noSession.stderr.contains("has no session 7"), "\(noSession.stderr)")
+        let render = try waymark(["render", "--session", "7", "--store", store])
+        #expect(render.status == 66)
+        let both = try waymark(["render", Self.walk, "--session", "1", "--store", store])
+        #expect(both.status == 64)
+    }
+
+    @Test func deleteRemovesTheSession() throws {
+        let store = temporaryPath("-store") + "/s.sqlite"
+        #expect(try replayIntoStore(store).status == 0)
+        #expect(try replayIntoStore(store).status == 0)
+        let d = try waymark(["sessions", "delete", "1", "--store", store])
+        #expect(d.status == 0 && d.stderr.contains("Deleted session 1"), "\(d.stderr)")
+        let list =
+            try JSONSerialization.jsonObject(
+                with: try waymark(["sessions", "list", "--json", "--store", store]).stdout) as? [[String: Any]]
+        #expect(list?.map { $0["id"] as? Int } == [2])
+        #expect(try waymark(["sessions", "delete", "1", "--store", store]).status == 66)
+    }
+
+    @Test func foreignAndDamagedFilesAreRefusedWithTheirPath() throws {
+        let garbage = temporaryPath(".sqlite")
+        try Data(repeating: 0x5A, count: 10_000).write(to: URL(fileURLWithPath: garbage))
+        for args in [["replay", Self.walk, "-q", "--store", garbage], ["sessions", "list", "--store", garbage]] {
+            let r = try waymark(args)
+            #expect(r.status == 65, "\(args): \(r.stderr)")
+            #expect(r.stderr.contains("\(garbage): is not an SQLite database"), "\(r.stderr)")
+        }
+        if let sqlite3 = which("sqlite3") {
+            let foreign = temporaryPath(".sqlite")
+            _ = try run(sqlite3, [foreign, "CREATE TABLE t (x)"])
+            let r = try waymark(["replay", Self.walk, "-q", "--store", foreign])
+            #expect(r.status == 65 && r.stderr.contains("\(foreign): is an SQLite database but not a Waymark store"))
+        }
+    }
+
+    // MARK: - Full and read-only file systems
+
+    /// A small tmpfs, when this process may mount one (root in CI).
+    final class TinyFileSystem {
+        let path: String
+        init?(size: String) {
+            path = temporaryPath("-tmpfs")
+            guard getuid() == 0, let mount = which("mount"),
+                (try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)) != nil,
+                (try? run(mount, ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]))?.status == 0
+            else { return nil }
+        }
+        func remountReadOnly() throws -> Bool {
+            try run("/bin/mount", ["-o", "remount,ro", path]).status == 0
+        }
+        deinit { _ = try? run("/bin/umount", [path]) }
+    }
+
+    /// A long trace: 20 000 points a second apart.
+    static let longTrace: String = {
+        let path = temporaryPath("-long.gpx")
+        var text =
+            "<?xml version=\"1.0\"?>\n<gpx version=\"1.1\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n"
+        let start = 1_714_550_400
+        for i in 0..<20_000 {
+            let time = ValueFormatting.iso8601(Date(timeIntervalSince1970: Double(start + i)))
+            text +=
+                "<trkpt lat=\"\(48.1 + Double(i) * 1e-5)\" lon=\"\(11.5 + Double(i) * 1e-5)\"><ele>500</ele><time>\(time)</time></trkpt>\n"
+        }
+        text += "</trkseg></trk></gpx>\n"
+        try? text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }()
+
+    @Test(arguments: ["max", "2000"])
+    func aFullDiskStopsCleanlyAndKeepsWhatWasStored(rate: String) throws {
+        guard let fs = TinyFileSystem(size: "600k") else {
+            print("skipped: cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)")
+            return
+        }
+        let store = fs.path + "/s.sqlite"
+        let r = try waymark(["replay", Self.longTrace, "--store", store, "--format", "ndjson", "--rate", rate])
+        #expect(r.status == 74, "\(r.stderr.suffix(500))")
+        #expect(r.stderr.contains("waymark: \(store): the disk is full"), "\(r.stderr.suffix(500))")
+        let printed = Self.lines(r.stdoutText)
+        #expect(printed.count > (rate == "max" ? 100 : 10), "a durable commit per event fills the WAL sooner")
+        // Everything printed is stored, the store opens cleanly, and the session says it failed.
+        let db = try SessionStore(path: store, mode: .existing)
+        #expect(try db.integrityCheck() == ["ok"])
+        let stored = try db.locations(of: 1).map { $0.ndjson().dropLast() }.map(String.init)
+        #expect(Set(printed).isSubset(of: Set(stored)), "every acknowledged location is in the store")
+        #expect(stored.count >= printed.count && stored.count < 20_000)
+        #expect(try db.session(1).outcome == .failed)
+    }
+
+    @Test func aReadOnlyStoreIsAClearError() throws {
+        let directory: String
+        var fs: TinyFileSystem?
+        if getuid() == 0 {
+            // Root writes through file modes: only a read-only mount stops it.
+            guard let tiny = TinyFileSystem(size: "4m") else {
+                print("skipped: cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)")
+                return
+            }
+            fs = tiny
+            directory = tiny.path
+        } else {
+            directory = temporaryPath("-ro")
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        let store = directory + "/s.sqlite"
+        #expect(try replayIntoStore(store).status == 0)
+        if let fs {
+            #expect(try fs.remountReadOnly())
+        } else {
+            chmod(store, 0o444)
+            chmod(directory, 0o555)
+        }
+        let r = try replayIntoStore(store)
+        #expect(r.status == 74, "\(r.stderr)")
+        #expect(r.stderr.contains("waymark: \(store): cannot "), "\(r.stderr)")
+        #expect(r.stderr.contains("read-only") || r.stderr.contains("not writable"), "\(r.stderr)")
+        #expect(r.stdoutText.isEmpty, "nothing is shown that is not stored")
+        if fs == nil { chmod(directory, 0o755) }
+    }
+}
