@@ -31,32 +31,16 @@ extension WaymarkCommand {
 
         func run() throws {
             do {
-                var warnings: [GPXWarning] = []
-                var points = (track: 0, route: 0, waypoint: 0)
                 let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
-                let reader = GPXReader(
-                    source: try ProgressSource(path: file), name: file, options: GPXReadOptions(lenient: true))
-                let writer = GPXWriter(sink: sink)
-                try reader.read { event in
-                    switch event {
-                    case .warning(let w): warnings.append(w)
-                    case .trackPoint: points.track += 1
-                    case .routePoint: points.route += 1
-                    case .waypoint: points.waypoint += 1
-                    default: break
-                    }
-                    try writer.write(event)
-                }
-                try writer.finish()
+                let report = try GPXRepair.repair(source: try ProgressSource(path: file), name: file, to: sink)
                 try sink.commit()
-                let kept = points.track + points.route + points.waypoint
                 let counts =
-                    "\(kept) point(s): \(points.track) track point(s), \(points.route) route point(s), \(points.waypoint) waypoint(s)"
-                if warnings.isEmpty {
-                    printError("\(file): nothing to repair; the file is complete (\(counts))")
-                } else {
-                    for w in warnings { printError(w.description) }
+                    "\(report.points) point(s): \(report.trackPoints) track point(s), \(report.routePoints) route point(s), \(report.waypoints) waypoint(s)"
+                if report.wasDamaged {
+                    for w in report.warnings { printError(w.description) }
                     printError("\(file): repaired: kept \(counts)\(output.map { "; written to \($0)" } ?? "")")
+                } else {
+                    printError("\(file): nothing to repair; the file is complete (\(counts))")
                 }
             } catch let error as GPXError where error.code != .fileNotFound && error.code != .io {
                 printError("waymark: \(error)")
