@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+@testable import WaymarkStore
+
+/// `waymark record` killed with SIGKILL at random moments while a real gpsd feeds it at 10 Hz:
+/// every fix it acknowledged (printed) is in the store, the store opens cleanly, the live GPX is
+/// valid or repairable with no acknowledged fix lost, and the next session starts normally.
+@Suite(
+    .enabled(if: GPSDLiveHarness.available, "needs gpsd, python3 and a built waymark"),
+    .serialized)
+struct CrashSafetyTests {
+    static let kills = 24
+
+    @Test(.timeLimit(.minutes(4)))
+    func killNineAtRandomMomentsLosesNothingAcknowledged() throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["WAYMARK_KILL_SEED"] ?? "") ?? 0x5EED_2026
+        var random = SplitMix64(seed: seed)
+        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_670, rate: 10, loop: true)
+        defer { h.tearDown() }
+        let store = h.directory + "/store.sqlite"
+        var acknowledgedInAll = 0
+        var validGPX = 0
+        var repairedGPX = 0
+        for round in 1...Self.kills {
+            let gpx = h.directory + "/live-\(round).gpx"
+            let recording = try h.startRecording(["--store", store, "--gpx", gpx])
+            let delay = Double.random(in: 0.25...2.5, using: &random)
+            usleep(useconds_t(delay * 1_000_000))
+            kill(recording.pid, SIGKILL)
+            let r = try h.finish(recording)
+            let context = "round \(round), killed after \(delay) s (seed \(seed))"
+            #expect(r.status == 128 + SIGKILL, "\(context): \(r.stderr)")
+
+            // Acknowledged: the complete lines it printed.
+            var text = r.stdoutText
+            if !text.hasSuffix("\n"), let last = text.lastIndex(of: "\n") {
+                text = String(text[...last])
+            } else if !text.hasSuffix("\n") {
+                text = ""
+            }
+            let acknowledged = text.split(whereSeparator: \.isNewline).map(String.init)
+            acknowledgedInAll += acknowledged.count
+
+            // The store opens cleanly and holds every acknowledged location.
+            let db = try SessionStore(path: store, mode: .existing)
+            #expect(try db.integrityCheck() == ["ok"], "\(context)")
+            let sessions = try db.sessions()
+            #expect(sessions.count == round, "\(context): one session per run")
+            let session = try #require(sessions.first)
+            #expect(session.outcome == .interrupted, "\(context)")
+            let stored = Set(try db.locations(of: session.id).map { String($0.ndjson().dropLast()) })
+            let missing = acknowledged.filter { !stored.contains($0) }
+            #expect(missing.isEmpty, "\(context): acknowledged but not stored: \(missing.prefix(3))")
+
+            // The live GPX is valid, or repairable, with every acknowledged fix.
+            var points: [GPXPoint]
+            if let (document, _) = try? readDocument(gpx) {
+                validGPX += 1
+                points = document.tracks.flatMap(\.segments).flatMap(\.points)
+            } else {
+                repairedGPX += 1
+                let out = gpx + ".repaired"
+                let sink = try FileSink(atomicPath: out)
+                _ = try GPXRepair.repair(source: try FileByteSource(path: gpx), name: gpx, to: sink)
+                try sink.commit()
+                points = try readDocument(out).0.tracks.flatMap(\.segments).flatMap(\.points)
+            }
+            #expect(points.count >= acknowledged.count, "\(context): the GPX lost acknowledged fixes")
+            let printedTimes = acknowledged.compactMap { line -> String? in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["time"] as? String
+            }
+            let gpxTimes = Set(points.compactMap(\.time).map(ValueFormatting.iso8601))
+            #expect(printedTimes.allSatisfy(gpxTimes.contains), "\(context)")
+        }
+        #expect(acknowledgedInAll >= Self.kills * 3, "the kills came while fixes were flowing")
+        print("kill -9: \(Self.kills) rounds, \(acknowledgedInAll) acknowledged fixes, GPX valid \(validGPX), repaired \(repairedGPX)")
+
+        // The next session starts and ends normally.
+        let recording = try h.startRecording(["--store", store, "--duration", "2s"])
+        let r = try h.finish(recording)
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try SessionStore(path: store, mode: .existing).sessions()
+        #expect(sessions.first?.outcome == .completed && (sessions.first?.locationCount ?? 0) > 5)
+        #expect(sessions.dropFirst().allSatisfy { $0.outcome == .interrupted })
+        #expect(r.stderr.contains("Session \(Self.kills + 1):"), "\(r.stderr)")
+    }
+}
