@@ -8,6 +8,9 @@
 #       on a 24-hour 1 Hz trace, without and with the audit log, against gpsfake through gpsd.
 #   scripts/bench.sh --record [--seconds 60]  live recording at 10 Hz from a private gpsd: latency
 #       from TPV arrival to stored and logged (p50, p99), CPU per hour, against gpspipe.
+#   scripts/bench.sh --store [--points 1000000]  the session store: locations per second for a
+#       1 M-point replay in batched transactions, against the sqlite3 shell importing the same
+#       rows; and per-fix durable commit latency (p50, p99), against Python's sqlite3 module.
 #   --install-peers   first apt-get install the peers (gpsbabel, gdal-bin, gpsd, gpsd-clients).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,11 +20,13 @@ for a in "$@"; do
     if [ "$a" = --install-peers ]; then
         as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
         as_root apt-get update -qq
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gpsbabel gdal-bin gpsd gpsd-clients >/dev/null
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gpsbabel gdal-bin gpsd gpsd-clients sqlite3 >/dev/null
     elif [ "$a" = --replay ]; then
         mode=replay
     elif [ "$a" = --record ]; then
         mode=record
+    elif [ "$a" = --store ]; then
+        mode=store
     else
         args+=("$a")
     fi
@@ -29,6 +34,8 @@ done
 swift build -c release >&2
 if [ "$mode" = replay ]; then
     .build/release/waymark-bench replay --dir bench-out "${args[@]}"
+elif [ "$mode" = store ]; then
+    .build/release/waymark-bench store --dir bench-out "${args[@]}"
 elif [ "$mode" = record ]; then
     .build/release/waymark-bench record --dir bench-out "${args[@]}"
 else

@@ -4,6 +4,7 @@
 // usage: waymark-bench [--sizes 10,100,1000] [--dir bench-out] [--waymark PATH] [--keep]
 //        waymark-bench replay [--hours 24]   (see ReplayBench.swift)
 //        waymark-bench record [--seconds 60]  (see RecordBench.swift)
+//        waymark-bench store [--points 1000000]  (see StoreBench.swift)
 //   sizes are in MB (10⁶ bytes). Files are generated once and reused while their size matches.
 
 import Foundation
@@ -149,6 +150,10 @@ func column(_ s: String, _ w: Int) -> String {
 
 if CommandLine.arguments.dropFirst().first == "record" {
     try await RecordBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "store" {
+    try await StoreBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "replay" {

@@ -1,5 +1,7 @@
+import Dispatch
 import GRDB
 import GRDBSQLite
+import Synchronization
 import Waymark
 
 #if canImport(FoundationEssentials)
@@ -17,11 +19,13 @@ import Waymark
 /// - **durable** (live recording, paced replay): every event is its own transaction, committed
 ///   with `synchronous = FULL`, which syncs the WAL before the commit returns. A location that
 ///   has been logged is on disk: a `kill -9` or a power loss loses nothing acknowledged.
-/// - **batched** (replay at `--rate max`): events are committed in transactions of up to `n`,
-///   with `synchronous = NORMAL` (the WAL is synced at checkpoints, not at every commit). A
-///   `kill -9` loses at most the transaction in progress, which nothing has shown yet (call
-///   ``commit()`` before output is written); a power loss can also lose the transactions since
-///   the last checkpoint, but never leaves the file inconsistent.
+/// - **batched** (replay at `--rate max`): events are committed in transactions of up to `n`
+///   with `synchronous = NORMAL` (the WAL is synced at checkpoints, not at every commit), on the
+///   store's own thread while the simulation goes on (at most two batches in flight). Call
+///   ``commit()`` before showing anything: it waits until everything recorded is committed. A
+///   `kill -9` loses at most the batches not yet committed, which nothing has shown; a power
+///   loss can also lose the transactions since the last checkpoint, but never leaves the file
+///   inconsistent.
 public final class SessionRecorder: SimulationObserver {
     public enum Mode: Sendable, Hashable {
         case durable
@@ -32,29 +36,46 @@ public final class SessionRecorder: SimulationObserver {
     public let id: Int64
     public let mode: Mode
     /// The first error; after it nothing more is written.
-    public private(set) var failure: StoreError?
-    /// Called once, with the first error.
+    public var failure: StoreError? { shared.state.withLock { $0.failure } }
+    /// Called once, on the recording's thread, with the first error.
     public var onFailure: ((StoreError) -> Void)?
     /// Locations committed so far.
-    public private(set) var committedLocations = 0
+    public var committedLocations: Int { shared.state.withLock { $0.committedLocations } }
 
     private var pending: [AuditEvent] = []
-    private var eventSequence: Int64 = 0
-    private var locationSequence: Int64 = 0
-    private let encoder = AuditFieldEncoder()
+    /// The sequence number of the first pending event.
+    private var nextSequence: Int64 = 0
     private let batchSize: Int
+    private let writer: BatchWriter
+    private let shared = Shared()
+    private let inFlight = DispatchSemaphore(value: 2)
+    private var failureReported = false
+
+    struct State {
+        var failure: StoreError?
+        var committedLocations = 0
+    }
+
+    /// What the store's thread and the recording's thread share.
+    final class Shared: Sendable {
+        let state = Mutex(State())
+    }
 
     init(store: SessionStore, id: Int64, mode: Mode) {
         self.store = store
         self.id = id
         self.mode = mode
+        writer = BatchWriter(session: id)
         switch mode {
         case .durable: batchSize = 1
         case .batched(let n): batchSize = max(1, n)
         }
         pending.reserveCapacity(batchSize)
         if case .batched = mode {
-            try? store.queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            try? store.queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.execute(sql: "PRAGMA cache_size = -65536")
+            }
         }
     }
 
@@ -63,31 +84,78 @@ public final class SessionRecorder: SimulationObserver {
     }
 
     /// Takes one event; in durable mode it is committed before this returns. Returns false when
-    /// the store has failed (now or before), so that the caller does not show the event.
+    /// the store has failed (as far as is known yet), so that the caller does not show the event.
     @discardableResult
     public func record(_ event: AuditEvent) -> Bool {
-        guard failure == nil else { return false }
+        guard failure == nil else {
+            reportFailure()
+            return false
+        }
         pending.append(event)
-        if pending.count >= batchSize { commit() }
+        if pending.count >= batchSize {
+            if mode == .durable { commit() } else { send() }
+        }
         return failure == nil
     }
 
-    /// Commits what is pending; on error, records the failure (see ``failure``).
+    /// Commits everything recorded so far and waits for it; on error, records the failure (see
+    /// ``failure``).
     public func commit() {
-        guard failure == nil, !pending.isEmpty else { return }
-        do {
-            try write(pending)
-            pending.removeAll(keepingCapacity: true)
-        } catch {
-            pending.removeAll()
-            fail(StoreError(error, path: store.path))
+        send()
+        if mode != .durable {
+            // The store's queue is serial: this runs after every batch sent before it.
+            store.queue.writeWithoutTransaction { _ in }
         }
+        reportFailure()
+    }
+
+    /// Hands the pending events to the store's thread (in durable mode, writes them at once).
+    private func send() {
+        guard failure == nil, !pending.isEmpty else {
+            pending.removeAll(keepingCapacity: true)
+            return
+        }
+        let batch = pending
+        let first = nextSequence
+        nextSequence += Int64(batch.count)
+        pending.removeAll(keepingCapacity: true)
+        let writer = self.writer
+        let shared = self.shared
+        let path = store.path
+        if mode == .durable {
+            do {
+                let n = try store.queue.writeWithoutTransaction { db in try writer.write(batch, from: first, db) }
+                shared.state.withLock { $0.committedLocations += n }
+            } catch {
+                shared.state.withLock { if $0.failure == nil { $0.failure = StoreError(error, path: path) } }
+            }
+            return
+        }
+        inFlight.wait()
+        let inFlight = self.inFlight
+        store.queue.asyncWriteWithoutTransaction { db in
+            defer { inFlight.signal() }
+            guard shared.state.withLock({ $0.failure == nil }) else { return }
+            do {
+                let n = try writer.write(batch, from: first, db)
+                shared.state.withLock { $0.committedLocations += n }
+            } catch {
+                shared.state.withLock { if $0.failure == nil { $0.failure = StoreError(error, path: path) } }
+            }
+        }
+    }
+
+    private func reportFailure() {
+        guard !failureReported, let failure else { return }
+        failureReported = true
+        onFailure?(failure)
     }
 
     /// Commits what is pending and closes the session with its outcome. When the store has
     /// failed this still tries to record the outcome, and then throws the failure.
     public func finish(outcome: SessionOutcome, detail: String? = nil, duration: Duration, endedAt: Date) throws {
         commit()
+        let failure = self.failure
         let outcome = failure == nil ? outcome : .failed
         let detail = failure.map { $0.message } ?? detail
         do {
@@ -98,102 +166,124 @@ public final class SessionRecorder: SimulationObserver {
                     arguments: [outcome.rawValue, detail, duration.inSeconds, endedAt.timeIntervalSince1970, id])
             }
         } catch {
-            if failure == nil { fail(StoreError(error, path: store.path)) }
+            if failure == nil {
+                shared.state.withLock { $0.failure = StoreError(error, path: store.path) }
+                reportFailure()
+            }
         }
-        if let failure { throw failure }
+        if let failure = self.failure { throw failure }
     }
+}
 
-    private func fail(_ error: StoreError) {
-        guard failure == nil else { return }
-        failure = error
-        onFailure?(error)
-    }
+/// Writes batches of one session's events; used only on the store's serial queue.
+final class BatchWriter: @unchecked Sendable {
+    private let session: Int64
+    private let encoder = AuditFieldEncoder()
+    /// Origin ids by kind and name, as stored in `origin`.
+    private var origins: [String: Int64] = [:]
+    private var lastOrigin: (source: Provenance.Source, id: Int64)?
 
-    // MARK: - Writing
+    init(session: Int64) { self.session = session }
 
-    private static let eventSQL = "INSERT INTO event (session_id, seq, offset, name, data) VALUES (?, ?, ?, ?, ?)"
+    private static let eventSQL = "INSERT INTO event (id, offset, name, data) VALUES (?, ?, ?, ?)"
     private static let locationSQL = """
-        INSERT INTO location (session_id, seq, offset, time, latitude, longitude, altitude, ellipsoidal_altitude,
-          horizontal_accuracy, vertical_accuracy, speed, speed_accuracy, course, course_accuracy, fix_mode,
-          satellites, hdop, vdop, pdop, differential, simulated, speed_derived, course_derived, origin_kind, origin,
-          origin_index, fix_index, segment, app_state, decision, reason)
+        INSERT INTO location (id, offset, time, latitude, longitude, altitude, ellipsoidal_altitude, horizontal_accuracy,
+          vertical_accuracy, speed, speed_accuracy, course, course_accuracy, fix_mode, satellites, hdop, vdop, pdop,
+          differential, flags, origin_id, origin_index, fix_index, segment, app_state, reason, authorization,
+          accuracy_authorization, source_latitude, source_longitude, background_time_remaining)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
-    private func write(_ events: [AuditEvent]) throws {
-        let id = self.id
-        let encoder = self.encoder
-        var eventSequence = self.eventSequence
-        var locationSequence = self.locationSequence
-        try store.queue.writeWithoutTransaction { db in
-            try db.inTransaction(.immediate) {
-                let e = try db.cachedStatement(sql: Self.eventSQL).sqliteStatement
-                let l = try db.cachedStatement(sql: Self.locationSQL).sqliteStatement
-                let binder = Binder(db: db)
-                for event in events {
-                    binder.statement = e
-                    binder.int(1, id)
-                    binder.int(2, eventSequence)
-                    binder.double(3, event.offset.inSeconds)
-                    binder.text(4, event.name)
-                    encoder.withFields(of: event) { binder.text(5, $0) }
-                    try binder.step()
-                    eventSequence += 1
-                    guard case .fix(let f) = event.kind, let location = f.delivered else { continue }
+    /// Writes `events`, numbered from `first`, in one transaction: a delivered fix as a
+    /// `location` row, anything else as an `event` row. Returns the number of locations.
+    func write(_ events: [AuditEvent], from first: Int64, _ db: Database) throws -> Int {
+        var locations = 0
+        try db.inTransaction(.immediate) {
+            let e = try db.cachedStatement(sql: Self.eventSQL).sqliteStatement
+            let l = try db.cachedStatement(sql: Self.locationSQL).sqliteStatement
+            let binder = Binder(db: db)
+            var key = StoreSchema.key(session, first)
+            for event in events {
+                if case .fix(let f) = event.kind, let location = f.delivered {
+                    let origin = try originID(location.provenance.source, db)
                     binder.statement = l
-                    Self.bind(location, record: f, offset: event.offset, to: binder)
-                    binder.int(1, id)
-                    binder.int(2, locationSequence)
-                    try binder.step()
-                    locationSequence += 1
+                    Self.bind(location, record: f, offset: event.offset, origin: origin, to: binder)
+                    locations += 1
+                } else {
+                    binder.statement = e
+                    binder.double(2, event.offset.inSeconds)
+                    binder.text(3, event.name)
+                    encoder.withFields(of: event) { binder.text(4, $0) }
                 }
-                return .commit
+                binder.int(1, key)
+                try binder.step()
+                key += 1
             }
+            return .commit
         }
-        committedLocations += Int(locationSequence - self.locationSequence)
-        self.eventSequence = eventSequence
-        self.locationSequence = locationSequence
+        return locations
     }
 
-    private static func bind(_ l: Location, record f: AuditEvent.FixRecord, offset: Duration, to b: Binder) {
-        b.double(3, offset.inSeconds)
-        b.double(4, l.timestamp.timeIntervalSince1970)
-        b.double(5, l.coordinate.latitude)
-        b.double(6, l.coordinate.longitude)
-        let validAltitude = l.hasValidAltitude
-        b.double(7, validAltitude ? l.altitude : nil)
-        b.double(8, validAltitude ? l.ellipsoidalAltitude : nil)
-        b.double(9, l.horizontalAccuracy)
-        b.double(10, validAltitude ? l.verticalAccuracy : nil)
-        b.double(11, l.speed >= 0 ? l.speed : nil)
-        b.double(12, l.speed >= 0 && l.speedAccuracy >= 0 ? l.speedAccuracy : nil)
-        b.double(13, l.course >= 0 ? l.course : nil)
-        b.double(14, l.course >= 0 && l.courseAccuracy >= 0 ? l.courseAccuracy : nil)
-        let p = l.provenance
-        b.text(15, p.fixMode.rawValue)
-        b.int(16, p.satellitesUsed.map(Int64.init))
-        b.double(17, p.hdop)
-        b.double(18, p.vdop)
-        b.double(19, p.pdop)
-        b.text(20, p.differential.rawValue)
-        b.int(21, p.isSimulatedBySoftware ? 1 : 0)
-        b.int(22, p.speedIsDerived ? 1 : 0)
-        b.int(23, p.courseIsDerived ? 1 : 0)
-        switch p.source {
-        case .file(let path, let index):
-            b.text(24, "file")
-            b.text(25, path)
-            b.int(26, Int64(index))
-        case .gpsd(let device):
-            b.text(24, "gpsd")
-            b.text(25, device)
-            b.int(26, nil)
+    private func originID(_ source: Provenance.Source, _ db: Database) throws -> Int64 {
+        if let last = lastOrigin, last.source == source { return last.id }
+        let (kind, name): (String, String)
+        switch source {
+        case .file(let path, _): (kind, name) = ("file", path)
+        case .gpsd(let device): (kind, name) = ("gpsd", device)
         }
-        b.int(27, Int64(f.index))
-        b.int(28, Int64(f.segment))
-        b.text(29, f.appState.rawValue)
-        b.text(30, f.decision.rawValue)
-        b.text(31, f.reason.rawValue)
+        let id: Int64
+        if let known = origins[kind + "\u{0}" + name] {
+            id = known
+        } else {
+            try db.execute(sql: "INSERT OR IGNORE INTO origin (kind, name) VALUES (?, ?)", arguments: [kind, name])
+            id = try Int64.fetchOne(db, sql: "SELECT id FROM origin WHERE kind = ? AND name = ?", arguments: [kind, name])!
+            origins[kind + "\u{0}" + name] = id
+        }
+        // The point index differs from fix to fix; only the file or device matters here.
+        lastOrigin = (source, id)
+        return id
+    }
+
+    private static func bind(
+        _ l: Location, record f: AuditEvent.FixRecord, offset: Duration, origin: Int64, to b: Binder
+    ) {
+        b.double(2, offset.inSeconds)
+        b.double(3, l.timestamp.timeIntervalSince1970)
+        b.double(4, l.coordinate.latitude)
+        b.double(5, l.coordinate.longitude)
+        let validAltitude = l.hasValidAltitude
+        b.double(6, validAltitude ? l.altitude : nil)
+        b.double(7, validAltitude ? l.ellipsoidalAltitude : nil)
+        b.double(8, l.horizontalAccuracy)
+        b.double(9, validAltitude ? l.verticalAccuracy : nil)
+        b.double(10, l.speed >= 0 ? l.speed : nil)
+        b.double(11, l.speed >= 0 && l.speedAccuracy >= 0 ? l.speedAccuracy : nil)
+        b.double(12, l.course >= 0 ? l.course : nil)
+        b.double(13, l.course >= 0 && l.courseAccuracy >= 0 ? l.courseAccuracy : nil)
+        let p = l.provenance
+        b.int(14, StoreCodes.code(p.fixMode, in: StoreCodes.fixMode))
+        b.int(15, p.satellitesUsed.map(Int64.init))
+        b.double(16, p.hdop)
+        b.double(17, p.vdop)
+        b.double(18, p.pdop)
+        b.int(19, StoreCodes.code(p.differential, in: StoreCodes.differential))
+        var flags: Int64 = p.isSimulatedBySoftware ? 1 : 0
+        if p.speedIsDerived { flags |= 2 }
+        if p.courseIsDerived { flags |= 4 }
+        if f.indicator { flags |= 8 }
+        b.int(20, flags)
+        b.int(21, origin)
+        if case .file(_, let index) = p.source { b.int(22, Int64(index)) } else { b.int(22, nil) }
+        b.int(23, Int64(f.index))
+        b.int(24, Int64(f.segment))
+        b.int(25, StoreCodes.code(f.appState, in: StoreCodes.appState))
+        b.int(26, StoreCodes.code(f.reason, in: StoreCodes.reason))
+        b.int(27, StoreCodes.code(f.authorization, in: StoreCodes.authorization))
+        b.int(28, StoreCodes.code(f.accuracy, in: StoreCodes.accuracy))
+        let moved = f.coordinate != l.coordinate
+        b.double(29, moved ? f.coordinate.latitude : nil)
+        b.double(30, moved ? f.coordinate.longitude : nil)
+        b.double(31, f.backgroundTimeRemaining?.inSeconds)
     }
 }
 

@@ -60,7 +60,9 @@ public final class SessionStore: Sendable {
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
-        configuration.foreignKeysEnabled = true
+        // Rows name their session; deleting a session deletes its rows explicitly. Checking the
+        // key on every insert would cost a lookup per location.
+        configuration.foreignKeysEnabled = false
         configuration.label = "waymark-store"
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -156,9 +158,11 @@ public final class SessionStore: Sendable {
                 sql: """
                     UPDATE session SET outcome = 'interrupted',
                       outcome_detail = 'the process ended without closing the session (killed or crashed)',
-                      duration = (SELECT max(offset) FROM event WHERE session_id = ?)
-                    WHERE id = ?
-                    """, arguments: [id, id])
+                      duration = max(
+                        coalesce((SELECT offset FROM event WHERE id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775 ORDER BY id DESC LIMIT 1), 0),
+                        coalesce((SELECT offset FROM location WHERE id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775 ORDER BY id DESC LIMIT 1), 0))
+                    WHERE id = ?1
+                    """, arguments: [id])
         }
     }
 
@@ -205,26 +209,33 @@ public final class SessionStore: Sendable {
             return try queue.read { db in
                 var b = SessionBreakdown()
                 for row in try Row.fetchAll(
-                    db, sql: "SELECT app_state, count(*) AS n FROM location WHERE session_id = ? GROUP BY 1 ORDER BY 1",
+                    db, sql: "SELECT c.name AS app_state, count(*) AS n FROM location l JOIN code c ON c.kind = 'app_state' AND c.code = l.app_state WHERE l.id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775 GROUP BY 1 ORDER BY 1",
                     arguments: [id])
                 {
                     b.byAppState.append((row["app_state"], row["n"]))
                 }
                 for row in try Row.fetchAll(
-                    db, sql: "SELECT reason, count(*) AS n FROM location WHERE session_id = ? GROUP BY 1 ORDER BY 1",
+                    db, sql: "SELECT c.name AS reason, count(*) AS n FROM location l JOIN code c ON c.kind = 'reason' AND c.code = l.reason WHERE l.id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775 GROUP BY 1 ORDER BY 1",
                     arguments: [id])
                 {
                     b.byReason.append((row["reason"], row["n"]))
                 }
+                // Delivered fixes are `location` rows; the rest are `event` rows.
                 for row in try Row.fetchAll(
-                    db, sql: "SELECT name, count(*) AS n FROM event WHERE session_id = ? GROUP BY 1 ORDER BY 1",
+                    db,
+                    sql: """
+                        SELECT name, sum(n) AS n FROM (
+                          SELECT name, count(*) AS n FROM event WHERE id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775 GROUP BY 1
+                          UNION ALL SELECT 'fix', count(*) FROM location WHERE id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775)
+                        GROUP BY 1 HAVING sum(n) > 0 ORDER BY 1
+                        """,
                     arguments: [id])
                 {
                     b.eventsByName.append((row["name"], row["n"]))
                 }
                 b.segments =
                     try Int.fetchOne(
-                        db, sql: "SELECT count(DISTINCT segment) FROM location WHERE session_id = ?", arguments: [id])
+                        db, sql: "SELECT count(DISTINCT segment) FROM location WHERE id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775", arguments: [id])
                     ?? 0
                 return b
             }
@@ -237,19 +248,17 @@ public final class SessionStore: Sendable {
     /// pages so that memory stays bounded.
     public func forEachLocation(of id: Int64, _ body: (StoredLocation) throws -> Void) throws {
         _ = try session(id)
-        var next: Int64 = 0
+        var last: Int64 = -1
         while true {
-            let page: [StoredLocation]
+            let page: [LocationRow]
             do {
-                page = try queue.read { db in
-                    try LocationRows.fetch(db, session: id, fromSequence: next, limit: 4096)
-                }
+                page = try queue.read { db in try LocationRow.fetch(db, session: id, after: last, limit: 4096) }
             } catch {
                 throw StoreError(error, path: path)
             }
-            for location in page { try body(location) }
-            guard page.count == 4096 else { return }
-            next += 4096
+            for row in page { try body(row.stored) }
+            guard let end = page.last, page.count == 4096 else { return }
+            last = end.sequence
         }
     }
 
@@ -260,31 +269,48 @@ public final class SessionStore: Sendable {
         return all
     }
 
-    /// A session's audit events as NDJSON lines (time, event, then the event's fields), in order.
+    /// A session's audit log as NDJSON lines, in order: the same bytes `--audit` writes.
     public func forEachEventLine(of id: Int64, _ body: (String) throws -> Void) throws {
         let session = try session(id)
-        var next: Int64 = 0
+        let page = 4096
+        var last: Int64 = -1
         while true {
-            let rows: [(Double, String, String)]
+            let (events, locations): ([(Int64, Double, String, String)], [LocationRow])
             do {
-                rows = try queue.read { db in
-                    try Row.fetchAll(
+                (events, locations) = try queue.read { db in
+                    let events = try Row.fetchAll(
                         db,
-                        sql:
-                            "SELECT offset, name, data FROM event WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT 4096",
-                        arguments: [id, next]
-                    ).map { ($0[0], $0[1], $0[2]) }
+                        sql: "SELECT id & 1099511627775, offset, name, data FROM event WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+                        arguments: [StoreSchema.key(id, last), StoreSchema.lastKey(id), page]
+                    ).map { ($0[0] as Int64, $0[1] as Double, $0[2] as String, $0[3] as String) }
+                    return (events, try LocationRow.fetch(db, session: id, after: last, limit: page))
                 }
             } catch {
                 throw StoreError(error, path: path)
             }
-            for (offset, name, data) in rows {
-                let time = ValueFormatting.iso8601(session.epoch.addingTimeInterval(offset))
-                let fields = data.count > 2 ? "," + data.dropFirst() : "}"
-                try body("{\"time\":\"\(time)\",\"event\":\"\(name)\"\(fields)\n")
+            // Both pages are complete up to the smaller of their last numbers.
+            let boundary = min(
+                events.count == page ? events.last!.0 : .max, locations.count == page ? locations.last!.sequence : .max)
+            var e = events.makeIterator()
+            var l = locations.makeIterator()
+            var nextEvent = e.next()
+            var nextLocation = l.next()
+            while true {
+                if let event = nextEvent, event.0 <= boundary, nextLocation.map({ event.0 < $0.sequence }) ?? true {
+                    let (_, offset, name, data) = event
+                    let time = ValueFormatting.iso8601(session.epoch.addingTimeInterval(offset))
+                    let fields = data.count > 2 ? "," + data.dropFirst() : "}"
+                    try body("{\"time\":\"\(time)\",\"event\":\"\(name)\"\(fields)\n")
+                    nextEvent = e.next()
+                } else if let row = nextLocation, row.sequence <= boundary {
+                    try body(row.event.ndjson(epoch: session.epoch))
+                    nextLocation = l.next()
+                } else {
+                    break
+                }
             }
-            guard rows.count == 4096 else { return }
-            next += 4096
+            guard boundary != .max else { return }
+            last = boundary
         }
     }
 
@@ -293,6 +319,11 @@ public final class SessionStore: Sendable {
     public func deleteSession(_ id: Int64) throws -> Bool {
         do {
             return try queue.write { db in
+                try db.execute(
+                    sql: "DELETE FROM location WHERE id BETWEEN ? AND ?",
+                    arguments: [StoreSchema.key(id), StoreSchema.lastKey(id)])
+                try db.execute(
+                    sql: "DELETE FROM event WHERE id BETWEEN ? AND ?", arguments: [StoreSchema.key(id), StoreSchema.lastKey(id)])
                 try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id])
                 return db.changesCount > 0
             }
@@ -381,16 +412,22 @@ public struct SessionInfo: Sendable, Hashable {
 
     static func fetch(_ db: Database, where condition: String, arguments: StatementArguments) throws -> [SessionInfo] {
         let host = SessionStore.hostName
+        let resumedCode = StoreCodes.code(FixReason.resumed, in: StoreCodes.reason)
         return try Row.fetchAll(
             db,
             sql: """
-                SELECT s.*,
-                  (SELECT count(*) FROM location l WHERE l.session_id = s.id) AS locations,
-                  (SELECT count(*) FROM event e WHERE e.session_id = s.id) AS events,
-                  (SELECT count(*) FROM event e WHERE e.session_id = s.id AND e.name = 'fix')
-                    - (SELECT count(*) FROM location l WHERE l.session_id = s.id AND l.reason = 'resumed') AS fixes,
-                  (SELECT max(offset) FROM event e WHERE e.session_id = s.id) AS last_offset
-                FROM session s WHERE \(condition) ORDER BY s.id DESC
+                SELECT *, locations + other_events AS events, other_fixes + locations - resumed AS fixes FROM (
+                  SELECT s.*,
+                    (SELECT count(*) FROM location l WHERE l.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775) AS locations,
+                    (SELECT count(*) FROM event e WHERE e.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775) AS other_events,
+                    (SELECT count(*) FROM event e WHERE e.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775 AND e.name = 'fix') AS other_fixes,
+                    (SELECT count(*) FROM location l WHERE l.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775 AND l.reason = \(resumedCode)) AS resumed,
+                    max(
+                      coalesce((SELECT offset FROM event e WHERE e.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775 ORDER BY e.id DESC LIMIT 1), 0),
+                      coalesce((SELECT offset FROM location l WHERE l.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775 ORDER BY l.id DESC LIMIT 1), 0))
+                      AS last_offset
+                  FROM session s WHERE \(condition))
+                ORDER BY id DESC
                 """, arguments: arguments
         ).map { row in
             var outcome = SessionOutcome(rawValue: row["outcome"]) ?? .failed

@@ -1,24 +1,46 @@
 import GRDB
+import Waymark
 
-/// The store's schema, versioned by migrations. `docs/store.md` explains every column with
+/// The store's schema, versioned by migrations. `docs/store.md` explains every column, with
 /// queries for the `sqlite3` shell.
 ///
+/// Tables:
 /// - `session`: one row per replay or recording: what ran (`kind`, `source`, `settings` as a
 ///   JSON object, the `scenario` file's text), when (`created_at`, `epoch`, `ended_at`, Unix
 ///   seconds), how long (`duration`, seconds of session time) and how it ended (`outcome`:
 ///   running, completed, stopped, failed or interrupted, with `outcome_detail`).
-/// - `location`: every location the app received, in delivery order (`seq`): each
+/// - `location`: every location the app received, in delivery order: each
 ///   ``Waymark/Location`` field (NULL where CoreLocation would say "invalid": a negative accuracy,
-///   speed or course), its provenance, and the app's `app_state`, the `decision` and `reason`,
-///   the source's `fix_index` and the track `segment`.
-/// - `event`: the audit log: `seq`, `offset` (seconds from `epoch`), the event's `name` and its
-///   fields as a JSON object in `data` (the NDJSON audit line without `time` and `event`).
+///   speed or course), its provenance, the app's `app_state`, the `decision` and `reason`, the
+///   source's `fix_index` and the track `segment`, and the rest of its `fix` audit event
+///   (authorization, accuracy authorization, the source's coordinate when coarsening moved it,
+///   background time remaining, location indicator).
+/// - `event`: every other audit event: `offset` (seconds from `epoch`), the event's `name` and
+///   its fields as a JSON object in `data` (the NDJSON audit line without `time` and `event`).
+///   Fixes that were not delivered (held, dropped, ignored) are `fix` events here.
+/// - `origin`: where fixes came from (a file or a gpsd device), named once.
+/// - `code`: the names of the small integers that stand for enumerations in `location`.
+///
+/// The `id` of both `location` and `event` is `session_id × 2^40 + seq`, where `seq` numbers a
+/// session's audit events across the two tables: a session's rows are one contiguous, ordered
+/// range of each table (appending to it is SQLite's cheapest insert), and its audit log is the
+/// two merged in `id` order. A delivered fix is one `location` row, not also an event row. The
+/// location table keeps no constant columns: its `decision` is always `delivered`, and
+/// `flags` holds simulated (1), speed derived (2), course derived (4) and indicator (8).
+///
+/// The views `location_view` and `event_view` show the same rows with names for the codes,
+/// origins joined and ISO 8601 times: what a person in the `sqlite3` shell wants.
 ///
 /// The file's `application_id` is ``applicationID`` ("WYMK"), so Waymark can tell its own
 /// databases from other programs'.
 public enum StoreSchema {
     /// "WYMK".
     public static let applicationID: Int32 = 0x5759_4D4B
+
+    /// The first row id of `session`'s range in `location` and `event`.
+    static func key(_ session: Int64, _ sequence: Int64 = 0) -> Int64 { (session << 40) + sequence }
+    /// The last row id of `session`'s range.
+    static func lastKey(_ session: Int64) -> Int64 { (session << 40) + (1 << 40) - 1 }
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -42,50 +64,128 @@ public enum StoreSchema {
                       pid INTEGER,
                       host TEXT
                     );
+                    CREATE TABLE origin (
+                      id INTEGER PRIMARY KEY,
+                      kind TEXT NOT NULL CHECK (kind IN ('file', 'gpsd')),
+                      name TEXT NOT NULL,
+                      UNIQUE (kind, name)
+                    );
+                    CREATE TABLE code (
+                      kind TEXT NOT NULL,
+                      code INTEGER NOT NULL,
+                      name TEXT NOT NULL,
+                      PRIMARY KEY (kind, code)
+                    ) WITHOUT ROWID;
                     CREATE TABLE location (
-                      session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
-                      seq INTEGER NOT NULL,
-                      offset REAL NOT NULL,
-                      time REAL NOT NULL,
-                      latitude REAL NOT NULL,
-                      longitude REAL NOT NULL,
+                      id INTEGER PRIMARY KEY,
+                      offset REAL,
+                      time REAL,
+                      latitude REAL,
+                      longitude REAL,
                       altitude REAL,
                       ellipsoidal_altitude REAL,
-                      horizontal_accuracy REAL NOT NULL,
+                      horizontal_accuracy REAL,
                       vertical_accuracy REAL,
                       speed REAL,
                       speed_accuracy REAL,
                       course REAL,
                       course_accuracy REAL,
-                      fix_mode TEXT NOT NULL,
+                      fix_mode INTEGER,
                       satellites INTEGER,
                       hdop REAL,
                       vdop REAL,
                       pdop REAL,
-                      differential TEXT NOT NULL,
-                      simulated INTEGER NOT NULL,
-                      speed_derived INTEGER NOT NULL,
-                      course_derived INTEGER NOT NULL,
-                      origin_kind TEXT NOT NULL CHECK (origin_kind IN ('file', 'gpsd')),
-                      origin TEXT NOT NULL,
+                      differential INTEGER,
+                      flags INTEGER,
+                      origin_id INTEGER REFERENCES origin(id),
                       origin_index INTEGER,
-                      fix_index INTEGER NOT NULL,
-                      segment INTEGER NOT NULL,
-                      app_state TEXT NOT NULL,
-                      decision TEXT NOT NULL,
-                      reason TEXT NOT NULL,
-                      PRIMARY KEY (session_id, seq)
-                    ) WITHOUT ROWID;
+                      fix_index INTEGER,
+                      segment INTEGER,
+                      app_state INTEGER,
+                      reason INTEGER,
+                      authorization INTEGER,
+                      accuracy_authorization INTEGER,
+                      source_latitude REAL,
+                      source_longitude REAL,
+                      background_time_remaining REAL
+                    );
                     CREATE TABLE event (
-                      session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
-                      seq INTEGER NOT NULL,
+                      id INTEGER PRIMARY KEY,
                       offset REAL NOT NULL,
                       name TEXT NOT NULL,
-                      data TEXT NOT NULL,
-                      PRIMARY KEY (session_id, seq)
-                    ) WITHOUT ROWID;
+                      data TEXT NOT NULL
+                    );
+                    """)
+            for (kind, names) in StoreCodes.tables {
+                for (code, name) in names.enumerated() {
+                    try db.execute(
+                        sql: "INSERT INTO code (kind, code, name) VALUES (?, ?, ?)", arguments: [kind, code, name])
+                }
+            }
+            func name(_ kind: String, _ column: String) -> String {
+                "(SELECT name FROM code WHERE kind = '\(kind)' AND code = l.\(column)) AS \(column)"
+            }
+            try db.execute(
+                sql: """
+                    CREATE VIEW location_view AS
+                    SELECT l.id >> 40 AS session_id, l.id & 1099511627775 AS seq, l.offset,
+                      strftime('%Y-%m-%dT%H:%M:%fZ', l.time, 'unixepoch') AS time,
+                      l.latitude, l.longitude, l.altitude, l.ellipsoidal_altitude, l.horizontal_accuracy,
+                      l.vertical_accuracy, l.speed, l.speed_accuracy, l.course, l.course_accuracy,
+                      \(name("fix_mode", "fix_mode")), l.satellites, l.hdop, l.vdop, l.pdop,
+                      \(name("differential", "differential")), l.flags & 1 AS simulated,
+                      (l.flags >> 1) & 1 AS speed_derived, (l.flags >> 2) & 1 AS course_derived,
+                      o.kind AS origin_kind, o.name AS origin, l.origin_index, l.fix_index, l.segment,
+                      \(name("app_state", "app_state")), 'delivered' AS decision, \(name("reason", "reason")),
+                      \(name("authorization", "authorization")),
+                      \(name("accuracy_authorization", "accuracy_authorization")),
+                      l.source_latitude, l.source_longitude, l.background_time_remaining,
+                      (l.flags >> 3) & 1 AS indicator
+                    FROM location l JOIN origin o ON o.id = l.origin_id;
+                    CREATE VIEW event_view AS
+                    SELECT e.id >> 40 AS session_id, e.id & 1099511627775 AS seq, e.offset,
+                      strftime('%Y-%m-%dT%H:%M:%fZ', s.epoch + e.offset, 'unixepoch') AS time, e.name, e.data
+                    FROM event e JOIN session s ON s.id = e.id >> 40;
                     """)
         }
         return migrator
+    }
+}
+
+/// The small integers that stand for enumerations in `location`; the `code` table names them.
+/// A code is the case's position here: new cases go at the end (with a migration that adds
+/// their names), so codes already stored keep their meaning.
+enum StoreCodes {
+    static let fixMode: [Provenance.FixMode] = [.none, .twoD, .threeD]
+    static let differential: [Provenance.Differential] = [.none, .dgps, .rtkFloat, .rtkFixed]
+    static let appState: [AppState] = [.notRunning, .active, .inactive, .background, .suspended]
+    static let decision: [FixDecision] = [.delivered, .held, .dropped, .ignored]
+    static let reason: [FixReason] = [
+        .foreground, .backgroundSession, .gracePeriod, .backgroundTask, .backgroundFetch, .resumed, .suspended,
+        .appNotRunning, .locationServicesDisabled, .restricted, .denied, .notDetermined, .whenInUseStartedInBackground,
+        .paused, .distanceFilter, .accuracyThrottle, .noFix, .notUpdating,
+    ]
+    /// CoreLocation's own numbers (CLAuthorizationStatus).
+    static let authorization: [AuthorizationStatus] = [
+        .notDetermined, .restricted, .denied, .authorizedAlways, .authorizedWhenInUse,
+    ]
+    /// CoreLocation's own numbers (CLAccuracyAuthorization).
+    static let accuracy: [AccuracyAuthorization] = [.fullAccuracy, .reducedAccuracy]
+
+    static var tables: [(String, [String])] {
+        [
+            ("fix_mode", fixMode.map(\.rawValue)), ("differential", differential.map(\.rawValue)),
+            ("app_state", appState.map(\.rawValue)), ("decision", decision.map(\.rawValue)),
+            ("reason", reason.map(\.rawValue)), ("authorization", authorization.map(\.rawValue)),
+            ("accuracy_authorization", accuracy.map(\.rawValue)),
+        ]
+    }
+
+    @inline(__always) static func code<T: Equatable>(_ value: T, in table: [T]) -> Int64 {
+        Int64(table.firstIndex(of: value) ?? 0)
+    }
+
+    @inline(__always) static func value<T>(_ code: Int64, in table: [T], default fallback: T) -> T {
+        code >= 0 && code < table.count ? table[Int(code)] : fallback
     }
 }

@@ -203,7 +203,9 @@ struct SessionsCLITests {
         let stored = try db.locations(of: 1).map { $0.ndjson().dropLast() }.map(String.init)
         #expect(Set(printed).isSubset(of: Set(stored)), "every acknowledged location is in the store")
         #expect(stored.count >= printed.count && stored.count < 20_000)
-        #expect(try db.session(1).outcome == .failed)
+        // Failed when the full disk still took the closing update; else its process is gone and
+        // it shows as interrupted. Never "completed".
+        #expect([.failed, .interrupted].contains(try db.session(1).outcome))
     }
 
     @Test func aReadOnlyStoreIsAClearError() throws {

@@ -68,6 +68,31 @@ import Testing
         #expect(try back.integrityCheck() == ["ok"])
     }
 
+    /// A long session whose delivered and other fixes interleave across many pages: the audit
+    /// log and the locations still come back whole and in order.
+    @Test func aLongSessionReadsBackAcrossPages() async throws {
+        var scenario = Scenario()
+        scenario.info.backgroundModes = [.location]
+        scenario.timeline = (0..<330).flatMap { i in
+            [.init(at: .seconds(600 * i + 100), .background), .init(at: .seconds(600 * i + 550), .foreground)]
+        }
+        let simulation = Simulation(scenario: scenario, epoch: SimulationTests.epoch)
+        let store = try SessionStore(path: Self.newStorePath())
+        let recorder = try store.beginSession(Self.session(), mode: .batched(1000))
+        simulation.addObserver(recorder)
+        let audit = AuditRecorder()
+        simulation.addObserver(audit)
+        try await simulation.run(try SimulationTests.source(loops: 300))
+        try recorder.finish(outcome: .completed, duration: simulation.now, endedAt: SimulationTests.epoch)
+        let fixEvents = audit.events.filter { if case .fix = $0.kind { true } else { false } }
+        #expect(simulation.stored.count > 4096 && fixEvents.count - simulation.stored.count > 4096, "\(simulation.stored.count) of \(fixEvents.count)")
+        var lines: [String] = []
+        try store.forEachEventLine(of: recorder.id) { lines.append($0) }
+        #expect(lines.count == audit.events.count)
+        #expect(lines.joined() == audit.ndjson(epoch: SimulationTests.epoch))
+        #expect(try store.locations(of: recorder.id).map { $0.ndjson() } == simulation.stored.map { $0.ndjson() })
+    }
+
     /// Every `Location` field survives, and "invalid" is NULL for the sqlite3 shell.
     @Test func everyLocationFieldSurvives() throws {
         let path = Self.newStorePath()
@@ -110,12 +135,13 @@ import Testing
                 sqlite3,
                 [
                     path,
-                    "SELECT quote(altitude), quote(speed), quote(course), fix_mode, origin_kind, app_state, decision FROM location ORDER BY seq",
+                    "SELECT quote(altitude), quote(speed), quote(course), fix_mode, origin_kind, app_state, decision, time FROM location_view ORDER BY seq",
                 ])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(
                 r.stdoutText
-                    == "12.25|1.5|271.5|threeD|gpsd|active|delivered\nNULL|NULL|NULL|twoD|file|background|delivered\n")
+                    == "12.25|1.5|271.5|threeD|gpsd|active|delivered|2024-05-01T08:00:00.125Z\n"
+                    + "NULL|NULL|NULL|twoD|file|background|delivered|2024-05-01T08:00:01.000Z\n")
         }
     }
 
@@ -226,7 +252,7 @@ import Testing
             sqlite3,
             [
                 path,
-                "SELECT count(*) FROM location WHERE session_id = \(first.id); SELECT count(*) FROM event WHERE session_id = \(first.id)",
+                "SELECT count(*) FROM location_view WHERE session_id = \(first.id); SELECT count(*) FROM event_view WHERE session_id = \(first.id)",
             ])
         #expect(r.stdoutText == "0\n0\n")
         #expect(throws: StoreError.self) { try store.session(first.id) }

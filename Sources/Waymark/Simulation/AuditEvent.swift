@@ -36,6 +36,24 @@ public struct AuditEvent: Sendable, Hashable {
         public var backgroundTimeRemaining: Duration?
         /// Whether the location indicator shows (a When In Use app's background session).
         public var indicator: Bool
+
+        public init(
+            index: Int, segment: Int, decision: FixDecision, reason: FixReason, appState: AppState,
+            authorization: AuthorizationStatus, accuracy: AccuracyAuthorization, coordinate: Coordinate,
+            delivered: Location?, backgroundTimeRemaining: Duration?, indicator: Bool
+        ) {
+            self.index = index
+            self.segment = segment
+            self.decision = decision
+            self.reason = reason
+            self.appState = appState
+            self.authorization = authorization
+            self.accuracy = accuracy
+            self.coordinate = coordinate
+            self.delivered = delivered
+            self.backgroundTimeRemaining = backgroundTimeRemaining
+            self.indicator = indicator
+        }
     }
 
     public enum Kind: Sendable, Hashable {
