@@ -61,7 +61,8 @@ enum StoreBench {
             let start = clock.now
             let recorder = try store.beginSession(
                 NewSession(
-                    kind: .replay, source: trace, settings: "{}", scenario: nil, createdAt: Date(), epoch: simulation.epoch),
+                    kind: .replay, source: trace, settings: "{}", scenario: nil, createdAt: Date(),
+                    epoch: simulation.epoch),
                 mode: .batched(8192))
             simulation.addObserver(recorder)
             try await simulation.run(GPXReplaySource(schedule: schedule, name: trace))
@@ -97,10 +98,14 @@ enum StoreBench {
         print(
             "\(column("replay + store (\(stored) locations, \(stored) fix events; \(size >> 20) MiB)", 62))  "
                 + "\(column(String(format: "%.0f", rate), 10))  \(ratio)")
-        print("\(column("the store's own share (replay with store − replay without)", 62))  \(column(String(format: "%.0f", storeOnly), 10))")
+        print(
+            "\(column("the store's own share (replay with store − replay without)", 62))  \(column(String(format: "%.0f", storeOnly), 10))"
+        )
         print("\(column("replay without a store", 62))  \(column(String(format: "%.0f", Double(stored) / bare), 10))")
         if let peerRate {
-            print("\(column("sqlite3 .import --csv of the same location rows (no events)", 62))  \(column(String(format: "%.0f", peerRate), 10))")
+            print(
+                "\(column("sqlite3 .import --csv of the same location rows (no events)", 62))  \(column(String(format: "%.0f", peerRate), 10))"
+            )
         } else {
             print("sqlite3: not installed (apt-get install sqlite3); no ratio")
         }
@@ -149,7 +154,9 @@ enum StoreBench {
 
         let peer = pythonCommits(count: count, dir: dir)
         print("")
-        print("\(column("durable live commits (synchronous=FULL, WAL)", 62))  \(column("p50 ms", 8))  \(column("p99 ms", 8))  p99 vs Python")
+        print(
+            "\(column("durable live commits (synchronous=FULL, WAL)", 62))  \(column("p50 ms", 8))  \(column("p99 ms", 8))  p99 vs Python"
+        )
         let ratio = peer.map { String(format: "%.2f×", p99 / $0.p99) } ?? "–"
         print(
             "\(column("waymark: one fix + its audit event per transaction (\(count))", 62))  "
@@ -188,7 +195,9 @@ enum StoreBench {
             """
         let r = shell("python3 -c \"$WAYMARK_BENCH_SCRIPT\"", environment: ["WAYMARK_BENCH_SCRIPT": script])
         removeStore(path)
-        let parts = r.output.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let parts = r.output.split(separator: " ").compactMap {
+            Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
         return parts.count == 2 ? (parts[0], parts[1]) : nil
     }
 

@@ -68,7 +68,9 @@ struct LocationRow {
                 index: index, segment: segment, decision: .delivered, reason: reason, appState: appState,
                 authorization: StoreCodes.value(row[27], in: StoreCodes.authorization, default: .notDetermined),
                 accuracy: StoreCodes.value(row[28], in: StoreCodes.accuracy, default: .fullAccuracy),
-                coordinate: sourceLatitude.flatMap { lat in sourceLongitude.map { Coordinate(latitude: lat, longitude: $0) } }
+                coordinate: sourceLatitude.flatMap { lat in
+                    sourceLongitude.map { Coordinate(latitude: lat, longitude: $0) }
+                }
                     ?? location.coordinate,
                 delivered: location, backgroundTimeRemaining: remaining.map(duration), indicator: flags & 8 != 0)
             let id: Int64 = row[0]

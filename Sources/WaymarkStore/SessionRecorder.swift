@@ -186,13 +186,22 @@ final class BatchWriter: @unchecked Sendable {
     init(session: Int64) { self.session = session }
 
     private static let eventSQL = "INSERT INTO event (id, offset, name, data) VALUES (?, ?, ?, ?)"
-    private static let locationSQL = """
-        INSERT INTO location (id, offset, time, latitude, longitude, altitude, ellipsoidal_altitude, horizontal_accuracy,
-          vertical_accuracy, speed, speed_accuracy, course, course_accuracy, fix_mode, satellites, hdop, vdop, pdop,
-          differential, flags, origin_id, origin_index, fix_index, segment, app_state, reason, authorization,
-          accuracy_authorization, source_latitude, source_longitude, background_time_remaining)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    private static let locationColumns = """
+        id, offset, time, latitude, longitude, altitude, ellipsoidal_altitude, horizontal_accuracy, vertical_accuracy,
+        speed, speed_accuracy, course, course_accuracy, fix_mode, satellites, hdop, vdop, pdop, differential, flags,
+        origin_id, origin_index, fix_index, segment, app_state, reason, authorization, accuracy_authorization,
+        source_latitude, source_longitude, background_time_remaining
         """
+    private static let locationParameters: Int32 = 31
+    /// Locations inserted by one statement when a batch has that many in a row: SQLite then
+    /// runs one program for them, with its cursor kept at the end of the table.
+    private static let rowsPerInsert = 16
+
+    private static func locationSQL(rows: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: Int(locationParameters)).joined(separator: ", ") + ")"
+        return "INSERT INTO location (\(locationColumns)) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ")
+    }
 
     /// Writes `events`, numbered from `first`, in one transaction: a delivered fix as a
     /// `location` row, anything else as an `event` row. Returns the number of locations.
@@ -200,24 +209,45 @@ final class BatchWriter: @unchecked Sendable {
         var locations = 0
         try db.inTransaction(.immediate) {
             let e = try db.cachedStatement(sql: Self.eventSQL).sqliteStatement
-            let l = try db.cachedStatement(sql: Self.locationSQL).sqliteStatement
+            let one = try db.cachedStatement(sql: Self.locationSQL(rows: 1)).sqliteStatement
+            let many = try db.cachedStatement(sql: Self.locationSQL(rows: Self.rowsPerInsert)).sqliteStatement
             let binder = Binder(db: db)
-            var key = StoreSchema.key(session, first)
-            for event in events {
-                if case .fix(let f) = event.kind, let location = f.delivered {
-                    let origin = try originID(location.provenance.source, db)
-                    binder.statement = l
-                    Self.bind(location, record: f, offset: event.offset, origin: origin, to: binder)
-                    locations += 1
-                } else {
+            var index = 0
+            while index < events.count {
+                let event = events[index]
+                let key = StoreSchema.key(session, first + Int64(index))
+                guard case .fix(let f) = event.kind, let location = f.delivered else {
                     binder.statement = e
+                    binder.int(1, key)
                     binder.double(2, event.offset.inSeconds)
                     binder.text(3, event.name)
                     encoder.withFields(of: event) { binder.text(4, $0) }
+                    try binder.step()
+                    index += 1
+                    continue
                 }
-                binder.int(1, key)
+                // A run of delivered fixes: as many whole statements of several rows as fit.
+                if index + Self.rowsPerInsert <= events.count,
+                    events[index..<index + Self.rowsPerInsert].allSatisfy(\.isDelivery)
+                {
+                    binder.statement = many
+                    for row in 0..<Self.rowsPerInsert {
+                        let event = events[index + row]
+                        guard case .fix(let f) = event.kind, let location = f.delivered else { continue }
+                        try bind(
+                            location, record: f, offset: event.offset, key: key + Int64(row), to: binder,
+                            base: Int32(row) * Self.locationParameters, db)
+                    }
+                    try binder.step()
+                    index += Self.rowsPerInsert
+                    locations += Self.rowsPerInsert
+                    continue
+                }
+                binder.statement = one
+                try bind(location, record: f, offset: event.offset, key: key, to: binder, base: 0, db)
                 try binder.step()
-                key += 1
+                index += 1
+                locations += 1
             }
             return .commit
         }
@@ -236,12 +266,24 @@ final class BatchWriter: @unchecked Sendable {
             id = known
         } else {
             try db.execute(sql: "INSERT OR IGNORE INTO origin (kind, name) VALUES (?, ?)", arguments: [kind, name])
-            id = try Int64.fetchOne(db, sql: "SELECT id FROM origin WHERE kind = ? AND name = ?", arguments: [kind, name])!
+            id = try Int64.fetchOne(
+                db, sql: "SELECT id FROM origin WHERE kind = ? AND name = ?", arguments: [kind, name])!
             origins[kind + "\u{0}" + name] = id
         }
         // The point index differs from fix to fix; only the file or device matters here.
         lastOrigin = (source, id)
         return id
+    }
+
+    private func bind(
+        _ l: Location, record f: AuditEvent.FixRecord, offset: Duration, key: Int64, to binder: Binder, base: Int32,
+        _ db: Database
+    ) throws {
+        let origin = try originID(l.provenance.source, db)
+        binder.base = base
+        defer { binder.base = 0 }
+        Self.bind(l, record: f, offset: offset, origin: origin, to: binder)
+        binder.int(1, key)
     }
 
     private static func bind(
@@ -291,33 +333,40 @@ final class BatchWriter: @unchecked Sendable {
 final class Binder {
     let db: Database
     var statement: SQLiteStatement?
+    /// Added to every parameter index: the row's place in a statement that inserts several.
+    var base: Int32 = 0
     /// SQLITE_TRANSIENT: SQLite copies the bytes before the bind returns.
     private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     init(db: Database) { self.db = db }
 
     @inline(__always) func int(_ index: Int32, _ value: Int64?) {
-        if let value { sqlite3_bind_int64(statement, index, value) } else { sqlite3_bind_null(statement, index) }
+        if let value {
+            sqlite3_bind_int64(statement, base + index, value)
+        } else {
+            sqlite3_bind_null(statement, base + index)
+        }
     }
 
     @inline(__always) func double(_ index: Int32, _ value: Double?) {
         if let value, value.isFinite {
-            sqlite3_bind_double(statement, index, value)
+            sqlite3_bind_double(statement, base + index, value)
         } else {
-            sqlite3_bind_null(statement, index)
+            sqlite3_bind_null(statement, base + index)
         }
     }
 
     @inline(__always) func text(_ index: Int32, _ value: String) {
         var value = value
         value.withUTF8 { bytes in
-            _ = sqlite3_bind_text(statement, index, bytes.baseAddress, Int32(bytes.count), transient)
+            _ = sqlite3_bind_text(statement, base + index, bytes.baseAddress, Int32(bytes.count), transient)
         }
     }
 
     @inline(__always) func text(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
         _ = sqlite3_bind_text(
-            statement, index, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), transient)
+            statement, base + index, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count),
+            transient)
     }
 
     /// Runs the statement once and resets it; throws SQLite's error.
@@ -328,5 +377,13 @@ final class Binder {
             let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
         }
+    }
+}
+
+extension AuditEvent {
+    /// A fix that the app received.
+    var isDelivery: Bool {
+        if case .fix(let f) = kind { return f.delivered != nil }
+        return false
     }
 }

@@ -209,13 +209,17 @@ public final class SessionStore: Sendable {
             return try queue.read { db in
                 var b = SessionBreakdown()
                 for row in try Row.fetchAll(
-                    db, sql: "SELECT c.name AS app_state, count(*) AS n FROM location l JOIN code c ON c.kind = 'app_state' AND c.code = l.app_state WHERE l.id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775 GROUP BY 1 ORDER BY 1",
+                    db,
+                    sql:
+                        "SELECT c.name AS app_state, count(*) AS n FROM location l JOIN code c ON c.kind = 'app_state' AND c.code = l.app_state WHERE l.id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775 GROUP BY 1 ORDER BY 1",
                     arguments: [id])
                 {
                     b.byAppState.append((row["app_state"], row["n"]))
                 }
                 for row in try Row.fetchAll(
-                    db, sql: "SELECT c.name AS reason, count(*) AS n FROM location l JOIN code c ON c.kind = 'reason' AND c.code = l.reason WHERE l.id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775 GROUP BY 1 ORDER BY 1",
+                    db,
+                    sql:
+                        "SELECT c.name AS reason, count(*) AS n FROM location l JOIN code c ON c.kind = 'reason' AND c.code = l.reason WHERE l.id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775 GROUP BY 1 ORDER BY 1",
                     arguments: [id])
                 {
                     b.byReason.append((row["reason"], row["n"]))
@@ -235,7 +239,10 @@ public final class SessionStore: Sendable {
                 }
                 b.segments =
                     try Int.fetchOne(
-                        db, sql: "SELECT count(DISTINCT segment) FROM location WHERE id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775", arguments: [id])
+                        db,
+                        sql:
+                            "SELECT count(DISTINCT segment) FROM location WHERE id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775",
+                        arguments: [id])
                     ?? 0
                 return b
             }
@@ -280,7 +287,8 @@ public final class SessionStore: Sendable {
                 (events, locations) = try queue.read { db in
                     let events = try Row.fetchAll(
                         db,
-                        sql: "SELECT id & 1099511627775, offset, name, data FROM event WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+                        sql:
+                            "SELECT id & 1099511627775, offset, name, data FROM event WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
                         arguments: [StoreSchema.key(id, last), StoreSchema.lastKey(id), page]
                     ).map { ($0[0] as Int64, $0[1] as Double, $0[2] as String, $0[3] as String) }
                     return (events, try LocationRow.fetch(db, session: id, after: last, limit: page))
@@ -323,7 +331,8 @@ public final class SessionStore: Sendable {
                     sql: "DELETE FROM location WHERE id BETWEEN ? AND ?",
                     arguments: [StoreSchema.key(id), StoreSchema.lastKey(id)])
                 try db.execute(
-                    sql: "DELETE FROM event WHERE id BETWEEN ? AND ?", arguments: [StoreSchema.key(id), StoreSchema.lastKey(id)])
+                    sql: "DELETE FROM event WHERE id BETWEEN ? AND ?",
+                    arguments: [StoreSchema.key(id), StoreSchema.lastKey(id)])
                 try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id])
                 return db.changesCount > 0
             }

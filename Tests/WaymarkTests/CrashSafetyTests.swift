@@ -75,7 +75,9 @@ struct CrashSafetyTests {
             #expect(printedTimes.allSatisfy(gpxTimes.contains), "\(context)")
         }
         #expect(acknowledgedInAll >= Self.kills * 3, "the kills came while fixes were flowing")
-        print("kill -9: \(Self.kills) rounds, \(acknowledgedInAll) acknowledged fixes, GPX valid \(validGPX), repaired \(repairedGPX)")
+        print(
+            "kill -9: \(Self.kills) rounds, \(acknowledgedInAll) acknowledged fixes, GPX valid \(validGPX), repaired \(repairedGPX)"
+        )
 
         // The next session starts and ends normally.
         let recording = try h.startRecording(["--store", store, "--duration", "2s"])

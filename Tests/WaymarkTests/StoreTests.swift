@@ -85,7 +85,9 @@ import Testing
         try await simulation.run(try SimulationTests.source(loops: 300))
         try recorder.finish(outcome: .completed, duration: simulation.now, endedAt: SimulationTests.epoch)
         let fixEvents = audit.events.filter { if case .fix = $0.kind { true } else { false } }
-        #expect(simulation.stored.count > 4096 && fixEvents.count - simulation.stored.count > 4096, "\(simulation.stored.count) of \(fixEvents.count)")
+        #expect(
+            simulation.stored.count > 4096 && fixEvents.count - simulation.stored.count > 4096,
+            "\(simulation.stored.count) of \(fixEvents.count)")
         var lines: [String] = []
         try store.forEachEventLine(of: recorder.id) { lines.append($0) }
         #expect(lines.count == audit.events.count)
