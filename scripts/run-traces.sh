@@ -2,16 +2,20 @@
 # The main job end to end on the bundled traces: builds Waymark, then for every traces/*.gpx
 # prints its statistics and text view, and writes GeoJSON and GPX 1.1 into out/traces/; then
 # replays traces/city-walk.gpx into the simulated app scripted by traces/commute.yaml, writing
-# its audit log and the delivered locations (GeoJSON) beside them.
+# its audit log and the delivered locations (GeoJSON) beside them, and storing the run as a
+# session in out/traces/waymark.sqlite, which it then lists, shows and exports (GPX, GeoJSON).
 # When ../shared/tools is present, the outputs are checked with check-geojson and check-gpx.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! pkg-config --exists libgps 2>/dev/null; then
-    # The build links libgps (for `waymark record`).
-    echo "run-traces.sh: installing libgps-dev" >&2
+# The build links libgps (for `waymark record`) and SQLite (the session store).
+packages=()
+pkg-config --exists libgps 2>/dev/null || packages+=(libgps-dev pkg-config)
+[ -f /usr/include/sqlite3.h ] || packages+=(libsqlite3-dev)
+if [ ${#packages[@]} -gt 0 ]; then
+    echo "run-traces.sh: installing ${packages[*]}" >&2
     as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
     as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgps-dev pkg-config >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
 fi
 swift build >&2
 waymark=.build/debug/waymark
@@ -26,8 +30,16 @@ for trace in traces/*.gpx; do
     echo
 done
 echo "== replay of traces/city-walk.gpx with traces/commute.yaml"
-"$waymark" replay traces/city-walk.gpx --scenario traces/commute.yaml --rate max --quiet \
+store=out/traces/waymark.sqlite
+rm -f "$store" "$store-wal" "$store-shm"
+"$waymark" replay traces/city-walk.gpx --scenario traces/commute.yaml --rate max --quiet --store "$store" \
     --audit out/traces/city-walk.replay.audit.ndjson --format geojson -o out/traces/city-walk.delivered.geojson
+echo
+echo "== the session it stored"
+"$waymark" sessions list --store "$store"
+"$waymark" sessions show 1 --store "$store"
+"$waymark" sessions export 1 --store "$store" --format gpx -o out/traces/city-walk.session.gpx
+"$waymark" sessions export 1 --store "$store" --format geojson -o out/traces/city-walk.session.geojson
 echo
 echo "wrote $(ls out/traces | wc -l) files in out/traces/"
 if [ -x ../shared/tools/check-geojson ]; then

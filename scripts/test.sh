@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone on Debian 12 with Swift 6.3:
-#   1. installs what the build and the tests use when it is missing: libgps-dev (the build links
-#      libgps), gpsd and gpsd-clients (gpsfake replays receiver logs into a private gpsd),
-#      xmllint, GeographicLib for Python,
+#   1. installs what the build and the tests use when it is missing: libgps-dev and
+#      libsqlite3-dev (the build links libgps and SQLite), gpsd and gpsd-clients (gpsfake replays
+#      receiver logs into a private gpsd), xmllint, the sqlite3 shell (tests read the store as a
+#      user would), GeographicLib for Python,
 #   2. builds the package (the CLI tests run the built `waymark`),
 #   3. fuzzes the GPX reader with libFuzzer for WAYMARK_FUZZ_SECONDS (default 60; 0 skips),
 #   4. runs `swift test`.
@@ -15,6 +16,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 packages=()
 pkg-config --exists libgps 2>/dev/null || packages+=(libgps-dev pkg-config)
+[ -f /usr/include/sqlite3.h ] || packages+=(libsqlite3-dev)
+command -v sqlite3 >/dev/null 2>&1 || packages+=(sqlite3)
 command -v gpsfake >/dev/null 2>&1 || packages+=(gpsd gpsd-clients python3-gps)
 command -v xmllint >/dev/null 2>&1 || packages+=(libxml2-utils)
 command -v bc >/dev/null 2>&1 || packages+=(bc)            # ../shared/tools/gpsfake_replay.sh

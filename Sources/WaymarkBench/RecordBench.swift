@@ -6,6 +6,7 @@
 import Foundation
 import Waymark
 import WaymarkGPSD
+import WaymarkStore
 
 #if canImport(Glibc)
     import Glibc
@@ -73,8 +74,17 @@ enum RecordBench {
         // The peer: gpspipe watching the same gpsd, for the same time.
         let peer = try ReplayBench.spawn(["gpspipe", "-w", "localhost:\(gpsdPort)"], output: "/dev/null")
 
-        // Waymark, in this process: the gpsd thread, the simulation, the audit log.
+        // Waymark, in this process: the gpsd thread, the simulation, the session store (a durable
+        // commit per fix, as `waymark record` makes), the audit log.
         let simulation = Simulation(scenario: Scenario(), epoch: Date())
+        let storePath = "\(dir)/record-store.sqlite"
+        StoreBench.removeStore(storePath)
+        let session = try SessionStore(path: storePath).beginSession(
+            NewSession(
+                kind: .record, source: "bench", settings: "{}", scenario: nil, createdAt: Date(),
+                epoch: simulation.epoch),
+            mode: .durable)
+        simulation.addObserver(session)
         let audit = AuditLogWriter(
             sink: try FileSink(atomicPath: "\(dir)/record-audit.ndjson"), epoch: simulation.epoch)
         simulation.addObserver(audit)
@@ -93,6 +103,8 @@ enum RecordBench {
         let wall = ReplayBench.seconds(ContinuousClock.now - wallStart)
         let cpu = cpuTime() - before
         try audit.finish()
+        try session.finish(outcome: .completed, duration: simulation.now, endedAt: Date())
+        StoreBench.removeStore(storePath)
 
         kill(peer, SIGTERM)
         var status: Int32 = 0

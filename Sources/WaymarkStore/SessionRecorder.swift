@@ -197,6 +197,9 @@ final class BatchWriter: @unchecked Sendable {
     /// runs one program for them, with its cursor kept at the end of the table.
     private static let rowsPerInsert = 16
 
+    private static let oneLocationSQL = locationSQL(rows: 1)
+    private static let manyLocationsSQL = locationSQL(rows: rowsPerInsert)
+
     private static func locationSQL(rows: Int) -> String {
         let row = "(" + Array(repeating: "?", count: Int(locationParameters)).joined(separator: ", ") + ")"
         return "INSERT INTO location (\(locationColumns)) VALUES "
@@ -206,50 +209,58 @@ final class BatchWriter: @unchecked Sendable {
     /// Writes `events`, numbered from `first`, in one transaction: a delivered fix as a
     /// `location` row, anything else as an `event` row. Returns the number of locations.
     func write(_ events: [AuditEvent], from first: Int64, _ db: Database) throws -> Int {
+        // One event is one statement, which SQLite commits on its own: no BEGIN and COMMIT to run.
+        if events.count == 1 { return try insert(events, from: first, db) }
         var locations = 0
         try db.inTransaction(.immediate) {
-            let e = try db.cachedStatement(sql: Self.eventSQL).sqliteStatement
-            let one = try db.cachedStatement(sql: Self.locationSQL(rows: 1)).sqliteStatement
-            let many = try db.cachedStatement(sql: Self.locationSQL(rows: Self.rowsPerInsert)).sqliteStatement
-            let binder = Binder(db: db)
-            var index = 0
-            while index < events.count {
-                let event = events[index]
-                let key = StoreSchema.key(session, first + Int64(index))
-                guard case .fix(let f) = event.kind, let location = f.delivered else {
-                    binder.statement = e
-                    binder.int(1, key)
-                    binder.double(2, event.offset.inSeconds)
-                    binder.text(3, event.name)
-                    encoder.withFields(of: event) { binder.text(4, $0) }
-                    try binder.step()
-                    index += 1
-                    continue
-                }
-                // A run of delivered fixes: as many whole statements of several rows as fit.
-                if index + Self.rowsPerInsert <= events.count,
-                    events[index..<index + Self.rowsPerInsert].allSatisfy(\.isDelivery)
-                {
-                    binder.statement = many
-                    for row in 0..<Self.rowsPerInsert {
-                        let event = events[index + row]
-                        guard case .fix(let f) = event.kind, let location = f.delivered else { continue }
-                        try bind(
-                            location, record: f, offset: event.offset, key: key + Int64(row), to: binder,
-                            base: Int32(row) * Self.locationParameters, db)
-                    }
-                    try binder.step()
-                    index += Self.rowsPerInsert
-                    locations += Self.rowsPerInsert
-                    continue
-                }
-                binder.statement = one
-                try bind(location, record: f, offset: event.offset, key: key, to: binder, base: 0, db)
+            locations = try insert(events, from: first, db)
+            return .commit
+        }
+        return locations
+    }
+
+    private func insert(_ events: [AuditEvent], from first: Int64, _ db: Database) throws -> Int {
+        var locations = 0
+        let e = try db.cachedStatement(sql: Self.eventSQL).sqliteStatement
+        let one = try db.cachedStatement(sql: Self.oneLocationSQL).sqliteStatement
+        let many = try db.cachedStatement(sql: Self.manyLocationsSQL).sqliteStatement
+        let binder = Binder(db: db)
+        var index = 0
+        while index < events.count {
+            let event = events[index]
+            let key = StoreSchema.key(session, first + Int64(index))
+            guard case .fix(let f) = event.kind, let location = f.delivered else {
+                binder.statement = e
+                binder.int(1, key)
+                binder.double(2, event.offset.inSeconds)
+                binder.text(3, event.name)
+                encoder.withFields(of: event) { binder.text(4, $0) }
                 try binder.step()
                 index += 1
-                locations += 1
+                continue
             }
-            return .commit
+            // A run of delivered fixes: as many whole statements of several rows as fit.
+            if index + Self.rowsPerInsert <= events.count,
+                events[index..<index + Self.rowsPerInsert].allSatisfy(\.isDelivery)
+            {
+                binder.statement = many
+                for row in 0..<Self.rowsPerInsert {
+                    let event = events[index + row]
+                    guard case .fix(let f) = event.kind, let location = f.delivered else { continue }
+                    try bind(
+                        location, record: f, offset: event.offset, key: key + Int64(row), to: binder,
+                        base: Int32(row) * Self.locationParameters, db)
+                }
+                try binder.step()
+                index += Self.rowsPerInsert
+                locations += Self.rowsPerInsert
+                continue
+            }
+            binder.statement = one
+            try bind(location, record: f, offset: event.offset, key: key, to: binder, base: 0, db)
+            try binder.step()
+            index += 1
+            locations += 1
         }
         return locations
     }
