@@ -4,6 +4,9 @@ import GRDBSQLite
 import Synchronization
 import Waymark
 
+#if canImport(Glibc)
+    import Glibc
+#endif
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -211,12 +214,18 @@ final class BatchWriter: @unchecked Sendable {
     func write(_ events: [AuditEvent], from first: Int64, _ db: Database) throws -> Int {
         // One event is one statement, which SQLite commits on its own: no BEGIN and COMMIT to run.
         if events.count == 1 { return try insert(events, from: first, db) }
-        var locations = 0
-        try db.inTransaction(.immediate) {
-            locations = try insert(events, from: first, db)
-            return .commit
+        try db.execute(sql: "BEGIN IMMEDIATE")
+        do {
+            let locations = try insert(events, from: first, db)
+            try db.execute(sql: "COMMIT")
+            return locations
+        } catch {
+            // Most writes happen at COMMIT: say why the system refused them, before the rollback
+            // forgets it.
+            let explained = (error as? DatabaseError).map { Binder.explained($0, db) } ?? error
+            if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK") }
+            throw explained
         }
-        return locations
     }
 
     private func insert(_ events: [AuditEvent], from first: Int64, _ db: Database) throws -> Int {
@@ -386,8 +395,19 @@ final class Binder {
         sqlite3_reset(statement)
         guard code == SQLITE_DONE else {
             let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+            throw Self.explained(DatabaseError(resultCode: ResultCode(rawValue: code), message: message), db)
         }
+    }
+
+    /// `error` with the system's reason added (SQLite's last errno), and a write refused for
+    /// want of room (a full disk, a quota, a file size limit) made a "full" error, whichever way
+    /// SQLite reported it.
+    static func explained(_ error: DatabaseError, _ db: Database) -> DatabaseError {
+        let system = sqlite3_system_errno(db.sqliteConnection)
+        guard system != 0, error.resultCode == .SQLITE_IOERR || error.resultCode == .SQLITE_FULL else { return error }
+        let message = (error.message ?? "SQLite error") + " (\(String(cString: strerror(system))))"
+        let full = [ENOSPC, EFBIG, EDQUOT].contains(system)
+        return DatabaseError(resultCode: full ? .SQLITE_FULL : error.extendedResultCode, message: message)
     }
 }
 

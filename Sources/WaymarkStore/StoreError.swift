@@ -56,7 +56,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case .SQLITE_FULL:
             self.init(
                 .full, path: path,
-                message: "the disk is full (SQLite: \(sqlite)); everything stored before this point is kept")
+                message:
+                    "the disk is full, or the file may grow no larger (SQLite: \(sqlite)); everything stored before this point is kept"
+            )
+        case .SQLITE_IOERR where Self.whyNoRoom(path) != nil:
+            self.init(
+                .full, path: path,
+                message:
+                    "the disk is full, or the file may grow no larger: \(Self.whyNoRoom(path)!) (SQLite: \(sqlite)); everything stored before this point is kept"
+            )
         case .SQLITE_READONLY:
             self.init(
                 .readOnly, path: path,
@@ -89,6 +97,26 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(path): \(message)" }
+
+    /// Why a write may have failed for want of room, if it looks so: the file system has
+    /// (almost) no space left, or the store or its WAL has reached the file size limit.
+    static func whyNoRoom(_ path: String) -> String? {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        var fs = statvfs()
+        if statvfs(directory, &fs) == 0, UInt64(fs.f_bavail) * UInt64(fs.f_frsize) < 1 << 20 {
+            return "no space left on the file system"
+        }
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {
+            for file in [path, path + "-wal"] {
+                var info = stat()
+                if stat(file, &info) == 0, UInt64(info.st_size) + (1 << 16) >= UInt64(limit.rlim_cur) {
+                    return "the file size limit (ulimit -f) of \(limit.rlim_cur) bytes is reached"
+                }
+            }
+        }
+        return nil
+    }
 
     /// Why the store cannot be written, in words, if that is the trouble: SQLite needs to write
     /// the file and to create `-wal` and `-shm` files beside it.

@@ -80,11 +80,13 @@ extension WaymarkCommand.Sessions {
                 let db = try store.openExisting()
                 let s = try db.session(id)
                 let b = try db.breakdown(of: id)
+                var stats = TraceStatistics()
+                try db.locations(of: id).forEachGPXEvent(name: "") { stats.add($0) }
                 let out = FileSink.standardOutput()
                 if json {
-                    out.write(SessionJSON.object(s, breakdown: b) + "\n")
+                    out.write(SessionJSON.object(s, breakdown: b, stats: stats) + "\n")
                 } else {
-                    out.write(SessionTable.detail(s, breakdown: b, store: store.path))
+                    out.write(SessionTable.detail(s, breakdown: b, stats: stats, store: store.path))
                 }
                 try out.flush()
             } catch {
@@ -235,7 +237,9 @@ enum SessionTable {
         return text
     }
 
-    static func detail(_ s: SessionInfo, breakdown b: SessionBreakdown, store: String) -> String {
+    static func detail(_ s: SessionInfo, breakdown b: SessionBreakdown, stats: TraceStatistics, store: String)
+        -> String
+    {
         var text = "Session \(s.id) in \(store)\n"
         text += "  kind:       \(s.kind)\n"
         text += "  source:     \(s.source)\n"
@@ -249,6 +253,13 @@ enum SessionTable {
         if !b.byAppState.isEmpty {
             text += "    by app state: " + b.byAppState.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n"
             text += "    by reason:    " + b.byReason.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n"
+        }
+        if b.segments > 0 {
+            text += "  path:       \(ValueFormatting.fixed(stats.length2D / 1000, decimals: 2)) km"
+            if let start = stats.startTime, let end = stats.endTime {
+                text += ", fixes from \(ValueFormatting.iso8601(start)) to \(ValueFormatting.iso8601(end))"
+            }
+            text += "\n"
         }
         text += "  events:     \(s.eventCount)\n"
         if !b.eventsByName.isEmpty {
@@ -275,7 +286,7 @@ enum SessionTable {
 
 /// Sessions as JSON objects.
 enum SessionJSON {
-    static func object(_ s: SessionInfo, breakdown: SessionBreakdown? = nil) -> String {
+    static func object(_ s: SessionInfo, breakdown: SessionBreakdown? = nil, stats: TraceStatistics? = nil) -> String {
         var fields: [(String, String)] = [
             ("id", String(s.id)), ("kind", string(s.kind)), ("source", string(s.source)),
             ("started", string(ValueFormatting.iso8601(s.createdAt))),
@@ -291,6 +302,11 @@ enum SessionJSON {
             fields.append(("locationsByAppState", counts(b.byAppState)))
             fields.append(("locationsByReason", counts(b.byReason)))
             fields.append(("eventsByName", counts(b.eventsByName)))
+            if let stats {
+                fields.append(("length2D", ValueFormatting.fixed(stats.length2D, decimals: 3)))
+                fields.append(("firstFixTime", stats.startTime.map { string(ValueFormatting.iso8601($0)) } ?? "null"))
+                fields.append(("lastFixTime", stats.endTime.map { string(ValueFormatting.iso8601($0)) } ?? "null"))
+            }
             fields.append(("settings", s.settings))
             fields.append(("scenario", s.scenario.map(string) ?? "null"))
         }

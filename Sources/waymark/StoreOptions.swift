@@ -35,9 +35,13 @@ struct SessionOptions: ParsableArguments {
     var noStore = false
 
     /// Opens the store and starts a session, or returns nil with --no-store.
+    ///
+    /// A file size limit (`ulimit -f`) then makes writes fail with an error, not kill the
+    /// process with SIGXFSZ: the run stops cleanly like on a full disk.
     func begin(
         kind: NewSession.Kind, source: String, scenarioPath: String?, epoch: Date, mode: SessionRecorder.Mode
     ) throws -> SessionRecorder? {
+        signal(SIGXFSZ, SIG_IGN)
         guard !noStore else { return nil }
         let settings = SessionSettings(
             command: kind.rawValue, arguments: Array(CommandLine.arguments.dropFirst()),
