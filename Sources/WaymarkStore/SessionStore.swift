@@ -269,6 +269,15 @@ public final class SessionStore: Sendable {
         }
     }
 
+    /// A session's delivered locations, in delivery order, read a page at a time as the
+    /// sequence is iterated: for writers that take a `Sequence` (``GeoJSONWriter``,
+    /// `forEachGPXEvent`) in bounded memory. An error while reading ends the sequence early and
+    /// is kept in ``LocationSequence/failure``: check it after iterating.
+    public func locationSequence(of id: Int64) throws -> LocationSequence {
+        _ = try session(id)
+        return LocationSequence(store: self, session: id)
+    }
+
     /// A session's delivered locations, in delivery order.
     public func locations(of id: Int64) throws -> [StoredLocation] {
         var all: [StoredLocation] = []
@@ -466,4 +475,56 @@ public struct SessionBreakdown: Sendable {
     public var byReason: [(String, Int)] = []
     public var eventsByName: [(String, Int)] = []
     public var segments = 0
+}
+
+/// A session's locations, read from the store a page at a time.
+public struct LocationSequence: Sequence {
+    let store: SessionStore
+    let session: Int64
+    private let box = FailureBox()
+
+    init(store: SessionStore, session: Int64) {
+        self.store = store
+        self.session = session
+    }
+
+    /// The error that ended an iteration early, if any.
+    public var failure: StoreError? { box.failure }
+
+    public func makeIterator() -> Iterator { Iterator(sequence: self) }
+
+    public struct Iterator: IteratorProtocol {
+        let sequence: LocationSequence
+        private var page: [LocationRow] = []
+        private var index = 0
+        private var last: Int64 = -1
+        private var exhausted = false
+
+        init(sequence: LocationSequence) { self.sequence = sequence }
+
+        public mutating func next() -> StoredLocation? {
+            if index == page.count {
+                guard !exhausted else { return nil }
+                let (session, after) = (sequence.session, last)
+                do {
+                    page = try sequence.store.queue.read { db in
+                        try LocationRow.fetch(db, session: session, after: after, limit: 4096)
+                    }
+                } catch {
+                    sequence.box.failure = StoreError(error, path: sequence.store.path)
+                    page = []
+                }
+                index = 0
+                exhausted = page.count < 4096
+                guard let end = page.last else { return nil }
+                last = end.sequence
+            }
+            defer { index += 1 }
+            return page[index].stored
+        }
+    }
+
+    final class FailureBox {
+        var failure: StoreError?
+    }
 }

@@ -84,9 +84,10 @@ extension WaymarkCommand {
                 if let session {
                     let db = try store.openExisting()
                     let info = try db.session(session)
-                    let locations = try db.locations(of: session)
                     let name = "Waymark session \(session): \(info.source)"
-                    events = EventSource(title: name) { handle in try locations.forEachGPXEvent(name: name, handle) }
+                    events = EventSource(title: name) { handle in
+                        try SessionExport.forEachEvent(session: info, store: db, name: name, handle)
+                    }
                 } else {
                     let trace = trace ?? "-"
                     let reader = try makeReader(trace, options: read, keepingExtensions: format == .gpx)

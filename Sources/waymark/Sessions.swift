@@ -81,7 +81,7 @@ extension WaymarkCommand.Sessions {
                 let s = try db.session(id)
                 let b = try db.breakdown(of: id)
                 var stats = TraceStatistics()
-                try db.locations(of: id).forEachGPXEvent(name: "") { stats.add($0) }
+                try SessionExport.forEachEvent(session: s, store: db, name: "") { stats.add($0) }
                 let out = FileSink.standardOutput()
                 if json {
                     out.write(SessionJSON.object(s, breakdown: b, stats: stats) + "\n")
@@ -179,7 +179,9 @@ enum SessionExport {
         switch format {
         case .geojson:
             let writer = GeoJSONWriter(sink: sink)
-            try writer.writeDelivered(store.locations(of: session.id), name: name)
+            let locations = try store.locationSequence(of: session.id)
+            try writer.writeDelivered(locations, name: name)
+            if let failure = locations.failure { throw failure }
             try writer.finish()
         case .gpx:
             let writer = GPXWriter(sink: sink)
@@ -209,7 +211,9 @@ enum SessionExport {
     static func forEachEvent(
         session: SessionInfo, store: SessionStore, name: String, _ body: (GPXEvent) throws -> Void
     ) throws {
-        try store.locations(of: session.id).forEachGPXEvent(name: name, body)
+        let locations = try store.locationSequence(of: session.id)
+        try locations.forEachGPXEvent(name: name, body)
+        if let failure = locations.failure { throw failure }
     }
 }
 

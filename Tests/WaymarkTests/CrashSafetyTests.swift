@@ -88,4 +88,41 @@ struct CrashSafetyTests {
         #expect(sessions.dropFirst().allSatisfy { $0.outcome == .interrupted })
         #expect(r.stderr.contains("Session \(Self.kills + 1):"), "\(r.stderr)")
     }
+
+    /// A live recording whose store fills up stops cleanly, says which file and why, exits 74,
+    /// and keeps every fix it printed.
+    @Test(.timeLimit(.minutes(1)))
+    func aFullDiskStopsARecordingCleanly() throws {
+        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_680, rate: 20, loop: true)
+        defer { h.tearDown() }
+        let fs = SessionsCLITests.TinyFileSystem(size: "400k")
+        let directory = fs?.path ?? (h.directory + "/limited")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = directory + "/store.sqlite"
+        let argv = [
+            Paths.waymark.path, "record", "--gpsd", "localhost:\(h.gpsdPort)", "--format", "ndjson", "--store", store,
+            "--duration", "40s",
+        ]
+        let out = h.directory + "/full.out"
+        let err = h.directory + "/full.err"
+        let command =
+            fs != nil
+            ? argv : ["/bin/sh", "-c", "ulimit -f 800 && exec " + argv.map { "'\($0)'" }.joined(separator: " ")]
+        let pid = try spawnUnblocked(command, output: out, error: err)
+        for _ in 0..<200 where !((try? String(contentsOfFile: err, encoding: .utf8)) ?? "").contains("gpsd: connected")
+        {
+            usleep(25_000)
+        }
+        _ = FileManager.default.createFile(atPath: h.directory + "/go", contents: Data())
+        let r = try h.finish(GPSDLiveHarness.Recording(pid: pid, out: out, err: err))
+        #expect(r.status == 74, "\(r.stderr.suffix(600))")
+        #expect(r.stderr.contains("waymark: \(store): the disk is full"), "\(r.stderr.suffix(600))")
+        #expect(r.stderr.contains("Recording of gpsd at localhost:\(h.gpsdPort)"), "the summary still comes")
+        let printed = r.stdoutText.split(whereSeparator: \.isNewline).map(String.init)
+        #expect(printed.count > 5)
+        let db = try SessionStore(path: store, mode: .existing)
+        #expect(try db.integrityCheck() == ["ok"])
+        let stored = Set(try db.locations(of: 1).map { String($0.ndjson().dropLast()) })
+        #expect(printed.allSatisfy(stored.contains), "every printed fix is stored")
+    }
 }
