@@ -138,7 +138,9 @@ extension WaymarkCommand {
             let recording = LiveRecording(simulation: simulation, clock: ContinuousClock())
             let status = Terminal.stderrIsTerminal && !quiet ? StatusLine() : nil
             outputs.console.beforeLogLine = { status?.clear() }
-            recording.onFixHandled = { report, _ in status?.update(report: report, stored: simulation.stored.count) }
+            recording.onFixHandled = { report, _ in
+                status?.update(report: report, stored: session?.committedLocations ?? simulation.stored.count)
+            }
             recording.onNotice = { notice in
                 guard !quiet else { return }
                 status?.clear()
