@@ -96,10 +96,10 @@ enum StoreBench {
         print("\(column("batched replay", 62))  \(column("loc/s", 10))  vs sqlite3 .import")
         let ratio = peerRate.map { String(format: "%.2f×", rate / $0) } ?? "–"
         print(
-            "\(column("replay + store (\(stored) locations, \(stored) fix events; \(size >> 20) MiB)", 62))  "
+            "\(column("replay + store (\(schedule.fixes.count) fixes, \(stored) locations; \(size >> 20) MiB)", 62))  "
                 + "\(column(String(format: "%.0f", rate), 10))  \(ratio)")
         print(
-            "\(column("the store's own share (replay with store − replay without)", 62))  \(column(String(format: "%.0f", storeOnly), 10))"
+            "\(column("the time the store adds (with store − without), as loc/s", 62))  \(column(String(format: "%.0f", storeOnly), 10))"
         )
         print("\(column("replay without a store", 62))  \(column(String(format: "%.0f", Double(stored) / bare), 10))")
         if let peerRate {
@@ -159,7 +159,7 @@ enum StoreBench {
         )
         let ratio = peer.map { String(format: "%.2f×", p99 / $0.p99) } ?? "–"
         print(
-            "\(column("waymark: one fix + its audit event per transaction (\(count))", 62))  "
+            "\(column("waymark: one delivered fix (and its audit entry) per commit (\(count))", 62))  "
                 + "\(column(String(format: "%.3f", p50), 8))  \(column(String(format: "%.3f", p99), 8))  \(ratio)")
         if let peer {
             print(

@@ -45,14 +45,16 @@ public final class SessionRecorder: SimulationObserver {
     /// Locations committed so far.
     public var committedLocations: Int { shared.state.withLock { $0.committedLocations } }
 
-    private var pending: [AuditEvent] = []
-    /// The sequence number of the first pending event.
-    private var nextSequence: Int64 = 0
+    /// Events recorded and not yet sent, already in the rows' form.
+    private var pending: PreparedBatch
     private let batchSize: Int
-    private let writer: BatchWriter
+    private let writer = BatchWriter()
     private let shared = Shared()
     private let inFlight = DispatchSemaphore(value: 2)
     private var failureReported = false
+    /// Origin ids by kind and name, as stored in `origin`, and the last one used.
+    private var origins: [String: Int64] = [:]
+    private var lastOrigin: (source: Provenance.Source, id: Int64)?
 
     struct State {
         var failure: StoreError?
@@ -68,12 +70,11 @@ public final class SessionRecorder: SimulationObserver {
         self.store = store
         self.id = id
         self.mode = mode
-        writer = BatchWriter(session: id)
         switch mode {
         case .durable: batchSize = 1
         case .batched(let n): batchSize = max(1, n)
         }
-        pending.reserveCapacity(batchSize)
+        pending = PreparedBatch(session: id, first: 0, capacity: batchSize)
         if case .batched = mode {
             try? store.queue.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -94,7 +95,18 @@ public final class SessionRecorder: SimulationObserver {
             reportFailure()
             return false
         }
-        pending.append(event)
+        do {
+            if case .fix(let f) = event.kind, let location = f.delivered {
+                pending.appendLocation(
+                    location, record: f, offset: event.offset, origin: try originID(location.provenance.source))
+            } else {
+                pending.appendEvent(event)
+            }
+        } catch {
+            setFailure(StoreError(error, path: store.path))
+            reportFailure()
+            return false
+        }
         if pending.count >= batchSize {
             if mode == .durable { commit() } else { send() }
         }
@@ -114,23 +126,19 @@ public final class SessionRecorder: SimulationObserver {
 
     /// Hands the pending events to the store's thread (in durable mode, writes them at once).
     private func send() {
-        guard failure == nil, !pending.isEmpty else {
-            pending.removeAll(keepingCapacity: true)
-            return
-        }
+        guard pending.count > 0 else { return }
         let batch = pending
-        let first = nextSequence
-        nextSequence += Int64(batch.count)
-        pending.removeAll(keepingCapacity: true)
+        pending = PreparedBatch(session: id, first: batch.first + Int64(batch.count), capacity: batchSize)
+        guard failure == nil else { return }
         let writer = self.writer
         let shared = self.shared
         let path = store.path
         if mode == .durable {
             do {
-                let n = try store.queue.writeWithoutTransaction { db in try writer.write(batch, from: first, db) }
+                let n = try store.queue.writeWithoutTransaction { db in try writer.write(batch, db) }
                 shared.state.withLock { $0.committedLocations += n }
             } catch {
-                shared.state.withLock { if $0.failure == nil { $0.failure = StoreError(error, path: path) } }
+                setFailure(StoreError(error, path: path))
             }
             return
         }
@@ -140,7 +148,7 @@ public final class SessionRecorder: SimulationObserver {
             defer { inFlight.signal() }
             guard shared.state.withLock({ $0.failure == nil }) else { return }
             do {
-                let n = try writer.write(batch, from: first, db)
+                let n = try writer.write(batch, db)
                 shared.state.withLock { $0.committedLocations += n }
             } catch {
                 shared.state.withLock { if $0.failure == nil { $0.failure = StoreError(error, path: path) } }
@@ -148,10 +156,40 @@ public final class SessionRecorder: SimulationObserver {
         }
     }
 
+    private func setFailure(_ error: StoreError) {
+        shared.state.withLock { if $0.failure == nil { $0.failure = error } }
+    }
+
     private func reportFailure() {
         guard !failureReported, let failure else { return }
         failureReported = true
         onFailure?(failure)
+    }
+
+    /// The `origin` row of a fix's file or device, created the first time (a rare synchronous
+    /// write, ordered before the batches that use it by the store's serial queue).
+    private func originID(_ source: Provenance.Source) throws -> Int64 {
+        if let last = lastOrigin, last.source == source { return last.id }
+        let (kind, name): (String, String)
+        switch source {
+        case .file(let path, _): (kind, name) = ("file", path)
+        case .gpsd(let device): (kind, name) = ("gpsd", device)
+        }
+        let key = kind + "\u{0}" + name
+        let id: Int64
+        if let known = origins[key] {
+            id = known
+        } else {
+            id = try store.queue.write { db in
+                try db.execute(sql: "INSERT OR IGNORE INTO origin (kind, name) VALUES (?, ?)", arguments: [kind, name])
+                return try Int64.fetchOne(
+                    db, sql: "SELECT id FROM origin WHERE kind = ? AND name = ?", arguments: [kind, name])!
+            }
+            origins[key] = id
+        }
+        // The point index differs from fix to fix; only the file or device matters here.
+        lastOrigin = (source, id)
+        return id
     }
 
     /// Commits what is pending and closes the session with its outcome. When the store has
@@ -170,7 +208,7 @@ public final class SessionRecorder: SimulationObserver {
             }
         } catch {
             if failure == nil {
-                shared.state.withLock { $0.failure = StoreError(error, path: store.path) }
+                setFailure(StoreError(error, path: store.path))
                 reportFailure()
             }
         }
@@ -178,15 +216,105 @@ public final class SessionRecorder: SimulationObserver {
     }
 }
 
-/// Writes batches of one session's events; used only on the store's serial queue.
-final class BatchWriter: @unchecked Sendable {
-    private let session: Int64
-    private let encoder = AuditFieldEncoder()
-    /// Origin ids by kind and name, as stored in `origin`.
-    private var origins: [String: Int64] = [:]
-    private var lastOrigin: (source: Provenance.Source, id: Int64)?
+/// A batch of events in the form of the rows they become: each delivered fix as the values of
+/// its `location` columns (prepared on the recording's thread), anything else as the event.
+struct PreparedBatch: Sendable {
+    let session: Int64
+    /// The sequence number of the first entry.
+    let first: Int64
+    /// Per entry, in order: a location row's index (0, 1, …), or −1 − the index of an event.
+    private(set) var entries: [Int32] = []
+    private(set) var events: [AuditEvent] = []
+    /// The location rows' column values after `id`: ``columns`` per row, as bit patterns.
+    private(set) var values: [UInt64] = []
+    /// What each value is: 0 NULL, 1 integer, 2 real.
+    private(set) var kinds: [UInt8] = []
+    private(set) var locationCount = 0
 
-    init(session: Int64) { self.session = session }
+    /// The `location` columns after `id`.
+    static let columns = 30
+
+    init(session: Int64, first: Int64, capacity: Int) {
+        self.session = session
+        self.first = first
+        entries.reserveCapacity(capacity)
+        values.reserveCapacity(capacity * Self.columns)
+        kinds.reserveCapacity(capacity * Self.columns)
+    }
+
+    var count: Int { entries.count }
+
+    mutating func appendEvent(_ event: AuditEvent) {
+        entries.append(-1 - Int32(events.count))
+        events.append(event)
+    }
+
+    mutating func appendLocation(_ l: Location, record f: AuditEvent.FixRecord, offset: Duration, origin: Int64) {
+        entries.append(Int32(locationCount))
+        locationCount += 1
+        real(offset.inSeconds)
+        real(l.timestamp.timeIntervalSince1970)
+        real(l.coordinate.latitude)
+        real(l.coordinate.longitude)
+        let validAltitude = l.hasValidAltitude
+        real(validAltitude ? l.altitude : nil)
+        real(validAltitude ? l.ellipsoidalAltitude : nil)
+        real(l.horizontalAccuracy)
+        real(validAltitude ? l.verticalAccuracy : nil)
+        real(l.speed >= 0 ? l.speed : nil)
+        real(l.speed >= 0 && l.speedAccuracy >= 0 ? l.speedAccuracy : nil)
+        real(l.course >= 0 ? l.course : nil)
+        real(l.course >= 0 && l.courseAccuracy >= 0 ? l.courseAccuracy : nil)
+        let p = l.provenance
+        integer(StoreCodes.code(p.fixMode, in: StoreCodes.fixMode))
+        integer(p.satellitesUsed.map(Int64.init))
+        real(p.hdop)
+        real(p.vdop)
+        real(p.pdop)
+        integer(StoreCodes.code(p.differential, in: StoreCodes.differential))
+        var flags: Int64 = p.isSimulatedBySoftware ? 1 : 0
+        if p.speedIsDerived { flags |= 2 }
+        if p.courseIsDerived { flags |= 4 }
+        if f.indicator { flags |= 8 }
+        integer(flags)
+        integer(origin)
+        if case .file(_, let index) = p.source { integer(Int64(index)) } else { integer(nil) }
+        integer(Int64(f.index))
+        integer(Int64(f.segment))
+        integer(StoreCodes.code(f.appState, in: StoreCodes.appState))
+        integer(StoreCodes.code(f.reason, in: StoreCodes.reason))
+        integer(StoreCodes.code(f.authorization, in: StoreCodes.authorization))
+        integer(StoreCodes.code(f.accuracy, in: StoreCodes.accuracy))
+        let moved = f.coordinate != l.coordinate
+        real(moved ? f.coordinate.latitude : nil)
+        real(moved ? f.coordinate.longitude : nil)
+        real(f.backgroundTimeRemaining?.inSeconds)
+    }
+
+    @inline(__always) private mutating func real(_ v: Double?) {
+        if let v, v.isFinite {
+            values.append(v.bitPattern)
+            kinds.append(2)
+        } else {
+            values.append(0)
+            kinds.append(0)
+        }
+    }
+
+    @inline(__always) private mutating func integer(_ v: Int64?) {
+        if let v {
+            values.append(UInt64(bitPattern: v))
+            kinds.append(1)
+        } else {
+            values.append(0)
+            kinds.append(0)
+        }
+    }
+}
+
+/// Writes prepared batches; used only on the store's serial queue.
+final class BatchWriter: @unchecked Sendable {
+    private let encoder = AuditFieldEncoder()
 
     private static let eventSQL = "INSERT INTO event (id, offset, name, data) VALUES (?, ?, ?, ?)"
     private static let locationColumns = """
@@ -195,11 +323,10 @@ final class BatchWriter: @unchecked Sendable {
         origin_id, origin_index, fix_index, segment, app_state, reason, authorization, accuracy_authorization,
         source_latitude, source_longitude, background_time_remaining
         """
-    private static let locationParameters: Int32 = 31
+    private static let locationParameters = Int32(PreparedBatch.columns + 1)
     /// Locations inserted by one statement when a batch has that many in a row: SQLite then
     /// runs one program for them, with its cursor kept at the end of the table.
-    private static let rowsPerInsert = 16
-
+    private static let rowsPerInsert = 64
     private static let oneLocationSQL = locationSQL(rows: 1)
     private static let manyLocationsSQL = locationSQL(rows: rowsPerInsert)
 
@@ -209,14 +336,13 @@ final class BatchWriter: @unchecked Sendable {
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
-    /// Writes `events`, numbered from `first`, in one transaction: a delivered fix as a
-    /// `location` row, anything else as an `event` row. Returns the number of locations.
-    func write(_ events: [AuditEvent], from first: Int64, _ db: Database) throws -> Int {
+    /// Writes `batch` in one transaction. Returns the number of locations.
+    func write(_ batch: PreparedBatch, _ db: Database) throws -> Int {
         // One event is one statement, which SQLite commits on its own: no BEGIN and COMMIT to run.
-        if events.count == 1 { return try insert(events, from: first, db) }
+        if batch.count == 1 { return try insert(batch, db) }
         try db.execute(sql: "BEGIN IMMEDIATE")
         do {
-            let locations = try insert(events, from: first, db)
+            let locations = try insert(batch, db)
             try db.execute(sql: "COMMIT")
             return locations
         } catch {
@@ -228,17 +354,18 @@ final class BatchWriter: @unchecked Sendable {
         }
     }
 
-    private func insert(_ events: [AuditEvent], from first: Int64, _ db: Database) throws -> Int {
-        var locations = 0
+    private func insert(_ batch: PreparedBatch, _ db: Database) throws -> Int {
         let e = try db.cachedStatement(sql: Self.eventSQL).sqliteStatement
         let one = try db.cachedStatement(sql: Self.oneLocationSQL).sqliteStatement
         let many = try db.cachedStatement(sql: Self.manyLocationsSQL).sqliteStatement
         let binder = Binder(db: db)
+        let entries = batch.entries
         var index = 0
-        while index < events.count {
-            let event = events[index]
-            let key = StoreSchema.key(session, first + Int64(index))
-            guard case .fix(let f) = event.kind, let location = f.delivered else {
+        while index < entries.count {
+            let key = StoreSchema.key(batch.session, batch.first + Int64(index))
+            let entry = entries[index]
+            if entry < 0 {
+                let event = batch.events[Int(-1 - entry)]
                 binder.statement = e
                 binder.int(1, key)
                 binder.double(2, event.offset.inSeconds)
@@ -249,103 +376,43 @@ final class BatchWriter: @unchecked Sendable {
                 continue
             }
             // A run of delivered fixes: as many whole statements of several rows as fit.
-            if index + Self.rowsPerInsert <= events.count,
-                events[index..<index + Self.rowsPerInsert].allSatisfy(\.isDelivery)
+            if index + Self.rowsPerInsert <= entries.count, entries[index + Self.rowsPerInsert - 1] >= 0,
+                entries[index..<index + Self.rowsPerInsert].allSatisfy({ $0 >= 0 })
             {
                 binder.statement = many
                 for row in 0..<Self.rowsPerInsert {
-                    let event = events[index + row]
-                    guard case .fix(let f) = event.kind, let location = f.delivered else { continue }
-                    try bind(
-                        location, record: f, offset: event.offset, key: key + Int64(row), to: binder,
-                        base: Int32(row) * Self.locationParameters, db)
+                    bindLocation(
+                        batch, row: Int(entries[index + row]), key: key + Int64(row), to: binder,
+                        base: Int32(row) * Self.locationParameters)
                 }
                 try binder.step()
                 index += Self.rowsPerInsert
-                locations += Self.rowsPerInsert
                 continue
             }
             binder.statement = one
-            try bind(location, record: f, offset: event.offset, key: key, to: binder, base: 0, db)
+            bindLocation(batch, row: Int(entry), key: key, to: binder, base: 0)
             try binder.step()
             index += 1
-            locations += 1
         }
-        return locations
+        return batch.locationCount
     }
 
-    private func originID(_ source: Provenance.Source, _ db: Database) throws -> Int64 {
-        if let last = lastOrigin, last.source == source { return last.id }
-        let (kind, name): (String, String)
-        switch source {
-        case .file(let path, _): (kind, name) = ("file", path)
-        case .gpsd(let device): (kind, name) = ("gpsd", device)
+    @inline(__always)
+    private func bindLocation(_ batch: PreparedBatch, row: Int, key: Int64, to b: Binder, base: Int32) {
+        sqlite3_bind_int64(b.statement, base + 1, key)
+        let start = row * PreparedBatch.columns
+        batch.values.withUnsafeBufferPointer { values in
+            batch.kinds.withUnsafeBufferPointer { kinds in
+                for column in 0..<PreparedBatch.columns {
+                    let parameter = base + Int32(column) + 2
+                    switch kinds[start + column] {
+                    case 1: sqlite3_bind_int64(b.statement, parameter, Int64(bitPattern: values[start + column]))
+                    case 2: sqlite3_bind_double(b.statement, parameter, Double(bitPattern: values[start + column]))
+                    default: sqlite3_bind_null(b.statement, parameter)
+                    }
+                }
+            }
         }
-        let id: Int64
-        if let known = origins[kind + "\u{0}" + name] {
-            id = known
-        } else {
-            try db.execute(sql: "INSERT OR IGNORE INTO origin (kind, name) VALUES (?, ?)", arguments: [kind, name])
-            id = try Int64.fetchOne(
-                db, sql: "SELECT id FROM origin WHERE kind = ? AND name = ?", arguments: [kind, name])!
-            origins[kind + "\u{0}" + name] = id
-        }
-        // The point index differs from fix to fix; only the file or device matters here.
-        lastOrigin = (source, id)
-        return id
-    }
-
-    private func bind(
-        _ l: Location, record f: AuditEvent.FixRecord, offset: Duration, key: Int64, to binder: Binder, base: Int32,
-        _ db: Database
-    ) throws {
-        let origin = try originID(l.provenance.source, db)
-        binder.base = base
-        defer { binder.base = 0 }
-        Self.bind(l, record: f, offset: offset, origin: origin, to: binder)
-        binder.int(1, key)
-    }
-
-    private static func bind(
-        _ l: Location, record f: AuditEvent.FixRecord, offset: Duration, origin: Int64, to b: Binder
-    ) {
-        b.double(2, offset.inSeconds)
-        b.double(3, l.timestamp.timeIntervalSince1970)
-        b.double(4, l.coordinate.latitude)
-        b.double(5, l.coordinate.longitude)
-        let validAltitude = l.hasValidAltitude
-        b.double(6, validAltitude ? l.altitude : nil)
-        b.double(7, validAltitude ? l.ellipsoidalAltitude : nil)
-        b.double(8, l.horizontalAccuracy)
-        b.double(9, validAltitude ? l.verticalAccuracy : nil)
-        b.double(10, l.speed >= 0 ? l.speed : nil)
-        b.double(11, l.speed >= 0 && l.speedAccuracy >= 0 ? l.speedAccuracy : nil)
-        b.double(12, l.course >= 0 ? l.course : nil)
-        b.double(13, l.course >= 0 && l.courseAccuracy >= 0 ? l.courseAccuracy : nil)
-        let p = l.provenance
-        b.int(14, StoreCodes.code(p.fixMode, in: StoreCodes.fixMode))
-        b.int(15, p.satellitesUsed.map(Int64.init))
-        b.double(16, p.hdop)
-        b.double(17, p.vdop)
-        b.double(18, p.pdop)
-        b.int(19, StoreCodes.code(p.differential, in: StoreCodes.differential))
-        var flags: Int64 = p.isSimulatedBySoftware ? 1 : 0
-        if p.speedIsDerived { flags |= 2 }
-        if p.courseIsDerived { flags |= 4 }
-        if f.indicator { flags |= 8 }
-        b.int(20, flags)
-        b.int(21, origin)
-        if case .file(_, let index) = p.source { b.int(22, Int64(index)) } else { b.int(22, nil) }
-        b.int(23, Int64(f.index))
-        b.int(24, Int64(f.segment))
-        b.int(25, StoreCodes.code(f.appState, in: StoreCodes.appState))
-        b.int(26, StoreCodes.code(f.reason, in: StoreCodes.reason))
-        b.int(27, StoreCodes.code(f.authorization, in: StoreCodes.authorization))
-        b.int(28, StoreCodes.code(f.accuracy, in: StoreCodes.accuracy))
-        let moved = f.coordinate != l.coordinate
-        b.double(29, moved ? f.coordinate.latitude : nil)
-        b.double(30, moved ? f.coordinate.longitude : nil)
-        b.double(31, f.backgroundTimeRemaining?.inSeconds)
     }
 }
 
@@ -408,13 +475,5 @@ final class Binder {
         let message = (error.message ?? "SQLite error") + " (\(String(cString: strerror(system))))"
         let full = [ENOSPC, EFBIG, EDQUOT].contains(system)
         return DatabaseError(resultCode: full ? .SQLITE_FULL : error.extendedResultCode, message: message)
-    }
-}
-
-extension AuditEvent {
-    /// A fix that the app received.
-    var isDelivery: Bool {
-        if case .fix(let f) = kind { return f.delivered != nil }
-        return false
     }
 }
