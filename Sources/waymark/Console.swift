@@ -56,9 +56,7 @@ final class ConsoleReporter: SimulationObserver {
                 if ui == .collect {
                     uiText += line
                 } else {
-                    beforeLogLine?()
-                    out.write(line)
-                    flush(out)
+                    writeUI(line)
                 }
             } else if !quiet {
                 var notes = [f.reason.rawValue]
@@ -72,9 +70,7 @@ final class ConsoleReporter: SimulationObserver {
             let line = "\(time)  UI  welcome back: \(count) location\(count == 1 ? "" : "s") arrived while away\n"
             switch ui {
             case .standardOutput:
-                beforeLogLine?()
-                out.write(line)
-                flush(out)
+                writeUI(line)
             case .collect: uiText += line
             case .none: if !quiet { log(line.dropLast().description) }
             }
@@ -84,19 +80,32 @@ final class ConsoleReporter: SimulationObserver {
         }
     }
 
+    // The two streams stay in order for a reader of both (2>&1): before a line goes to one,
+    // what the other holds goes out. Live, every line goes out at once; otherwise in blocks.
+
+    private func writeUI(_ line: String) {
+        beforeLogLine?()
+        try? err.flush()
+        out.write(line)
+        do {
+            if flushEachLine { try out.flush() } else { try out.flushIfNeeded() }
+        } catch {
+            deliveryError = deliveryError ?? error
+        }
+    }
+
     private func log(_ line: String) {
         beforeLogLine?()
-        // Keep the two streams in order for a reader of both (2>&1): what the UI printed first
-        // goes out first.
         do { try out.flush() } catch { deliveryError = deliveryError ?? error }
         err.write(line)
         err.write("\n")
-        flush(err)
+        if flushEachLine { try? err.flush() } else { try? err.flushIfNeeded() }
     }
 
-    private func flush(_ sink: FileSink) {
-        guard flushEachLine || sink === err else { return }
-        do { try sink.flush() } catch { if sink === out { deliveryError = deliveryError ?? error } }
+    /// Buffers this many bytes per stream before writing them (when not live).
+    func setBlockSize(_ bytes: Int) {
+        out.flushThreshold = bytes
+        err.flushThreshold = bytes
     }
 
     /// Drops lines not yet written out (they report events the store failed to keep).
@@ -188,7 +197,7 @@ enum SummaryText {
         let states = AppState.allCases.filter { s.count($0) > 0 }
         text += "  fixes by app state: " + states.map { "\($0.rawValue) \(s.count($0))" }.joined(separator: ", ") + "\n"
         text += "  arrived while away: \(s.deliveredWhileAway)\n"
-        text += "  stored: \(simulation.stored.count) location(s); final state \(simulation.appState.rawValue), "
+        text += "  stored: \(simulation.storedCount) location(s); final state \(simulation.appState.rawValue), "
         text += "authorization \(simulation.manager.authorizationStatus.rawValue)\n"
         return text
     }

@@ -139,7 +139,7 @@ extension WaymarkCommand {
             let status = Terminal.stderrIsTerminal && !quiet ? StatusLine() : nil
             outputs.console.beforeLogLine = { status?.clear() }
             recording.onFixHandled = { report, _ in
-                status?.update(report: report, stored: session?.committedLocations ?? simulation.stored.count)
+                status?.update(report: report, stored: session?.committedLocations ?? simulation.storedCount)
             }
             recording.onNotice = { notice in
                 guard !quiet else { return }

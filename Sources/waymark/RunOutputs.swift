@@ -59,12 +59,19 @@ final class RunOutputs: SimulationObserver {
             ndjson = nil
         }
         if let session {
+            // The store keeps the locations; the simulated app need not hold them all in memory.
+            simulation.retainsStoredLocations = false
             let commit: () throws -> Void = {
                 session.commit()
                 if let failure = session.failure { throw failure }
             }
             console.beforeWrite = commit
             if output == nil { sink.beforeWrite = commit }
+            if !live {
+                // Every block written waits for the store to commit: fewer, larger blocks.
+                console.setBlockSize(1 << 20)
+                sink.flushThreshold = 1 << 20
+            }
         }
         simulation.addObserver(self)
     }
@@ -140,7 +147,13 @@ final class RunOutputs: SimulationObserver {
         switch format {
         case .geojson:
             let writer = GeoJSONWriter(sink: sink)
-            try writer.writeDelivered(simulation.stored, name: featureName)
+            if let session {
+                let locations = try session.store.locationSequence(of: session.id)
+                try writer.writeDelivered(locations, name: featureName)
+                if let failure = locations.failure { throw failure }
+            } else {
+                try writer.writeDelivered(simulation.stored, name: featureName)
+            }
             try writer.finish()
         case .text:
             if output != nil { sink.write(console.uiText) }

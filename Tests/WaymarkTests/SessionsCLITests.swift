@@ -101,6 +101,21 @@ struct SessionsCLITests {
         #expect(text.stdoutText.contains("points    \(locations.count) in 1 track(s)"), "\(text.stdoutText)")
     }
 
+    /// With a store, the GeoJSON of the delivered locations is read back from it at the end;
+    /// without one, from memory: the same bytes.
+    @Test func geoJSONFromTheStoreEqualsGeoJSONFromMemory() throws {
+        let store = temporaryPath("-store") + "/s.sqlite"
+        let args = [
+            "replay", Self.walk, "--background-modes", "location", "--allows-background-updates", "--background-at",
+            "1m", "--foreground-at", "3m", "--format", "geojson", "--quiet",
+        ]
+        let stored = try waymark(args + ["--store", store])
+        let memory = try waymark(args + ["--no-store"])
+        #expect(stored.status == 0 && memory.status == 0, "\(stored.stderr)\(memory.stderr)")
+        #expect(stored.stdout.count > 1000)
+        #expect(stored.stdout == memory.stdout)
+    }
+
     @Test func theDefaultStoreIsUnderXDGDataHome() throws {
         let data = temporaryPath("-xdg")
         var env = ProcessInfo.processInfo.environment

@@ -95,6 +95,38 @@ import Testing
         #expect(try store.locations(of: recorder.id).map { $0.ndjson() } == simulation.stored.map { $0.ndjson() })
     }
 
+    /// Without retaining, the simulated app keeps in memory only what fetch has yet to sync;
+    /// the run, the counts and what fetch syncs are the same.
+    @Test func aSimulationNeedNotHoldEveryLocation() async throws {
+        final class Collecting: FetchSink {
+            var synced: [StoredLocation] = []
+            func sync(_ locations: ArraySlice<StoredLocation>) throws { synced += locations }
+        }
+        var results: [(stored: [StoredLocation], count: Int, synced: [StoredLocation], audit: String)] = []
+        for retains in [true, false] {
+            let simulation = Simulation(scenario: SimulationTests.busyScenario, epoch: SimulationTests.epoch)
+            simulation.retainsStoredLocations = retains
+            let sink = Collecting()
+            simulation.fetchSink = sink
+            let audit = AuditRecorder()
+            simulation.addObserver(audit)
+            try await simulation.run(try SimulationTests.source(loops: 4))
+            results.append(
+                (simulation.stored, simulation.storedCount, sink.synced, audit.ndjson(epoch: SimulationTests.epoch)))
+        }
+        #expect(results[0].audit == results[1].audit)
+        #expect(results[0].count == results[1].count && results[0].count == results[0].stored.count)
+        #expect(results[0].synced == results[1].synced && !results[0].synced.isEmpty)
+        #expect(results[1].stored.count < results[0].stored.count)
+        #expect(results[1].stored == Array(results[0].stored.suffix(results[1].stored.count)), "the unsynced tail")
+
+        // An app that does not fetch keeps nothing.
+        let simulation = Simulation(scenario: Scenario(), epoch: SimulationTests.epoch)
+        simulation.retainsStoredLocations = false
+        try await simulation.run(try SimulationTests.source())
+        #expect(simulation.stored.isEmpty && simulation.storedCount > 50)
+    }
+
     /// Every `Location` field survives, and "invalid" is NULL for the sqlite3 shell.
     @Test func everyLocationFieldSurvives() throws {
         let path = Self.newStorePath()

@@ -40,7 +40,8 @@ public final class FileSink: ByteSink {
     private let path: String
     private var temporaryPath: String?
     private var isOpen = true
-    private let flushThreshold = 1 << 16
+    /// ``flushIfNeeded()`` writes once this many bytes are buffered.
+    public var flushThreshold = 1 << 16
     /// Runs before buffered bytes are written; if it throws, nothing is written and the flush
     /// throws. A recorder uses it to commit a store before the output that reports it appears.
     public var beforeWrite: (() throws -> Void)?

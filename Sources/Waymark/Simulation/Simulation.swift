@@ -62,8 +62,15 @@ public final class Simulation {
     /// The time since the start of the run.
     @exclusivity(unchecked) public private(set) var now: Duration = .zero
     @exclusivity(unchecked) public private(set) var appState: AppState = .notRunning
-    /// The locations the app stored, in delivery order.
+    /// The locations the app stored, in delivery order (with ``retainsStoredLocations`` off,
+    /// only those background fetch has not synced yet).
     @exclusivity(unchecked) public private(set) var stored: [StoredLocation] = []
+    /// How many locations the app stored in all.
+    @exclusivity(unchecked) public private(set) var storedCount = 0
+    /// Whether ``stored`` keeps every location (the default). Off, it keeps only what background
+    /// fetch has yet to sync (nothing, when the app does not fetch), so that a recording of days
+    /// runs in bounded memory; a session store keeps them instead.
+    @exclusivity(unchecked) public var retainsStoredLocations = true
     @exclusivity(unchecked) public private(set) var summary = RunSummary()
     /// Where background fetch syncs stored locations; nil syncs nowhere (every fetch succeeds).
     @exclusivity(unchecked) public var fetchSink: (any FetchSink)?
@@ -386,9 +393,13 @@ public final class Simulation {
     private func deliver(_ location: Location, reason: FixReason, index: Int, segment: Int) {
         lastDeliveredOffset = now
         lastDeliveredTier = deliveryTier
-        stored.append(
-            StoredLocation(
-                location: location, appState: appState, reason: reason, index: index, segment: segment, offset: now))
+        storedCount += 1
+        if retainsStoredLocations || fetchEnabled {
+            stored.append(
+                StoredLocation(
+                    location: location, appState: appState, reason: reason, index: index, segment: segment,
+                    offset: now))
+        }
         if !appState.isForeground || reason == .resumed {
             arrivedWhileAway += 1
             summary.deliveredWhileAway += 1
@@ -733,6 +744,10 @@ public final class Simulation {
                 try fetchSink?.sync(pending)
                 synced = pending.count
                 syncedCount = stored.count
+                if !retainsStoredLocations {
+                    stored.removeAll(keepingCapacity: true)
+                    syncedCount = 0
+                }
             } catch {
                 result = "failed"
                 reason = "\(error)"
