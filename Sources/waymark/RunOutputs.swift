@@ -68,7 +68,9 @@ final class RunOutputs: SimulationObserver {
             console.beforeWrite = commit
             if output == nil { sink.beforeWrite = commit }
             if !live {
-                // Every block written waits for the store to commit: fewer, larger blocks.
+                // Every block written waits for the store to commit what it reports, which
+                // stalls the run: write few, large blocks, so that the store mostly commits
+                // batches while the run goes on.
                 console.setBlockSize(1 << 20)
                 sink.flushThreshold = 1 << 20
             }
