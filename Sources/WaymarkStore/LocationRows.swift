@@ -16,11 +16,10 @@ struct LocationRow {
 
     var event: AuditEvent { AuditEvent(offset: offset, kind: .fix(fix)) }
 
-    /// Rows of `session` with `seq` in `range`, in order; NULL becomes CoreLocation's "invalid"
-    /// (−1), as ``SessionRecorder`` wrote it.
-    static func fetch(_ db: Database, session: Int64, after sequence: Int64, through last: Int64 = .max, limit: Int)
-        throws -> [LocationRow]
-    {
+    /// Up to `limit` rows of `session` after the sequence number `sequence` (−1: from the
+    /// start), in order; NULL becomes CoreLocation's "invalid" (−1), as ``SessionRecorder``
+    /// wrote it.
+    static func fetch(_ db: Database, session: Int64, after sequence: Int64, limit: Int) throws -> [LocationRow] {
         let rows = try Row.fetchCursor(
             db,
             sql: """
@@ -32,10 +31,7 @@ struct LocationRow {
                 FROM location l JOIN origin o ON o.id = l.origin_id
                 WHERE l.id > ? AND l.id <= ? ORDER BY l.id LIMIT ?
                 """,
-            arguments: [
-                StoreSchema.key(session, max(-1, sequence)),  // exclusive
-                min(StoreSchema.lastKey(session), StoreSchema.key(session, min(last, 1 << 40 - 1))), limit,
-            ])
+            arguments: [StoreSchema.key(session, max(-1, sequence)), StoreSchema.lastKey(session), limit])
         var result: [LocationRow] = []
         result.reserveCapacity(min(limit, 4096))
         while let row = try rows.next() {

@@ -254,19 +254,9 @@ public final class SessionStore: Sendable {
     /// Calls `body` with each of a session's delivered locations, in delivery order, reading in
     /// pages so that memory stays bounded.
     public func forEachLocation(of id: Int64, _ body: (StoredLocation) throws -> Void) throws {
-        _ = try session(id)
-        var last: Int64 = -1
-        while true {
-            let page: [LocationRow]
-            do {
-                page = try queue.read { db in try LocationRow.fetch(db, session: id, after: last, limit: 4096) }
-            } catch {
-                throw StoreError(error, path: path)
-            }
-            for row in page { try body(row.stored) }
-            guard let end = page.last, page.count == 4096 else { return }
-            last = end.sequence
-        }
+        let locations = try locationSequence(of: id)
+        for location in locations { try body(location) }
+        if let failure = locations.failure { throw failure }
     }
 
     /// A session's delivered locations, in delivery order, read a page at a time as the

@@ -59,12 +59,16 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
                 message:
                     "the disk is full, or the file may grow no larger (SQLite: \(sqlite)); everything stored before this point is kept"
             )
-        case .SQLITE_IOERR where Self.whyNoRoom(path) != nil:
-            self.init(
-                .full, path: path,
-                message:
-                    "the disk is full, or the file may grow no larger: \(Self.whyNoRoom(path)!) (SQLite: \(sqlite)); everything stored before this point is kept"
-            )
+        case .SQLITE_IOERR:
+            if let reason = Self.whyNoRoom(path) {
+                self.init(
+                    .full, path: path,
+                    message:
+                        "the disk is full, or the file may grow no larger: \(reason) (SQLite: \(sqlite)); everything stored before this point is kept"
+                )
+            } else {
+                self.init(.io, path: path, message: "SQLite: \(sqlite)")
+            }
         case .SQLITE_READONLY:
             self.init(
                 .readOnly, path: path,

@@ -11,7 +11,7 @@ import Waymark
 ///   running, completed, stopped, failed or interrupted, with `outcome_detail`).
 /// - `location`: every location the app received, in delivery order: each
 ///   ``Waymark/Location`` field (NULL where CoreLocation would say "invalid": a negative accuracy,
-///   speed or course), its provenance, the app's `app_state`, the `decision` and `reason`, the
+///   speed or course), its provenance, the app's `app_state` and the `reason`, the
 ///   source's `fix_index` and the track `segment`, and the rest of its `fix` audit event
 ///   (authorization, accuracy authorization, the source's coordinate when coarsening moved it,
 ///   background time remaining, location indicator).

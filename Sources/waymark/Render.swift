@@ -86,7 +86,7 @@ extension WaymarkCommand {
                     let info = try db.session(session)
                     let name = "Waymark session \(session): \(info.source)"
                     events = EventSource(title: name) { handle in
-                        try SessionExport.forEachEvent(session: info, store: db, name: name, handle)
+                        try SessionExport.forEachEvent(session: session, store: db, name: name, handle)
                     }
                 } else {
                     let trace = trace ?? "-"

@@ -81,7 +81,7 @@ extension WaymarkCommand.Sessions {
                 let s = try db.session(id)
                 let b = try db.breakdown(of: id)
                 var stats = TraceStatistics()
-                try SessionExport.forEachEvent(session: s, store: db, name: "") { stats.add($0) }
+                try SessionExport.forEachEvent(session: id, store: db, name: "") { stats.add($0) }
                 let out = FileSink.standardOutput()
                 if json {
                     out.write(SessionJSON.object(s, breakdown: b, stats: stats) + "\n")
@@ -185,14 +185,14 @@ enum SessionExport {
             try writer.finish()
         case .gpx:
             let writer = GPXWriter(sink: sink)
-            try forEachEvent(session: session, store: store, name: name) { try writer.write($0) }
+            try forEachEvent(session: session.id, store: store, name: name) { try writer.write($0) }
             try writer.finish()
         case .text:
             let renderer = TextRenderer(
                 sink: sink,
                 options: TextRenderer.Options(
                     width: textWidth, color: color, pointTable: false, sketch: true, title: name))
-            try forEachEvent(session: session, store: store, name: name) { try renderer.write($0) }
+            try forEachEvent(session: session.id, store: store, name: name) { try renderer.write($0) }
             try renderer.finish()
         case .ndjson:
             let writer = LocationNDJSONWriter(sink: sink)
@@ -208,10 +208,10 @@ enum SessionExport {
     }
 
     /// The session's locations as GPX reader events.
-    static func forEachEvent(
-        session: SessionInfo, store: SessionStore, name: String, _ body: (GPXEvent) throws -> Void
-    ) throws {
-        let locations = try store.locationSequence(of: session.id)
+    static func forEachEvent(session: Int64, store: SessionStore, name: String, _ body: (GPXEvent) throws -> Void)
+        throws
+    {
+        let locations = try store.locationSequence(of: session)
         try locations.forEachGPXEvent(name: name, body)
         if let failure = locations.failure { throw failure }
     }

@@ -178,6 +178,7 @@ struct SessionsCLITests {
     /// A small tmpfs, when this process may mount one (root in CI).
     final class TinyFileSystem {
         let path: String
+        private let mount: String
         init?(size: String) {
             path = temporaryPath("-tmpfs")
             // WAYMARK_TEST_NO_MOUNT=1 exercises the fallbacks used where mounting is not allowed.
@@ -186,11 +187,12 @@ struct SessionsCLITests {
                 (try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)) != nil,
                 (try? run(mount, ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]))?.status == 0
             else { return nil }
+            self.mount = mount
         }
         func remountReadOnly() throws -> Bool {
-            try run("/bin/mount", ["-o", "remount,ro", path]).status == 0
+            try run(mount, ["-o", "remount,ro", path]).status == 0
         }
-        deinit { _ = try? run("/bin/umount", [path]) }
+        deinit { _ = try? run(which("umount") ?? "/bin/umount", [path]) }
     }
 
     /// A long trace: 20 000 points a second apart.

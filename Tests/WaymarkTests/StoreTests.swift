@@ -179,6 +179,26 @@ import Testing
         }
     }
 
+    /// Every case of every enumeration stored as a code has one (an unlisted case would be
+    /// stored as code 0, silently), and the `code` table names each as its raw value.
+    @Test func everyEnumerationCaseHasACode() throws {
+        func covers<T: CaseIterable & Hashable>(_ table: [T], _ type: T.Type) -> Bool {
+            Set(table) == Set(T.allCases) && table.count == T.allCases.count
+        }
+        #expect(covers(StoreCodes.fixMode, Provenance.FixMode.self))
+        #expect(covers(StoreCodes.differential, Provenance.Differential.self))
+        #expect(covers(StoreCodes.appState, AppState.self))
+        #expect(covers(StoreCodes.decision, FixDecision.self))
+        #expect(covers(StoreCodes.reason, FixReason.self))
+        #expect(covers(StoreCodes.authorization, AuthorizationStatus.self))
+        #expect(covers(StoreCodes.accuracy, AccuracyAuthorization.self))
+        let sqlite3 = try #require(which("sqlite3"))
+        let path = Self.newStorePath()
+        _ = try SessionStore(path: path)
+        let r = try run(sqlite3, [path, "SELECT name FROM code WHERE kind = 'reason' ORDER BY code"])
+        #expect(r.stdoutText == StoreCodes.reason.map { $0.rawValue + "\n" }.joined())
+    }
+
     @Test func theDefaultPathFollowsXDG() {
         #expect(
             SessionStore.defaultPath(environment: ["XDG_DATA_HOME": "/x/data", "HOME": "/home/u"])

@@ -14,14 +14,12 @@ public enum GPXRepair {
         public var wasDamaged: Bool { !warnings.isEmpty }
     }
 
-    /// Reads `reader` (its options are made lenient) and writes what it recovers to `sink`.
+    /// Reads `source` leniently and writes what it recovers to `sink`.
     ///
     /// - Throws: the ``GPXError`` that stopped reading when not one point could be recovered
     ///   (nothing useful is then written), or the sink's error.
     public static func repair(source: ByteSource, name: String, to sink: FileSink) throws -> Report {
-        var options = GPXReadOptions()
-        options.lenient = true
-        let reader = GPXReader(source: source, name: name, options: options)
+        let reader = GPXReader(source: source, name: name, options: GPXReadOptions(lenient: true))
         let writer = GPXWriter(sink: sink)
         var report = Report()
         try reader.read { event in

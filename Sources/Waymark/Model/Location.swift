@@ -66,12 +66,12 @@ public struct Provenance: Sendable, Hashable, Codable {
     }
 
     /// How many dimensions the receiver solved for.
-    public enum FixMode: String, Sendable, Hashable, Codable {
+    public enum FixMode: String, Sendable, Hashable, Codable, CaseIterable {
         case none, twoD, threeD
     }
 
     /// Corrections the receiver applied.
-    public enum Differential: String, Sendable, Hashable, Codable {
+    public enum Differential: String, Sendable, Hashable, Codable, CaseIterable {
         case none, dgps, rtkFloat, rtkFixed
     }
 
