@@ -5,6 +5,7 @@
 //        waymark-bench replay [--hours 24]   (see ReplayBench.swift)
 //        waymark-bench record [--seconds 60]  (see RecordBench.swift)
 //        waymark-bench store [--points 1000000]  (see StoreBench.swift)
+//        waymark-bench parts FILE.gpx  (see PartsBench.swift)
 //   sizes are in MB (10⁶ bytes). Files are generated once and reused while their size matches.
 
 import Foundation
@@ -148,6 +149,10 @@ func column(_ s: String, _ w: Int) -> String {
     s.count >= w ? s : String(repeating: " ", count: w - s.count) + s
 }
 
+if CommandLine.arguments.dropFirst().first == "parts" {
+    try PartsBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
 if CommandLine.arguments.dropFirst().first == "record" {
     try await RecordBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)

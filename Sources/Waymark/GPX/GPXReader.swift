@@ -13,7 +13,7 @@
 ///
 /// Everything but points is stored indirectly, so that an event is no bigger than a point: events
 /// are copied on their way from reader to writer, once per point.
-public enum GPXEvent: Sendable {
+public enum GPXEvent: Sendable, Hashable {
     /// The `<gpx>` element's attributes. Always first.
     indirect case header(GPXHeader)
     /// The file's metadata; at most once, before any waypoint, route or track.
@@ -98,6 +98,7 @@ public final class GPXReader {
         // White space between elements carries nothing in GPX; only when extension elements are
         // kept verbatim must their white space be seen.
         tokenizer.skipsWhitespaceText = !options.keepsExtensionElements
+        scanner = TrackPointScanner(readsExtensions: !options.keepsExtensionElements)
         self.options = options
     }
 
@@ -612,25 +613,82 @@ public final class GPXReader {
         if tokenizer.isEmptyElement {
             _ = try next()
         } else {
-            try forEachChild { name in
-                guard isGPXNamespace else {
-                    try skipForeign()
-                    return
-                }
-                if name.equals("trkpt") {
-                    if let point = try readPoint(kind: "trkpt") {
-                        delivered += 1
-                        try handler(.trackPoint(point))
+            children: while true {
+                if try readSimpleTrackPoint() { continue }
+                switch try next() {
+                case .startElement:
+                    let name = tokenizer.localName
+                    guard isGPXNamespace else {
+                        try skipForeign()
+                        continue
                     }
-                } else if name.equals("extensions") {
-                    extensions = try readExtensions()
-                } else {
-                    try skipUnknown(name)
+                    if name.equals("trkpt") {
+                        if let point = try readPoint(kind: "trkpt") {
+                            delivered += 1
+                            try handler(.trackPoint(point))
+                        }
+                    } else if name.equals("extensions") {
+                        extensions = try readExtensions()
+                    } else {
+                        try skipUnknown(name)
+                    }
+                case .endElement, .endOfDocument:
+                    break children
+                case .text:
+                    continue
                 }
             }
         }
         openSegment = false
         try handler(.segmentEnd(extensions))
+    }
+
+    /// Whether ``TrackPointScanner`` reads the points of segments (the general path does when
+    /// it is off; tests compare the two).
+    var usesTrackPointScanner = true
+    /// Points the scanner read (tests check that it is used).
+    private(set) var scannedPoints = 0
+
+    /// How far ahead the scanner looks: a point longer than this takes the general path.
+    private static let scannerWindow = 4096
+
+    /// Reads the next child of a `<trkseg>` with ``TrackPointScanner`` if it is a track point of
+    /// the common shape, and hands it on. False, with nothing consumed, when it is anything else.
+    private func readSimpleTrackPoint() throws -> Bool {
+        guard usesTrackPointScanner, tokenizer.depth + 3 < tokenizer.maxDepth,
+            let window = try tokenizer.rawWindow(minimum: Self.scannerWindow)
+        else { return false }
+        if scannerBindingsVersion != tokenizer.bindingsVersion {
+            scannerBindingsVersion = tokenizer.bindingsVersion
+            scanner.defaultIsGPX = isGPXBinding(tokenizer.bindingIndex(forPrefix: .empty))
+            scanner.forgetPrefixes()
+        }
+        var outcome = scanner.scan(window, into: &scratchPoint)
+        if case .unknownPrefix(let prefix) = outcome {
+            let index = tokenizer.bindingIndex(forPrefix: prefix) ?? -1
+            let ns = tokenizer.namespaceURI(ofBinding: index)
+            scanner.learn(
+                prefix: prefix, isTrackPointExtension: Self.trackPointExtensionURIs.contains(where: { ns.equals($0) }))
+            outcome = scanner.scan(window, into: &scratchPoint)
+        }
+        guard case .point(let length) = outcome else { return false }
+        tokenizer.consumeRaw(length)
+        scannedPoints += 1
+        try flushWarnings()
+        delivered += 1
+        try handler(.trackPoint(scratchPoint))
+        return true
+    }
+
+    private var scanner: TrackPointScanner
+    private var scratchPoint = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
+    private var scannerBindingsVersion = -1
+
+    private func isGPXBinding(_ index: Int?) -> Bool {
+        guard let index else { return false }
+        if index < 0 { return true }
+        let ns = tokenizer.namespaceURI(ofBinding: index)
+        return ns.equals("http://www.topografix.com/GPX/1/1") || ns.equals("http://www.topografix.com/GPX/1/0")
     }
 
     // MARK: - Metadata

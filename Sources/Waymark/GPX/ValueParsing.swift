@@ -216,6 +216,40 @@ enum ValueParsing {
         return .success(DateTime(date: Date(timeIntervalSince1970: Double(seconds) + fraction), hadZone: hadZone))
     }
 
+    /// The day of the last `YYYY-MM-DD` read by ``utcSecond(_:cache:)``.
+    struct DayCache {
+        var prefix: (UInt64, UInt16) = (0, 0)
+        var days = Int.min
+    }
+
+    /// The common form `YYYY-MM-DDThh:mm:ssZ` exactly (20 bytes, years 0000 to 9999): the same
+    /// instant ``dateTime(_:)`` gives, without its generality, reusing the day while it is the
+    /// same as the last one. Nil for anything else, which ``dateTime(_:)`` must then read.
+    @inline(__always)
+    static func utcSecond(_ s: ByteSpan, cache: inout DayCache) -> Date? {
+        guard s.count == 20, s[4] == UInt8(ascii: "-"), s[7] == UInt8(ascii: "-"), s[10] == UInt8(ascii: "T"),
+            s[13] == UInt8(ascii: ":"), s[16] == UInt8(ascii: ":"), s[19] == UInt8(ascii: "Z")
+        else { return nil }
+        @inline(__always) func two(_ i: Int) -> Int? {
+            let a = s[i] &- 0x30
+            let b = s[i + 1] &- 0x30
+            guard a < 10, b < 10 else { return nil }
+            return Int(a) * 10 + Int(b)
+        }
+        let raw = UnsafeRawPointer(s.start)
+        let prefix = (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+        if prefix != cache.prefix || cache.days == Int.min {
+            guard let c = two(0), let y = two(2), let month = two(5), let day = two(8) else { return nil }
+            let year = c * 100 + y
+            guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year) else { return nil }
+            cache.prefix = prefix
+            cache.days = daysFromCivil(year: year, month: month, day: day)
+        }
+        guard let hour = two(11), let minute = two(14), let second = two(17), hour < 24, minute < 60, second < 60
+        else { return nil }
+        return Date(timeIntervalSince1970: Double(cache.days * 86_400 + hour * 3600 + minute * 60 + second))
+    }
+
     enum DateTimeFailure: Error {
         case format
         case range(String)

@@ -206,8 +206,9 @@ final class XMLTokenizer {
         return nil
     }
 
-    /// Changes whenever a namespace binding is declared, so that callers can cache facts about a
-    /// binding index (indices are reused once an element's declarations go out of scope).
+    /// Changes whenever a namespace binding is declared or goes out of scope, so that callers can
+    /// cache facts about the bindings in force (indices are reused once an element's declarations
+    /// go out of scope).
     @exclusivity(unchecked) private(set) var bindingsVersion = 0
 
     /// The index of the binding that gave the current element its namespace, or -1.
@@ -302,6 +303,59 @@ final class XMLTokenizer {
             }
         }
     }
+
+    // MARK: - Raw access for fast paths
+
+    /// The unread bytes, for a caller that recognises a common construct in place (the GPX
+    /// reader's track point scanner): at least `minimum` of them unless the input ends first.
+    /// Nil when the tokenizer is not between constructs inside an element. A caller that uses
+    /// the bytes must call ``consumeRaw(_:)`` with exactly the length of the complete,
+    /// well-formed elements it read; one that does not simply goes on with ``next()``.
+    func rawWindow(minimum: Int) throws -> UnsafeBufferPointer<UInt8>? {
+        guard started, !finished, !pendingEmptyEnd, pin == nil else { return nil }
+        if popPending {
+            popPending = false
+            popElement()
+        }
+        guard elementCount > 0 else { return nil }
+        // Never read so far ahead that the window limit trips where the general path's would not.
+        while end - pos < minimum && !eof && end - pos < limits.maxTokenBytes {
+            tokenStart = pos
+            try refill(keepingFrom: pos)
+        }
+        return UnsafeBufferPointer(start: buf + pos, count: min(end - pos, limits.maxTokenBytes))
+    }
+
+    /// Skips `count` bytes of ``rawWindow(minimum:)`` that the caller has read as complete
+    /// elements, children of the current element.
+    func consumeRaw(_ count: Int) {
+        pos += count
+        tokenStart = pos
+    }
+
+    /// How deep the current element is (the root is 1).
+    var depth: Int { elementCount }
+
+    /// The nesting limit.
+    var maxDepth: Int { limits.maxDepth }
+
+    /// The binding index a prefix resolves to in the current element (-1 for no namespace), or
+    /// nil when it is not declared. The empty prefix gives the default namespace.
+    func bindingIndex(forPrefix prefix: ByteSpan) -> Int? {
+        if prefix.count == 0 { return defaultBinding }
+        var i = bindings.count - 1
+        while i >= 0 {
+            let b = bindings[i]
+            if namespaceStore.span(from: b.prefixStart, count: b.prefixCount).equals(prefix) {
+                return b.uriCount == 0 ? nil : i
+            }
+            i -= 1
+        }
+        return nil
+    }
+
+    /// The URI of binding `index` (empty for -1).
+    func namespaceURI(ofBinding index: Int) -> ByteSpan { uriSpan(index) }
 
     private func truncated(at index: Int) -> GPXError {
         if elementCount == 0 && !rootSeen {
@@ -1124,6 +1178,7 @@ final class XMLTokenizer {
         if bindings.count > e.bindingCount {
             namespaceStore.count = bindings[e.bindingCount].prefixStart
             bindings.removeSubrange(e.bindingCount...)
+            bindingsVersion &+= 1
         }
         if elementCount == 0 { rootClosed = true }
     }

@@ -1,0 +1,317 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Recognises the common shape of a GPX track point straight from the bytes, so that the reader
+/// can skip its general path for the millions of points that look alike:
+///
+/// ```xml
+/// <trkpt lat="47.3769" lon="8.5417"><ele>408.2</ele><time>2024-05-01T08:00:00Z</time>
+///   <extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>158</gpxtpx:hr>
+///   </gpxtpx:TrackPointExtension></extensions></trkpt>
+/// ```
+///
+/// It accepts only what it can read exactly as the general path would:
+/// - `lat` and `lon` once each and no other attribute;
+/// - then `<ele>`, `<time>` and `<extensions>`, each at most once and in that order, with white
+///   space between them;
+/// - in `<extensions>`, one Garmin TrackPointExtension (v1 or v2) element with value children
+///   the reader knows (`hr`, `cad`, `atemp`, `wtemp`, `depth`, `speed`, `course`);
+/// - values the reader's own parsers accept: coordinates in range, a time with a zone.
+///
+/// Anything else, say a comment, an entity, a CDATA section, another element, a prefixed GPX
+/// element, a bad value or a point cut off by the end of the window, makes it answer
+/// ``Outcome/notSimple`` without having consumed anything. The general path then reads the point
+/// and finds any error. Every byte it accepts is ASCII, so the UTF-8 check holds too.
+struct TrackPointScanner {
+    enum Outcome {
+        /// A complete point, `length` bytes long from the window's start (leading white space
+        /// included).
+        case point(length: Int)
+        /// The point's extension uses a prefix the scanner has not been told about: resolve it,
+        /// call ``learn(prefix:isTrackPointExtension:)`` and scan again.
+        case unknownPrefix(ByteSpan)
+        case notSimple
+    }
+
+    /// Whether `<extensions>` may be read here: not when extension elements are kept verbatim.
+    var readsExtensions: Bool
+    /// Whether the default namespace is GPX's (or none), so that `<trkpt>` and its children are
+    /// GPX elements. The owner sets it, and calls ``forgetPrefixes()``, whenever the namespaces
+    /// in scope change.
+    var defaultIsGPX = false
+    // The one prefix resolved so far (up to 16 bytes, zero-padded), and whether it names a
+    // Garmin TrackPointExtension namespace.
+    private var knownPrefix: (UInt64, UInt64) = (0, 0)
+    private var knownPrefixCount = 0
+    private var knownPrefixIsTPE = false
+    private var dayCache = ValueParsing.DayCache()
+
+    init(readsExtensions: Bool) {
+        self.readsExtensions = readsExtensions
+    }
+
+    /// Records what `prefix` resolves to in the current scope.
+    mutating func learn(prefix: ByteSpan, isTrackPointExtension: Bool) {
+        guard prefix.count <= 16 else { return }
+        knownPrefix = (0, 0)
+        withUnsafeMutableBytes(of: &knownPrefix) {
+            $0.baseAddress!.copyMemory(from: prefix.start, byteCount: prefix.count)
+        }
+        knownPrefixCount = prefix.count
+        knownPrefixIsTPE = isTrackPointExtension
+    }
+
+    mutating func forgetPrefixes() {
+        knownPrefixCount = 0
+    }
+
+    /// Whether `prefix` is the known one and names a TrackPointExtension namespace; nil when it
+    /// is not known.
+    @inline(__always)
+    private func isTrackPointExtension(_ prefix: ByteSpan) -> Bool? {
+        guard prefix.count == knownPrefixCount, prefix.count > 0 else { return nil }
+        let same = withUnsafeBytes(of: knownPrefix) { memcmp($0.baseAddress!, prefix.start, prefix.count) == 0 }
+        return same ? knownPrefixIsTPE : nil
+    }
+
+    /// Reads one point at the start of `window` into `point`.
+    mutating func scan(_ window: UnsafeBufferPointer<UInt8>, into point: inout GPXPoint) -> Outcome {
+        guard defaultIsGPX, let base = window.baseAddress else { return .notSimple }
+        var cursor = Cursor(p: base, end: base + window.count)
+        var unknown: ByteSpan?
+        guard readPoint(&cursor, into: &point, unknownPrefix: &unknown) else {
+            if let unknown { return .unknownPrefix(unknown) }
+            return .notSimple
+        }
+        return .point(length: cursor.p - base)
+    }
+
+    /// A position in the window; every read checks the end.
+    private struct Cursor {
+        var p: UnsafePointer<UInt8>
+        let end: UnsafePointer<UInt8>
+
+        @inline(__always)
+        mutating func skipSpace() {
+            while p < end, ByteSpan.isSpace(p.pointee) { p += 1 }
+        }
+
+        /// Consumes `literal` if the bytes here are exactly it.
+        @inline(__always)
+        mutating func take(_ literal: StaticString) -> Bool {
+            let n = literal.utf8CodeUnitCount
+            guard end - p >= n else { return false }
+            let l = literal.utf8Start
+            for i in 0..<n where p[i] != l[i] { return false }
+            p += n
+            return true
+        }
+
+        @inline(__always)
+        mutating func take(_ byte: UInt8) -> Bool {
+            guard p < end, p.pointee == byte else { return false }
+            p += 1
+            return true
+        }
+
+        /// Consumes `span`'s bytes if they are next.
+        @inline(__always)
+        mutating func take(_ span: ByteSpan) -> Bool {
+            guard end - p >= span.count else { return false }
+            for i in 0..<span.count where p[i] != span[i] { return false }
+            p += span.count
+            return true
+        }
+
+        /// The bytes up to the next `stop`, which is not consumed; nil if the window ends first.
+        @inline(__always)
+        mutating func until(_ stop: UInt8) -> ByteSpan? {
+            let start = p
+            while p < end {
+                if p.pointee == stop { return ByteSpan(start: start, count: p - start) }
+                p += 1
+            }
+            return nil
+        }
+
+        /// `>` after optional white space: the end of an end tag.
+        @inline(__always)
+        mutating func closeTag() -> Bool {
+            skipSpace()
+            return take(UInt8(ascii: ">"))
+        }
+
+        /// A namespace prefix: an XML name without a colon, ASCII only.
+        mutating func prefix() -> ByteSpan? {
+            let start = p
+            guard p < end, Self.isNameStart(p.pointee) else { return nil }
+            p += 1
+            while p < end, Self.isNameStart(p.pointee) || Self.isNameRest(p.pointee) { p += 1 }
+            return ByteSpan(start: start, count: p - start)
+        }
+
+        @inline(__always)
+        static func isNameStart(_ b: UInt8) -> Bool {
+            (b | 0x20) &- 0x61 < 26 || b == UInt8(ascii: "_")
+        }
+
+        @inline(__always)
+        static func isNameRest(_ b: UInt8) -> Bool {
+            b &- 0x30 < 10 || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
+        }
+    }
+
+    private mutating func readPoint(_ c: inout Cursor, into point: inout GPXPoint, unknownPrefix: inout ByteSpan?)
+        -> Bool
+    {
+        c.skipSpace()
+        guard c.take("<trkpt") else { return false }
+        var lat: ByteSpan?
+        var lon: ByteSpan?
+        var empty = false
+        // Attributes: lat and lon, each once, white space before each.
+        while true {
+            let beforeSpace = c.p
+            c.skipSpace()
+            if c.take(UInt8(ascii: ">")) { break }
+            if c.take("/>") {
+                empty = true
+                break
+            }
+            guard c.p > beforeSpace else { return false }
+            let isLat: Bool
+            if c.take("lat") {
+                isLat = true
+            } else if c.take("lon") {
+                isLat = false
+            } else {
+                return false
+            }
+            c.skipSpace()
+            guard c.take(UInt8(ascii: "=")) else { return false }
+            c.skipSpace()
+            guard c.p < c.end else { return false }
+            let quote = c.p.pointee
+            guard quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else { return false }
+            c.p += 1
+            guard let value = c.until(quote) else { return false }
+            c.p += 1
+            if isLat {
+                guard lat == nil else { return false }
+                lat = value
+            } else {
+                guard lon == nil else { return false }
+                lon = value
+            }
+        }
+        // The values must be plain numbers (no entity, white space only around them, which the
+        // number parser trims as attribute normalisation would leave it) and in range.
+        guard let lat, let lon, let latitude = Self.number(lat), let longitude = Self.number(lon),
+            abs(latitude) <= 90, abs(longitude) <= 180
+        else { return false }
+        point = GPXPoint(coordinate: Coordinate(latitude: latitude, longitude: longitude))
+        if empty { return true }
+
+        // Children, in schema order.
+        var stage = 0  // 1 after <ele>, 2 after <time>, 3 after <extensions>
+        while true {
+            c.skipSpace()
+            guard c.take(UInt8(ascii: "<")) else { return false }
+            if c.take(UInt8(ascii: "/")) {
+                return c.take("trkpt") && c.closeTag()
+            }
+            if stage < 1 && c.take("ele>") {
+                guard let text = c.until(UInt8(ascii: "<")), let v = Self.number(text), c.take("</ele"), c.closeTag()
+                else { return false }
+                point.elevation = v
+                stage = 1
+            } else if stage < 2 && c.take("time>") {
+                guard let text = c.until(UInt8(ascii: "<")), c.take("</time"), c.closeTag(),
+                    let date = Self.time(text, cache: &dayCache)
+                else { return false }
+                point.time = date
+                stage = 2
+            } else if stage < 3 && readsExtensions && c.take("extensions>") {
+                guard readExtensions(&c, into: &point.extensions, unknownPrefix: &unknownPrefix) else { return false }
+                stage = 3
+            } else {
+                return false
+            }
+        }
+    }
+
+    /// `<extensions>` after its start tag, through its end tag: one TrackPointExtension element.
+    private func readExtensions(_ c: inout Cursor, into ext: inout GPXExtensions, unknownPrefix: inout ByteSpan?)
+        -> Bool
+    {
+        c.skipSpace()
+        guard c.take(UInt8(ascii: "<")) else { return false }
+        if c.take(UInt8(ascii: "/")) { return c.take("extensions") && c.closeTag() }
+        guard let prefix = c.prefix(), c.take(":TrackPointExtension>") else { return false }
+        guard let isTPE = isTrackPointExtension(prefix) else {
+            if prefix.count <= 16 { unknownPrefix = prefix }
+            return false
+        }
+        guard isTPE else { return false }
+        while true {
+            c.skipSpace()
+            guard c.take(UInt8(ascii: "<")) else { return false }
+            if c.take(UInt8(ascii: "/")) {
+                guard c.take(prefix), c.take(":TrackPointExtension"), c.closeTag() else { return false }
+                break
+            }
+            guard c.take(prefix), c.take(UInt8(ascii: ":")) else { return false }
+            let nameStart = c.p
+            guard let name = c.until(UInt8(ascii: ">")), let field = Self.field(name) else { return false }
+            c.p += 1
+            guard let text = c.until(UInt8(ascii: "<")), c.take("</"), c.take(prefix), c.take(UInt8(ascii: ":")),
+                c.take(ByteSpan(start: nameStart, count: name.count)), c.closeTag()
+            else { return false }
+            // The general path leaves out a value that is not a number, silently; but the text
+            // may hold a reference that makes it one, so only that path can tell.
+            guard let v = ValueParsing.decimal(text) else { return false }
+            ext.set(field, v)
+        }
+        c.skipSpace()
+        return c.take("</extensions") && c.closeTag()
+    }
+
+    /// A number as the general path reads it, or nil when that path must see the text (which
+    /// also catches any byte XML would not allow here, such as `<`, `&` or non-ASCII).
+    @inline(__always)
+    private static func number(_ text: ByteSpan) -> Double? {
+        ValueParsing.decimal(text)
+    }
+
+    /// A time as the general path reads it: the common `YYYY-MM-DDThh:mm:ssZ` here, with the
+    /// day reused while it stays the same; any other form through ``ValueParsing/dateTime(_:)``.
+    /// Nil for a time without a zone (the general path warns about it) or a bad one.
+    @inline(__always)
+    private static func time(_ text: ByteSpan, cache: inout ValueParsing.DayCache) -> Date? {
+        if let date = ValueParsing.utcSecond(text, cache: &cache) { return date }
+        guard case .success(let t) = ValueParsing.dateTime(text), t.hadZone else { return nil }
+        return t.date
+    }
+
+    /// The TrackPointExtension values the reader knows, by local name.
+    private static func field(_ name: ByteSpan) -> GPXExtensions.Field? {
+        switch name.count {
+        case 2 where name.equals("hr"): return .heartRate
+        case 3 where name.equals("cad"): return .cadence
+        case 5 where name.equals("atemp"): return .airTemperature
+        case 5 where name.equals("wtemp"): return .waterTemperature
+        case 5 where name.equals("depth"): return .depth
+        case 5 where name.equals("speed"): return .speed
+        case 6 where name.equals("course"): return .course
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,68 @@
+// waymark-bench parts FILE: where the time of GPX → GeoJSON goes, in one process: reading the
+// bytes alone, the reader alone (events dropped), and reader plus GeoJSON writer (to /dev/null).
+// Each stage runs 5 times; the best is printed, in MB/s, with its ratio to `cat FILE >/dev/null`
+// measured in the same run.
+
+import Foundation
+import Waymark
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+enum PartsBench {
+    static func run(arguments: [String]) throws {
+        guard let path = arguments.first else {
+            print("usage: waymark-bench parts FILE.gpx")
+            exit(64)
+        }
+        let bytes = Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+        func best(_ body: () throws -> Void) rethrows -> Double {
+            var times: [Double] = []
+            for _ in 0..<5 {
+                let clock = ContinuousClock()
+                let start = clock.now
+                try body()
+                let d = clock.now - start
+                times.append(Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+            }
+            return times.min()!
+        }
+        let options = GPXReadOptions(keepsExtensionElements: false)
+        let cat = try best {
+            let source = try FileByteSource(path: path)
+            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1 << 16)
+            defer { buffer.deallocate() }
+            while try source.read(into: buffer, capacity: 1 << 16) > 0 {}
+        }
+        var points = 0
+        let readOnly = try best {
+            points = 0
+            let reader = try GPXReader(contentsOf: path, options: options)
+            try reader.read { event in
+                if case .trackPoint = event { points += 1 }
+            }
+        }
+        let both = try best {
+            let reader = try GPXReader(contentsOf: path, options: options)
+            let sink = try FileSink(atomicPath: "/dev/null")
+            let writer = GeoJSONWriter(sink: sink)
+            try reader.read { try writer.write($0) }
+            try writer.finish()
+            try sink.commit()
+        }
+        func line(_ name: String, _ seconds: Double) {
+            print(
+                String(
+                    format: "%-22@ %8.3f s %8.1f MB/s %8.0f ns/point  %5.1f× the read alone", name, seconds,
+                    bytes / 1e6 / seconds, seconds * 1e9 / Double(max(points, 1)), seconds / cat))
+        }
+        print("\(path): \(Int(bytes)) bytes, \(points) track points; best of 5")
+        line("read the bytes", cat)
+        line("GPXReader", readOnly)
+        line("GPXReader + GeoJSON", both)
+        print(
+            String(
+                format: "GeoJSON writer alone, by difference: %.0f ns/point", (both - readOnly) * 1e9 / Double(points)))
+    }
+}
