@@ -1,5 +1,7 @@
 // waymark-bench parts FILE: where the time of GPX → GeoJSON goes, in one process: reading the
-// bytes alone, the reader alone (events dropped), and reader plus GeoJSON writer (to /dev/null).
+// bytes alone, the reader alone (events dropped), the GeoJSON writer alone (from events kept in
+// memory), and reader plus writer (to /dev/null), on one thread and with the reader on a second
+// (GPXReader.readAhead).
 // Each stage runs 5 times; the best is printed, in MB/s, with its ratio to `cat FILE >/dev/null`
 // measured in the same run.
 
@@ -15,6 +17,18 @@ enum PartsBench {
         guard let path = arguments.first else {
             print("usage: waymark-bench parts FILE.gpx")
             exit(64)
+        }
+        if arguments.count > 1 && arguments[1] == "--ahead-only" {
+            // For a profiler: the pipelined stage alone, 5 times.
+            for _ in 0..<5 {
+                let reader = try GPXReader(contentsOf: path, options: GPXReadOptions(keepsExtensionElements: false))
+                let sink = try FileSink(atomicPath: "/dev/null")
+                let writer = GeoJSONWriter(sink: sink)
+                try reader.readAhead { try writer.write($0) }
+                try writer.finish()
+                try sink.commit()
+            }
+            return
         }
         let bytes = Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
         func best(_ body: () throws -> Void) rethrows -> Double {
@@ -51,18 +65,37 @@ enum PartsBench {
             try writer.finish()
             try sink.commit()
         }
+        let ahead = try best {
+            let reader = try GPXReader(contentsOf: path, options: options)
+            let sink = try FileSink(atomicPath: "/dev/null")
+            let writer = GeoJSONWriter(sink: sink)
+            try reader.readAhead { try writer.write($0) }
+            try writer.finish()
+            try sink.commit()
+        }
+        var events: [GPXEvent] = []
+        try GPXReader(contentsOf: path, options: options).read { events.append($0) }
+        let writeOnly = try best {
+            let sink = try FileSink(atomicPath: "/dev/null")
+            let writer = GeoJSONWriter(sink: sink)
+            for event in events { try writer.write(event) }
+            try writer.finish()
+            try sink.commit()
+        }
+        events = []
         func line(_ name: String, _ seconds: Double) {
+            let padded = name.padding(toLength: 28, withPad: " ", startingAt: 0)
             print(
-                String(
-                    format: "%-22@ %8.3f s %8.1f MB/s %8.0f ns/point  %5.1f× the read alone", name, seconds,
-                    bytes / 1e6 / seconds, seconds * 1e9 / Double(max(points, 1)), seconds / cat))
+                padded
+                    + String(
+                        format: "%7.3f s %8.1f MB/s %6.0f ns/point  %5.1f× the read alone", seconds,
+                        bytes / 1e6 / seconds, seconds * 1e9 / Double(max(points, 1)), seconds / cat))
         }
         print("\(path): \(Int(bytes)) bytes, \(points) track points; best of 5")
         line("read the bytes", cat)
         line("GPXReader", readOnly)
-        line("GPXReader + GeoJSON", both)
-        print(
-            String(
-                format: "GeoJSON writer alone, by difference: %.0f ns/point", (both - readOnly) * 1e9 / Double(points)))
+        line("GeoJSONWriter (events kept)", writeOnly)
+        line("GPXReader + GeoJSONWriter", both)
+        line("the same, reading ahead", ahead)
     }
 }

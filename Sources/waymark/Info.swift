@@ -45,7 +45,7 @@ extension WaymarkCommand {
             do {
                 let reader = try makeReader(trace, options: read, keepingExtensions: false)
                 var stats = TraceStatistics()
-                try reader.read { event in
+                try reader.readAhead { event in
                     if case .warning(let w) = event { report(w) }
                     stats.add(event)
                 }

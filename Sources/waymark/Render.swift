@@ -92,7 +92,7 @@ extension WaymarkCommand {
                     let trace = trace ?? "-"
                     let reader = try makeReader(trace, options: read, keepingExtensions: format == .gpx)
                     events = EventSource(title: trace == "-" ? "" : trace, reader: reader) { handle in
-                        try reader.read(handle)
+                        try reader.readAhead(handle)
                     }
                 }
                 let reader = events

@@ -68,21 +68,22 @@ public struct GPXReadOptions: Sendable, Hashable {
 /// It stands on its own XML 1.0 tokenizer (Foundation's `XMLParser` is not used): memory stays
 /// bounded by the chunk size, the nesting depth and the longest construct, whatever the file size.
 public final class GPXReader {
+    // A reader belongs to one thread at a time; its fields skip Swift's dynamic exclusivity checks.
     static let gpx10 = "http://www.topografix.com/GPX/1/0"
     static let gpx11 = "http://www.topografix.com/GPX/1/1"
 
     private let tokenizer: XMLTokenizer
     private let options: GPXReadOptions
-    private var handler: (GPXEvent) throws -> Void = { _ in }
+    @exclusivity(unchecked) private var handler: (GPXEvent) throws -> Void = { _ in }
     private let leaf = ByteStore(capacity: 256)
-    private var version = "1.1"
-    private var metadata = GPXMetadata()
-    private var metadataSent = false
-    private var warnedNoZone = false
-    private var warnedUnknown = Set<String>()
-    private var delivered = 0
+    @exclusivity(unchecked) private var version = "1.1"
+    @exclusivity(unchecked) private var metadata = GPXMetadata()
+    @exclusivity(unchecked) private var metadataSent = false
+    @exclusivity(unchecked) private var warnedNoZone = false
+    @exclusivity(unchecked) private var warnedUnknown = Set<String>()
+    @exclusivity(unchecked) private var delivered = 0
     /// Points dropped so far because they were bad (lenient reading only).
-    public private(set) var droppedPoints = 0
+    @exclusivity(unchecked) public private(set) var droppedPoints = 0
 
     /// The name used in messages.
     public var fileName: String { tokenizer.fileName }
@@ -128,9 +129,9 @@ public final class GPXReader {
     }
 
     // Open structures at the moment reading stopped, so a lenient read can close them.
-    private var openRoute: GPXPathInfo?
-    private var openTrack: GPXPathInfo?
-    private var openSegment = false
+    @exclusivity(unchecked) private var openRoute: GPXPathInfo?
+    @exclusivity(unchecked) private var openTrack: GPXPathInfo?
+    @exclusivity(unchecked) private var openSegment = false
 
     private func closeOpenStructures() throws {
         if openSegment { try handler(.segmentEnd(GPXExtensions())) }
@@ -146,11 +147,11 @@ public final class GPXReader {
     private func next() throws -> XMLTokenizer.Token { try tokenizer.next() }
 
     // Verdicts about binding indices, valid while the tokenizer's bindingsVersion is unchanged.
-    private var bindingCacheVersion = -1
-    private var gpxBinding = -2
-    private var otherBinding = -2
-    private var trackPointExtensionBinding = -2
-    private var otherExtensionBinding = -2
+    @exclusivity(unchecked) private var bindingCacheVersion = -1
+    @exclusivity(unchecked) private var gpxBinding = -2
+    @exclusivity(unchecked) private var otherBinding = -2
+    @exclusivity(unchecked) private var trackPointExtensionBinding = -2
+    @exclusivity(unchecked) private var otherExtensionBinding = -2
 
     private func refreshBindingCache() {
         guard bindingCacheVersion != tokenizer.bindingsVersion else { return }
@@ -289,8 +290,8 @@ public final class GPXReader {
         try handler(.warning(GPXWarning(file: fileName, line: line, column: column, message: message)))
     }
 
-    private var pendingWarnings: [GPXWarning] = []
-    private var flushWarningsSoon = false
+    @exclusivity(unchecked) private var pendingWarnings: [GPXWarning] = []
+    @exclusivity(unchecked) private var flushWarningsSoon = false
 
     private func flushWarnings() throws {
         guard flushWarningsSoon else { return }
@@ -645,9 +646,9 @@ public final class GPXReader {
 
     /// Whether ``TrackPointScanner`` reads the points of segments (the general path does when
     /// it is off; tests compare the two).
-    var usesTrackPointScanner = true
+    @exclusivity(unchecked) var usesTrackPointScanner = true
     /// Points the scanner read (tests check that it is used).
-    private(set) var scannedPoints = 0
+    @exclusivity(unchecked) private(set) var scannedPoints = 0
 
     /// How far ahead the scanner looks: a point longer than this takes the general path.
     private static let scannerWindow = 4096
@@ -680,9 +681,9 @@ public final class GPXReader {
         return true
     }
 
-    private var scanner: TrackPointScanner
-    private var scratchPoint = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
-    private var scannerBindingsVersion = -1
+    @exclusivity(unchecked) private var scanner: TrackPointScanner
+    @exclusivity(unchecked) private var scratchPoint = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
+    @exclusivity(unchecked) private var scannerBindingsVersion = -1
 
     private func isGPXBinding(_ index: Int?) -> Bool {
         guard let index else { return false }

@@ -108,11 +108,43 @@ struct TrackPointScanner {
         @inline(__always)
         mutating func take(_ literal: StaticString) -> Bool {
             let n = literal.utf8CodeUnitCount
-            guard end - p >= n else { return false }
-            let l = literal.utf8Start
-            for i in 0..<n where p[i] != l[i] { return false }
+            guard end - p >= n, Self.same(p, literal.utf8Start, n) else { return false }
             p += n
             return true
+        }
+
+        /// Whether `n` bytes at `a` and `b` are equal, compared a word at a time (never reading
+        /// past either).
+        @inline(__always)
+        static func same(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+            let x = UnsafeRawPointer(a)
+            let y = UnsafeRawPointer(b)
+            var i = 0
+            while i + 8 <= n {
+                if x.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    != y.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                {
+                    return false
+                }
+                i += 8
+            }
+            if i + 4 <= n {
+                if x.loadUnaligned(fromByteOffset: i, as: UInt32.self)
+                    != y.loadUnaligned(fromByteOffset: i, as: UInt32.self)
+                {
+                    return false
+                }
+                i += 4
+            }
+            if i + 2 <= n {
+                if x.loadUnaligned(fromByteOffset: i, as: UInt16.self)
+                    != y.loadUnaligned(fromByteOffset: i, as: UInt16.self)
+                {
+                    return false
+                }
+                i += 2
+            }
+            return i == n || a[i] == b[i]
         }
 
         @inline(__always)
@@ -125,8 +157,7 @@ struct TrackPointScanner {
         /// Consumes `span`'s bytes if they are next.
         @inline(__always)
         mutating func take(_ span: ByteSpan) -> Bool {
-            guard end - p >= span.count else { return false }
-            for i in 0..<span.count where p[i] != span[i] { return false }
+            guard end - p >= span.count, Self.same(p, span.start, span.count) else { return false }
             p += span.count
             return true
         }

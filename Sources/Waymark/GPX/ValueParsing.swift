@@ -11,13 +11,67 @@
 
 /// Parsers for the XML Schema value types GPX uses, straight from bytes.
 enum ValueParsing {
-    private static let exactPowers: [Double] = (0...22).map { pow(10.0, Double($0)) }
+    /// 10^n for n in 0...22, each exact in a Double.
+    @inline(__always)
+    static func exactPower(_ n: Int) -> Double {
+        switch n {
+        case 0: return 1e0
+        case 1: return 1e1
+        case 2: return 1e2
+        case 3: return 1e3
+        case 4: return 1e4
+        case 5: return 1e5
+        case 6: return 1e6
+        case 7: return 1e7
+        case 8: return 1e8
+        case 9: return 1e9
+        case 10: return 1e10
+        case 11: return 1e11
+        case 12: return 1e12
+        case 13: return 1e13
+        case 14: return 1e14
+        case 15: return 1e15
+        case 16: return 1e16
+        case 17: return 1e17
+        case 18: return 1e18
+        case 19: return 1e19
+        case 20: return 1e20
+        case 21: return 1e21
+        default: return 1e22
+        }
+    }
 
     /// Parses a decimal number (`xsd:decimal`, also accepting an exponent) surrounded by optional
     /// white space. Rejects NaN, infinities, hex and empty input.
     ///
     /// Short inputs take Clinger's exact fast path; the rest go to `strtod`, which rounds correctly.
     static func decimal(_ raw: ByteSpan) -> Double? {
+        // The commonest form first: [-]digits[.digits], 15 digits or fewer, nothing around it.
+        // (The general code below gives the same value for it; this only skips its steps.)
+        if raw.count > 0 && raw.count <= 17 {
+            let negative = raw[0] == UInt8(ascii: "-")
+            var i = negative ? 1 : 0
+            var value: UInt64 = 0
+            var digits = 0
+            var point = -1
+            while i < raw.count {
+                let d = raw[i] &- 0x30
+                if d < 10 {
+                    value = value &* 10 &+ UInt64(d)
+                    digits += 1
+                } else if raw[i] == UInt8(ascii: ".") && point < 0 {
+                    point = digits
+                } else {
+                    break
+                }
+                i += 1
+            }
+            if i == raw.count && digits > 0 && digits <= 15 {
+                let fraction = point < 0 ? 0 : digits - point
+                let scaled = fraction > 0 ? Double(value) / exactPower(fraction) : Double(value)
+                return negative ? -scaled : scaled
+            }
+        }
         let s = raw.trimmed
         let n = s.count
         guard n > 0, n < 128 else { return nil }
@@ -47,7 +101,7 @@ enum ValueParsing {
                 j += 1
             }
             if j == n && count > 0 && count <= 15 {
-                let scaled = fraction > 0 ? Double(value) / exactPowers[fraction] : Double(value)
+                let scaled = fraction > 0 ? Double(value) / exactPower(fraction) : Double(value)
                 return negative ? -scaled : scaled
             }
         }
@@ -100,7 +154,7 @@ enum ValueParsing {
         let totalScale = scale + exponent
         if significant <= 15 && abs(totalScale) <= 22 {
             let m = Double(mantissa)
-            let v = totalScale >= 0 ? m * exactPowers[totalScale] : m / exactPowers[-totalScale]
+            let v = totalScale >= 0 ? m * exactPower(totalScale) : m / exactPower(-totalScale)
             return negative ? -v : v
         }
         // Rare: long or extreme numbers. strtod rounds correctly.
@@ -316,12 +370,12 @@ public enum ValueFormatting {
         let millisInt = Int(totalMillis)
         let days = millisInt >= 0 ? millisInt / 86_400_000 : (millisInt - 86_399_999) / 86_400_000
         let millisOfDay = millisInt - days * 86_400_000
-        let (y, _, _) = ValueParsing.civil(fromDays: days)
-        guard y >= 0 && y <= 9999 else {
-            appendISO8601(date, to: out)
-            return
-        }
         if cache.day != days {
+            let (y, _, _) = ValueParsing.civil(fromDays: days)
+            guard y >= 0 && y <= 9999 else {
+                appendISO8601(date, to: out)
+                return
+            }
             let tmp = ByteStore(capacity: 32)
             appendISO8601(date, to: tmp)
             cache.day = days
@@ -338,14 +392,28 @@ public enum ValueFormatting {
     @inline(__always)
     private static func appendTimeOfDay(_ millisOfDay: Int, to out: ByteStore) {
         let secondOfDay = millisOfDay / 1000
-        appendDigits(secondOfDay / 3600, width: 2, to: out)
-        out.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay / 60 % 60, width: 2, to: out)
-        out.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay % 60, width: 2, to: out)
-        out.append(UInt8(ascii: "."))
-        appendDigits(millisOfDay % 1000, width: 3, to: out)
-        out.append(UInt8(ascii: "Z"))
+        let millis = millisOfDay - secondOfDay * 1000
+        let hour = secondOfDay / 3600
+        let minute = secondOfDay / 60 - hour * 60
+        let second = secondOfDay - (secondOfDay / 60) * 60
+        out.reserve(13)
+        let t = out.base + out.count
+        @inline(__always) func two(_ v: Int, at i: Int) {
+            let tens = v / 10
+            t[i] = UInt8(truncatingIfNeeded: tens) &+ 0x30
+            t[i + 1] = UInt8(truncatingIfNeeded: v - tens * 10) &+ 0x30
+        }
+        two(hour, at: 0)
+        t[2] = UInt8(ascii: ":")
+        two(minute, at: 3)
+        t[5] = UInt8(ascii: ":")
+        two(second, at: 6)
+        t[8] = UInt8(ascii: ".")
+        let hundreds = millis / 100
+        t[9] = UInt8(truncatingIfNeeded: hundreds) &+ 0x30
+        two(millis - hundreds * 100, at: 10)
+        t[12] = UInt8(ascii: "Z")
+        out.count += 13
     }
 
     /// Writes `date` as `YYYY-MM-DDThh:mm:ss.sssZ` (UTC, milliseconds) into `out`.
@@ -409,48 +477,79 @@ public enum ValueFormatting {
             out.append(value.isFinite ? "\(value)" : "null")
             return
         }
-        var units = Int64(scaled)
+        let negative = scaled < 0
+        let units = UInt64(negative ? -scaled : scaled)
         if units == 0 {
             out.append(UInt8(ascii: "0"))
             return
         }
-        let negative = units < 0
-        if negative { units = -units }
-        var fractionDigits = decimals
-        while fractionDigits > 0 && units % 10 == 0 {
-            units /= 10
-            fractionDigits -= 1
-        }
-        // Count the digits, then write them straight into the output, right to left.
-        var integerDigits = 1
-        var whole = units
-        for _ in 0..<fractionDigits { whole /= 10 }
-        while whole >= 10 {
-            whole /= 10
-            integerDigits += 1
-        }
-        let length = (negative ? 1 : 0) + integerDigits + (fractionDigits > 0 ? fractionDigits + 1 : 0)
-        out.reserve(length)
-        let target = out.base + out.count
-        var i = length
-        var v = units
-        if fractionDigits > 0 {
-            for _ in 0..<fractionDigits {
-                i -= 1
-                target[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
-                v /= 10
+        // Every digit of `units`, `decimals` of them after the point, right to left into
+        // scratch, two at a time; then trailing zeros (and a bare point) are dropped.
+        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        let (from, to) = withUnsafeMutableBytes(of: &scratch) { raw -> (Int, Int) in
+            let b = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let pairs = digitPairs.utf8Start
+            var i = 32
+            var v = units
+            var fraction = decimals
+            while fraction >= 2 {
+                let q = v / 100
+                let r = Int(truncatingIfNeeded: v &- q &* 100) &* 2
+                b[i - 1] = pairs[r + 1]
+                b[i - 2] = pairs[r]
+                i -= 2
+                fraction -= 2
+                v = q
             }
-            i -= 1
-            target[i] = UInt8(ascii: ".")
+            if fraction == 1 {
+                let q = v / 10
+                i -= 1
+                b[i] = UInt8(truncatingIfNeeded: v &- q &* 10) &+ 0x30
+                v = q
+            }
+            // Drop trailing zeros of the fraction, and the point if none is left.
+            var last = 32
+            while last > i && b[last - 1] == UInt8(ascii: "0") { last -= 1 }
+            if last > i {
+                i -= 1
+                b[i] = UInt8(ascii: ".")
+            } else {
+                last = i
+            }
+            while v >= 100 {
+                let q = v / 100
+                let r = Int(truncatingIfNeeded: v &- q &* 100) &* 2
+                b[i - 1] = pairs[r + 1]
+                b[i - 2] = pairs[r]
+                i -= 2
+                v = q
+            }
+            if v >= 10 {
+                let r = Int(truncatingIfNeeded: v) &* 2
+                b[i - 1] = pairs[r + 1]
+                b[i - 2] = pairs[r]
+                i -= 2
+            } else {
+                i -= 1
+                b[i] = UInt8(truncatingIfNeeded: v) &+ 0x30
+            }
+            if negative {
+                i -= 1
+                b[i] = UInt8(ascii: "-")
+            }
+            return (i, last)
         }
-        repeat {
-            i -= 1
-            target[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
-            v /= 10
-        } while v > 0
-        if negative { target[0] = UInt8(ascii: "-") }
-        out.count += length
+        withUnsafeBytes(of: scratch) { raw in
+            out.append(raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + from, count: to - from)
+        }
     }
+
+    /// "00", "01", … "99": two digits per lookup.
+    private static let digitPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
 
     @inline(__always)
     private static func pow10(_ n: Int) -> Double {

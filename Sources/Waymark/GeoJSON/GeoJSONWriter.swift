@@ -33,28 +33,35 @@
 public final class GeoJSONWriter {
     private let sink: FileSink
     private var out: ByteStore { sink.buffer }
-    private var featureCount = 0
-    private var collectionBounds: Bounds?
-    private var finished = false
+    // The writer belongs to one thread; its fields skip Swift's dynamic exclusivity checks.
+    @exclusivity(unchecked) private var featureCount = 0
+    @exclusivity(unchecked) private var collectionBounds: Bounds?
+    @exclusivity(unchecked) private var finished = false
 
     // The feature being built.
-    private let coordinates = SpillBuffer()
-    private var columns: [Column]
-    private var lineLengths: [Int] = []
-    private var pointsInLine = 0
-    private var lineOpen = false
-    private var previous: GPXPoint?
-    private var featureBounds: Bounds?
-    private var inPath = false
-    private var firstTime: Date?
-    private var dayCache = ValueFormatting.DayCache()
+    private let coordinates = SpillBuffer(threshold: 1 << 18)
+    private let columns: [Column]
+    @exclusivity(unchecked) private var lineLengths: [Int] = []
+    @exclusivity(unchecked) private var pointsInLine = 0
+    @exclusivity(unchecked) private var lineOpen = false
+    /// The line's first point, written again if it stays the only one.
+    @exclusivity(unchecked) private var lineFirst: GPXPoint?
+    /// The previous point of the line, to split the line where it crosses the antimeridian.
+    @exclusivity(unchecked) private var previousCoordinate: Coordinate?
+    @exclusivity(unchecked) private var previousElevation: Double?
+    @exclusivity(unchecked) private var featureBounds: Bounds?
+    @exclusivity(unchecked) private var inPath = false
+    @exclusivity(unchecked) private var firstTime: Date?
+    @exclusivity(unchecked) private var dayCache = ValueFormatting.DayCache()
+    /// Points since the spill buffers were last checked (every 256 points).
+    @exclusivity(unchecked) private var pointsSinceSpillCheck = 0
 
     private final class Column {
         let key: StaticString
-        let spool = SpillBuffer(threshold: 1 << 20)
-        var line = 0
-        var items = 0
-        var used = false
+        let spool = SpillBuffer(threshold: 1 << 18)
+        @exclusivity(unchecked) var line = 0
+        @exclusivity(unchecked) var items = 0
+        @exclusivity(unchecked) var used = false
 
         init(_ key: StaticString) { self.key = key }
     }
@@ -65,7 +72,7 @@ public final class GeoJSONWriter {
     }
 
     /// Values a simulation adds to each delivered location.
-    private var pendingDelivery: StoredLocation?
+    @exclusivity(unchecked) private var pendingDelivery: StoredLocation?
 
     public init(sink: FileSink) {
         self.sink = sink
@@ -181,7 +188,8 @@ public final class GeoJSONWriter {
         lineLengths.removeAll(keepingCapacity: true)
         pointsInLine = 0
         lineOpen = false
-        previous = nil
+        lineFirst = nil
+        previousCoordinate = nil
         featureBounds = nil
         firstTime = nil
         for c in columns {
@@ -201,30 +209,34 @@ public final class GeoJSONWriter {
 
     /// Ends the open line, if any; a line of one point gets that point again.
     private func endLine() {
-        guard lineOpen else {
-            previous = nil
-            return
-        }
-        if pointsInLine == 1, let p = previous {
+        previousCoordinate = nil
+        guard lineOpen else { return }
+        if pointsInLine == 1, let p = lineFirst {
             writePosition(p)
         }
+        lineFirst = nil
         lineLengths.append(pointsInLine)
         lineOpen = false
-        previous = nil
     }
 
     private func addPoint(_ p: GPXPoint) throws {
         if !inPath { beginPath() }
-        if lineOpen, let q = previous {
-            let delta = p.coordinate.longitude - q.coordinate.longitude
-            if abs(delta) > 180 { splitAtAntimeridian(from: q, to: p) }
+        if lineOpen, let q = previousCoordinate {
+            let delta = p.coordinate.longitude - q.longitude
+            if abs(delta) > 180 { splitAtAntimeridian(from: q, elevation: previousElevation, to: p) }
         }
         if !lineOpen { startLine() }
+        if pointsInLine == 0 { lineFirst = p }
         writePosition(p)
-        previous = p
+        previousCoordinate = p.coordinate
+        previousElevation = p.elevation
         if firstTime == nil { firstTime = p.time }
-        try coordinates.spillIfNeeded()
-        for c in columns where c.used { try c.spool.spillIfNeeded() }
+        pointsSinceSpillCheck += 1
+        if pointsSinceSpillCheck >= 256 {
+            pointsSinceSpillCheck = 0
+            try coordinates.spillIfNeeded()
+            for c in columns where c.used { try c.spool.spillIfNeeded() }
+        }
     }
 
     private func writePosition(_ p: GPXPoint) {
@@ -270,16 +282,16 @@ public final class GeoJSONWriter {
         }
     }
 
-    private func splitAtAntimeridian(from q: GPXPoint, to p: GPXPoint) {
-        let lon0 = q.coordinate.longitude
+    private func splitAtAntimeridian(from q: Coordinate, elevation qElevation: Double?, to p: GPXPoint) {
+        let lon0 = q.longitude
         var lon1 = p.coordinate.longitude
         let eastward = lon1 - lon0 < -180  // e.g. 179 → -179
         lon1 += eastward ? 360 : -360
         let meridian = eastward ? 180.0 : -180.0
         let t = (meridian - lon0) / (lon1 - lon0)
-        let lat = q.coordinate.latitude + t * (p.coordinate.latitude - q.coordinate.latitude)
+        let lat = q.latitude + t * (p.coordinate.latitude - q.latitude)
         var elevation: Double?
-        if let e0 = q.elevation, let e1 = p.elevation { elevation = e0 + t * (e1 - e0) }
+        if let e0 = qElevation, let e1 = p.elevation { elevation = e0 + t * (e1 - e0) }
         appendBoundaryPosition(longitude: meridian, latitude: lat, elevation: elevation)
         lineLengths.append(pointsInLine)
         lineOpen = false
@@ -297,6 +309,7 @@ public final class GeoJSONWriter {
 
     /// Brings column `id` up to the current position with nulls and returns its buffer, ready
     /// for one value.
+    @inline(__always)
     private func put(_ id: ColumnID, line: Int) -> ByteStore {
         let c = columns[id.rawValue]
         catchUp(c, line: line, items: pointsInLine)
@@ -312,7 +325,9 @@ public final class GeoJSONWriter {
         ValueFormatting.appendFixed(value, decimals: decimals, to: o)
     }
 
+    @inline(__always)
     private func catchUp(_ c: Column, line: Int, items: Int) {
+        guard c.line < line || c.items < items else { return }
         let o = c.spool.memory
         while c.line < line {
             while c.items < lineLengths[c.line] {
