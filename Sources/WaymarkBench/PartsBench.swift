@@ -15,13 +15,18 @@ import Waymark
 enum PartsBench {
     static func run(arguments: [String]) throws {
         guard let path = arguments.first else {
-            print("usage: waymark-bench parts FILE.gpx")
+            print("usage: waymark-bench parts FILE.gpx [--only read|ahead]")
             exit(64)
         }
-        if arguments.count > 1 && arguments[1] == "--ahead-only" {
-            // For a profiler: the pipelined stage alone, 5 times.
+        if arguments.count > 2 && arguments[1] == "--only" {
+            // For a profiler: one stage alone, 5 times (read: the reader; ahead: reader and
+            // writer on two threads).
             for _ in 0..<5 {
                 let reader = try GPXReader(contentsOf: path, options: GPXReadOptions(keepsExtensionElements: false))
+                if arguments[2] == "read" {
+                    try reader.read { _ in }
+                    continue
+                }
                 let sink = try FileSink(atomicPath: "/dev/null")
                 let writer = GeoJSONWriter(sink: sink)
                 try reader.readAhead { try writer.write($0) }

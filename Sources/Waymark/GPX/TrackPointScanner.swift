@@ -173,6 +173,42 @@ struct TrackPointScanner {
             return nil
         }
 
+        /// The number from here up to `stop` (not consumed). The common form, `[-]digits[.digits]`
+        /// with at most 15 digits, is parsed in the same pass as it is found; any other text goes
+        /// to ``ValueParsing/decimal(_:)``, which gives the same value for the common form. Nil
+        /// if the window ends first or the text is not a number.
+        @inline(__always)
+        mutating func number(until stop: UInt8) -> Double? {
+            let start = p
+            let negative = p < end && p.pointee == UInt8(ascii: "-")
+            if negative { p += 1 }
+            var value: UInt64 = 0
+            var digits = 0
+            var point = -1
+            while p < end {
+                let b = p.pointee
+                let d = b &- 0x30
+                if d < 10 {
+                    value = value &* 10 &+ UInt64(d)
+                    digits += 1
+                } else if b == UInt8(ascii: ".") && point < 0 {
+                    point = digits
+                } else {
+                    break
+                }
+                p += 1
+            }
+            guard p < end else { return nil }
+            if p.pointee == stop && digits > 0 && digits <= 15 && p - start <= 17 {
+                let fraction = point < 0 ? 0 : digits - point
+                let scaled = fraction > 0 ? Double(value) / ValueParsing.exactPower(fraction) : Double(value)
+                return negative ? -scaled : scaled
+            }
+            p = start
+            guard let text = until(stop) else { return nil }
+            return ValueParsing.decimal(text)
+        }
+
         /// `>` after optional white space: the end of an end tag.
         @inline(__always)
         mutating func closeTag() -> Bool {
@@ -205,8 +241,8 @@ struct TrackPointScanner {
     {
         c.skipSpace()
         guard c.take("<trkpt") else { return false }
-        var lat: ByteSpan?
-        var lon: ByteSpan?
+        var lat: Double?
+        var lon: Double?
         var empty = false
         // Attributes: lat and lon, each once, white space before each.
         while true {
@@ -233,21 +269,19 @@ struct TrackPointScanner {
             let quote = c.p.pointee
             guard quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else { return false }
             c.p += 1
-            guard let value = c.until(quote) else { return false }
+            // A plain number (no entity; white space only around it, which the number parser
+            // trims as attribute normalisation would leave it), in range.
+            guard let value = c.number(until: quote) else { return false }
             c.p += 1
             if isLat {
-                guard lat == nil else { return false }
+                guard lat == nil, abs(value) <= 90 else { return false }
                 lat = value
             } else {
-                guard lon == nil else { return false }
+                guard lon == nil, abs(value) <= 180 else { return false }
                 lon = value
             }
         }
-        // The values must be plain numbers (no entity, white space only around them, which the
-        // number parser trims as attribute normalisation would leave it) and in range.
-        guard let lat, let lon, let latitude = Self.number(lat), let longitude = Self.number(lon),
-            abs(latitude) <= 90, abs(longitude) <= 180
-        else { return false }
+        guard let latitude = lat, let longitude = lon else { return false }
         point = GPXPoint(coordinate: Coordinate(latitude: latitude, longitude: longitude))
         if empty { return true }
 
@@ -260,8 +294,7 @@ struct TrackPointScanner {
                 return c.take("trkpt") && c.closeTag()
             }
             if stage < 1 && c.take("ele>") {
-                guard let text = c.until(UInt8(ascii: "<")), let v = Self.number(text), c.take("</ele"), c.closeTag()
-                else { return false }
+                guard let v = c.number(until: UInt8(ascii: "<")), c.take("</ele"), c.closeTag() else { return false }
                 point.elevation = v
                 stage = 1
             } else if stage < 2 && c.take("time>") {
@@ -303,23 +336,15 @@ struct TrackPointScanner {
             let nameStart = c.p
             guard let name = c.until(UInt8(ascii: ">")), let field = Self.field(name) else { return false }
             c.p += 1
-            guard let text = c.until(UInt8(ascii: "<")), c.take("</"), c.take(prefix), c.take(UInt8(ascii: ":")),
-                c.take(ByteSpan(start: nameStart, count: name.count)), c.closeTag()
-            else { return false }
             // The general path leaves out a value that is not a number, silently; but the text
             // may hold a reference that makes it one, so only that path can tell.
-            guard let v = ValueParsing.decimal(text) else { return false }
+            guard let v = c.number(until: UInt8(ascii: "<")), c.take("</"), c.take(prefix), c.take(UInt8(ascii: ":")),
+                c.take(ByteSpan(start: nameStart, count: name.count)), c.closeTag()
+            else { return false }
             ext.set(field, v)
         }
         c.skipSpace()
         return c.take("</extensions") && c.closeTag()
-    }
-
-    /// A number as the general path reads it, or nil when that path must see the text (which
-    /// also catches any byte XML would not allow here, such as `<`, `&` or non-ASCII).
-    @inline(__always)
-    private static func number(_ text: ByteSpan) -> Double? {
-        ValueParsing.decimal(text)
     }
 
     /// A time as the general path reads it: the common `YYYY-MM-DDThh:mm:ssZ` here, with the
