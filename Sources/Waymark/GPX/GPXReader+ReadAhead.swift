@@ -12,7 +12,7 @@ extension GPXReader {
     /// It behaves as ``read(_:)`` does: the same events, then the same error, if any, after the
     /// events that precede it. If `handle` throws, reading stops and that error is thrown.
     /// At most `batches` batches of `batchSize` events are in flight, so memory stays bounded.
-    public func readAhead(batchSize: Int = 1024, batches: Int = 4, _ handle: (GPXEvent) throws -> Void) throws {
+    public func readAhead(batchSize: Int = 512, batches: Int = 4, _ handle: (GPXEvent) throws -> Void) throws {
         let pipe = EventPipe(depth: max(1, batches), batchSize: max(1, batchSize))
         let thread = try ReaderThread { [self] in
             var batch = pipe.emptyBatch()

@@ -471,14 +471,16 @@ public enum ValueFormatting {
     static func appendFixed(_ value: Double, decimals: Int, to out: ByteStore) {
         let scale = pow10(decimals)
         let product = value * scale
-        // Round half away from zero without a libm call.
-        let scaled = (product + (product < 0 ? -0.5 : 0.5)).rounded(.towardZero)
-        guard value.isFinite, abs(scaled) < 9.0e15 else {
+        // Round half away from zero without a libm call: add a half, then truncate (the
+        // conversion to an integer truncates toward zero).
+        let shifted = product + (product < 0 ? -0.5 : 0.5)
+        guard value.isFinite, abs(shifted) < 9.0e15 else {
             out.append(value.isFinite ? "\(value)" : "null")
             return
         }
-        let negative = scaled < 0
-        let units = UInt64(negative ? -scaled : scaled)
+        let whole = Int64(shifted)
+        let negative = whole < 0
+        let units = UInt64(negative ? -whole : whole)
         if units == 0 {
             out.append(UInt8(ascii: "0"))
             return

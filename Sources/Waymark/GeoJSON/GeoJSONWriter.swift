@@ -219,6 +219,7 @@ public final class GeoJSONWriter {
         lineOpen = false
     }
 
+    @inline(__always)
     private func addPoint(_ p: GPXPoint) throws {
         if !inPath { beginPath() }
         if lineOpen, let q = previousCoordinate {
@@ -239,6 +240,7 @@ public final class GeoJSONWriter {
         }
     }
 
+    @inline(__always)
     private func writePosition(_ p: GPXPoint) {
         let o = coordinates.memory
         if pointsInLine > 0 { o.append(UInt8(ascii: ",")) }
@@ -319,6 +321,7 @@ public final class GeoJSONWriter {
         return c.spool.memory
     }
 
+    @inline(__always)
     private func putNumber(_ id: ColumnID, _ value: Double?, decimals: Int, line: Int) {
         guard let value, value.isFinite else { return }
         let o = put(id, line: line)

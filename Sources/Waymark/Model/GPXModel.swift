@@ -106,17 +106,41 @@ public struct GPXExtensions: Sendable, Hashable, Codable {
     }
     /// Each child of `<extensions>`, serialised as a standalone XML element with the namespace
     /// declarations it needs.
-    public var elements: [String]
+    public var elements: [String] {
+        get { storedElements ?? [] }
+        set { storedElements = newValue.isEmpty ? nil : newValue }
+    }
+    /// Nil when there are none: a point without extension elements then holds no reference, so
+    /// that copying it (once per point, from reader to writer) takes no reference counting.
+    private var storedElements: [String]?
 
     public init(elements: [String] = []) {
         self.elements = elements
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case present, values, elements
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        present = try c.decode(UInt8.self, forKey: .present)
+        values = try c.decode(SIMD8<Double>.self, forKey: .values)
+        elements = try c.decode([String].self, forKey: .elements)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(present, forKey: .present)
+        try c.encode(values, forKey: .values)
+        try c.encode(elements, forKey: .elements)
     }
 
     /// The namespace given to extension elements that a file put in GPX's own namespace or in
     /// none, which GPX 1.1's schema does not allow inside `<extensions>`.
     public static let unqualifiedNamespace = "urn:waymark:gpx-extension-without-namespace"
 
-    public var isEmpty: Bool { elements.isEmpty && present == 0 }
+    public var isEmpty: Bool { storedElements == nil && present == 0 }
 
     /// True when any value Waymark knows is present.
     public var hasKnownValues: Bool { present != 0 }
