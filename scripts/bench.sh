@@ -11,6 +11,8 @@
 #   scripts/bench.sh --store [--points 1000000]  the session store: locations per second for a
 #       1 M-point replay in batched transactions, against the sqlite3 shell importing the same
 #       rows; and per-fix durable commit latency (p50, p99), against Python's sqlite3 module.
+#   scripts/bench.sh --parts FILE.gpx  where the time of GPX → GeoJSON goes inside one process: the
+#       bytes read alone, the reader alone, the writer alone, both, and both on two threads.
 #   --install-peers   first apt-get install the peers (gpsbabel, gdal-bin, gpsd, gpsd-clients).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,13 +29,19 @@ for a in "$@"; do
         mode=record
     elif [ "$a" = --store ]; then
         mode=store
+    elif [ "$a" = --parts ]; then
+        mode=parts
     else
         args+=("$a")
     fi
 done
-swift build -c release >&2
+# Statically linked, as README.md installs it: a dynamically linked Swift binary spends about 10 ms
+# of every run binding symbols, a third of the 1 MB target.
+swift build -c release --static-swift-stdlib >&2
 if [ "$mode" = replay ]; then
     .build/release/waymark-bench replay --dir bench-out "${args[@]}"
+elif [ "$mode" = parts ]; then
+    .build/release/waymark-bench parts "${args[@]}"
 elif [ "$mode" = store ]; then
     .build/release/waymark-bench store --dir bench-out "${args[@]}"
 elif [ "$mode" = record ]; then
