@@ -860,18 +860,7 @@ public final class GPXReader {
 
     private func knownExtensionTarget() -> GPXExtensions.Field? {
         let local = tokenizer.localName
-        if isTrackPointExtension {
-            switch local.count {
-            case 2 where local.equals("hr"): return .heartRate
-            case 3 where local.equals("cad"): return .cadence
-            case 5 where local.equals("atemp"): return .airTemperature
-            case 5 where local.equals("wtemp"): return .waterTemperature
-            case 5 where local.equals("depth"): return .depth
-            case 5 where local.equals("speed"): return .speed
-            case 6 where local.equals("course"): return .course
-            default: return nil
-            }
-        }
+        if isTrackPointExtension { return GPXExtensions.Field(trackPointExtensionName: local) }
         if local.equals("PowerInWatts")
             && tokenizer.namespaceURI.equals("http://www.garmin.com/xmlschemas/PowerExtension/v1")
         {

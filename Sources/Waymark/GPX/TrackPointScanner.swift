@@ -334,7 +334,8 @@ struct TrackPointScanner {
             }
             guard c.take(prefix), c.take(UInt8(ascii: ":")) else { return false }
             let nameStart = c.p
-            guard let name = c.until(UInt8(ascii: ">")), let field = Self.field(name) else { return false }
+            guard let name = c.until(UInt8(ascii: ">")), let field = GPXExtensions.Field(trackPointExtensionName: name)
+            else { return false }
             c.p += 1
             // The general path leaves out a value that is not a number, silently; but the text
             // may hold a reference that makes it one, so only that path can tell.
@@ -357,16 +358,19 @@ struct TrackPointScanner {
         return t.date
     }
 
-    /// The TrackPointExtension values the reader knows, by local name.
-    private static func field(_ name: ByteSpan) -> GPXExtensions.Field? {
+}
+
+extension GPXExtensions.Field {
+    /// The TrackPointExtension (v1 or v2) value named `name`, if Waymark knows it.
+    init?(trackPointExtensionName name: ByteSpan) {
         switch name.count {
-        case 2 where name.equals("hr"): return .heartRate
-        case 3 where name.equals("cad"): return .cadence
-        case 5 where name.equals("atemp"): return .airTemperature
-        case 5 where name.equals("wtemp"): return .waterTemperature
-        case 5 where name.equals("depth"): return .depth
-        case 5 where name.equals("speed"): return .speed
-        case 6 where name.equals("course"): return .course
+        case 2 where name.equals("hr"): self = .heartRate
+        case 3 where name.equals("cad"): self = .cadence
+        case 5 where name.equals("atemp"): self = .airTemperature
+        case 5 where name.equals("wtemp"): self = .waterTemperature
+        case 5 where name.equals("depth"): self = .depth
+        case 5 where name.equals("speed"): self = .speed
+        case 6 where name.equals("course"): self = .course
         default: return nil
         }
     }
