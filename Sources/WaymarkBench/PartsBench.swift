@@ -2,8 +2,8 @@
 // bytes alone, the reader alone (events dropped), the GeoJSON writer alone (from events kept in
 // memory), and reader plus writer (to /dev/null), on one thread and with the reader on a second
 // (GPXReader.readAhead).
-// Each stage runs 5 times; the best is printed, in MB/s, with its ratio to `cat FILE >/dev/null`
-// measured in the same run.
+// Each stage runs 5 times; the best is printed, in MB/s, with its ratio to reading the bytes
+// alone, measured in the same run.
 
 import Foundation
 import Waymark
@@ -18,20 +18,33 @@ enum PartsBench {
             print("usage: waymark-bench parts FILE.gpx [--only read|ahead]")
             exit(64)
         }
-        if arguments.count > 2 && arguments[1] == "--only" {
+        let options = GPXReadOptions(keepsExtensionElements: false)
+        /// GPX → GeoJSON into /dev/null, the reader on this thread or on a second one.
+        func convert(readingAhead: Bool) throws {
+            let reader = try GPXReader(contentsOf: path, options: options)
+            let sink = try FileSink(atomicPath: "/dev/null")
+            let writer = GeoJSONWriter(sink: sink)
+            if readingAhead {
+                try reader.readAhead { try writer.write($0) }
+            } else {
+                try reader.read { try writer.write($0) }
+            }
+            try writer.finish()
+            try sink.commit()
+        }
+        if arguments.count > 1 {
             // For a profiler: one stage alone, 5 times (read: the reader; ahead: reader and
             // writer on two threads).
+            guard arguments.count == 3, arguments[1] == "--only", ["read", "ahead"].contains(arguments[2]) else {
+                print("usage: waymark-bench parts FILE.gpx [--only read|ahead]")
+                exit(64)
+            }
             for _ in 0..<5 {
-                let reader = try GPXReader(contentsOf: path, options: GPXReadOptions(keepsExtensionElements: false))
                 if arguments[2] == "read" {
-                    try reader.read { _ in }
-                    continue
+                    try GPXReader(contentsOf: path, options: options).read { _ in }
+                } else {
+                    try convert(readingAhead: true)
                 }
-                let sink = try FileSink(atomicPath: "/dev/null")
-                let writer = GeoJSONWriter(sink: sink)
-                try reader.readAhead { try writer.write($0) }
-                try writer.finish()
-                try sink.commit()
             }
             return
         }
@@ -47,7 +60,6 @@ enum PartsBench {
             }
             return times.min()!
         }
-        let options = GPXReadOptions(keepsExtensionElements: false)
         let cat = try best {
             let source = try FileByteSource(path: path)
             let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1 << 16)
@@ -62,22 +74,8 @@ enum PartsBench {
                 if case .trackPoint = event { points += 1 }
             }
         }
-        let both = try best {
-            let reader = try GPXReader(contentsOf: path, options: options)
-            let sink = try FileSink(atomicPath: "/dev/null")
-            let writer = GeoJSONWriter(sink: sink)
-            try reader.read { try writer.write($0) }
-            try writer.finish()
-            try sink.commit()
-        }
-        let ahead = try best {
-            let reader = try GPXReader(contentsOf: path, options: options)
-            let sink = try FileSink(atomicPath: "/dev/null")
-            let writer = GeoJSONWriter(sink: sink)
-            try reader.readAhead { try writer.write($0) }
-            try writer.finish()
-            try sink.commit()
-        }
+        let both = try best { try convert(readingAhead: false) }
+        let ahead = try best { try convert(readingAhead: true) }
         var events: [GPXEvent] = []
         try GPXReader(contentsOf: path, options: options).read { events.append($0) }
         let writeOnly = try best {

@@ -28,14 +28,7 @@ import Testing
     }
 
     @Test func givesTheSameEventsAndErrorsAsRead() throws {
-        var files = ["gpx", "bad"].flatMap { dir in
-            Paths.files(under: Paths.fixtures.appendingPathComponent(dir), suffix: ".gpx").map {
-                Paths.fixture("\(dir)/\($0)")
-            }
-        }
-        files += Paths.files(under: Paths.root.appendingPathComponent("traces"), suffix: ".gpx").map {
-            Paths.root.appendingPathComponent("traces/\($0)").path
-        }
+        let files = Paths.projectGPXFiles(corpus: false)
         #expect(files.count > 30)
         for file in files {
             let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
@@ -61,8 +54,8 @@ import Testing
     }
 
     /// When the consumer fails, reading stops and the consumer's error comes out; the reading
-    /// thread does not hang on a full queue.
-    @Test func aFailingConsumerStopsTheReader() {
+    /// thread does not hang on a full queue (if it did, joining it would, and the limit trips).
+    @Test(.timeLimit(.minutes(1))) func aFailingConsumerStopsTheReader() {
         struct Stop: Error {}
         var text = "<gpx version=\"1.1\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n"
         for i in 0..<20_000 { text += "<trkpt lat=\"\(Double(i) / 1000)\" lon=\"1\"/>\n" }

@@ -26,6 +26,23 @@ enum Paths {
 
     static func fixture(_ relative: String) -> String { fixtures.appendingPathComponent(relative).path }
 
+    /// Every GPX file the project has, good and bad (fixtures and `traces/`), as full paths;
+    /// with `corpus`, the third-party corpus too when it is present.
+    static func projectGPXFiles(corpus: Bool) -> [String] {
+        var files = ["gpx", "bad"].flatMap { dir in
+            Paths.files(under: fixtures.appendingPathComponent(dir), suffix: ".gpx").map { fixture("\(dir)/\($0)") }
+        }
+        files += Paths.files(under: root.appendingPathComponent("traces"), suffix: ".gpx").map {
+            root.appendingPathComponent("traces/\($0)").path
+        }
+        if corpus && sharedAvailable {
+            files += Paths.files(under: Paths.corpus, suffix: ".gpx").map {
+                Paths.corpus.appendingPathComponent($0).path
+            }
+        }
+        return files
+    }
+
     /// Files under `directory` with `suffix`, sorted, relative to it.
     static func files(under directory: URL, suffix: String) -> [String] {
         guard let e = FileManager.default.enumerator(atPath: directory.path) else { return [] }

@@ -12,9 +12,10 @@ extension GPXReader {
     /// It behaves as ``read(_:)`` does: the same events, then the same error, if any, after the
     /// events that precede it. If `handle` throws, reading stops and that error is thrown.
     /// At most `batches` batches of `batchSize` events are in flight, so memory stays bounded.
+    /// If no thread can be started, it reads on the calling thread.
     public func readAhead(batchSize: Int = 512, batches: Int = 4, _ handle: (GPXEvent) throws -> Void) throws {
         let pipe = EventPipe(depth: max(1, batches), batchSize: max(1, batchSize))
-        let thread = try ReaderThread { [self] in
+        let started = ReaderThread { [self] in
             var batch = pipe.emptyBatch()
             do {
                 try read { event in
@@ -32,6 +33,10 @@ extension GPXReader {
                 if !batch.isEmpty { _ = pipe.send(batch) }
                 pipe.finish(error)
             }
+        }
+        guard let thread = started else {
+            try withoutActuallyEscaping(handle) { try read($0) }
+            return
         }
         defer { thread.join() }
         do {
@@ -159,8 +164,8 @@ final class ReaderThread: @unchecked Sendable {
         init(_ run: @escaping () -> Void) { self.run = run }
     }
 
-    /// Starts `body` on a new thread (`pthread_create`).
-    init(_ body: @escaping () -> Void) throws {
+    /// Starts `body` on a new thread (`pthread_create`); nil if the system refuses one.
+    init?(_ body: @escaping () -> Void) {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         let status = pthread_create(
             &thread, nil,
@@ -171,9 +176,7 @@ final class ReaderThread: @unchecked Sendable {
             }, context)
         guard status == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
-            throw GPXError(
-                code: .io, file: "", line: 0, column: 0,
-                message: "cannot start a reader thread: \(String(cString: strerror(status)))")
+            return nil
         }
     }
 

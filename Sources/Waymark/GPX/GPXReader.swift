@@ -169,8 +169,7 @@ public final class GPXReader {
         refreshBindingCache()
         if binding == gpxBinding { return true }
         if binding == otherBinding { return false }
-        let ns = tokenizer.namespaceURI
-        let isGPX = ns.equals("http://www.topografix.com/GPX/1/1") || ns.equals("http://www.topografix.com/GPX/1/0")
+        let isGPX = Self.isGPXURI(tokenizer.namespaceURI)
         if isGPX { gpxBinding = binding } else { otherBinding = binding }
         return isGPX
     }
@@ -190,9 +189,7 @@ public final class GPXReader {
         } else if ns.equals("http://www.topografix.com/GPX/1/0") {
             version = "1.0"
         }
-        if !(ns.count == 0 || ns.equals("http://www.topografix.com/GPX/1/1")
-            || ns.equals("http://www.topografix.com/GPX/1/0"))
-        {
+        if !(ns.count == 0 || Self.isGPXURI(ns)) {
             warn("the <gpx> element is in namespace '\(ns.string)', not GPX's; reading it as GPX")
         }
         let creator = tokenizer.attribute("creator").map { $0.string }
@@ -647,8 +644,15 @@ public final class GPXReader {
     /// Whether ``TrackPointScanner`` reads the points of segments (the general path does when
     /// it is off; tests compare the two).
     @exclusivity(unchecked) var usesTrackPointScanner = true
-    /// Points the scanner read (tests check that it is used).
+    /// Points the scanner read, and the times it tried (tests check that it is used, and that
+    /// it rests when it keeps failing).
     @exclusivity(unchecked) private(set) var scannedPoints = 0
+    @exclusivity(unchecked) private(set) var scannerAttempts = 0
+    /// Misses in a row, and how many children of segments the scanner still leaves alone.
+    @exclusivity(unchecked) private var scannerMisses = 0
+    @exclusivity(unchecked) private var scannerRest = 0
+    private static let scannerMissLimit = 8
+    private static let scannerRestLength = 1024
 
     /// How far ahead the scanner looks: a point longer than this takes the general path.
     private static let scannerWindow = 4096
@@ -656,9 +660,15 @@ public final class GPXReader {
     /// Reads the next child of a `<trkseg>` with ``TrackPointScanner`` if it is a track point of
     /// the common shape, and hands it on. False, with nothing consumed, when it is anything else.
     private func readSimpleTrackPoint() throws -> Bool {
-        guard usesTrackPointScanner, tokenizer.depth + 3 < tokenizer.maxDepth,
+        guard usesTrackPointScanner else { return false }
+        if scannerRest > 0 {
+            scannerRest -= 1
+            return false
+        }
+        guard tokenizer.depth + 3 < tokenizer.maxDepth,
             let window = try tokenizer.rawWindow(minimum: Self.scannerWindow)
         else { return false }
+        scannerAttempts += 1
         if scannerBindingsVersion != tokenizer.bindingsVersion {
             scannerBindingsVersion = tokenizer.bindingsVersion
             scanner.defaultIsGPX = isGPXBinding(tokenizer.bindingIndex(forPrefix: .empty))
@@ -667,12 +677,22 @@ public final class GPXReader {
         var outcome = scanner.scan(window, into: &scratchPoint)
         if case .unknownPrefix(let prefix) = outcome {
             let index = tokenizer.bindingIndex(forPrefix: prefix) ?? -1
-            let ns = tokenizer.namespaceURI(ofBinding: index)
             scanner.learn(
-                prefix: prefix, isTrackPointExtension: Self.trackPointExtensionURIs.contains(where: { ns.equals($0) }))
+                prefix: prefix,
+                isTrackPointExtension: Self.isTrackPointExtensionURI(tokenizer.namespaceURI(ofBinding: index)))
             outcome = scanner.scan(window, into: &scratchPoint)
         }
-        guard case .point(let length) = outcome else { return false }
+        guard case .point(let length) = outcome else {
+            // A file whose points all take the general path (each with a <sat>, say) should not
+            // pay for a scan that fails every time: after a run of misses, rest a while.
+            scannerMisses += 1
+            if scannerMisses == Self.scannerMissLimit {
+                scannerMisses = 0
+                scannerRest = Self.scannerRestLength
+            }
+            return false
+        }
+        scannerMisses = 0
         tokenizer.consumeRaw(length)
         scannedPoints += 1
         try flushWarnings()
@@ -687,9 +707,15 @@ public final class GPXReader {
 
     private func isGPXBinding(_ index: Int?) -> Bool {
         guard let index else { return false }
-        if index < 0 { return true }
-        let ns = tokenizer.namespaceURI(ofBinding: index)
-        return ns.equals("http://www.topografix.com/GPX/1/1") || ns.equals("http://www.topografix.com/GPX/1/0")
+        return index < 0 || Self.isGPXURI(tokenizer.namespaceURI(ofBinding: index))
+    }
+
+    private static func isGPXURI(_ ns: ByteSpan) -> Bool {
+        ns.equals("http://www.topografix.com/GPX/1/1") || ns.equals("http://www.topografix.com/GPX/1/0")
+    }
+
+    private static func isTrackPointExtensionURI(_ ns: ByteSpan) -> Bool {
+        trackPointExtensionURIs.contains(where: { ns.equals($0) })
     }
 
     // MARK: - Metadata
@@ -852,8 +878,7 @@ public final class GPXReader {
         refreshBindingCache()
         if binding == trackPointExtensionBinding { return true }
         if binding == otherExtensionBinding || binding < 0 { return false }
-        let ns = tokenizer.namespaceURI
-        let yes = Self.trackPointExtensionURIs.contains(where: { ns.equals($0) })
+        let yes = Self.isTrackPointExtensionURI(tokenizer.namespaceURI)
         if yes { trackPointExtensionBinding = binding } else { otherExtensionBinding = binding }
         return yes
     }
@@ -953,8 +978,7 @@ public final class GPXReader {
         let rootURI = tokenizer.namespaceURI
         let rehome =
             tokenizer.qualifiedName.count == tokenizer.localName.count
-            && (rootURI.count == 0 || rootURI.equals("http://www.topografix.com/GPX/1/1")
-                || rootURI.equals("http://www.topografix.com/GPX/1/0"))
+            && (rootURI.count == 0 || Self.isGPXURI(rootURI))
         noteStart(rootAttributes, includeName: false, dropDefaultDeclaration: rehome)
         values.start(knownExtensionTarget())
         let rootEmpty = tokenizer.isEmptyElement

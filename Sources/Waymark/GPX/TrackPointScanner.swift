@@ -108,43 +108,9 @@ struct TrackPointScanner {
         @inline(__always)
         mutating func take(_ literal: StaticString) -> Bool {
             let n = literal.utf8CodeUnitCount
-            guard end - p >= n, Self.same(p, literal.utf8Start, n) else { return false }
+            guard end - p >= n, ByteSpan.bytesEqual(p, literal.utf8Start, n) else { return false }
             p += n
             return true
-        }
-
-        /// Whether `n` bytes at `a` and `b` are equal, compared a word at a time (never reading
-        /// past either).
-        @inline(__always)
-        static func same(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
-            let x = UnsafeRawPointer(a)
-            let y = UnsafeRawPointer(b)
-            var i = 0
-            while i + 8 <= n {
-                if x.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                    != y.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                {
-                    return false
-                }
-                i += 8
-            }
-            if i + 4 <= n {
-                if x.loadUnaligned(fromByteOffset: i, as: UInt32.self)
-                    != y.loadUnaligned(fromByteOffset: i, as: UInt32.self)
-                {
-                    return false
-                }
-                i += 4
-            }
-            if i + 2 <= n {
-                if x.loadUnaligned(fromByteOffset: i, as: UInt16.self)
-                    != y.loadUnaligned(fromByteOffset: i, as: UInt16.self)
-                {
-                    return false
-                }
-                i += 2
-            }
-            return i == n || a[i] == b[i]
         }
 
         @inline(__always)
@@ -157,7 +123,7 @@ struct TrackPointScanner {
         /// Consumes `span`'s bytes if they are next.
         @inline(__always)
         mutating func take(_ span: ByteSpan) -> Bool {
-            guard end - p >= span.count, Self.same(p, span.start, span.count) else { return false }
+            guard end - p >= span.count, ByteSpan.bytesEqual(p, span.start, span.count) else { return false }
             p += span.count
             return true
         }
@@ -173,38 +139,18 @@ struct TrackPointScanner {
             return nil
         }
 
-        /// The number from here up to `stop` (not consumed). The common form, `[-]digits[.digits]`
-        /// with at most 15 digits, is parsed in the same pass as it is found; any other text goes
-        /// to ``ValueParsing/decimal(_:)``, which gives the same value for the common form. Nil
-        /// if the window ends first or the text is not a number.
+        /// The number from here up to `stop` (not consumed). The common form is parsed in the
+        /// same pass as it is found (``ValueParsing/plainDecimal(from:to:)``); any other text
+        /// goes to ``ValueParsing/decimal(_:)``. Nil if the window ends first or the text is not
+        /// a number.
         @inline(__always)
         mutating func number(until stop: UInt8) -> Double? {
-            let start = p
-            let negative = p < end && p.pointee == UInt8(ascii: "-")
-            if negative { p += 1 }
-            var value: UInt64 = 0
-            var digits = 0
-            var point = -1
-            while p < end {
-                let b = p.pointee
-                let d = b &- 0x30
-                if d < 10 {
-                    value = value &* 10 &+ UInt64(d)
-                    digits += 1
-                } else if b == UInt8(ascii: ".") && point < 0 {
-                    point = digits
-                } else {
-                    break
-                }
-                p += 1
+            if case (let value?, let next) = ValueParsing.plainDecimal(from: p, to: end), next < end,
+                next.pointee == stop
+            {
+                p = next
+                return value
             }
-            guard p < end else { return nil }
-            if p.pointee == stop && digits > 0 && digits <= 15 && p - start <= 17 {
-                let fraction = point < 0 ? 0 : digits - point
-                let scaled = fraction > 0 ? Double(value) / ValueParsing.exactPower(fraction) : Double(value)
-                return negative ? -scaled : scaled
-            }
-            p = start
             guard let text = until(stop) else { return nil }
             return ValueParsing.decimal(text)
         }
@@ -357,7 +303,6 @@ struct TrackPointScanner {
         guard case .success(let t) = ValueParsing.dateTime(text), t.hadZone else { return nil }
         return t.date
     }
-
 }
 
 extension GPXExtensions.Field {

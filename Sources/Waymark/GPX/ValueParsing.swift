@@ -41,69 +41,60 @@ enum ValueParsing {
         }
     }
 
+    /// The commonest form of a number, `[-+]digits[.digits]` with 1 to 15 digits, read from `p`
+    /// up to the first byte that is not part of it: the value (Clinger's exact fast path), or nil
+    /// when the digits are not 1 to 15, and where reading stopped. ``decimal(_:)`` and the track
+    /// point scanner both start with it; anything else goes to the general code.
+    @inline(__always)
+    static func plainDecimal(from p: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>) -> (
+        value: Double?, stop: UnsafePointer<UInt8>
+    ) {
+        var q = p
+        let negative = q < end && q.pointee == UInt8(ascii: "-")
+        if q < end && (negative || q.pointee == UInt8(ascii: "+")) { q += 1 }
+        var value: UInt64 = 0
+        var digits = 0
+        var point = -1
+        while q < end {
+            let b = q.pointee
+            let d = b &- 0x30
+            if d < 10 {
+                guard digits < 15 else { return (nil, q) }
+                value = value &* 10 &+ UInt64(d)
+                digits += 1
+            } else if b == UInt8(ascii: ".") && point < 0 {
+                point = digits
+            } else {
+                break
+            }
+            q += 1
+        }
+        guard digits > 0 else { return (nil, q) }
+        let fraction = point < 0 ? 0 : digits - point
+        let scaled = fraction > 0 ? Double(value) / exactPower(fraction) : Double(value)
+        return (negative ? -scaled : scaled, q)
+    }
+
     /// Parses a decimal number (`xsd:decimal`, also accepting an exponent) surrounded by optional
     /// white space. Rejects NaN, infinities, hex and empty input.
     ///
     /// Short inputs take Clinger's exact fast path; the rest go to `strtod`, which rounds correctly.
     static func decimal(_ raw: ByteSpan) -> Double? {
-        // The commonest form first: [-]digits[.digits], 15 digits or fewer, nothing around it.
-        // (The general code below gives the same value for it; this only skips its steps.)
-        if raw.count > 0 && raw.count <= 17 {
-            let negative = raw[0] == UInt8(ascii: "-")
-            var i = negative ? 1 : 0
-            var value: UInt64 = 0
-            var digits = 0
-            var point = -1
-            while i < raw.count {
-                let d = raw[i] &- 0x30
-                if d < 10 {
-                    value = value &* 10 &+ UInt64(d)
-                    digits += 1
-                } else if raw[i] == UInt8(ascii: ".") && point < 0 {
-                    point = digits
-                } else {
-                    break
-                }
-                i += 1
-            }
-            if i == raw.count && digits > 0 && digits <= 15 {
-                let fraction = point < 0 ? 0 : digits - point
-                let scaled = fraction > 0 ? Double(value) / exactPower(fraction) : Double(value)
-                return negative ? -scaled : scaled
-            }
-        }
+        let rawEnd = raw.start + raw.count
+        if case (let value?, let stop) = plainDecimal(from: raw.start, to: rawEnd), stop == rawEnd { return value }
         let s = raw.trimmed
         let n = s.count
         guard n > 0, n < 128 else { return nil }
+        if n < raw.count, case (let value?, let stop) = plainDecimal(from: s.start, to: s.start + n),
+            stop == s.start + n
+        {
+            return value
+        }
         var i = 0
         var negative = false
         if s[0] == UInt8(ascii: "-") || s[0] == UInt8(ascii: "+") {
             negative = s[0] == UInt8(ascii: "-")
             i = 1
-        }
-        // Fast path: the usual short form, digits with at most one point, 15 digits or fewer.
-        if n - i <= 16 {
-            var value: UInt64 = 0
-            var fraction = -1
-            var count = 0
-            var j = i
-            while j < n {
-                let d = s[j] &- 0x30
-                if d < 10 {
-                    value = value &* 10 &+ UInt64(d)
-                    count += 1
-                    if fraction >= 0 { fraction += 1 }
-                } else if s[j] == UInt8(ascii: ".") && fraction < 0 {
-                    fraction = 0
-                } else {
-                    break
-                }
-                j += 1
-            }
-            if j == n && count > 0 && count <= 15 {
-                let scaled = fraction > 0 ? Double(value) / exactPower(fraction) : Double(value)
-                return negative ? -scaled : scaled
-            }
         }
         var mantissa: UInt64 = 0
         var digits = 0
@@ -469,7 +460,7 @@ public enum ValueFormatting {
     /// Writes `value` with at most `decimals` (0...9) fraction digits, trailing zeros removed,
     /// into `out`. Values too large for the integer path fall back to Swift's shortest form.
     static func appendFixed(_ value: Double, decimals: Int, to out: ByteStore) {
-        let scale = pow10(decimals)
+        let scale = ValueParsing.exactPower(decimals)
         let product = value * scale
         // Round half away from zero without a libm call: add a half, then truncate (the
         // conversion to an integer truncates toward zero).
@@ -552,22 +543,6 @@ public enum ValueFormatting {
         40414243444546474849505152535455565758596061626364656667686970717273747576777879\
         8081828384858687888990919293949596979899
         """
-
-    @inline(__always)
-    private static func pow10(_ n: Int) -> Double {
-        switch n {
-        case 0: return 1
-        case 1: return 10
-        case 2: return 100
-        case 3: return 1e3
-        case 4: return 1e4
-        case 5: return 1e5
-        case 6: return 1e6
-        case 7: return 1e7
-        case 8: return 1e8
-        default: return 1e9
-        }
-    }
 
     /// Writes `value` in the shortest form that reads back as the same `Double`, as an
     /// `xsd:decimal` (never with an exponent: tiny or huge values fall back to fixed decimals).

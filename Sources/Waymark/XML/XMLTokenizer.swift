@@ -346,9 +346,8 @@ final class XMLTokenizer {
         var i = bindings.count - 1
         while i >= 0 {
             let b = bindings[i]
-            if namespaceStore.span(from: b.prefixStart, count: b.prefixCount).equals(prefix) {
-                return b.uriCount == 0 ? nil : i
-            }
+            // A prefix is never bound to an empty URI (openElement refuses it).
+            if namespaceStore.span(from: b.prefixStart, count: b.prefixCount).equals(prefix) { return i }
             i -= 1
         }
         return nil
@@ -1157,17 +1156,11 @@ final class XMLTokenizer {
     }
 
     private func resolve(prefix: ByteSpan, isElement: Bool, at index: Int) throws -> Int {
-        if prefix.count == 0 && !isElement { return -1 }
-        var i = bindings.count - 1
-        while i >= 0 {
-            let b = bindings[i]
-            if namespaceStore.span(from: b.prefixStart, count: b.prefixCount).equals(prefix) {
-                return b.uriCount == 0 ? -1 : i
-            }
-            i -= 1
+        if prefix.count == 0 { return isElement ? defaultBinding : -1 }
+        guard let binding = bindingIndex(forPrefix: prefix) else {
+            throw malformed(at: index, "namespace prefix '\(prefix.string)' is not declared")
         }
-        if prefix.count == 0 { return -1 }
-        throw malformed(at: index, "namespace prefix '\(prefix.string)' is not declared")
+        return binding
     }
 
     private func popElement() {
