@@ -37,7 +37,10 @@ for a in "$@"; do
 done
 # Statically linked, as README.md installs it: a dynamically linked Swift binary spends about 10 ms
 # of every run binding symbols, a third of the 1 MB target.
-swift build -c release --static-swift-stdlib >&2
+# Only the two executables: the package's dynamic GRDB library cannot be linked with a static
+# standard library.
+swift build -c release --static-swift-stdlib --product waymark >&2
+swift build -c release --static-swift-stdlib --product waymark-bench >&2
 if [ "$mode" = replay ]; then
     .build/release/waymark-bench replay --dir bench-out "${args[@]}"
 elif [ "$mode" = parts ]; then
