@@ -35,6 +35,61 @@ import Testing
         #expect(Self.span("1.5E3") { ValueParsing.decimal($0) } == 1500)
     }
 
+    @Test func plainDecimalsStopWhereTheNumberEndsAndMatchSwift() {
+        // Digits are read eight at a time while eight bytes remain, then one at a time: every
+        // length of each part, every distance from the end of the buffer, and several
+        // terminators, against Swift's correctly rounded parser.
+        var rng = SplitMix64(seed: 17)
+        for integerDigits in 0...17 {
+            for fractionDigits in [-1, 0, 1, 2, 3, 7, 8, 9, 12, 16] {
+                for tail in 0...9 {
+                    let sign = ["", "-", "+"][Int(rng.next() % 3)]
+                    var digits = ""
+                    for _ in 0..<integerDigits { digits.append(Character(String(rng.next() % 10))) }
+                    var text = sign + digits
+                    var fraction = ""
+                    if fractionDigits >= 0 {
+                        for _ in 0..<fractionDigits { fraction.append(Character(String(rng.next() % 10))) }
+                        text += "." + fraction
+                    }
+                    // A point after a number without one would start its fraction.
+                    let terminators =
+                        fractionDigits < 0 ? ["\"", "<", " ", "x", "/", ":"] : ["\"", "<", ".", "x", ":"]
+                    let terminator = terminators[Int(rng.next() % UInt64(terminators.count))]
+                    let buffer = Array((text + String(repeating: terminator, count: tail)).utf8)
+                    let (value, stop) = buffer.withUnsafeBufferPointer { b in
+                        let (v, s) = ValueParsing.plainDecimal(from: b.baseAddress!, to: b.baseAddress! + b.count)
+                        return (v, s - b.baseAddress!)
+                    }
+                    let count = integerDigits + max(0, fractionDigits)
+                    if count == 0 || count > 15 {
+                        #expect(value == nil, "\(text)")
+                        continue
+                    }
+                    let expected = Double(sign + (digits.isEmpty ? "0" : digits) + "." + fraction + "0")!
+                    #expect(value == expected, "\(text) + \(tail) × \(terminator)")
+                    #expect(stop == text.utf8.count, "\(text) + \(tail) × \(terminator)")
+                }
+            }
+        }
+    }
+
+    @Test func byteStoreAppendsEveryLengthExactly() {
+        // Short appends take word-sized copies; each length must land exactly, after any offset.
+        let source = (0..<80).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        for offset in 0..<9 {
+            for n in 0...40 {
+                let store = ByteStore(capacity: 16)
+                let prefix = [UInt8](repeating: 0xEE, count: offset)
+                prefix.withUnsafeBufferPointer { store.append($0.baseAddress!, count: offset) }
+                source.withUnsafeBufferPointer { store.append($0.baseAddress! + 3, count: n) }
+                store.append(UInt8(0x7F))
+                let bytes = Array(UnsafeBufferPointer(start: store.base, count: store.count))
+                #expect(bytes == prefix + Array(source[3..<(3 + n)]) + [0x7F], "offset \(offset), length \(n)")
+            }
+        }
+    }
+
     @Test func fixedFormattingRoundsToTheRequestedDecimals() {
         var rng = SplitMix64(seed: 6)
         let store = ByteStore()

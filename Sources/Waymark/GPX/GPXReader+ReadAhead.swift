@@ -13,24 +13,20 @@ extension GPXReader {
     /// events that precede it. If `handle` throws, reading stops and that error is thrown.
     /// At most `batches` batches of `batchSize` events are in flight, so memory stays bounded.
     /// If no thread can be started, it reads on the calling thread.
-    public func readAhead(batchSize: Int = 512, batches: Int = 4, _ handle: (GPXEvent) throws -> Void) throws {
+    public func readAhead(
+        batchSize: Int = 512, batches: Int = 4, _ handle: (consuming GPXEvent) throws -> Void
+    ) throws {
         let pipe = EventPipe(depth: max(1, batches), batchSize: max(1, batchSize))
         let started = ReaderThread { [self] in
-            var batch = pipe.emptyBatch()
+            let sender = EventSender(pipe)
             do {
-                try read { event in
-                    batch.append(event)
-                    if batch.count == pipe.batchSize {
-                        guard pipe.send(batch) else { throw EventPipe.Cancelled() }
-                        batch = pipe.emptyBatch()
-                    }
-                }
-                if !batch.isEmpty { _ = pipe.send(batch) }
+                try read { try sender.send($0) }
+                sender.flush()
                 pipe.finish(nil)
             } catch is EventPipe.Cancelled {
                 pipe.finish(nil)
             } catch {
-                if !batch.isEmpty { _ = pipe.send(batch) }
+                sender.flush()
                 pipe.finish(error)
             }
         }
@@ -40,12 +36,9 @@ extension GPXReader {
         }
         defer { thread.join() }
         do {
-            while case .batch(var events) = pipe.receive() {
-                // Borrowed in place: an event is not copied on its way to `handle`.
-                try events.withUnsafeBufferPointer { buffer in
-                    for i in buffer.indices { try handle(buffer[i]) }
-                }
-                events.removeAll(keepingCapacity: true)
+            while case .batch(let events) = pipe.receive() {
+                // Each event moves out of the batch to `handle`: none is copied on the way.
+                try events.drain(handle)
                 pipe.recycle(events)
             }
         } catch {
@@ -56,6 +49,82 @@ extension GPXReader {
     }
 }
 
+/// The producer's end of an ``EventPipe``: fills a batch, and sends it when it is full.
+private final class EventSender {
+    private let pipe: EventPipe
+    // One thread uses the sender; the per-event path skips dynamic exclusivity checks.
+    @exclusivity(unchecked) private var batch: EventBatch
+
+    init(_ pipe: EventPipe) {
+        self.pipe = pipe
+        batch = pipe.emptyBatch()
+    }
+
+    /// Adds `event`; throws ``EventPipe/Cancelled`` once the consumer has stopped.
+    @inline(__always)
+    func send(_ event: consuming GPXEvent) throws {
+        batch.append(event)
+        if batch.isFull {
+            guard pipe.send(batch) else { throw EventPipe.Cancelled() }
+            batch = pipe.emptyBatch()
+        }
+    }
+
+    /// Sends what is left.
+    func flush() {
+        if !batch.isEmpty { _ = pipe.send(batch) }
+    }
+}
+
+/// A fixed-capacity run of events that moves them in and out rather than copying them (an
+/// array lends its elements, so handing one on would copy it, and emptying it would destroy
+/// each one again).
+///
+/// `@unchecked Sendable`: a batch belongs to one thread at a time; ``EventPipe`` hands it over
+/// under its mutex.
+final class EventBatch: @unchecked Sendable {
+    private let base: UnsafeMutablePointer<GPXEvent>
+    private let capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    var isEmpty: Bool { count == 0 }
+    var isFull: Bool { count == capacity }
+
+    /// Moves `event` in; the batch must not be full.
+    @inline(__always)
+    func append(_ event: consuming GPXEvent) {
+        precondition(count < capacity, "EventBatch overflow")
+        (base + count).initialize(to: event)
+        count += 1
+    }
+
+    /// Moves each event out to `handle`, in order, leaving the batch empty. If `handle` throws,
+    /// the events not yet handed on are destroyed.
+    @inline(__always)
+    func drain(_ handle: (consuming GPXEvent) throws -> Void) rethrows {
+        var i = 0
+        defer {
+            (base + i).deinitialize(count: count - i)
+            count = 0
+        }
+        while i < count {
+            let event = (base + i).move()
+            i += 1
+            try handle(event)
+        }
+    }
+}
+
 /// A bounded queue of event batches from one producer thread to one consumer thread.
 ///
 /// `@unchecked Sendable`: every mutable field is guarded by `mutex`.
@@ -63,7 +132,7 @@ final class EventPipe: @unchecked Sendable {
     struct Cancelled: Error {}
 
     enum Item {
-        case batch([GPXEvent])
+        case batch(EventBatch)
         case end
     }
 
@@ -71,8 +140,8 @@ final class EventPipe: @unchecked Sendable {
     private let depth: Int
     private var mutex = pthread_mutex_t()
     private var changed = pthread_cond_t()
-    private var queue: [[GPXEvent]] = []
-    private var spare: [[GPXEvent]] = []
+    private var queue: [EventBatch] = []
+    private var spare: [EventBatch] = []
     private var finished = false
     private var cancelled = false
     private var error: (any Error)?
@@ -96,15 +165,12 @@ final class EventPipe: @unchecked Sendable {
     }
 
     /// An empty batch with room for `batchSize` events, reused when one has come back.
-    func emptyBatch() -> [GPXEvent] {
-        if let batch = locked({ spare.popLast() }) { return batch }
-        var batch: [GPXEvent] = []
-        batch.reserveCapacity(batchSize)
-        return batch
+    func emptyBatch() -> EventBatch {
+        locked { spare.popLast() } ?? EventBatch(capacity: batchSize)
     }
 
     /// Producer: queues a batch, waiting while the queue is full. False once cancelled.
-    func send(_ batch: [GPXEvent]) -> Bool {
+    func send(_ batch: EventBatch) -> Bool {
         locked {
             while queue.count >= depth && !cancelled { pthread_cond_wait(&changed, &mutex) }
             guard !cancelled else { return false }
@@ -135,7 +201,7 @@ final class EventPipe: @unchecked Sendable {
     }
 
     /// Consumer: hands an emptied batch back for reuse.
-    func recycle(_ batch: [GPXEvent]) {
+    func recycle(_ batch: EventBatch) {
         locked { if spare.count < depth { spare.append(batch) } }
     }
 

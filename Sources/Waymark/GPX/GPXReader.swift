@@ -74,7 +74,7 @@ public final class GPXReader {
 
     private let tokenizer: XMLTokenizer
     private let options: GPXReadOptions
-    @exclusivity(unchecked) private var handler: (GPXEvent) throws -> Void = { _ in }
+    @exclusivity(unchecked) private var handler: (consuming GPXEvent) throws -> Void = { _ in }
     private let leaf = ByteStore(capacity: 256)
     @exclusivity(unchecked) private var version = "1.1"
     @exclusivity(unchecked) private var metadata = GPXMetadata()
@@ -105,9 +105,12 @@ public final class GPXReader {
 
     /// Reads the whole document, handing each event to `handle` as soon as it is complete.
     ///
+    /// Each event is handed over, not lent (`consuming`): a handler that keeps it or passes it
+    /// on moves it rather than copies it.
+    ///
     /// - Throws: ``GPXError`` for malformed input (in lenient mode only when nothing can be
     ///   recovered), or whatever `handle` throws.
-    public func read(_ handle: @escaping (GPXEvent) throws -> Void) throws {
+    public func read(_ handle: @escaping (consuming GPXEvent) throws -> Void) throws {
         handler = handle
         defer { handler = { _ in } }
         do {
@@ -674,13 +677,15 @@ public final class GPXReader {
             scanner.defaultIsGPX = isGPXBinding(tokenizer.bindingIndex(forPrefix: .empty))
             scanner.forgetPrefixes()
         }
-        var outcome = scanner.scan(window, into: &scratchPoint)
+        var point = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
+        var outcome = scanner.scan(window, into: &point)
         if case .unknownPrefix(let prefix) = outcome {
             let index = tokenizer.bindingIndex(forPrefix: prefix) ?? -1
             scanner.learn(
                 prefix: prefix,
                 isTrackPointExtension: Self.isTrackPointExtensionURI(tokenizer.namespaceURI(ofBinding: index)))
-            outcome = scanner.scan(window, into: &scratchPoint)
+            point = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
+            outcome = scanner.scan(window, into: &point)
         }
         guard case .point(let length) = outcome else {
             // A file whose points all take the general path (each with a <sat>, say) should not
@@ -697,12 +702,11 @@ public final class GPXReader {
         scannedPoints += 1
         try flushWarnings()
         delivered += 1
-        try handler(.trackPoint(scratchPoint))
+        try handler(.trackPoint(consume point))
         return true
     }
 
     @exclusivity(unchecked) private var scanner: TrackPointScanner
-    @exclusivity(unchecked) private var scratchPoint = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
     @exclusivity(unchecked) private var scannerBindingsVersion = -1
 
     private func isGPXBinding(_ index: Int?) -> Bool {

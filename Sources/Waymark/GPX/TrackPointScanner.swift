@@ -73,6 +73,19 @@ struct TrackPointScanner {
         knownPrefixCount = 0
     }
 
+    /// The known prefix, consumed, if the bytes at `c` are it followed by a colon.
+    @inline(__always)
+    private func knownPrefix(at c: inout Cursor) -> ByteSpan? {
+        let n = knownPrefixCount
+        guard n > 0, c.end - c.p > n, c.p[n] == UInt8(ascii: ":") else { return nil }
+        let same = withUnsafeBytes(of: knownPrefix) {
+            ByteSpan.bytesEqual($0.baseAddress!.assumingMemoryBound(to: UInt8.self), c.p, n)
+        }
+        guard same else { return nil }
+        defer { c.p += n }
+        return ByteSpan(start: c.p, count: n)
+    }
+
     /// Whether `prefix` is the known one and names a TrackPointExtension namespace; nil when it
     /// is not known.
     @inline(__always)
@@ -82,7 +95,9 @@ struct TrackPointScanner {
         return same ? knownPrefixIsTPE : nil
     }
 
-    /// Reads one point at the start of `window` into `point`.
+    /// Reads one point at the start of `window` into `point`, which must be fresh (a point with
+    /// only a coordinate): the scanner sets the fields it reads and leaves the rest alone. After
+    /// any outcome but ``Outcome/point(length:)`` the point is to be thrown away.
     mutating func scan(_ window: UnsafeBufferPointer<UInt8>, into point: inout GPXPoint) -> Outcome {
         guard defaultIsGPX, let base = window.baseAddress else { return .notSimple }
         var cursor = Cursor(p: base, end: base + window.count)
@@ -228,7 +243,7 @@ struct TrackPointScanner {
             }
         }
         guard let latitude = lat, let longitude = lon else { return false }
-        point = GPXPoint(coordinate: Coordinate(latitude: latitude, longitude: longitude))
+        point.coordinate = Coordinate(latitude: latitude, longitude: longitude)
         if empty { return true }
 
         // Children, in schema order.
@@ -265,7 +280,7 @@ struct TrackPointScanner {
         c.skipSpace()
         guard c.take(UInt8(ascii: "<")) else { return false }
         if c.take(UInt8(ascii: "/")) { return c.take("extensions") && c.closeTag() }
-        guard let prefix = c.prefix(), c.take(":TrackPointExtension>") else { return false }
+        guard let prefix = knownPrefix(at: &c) ?? c.prefix(), c.take(":TrackPointExtension>") else { return false }
         guard let isTPE = isTrackPointExtension(prefix) else {
             if prefix.count <= 16 { unknownPrefix = prefix }
             return false

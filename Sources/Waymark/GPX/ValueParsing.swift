@@ -54,25 +54,69 @@ enum ValueParsing {
         if q < end && (negative || q.pointee == UInt8(ascii: "+")) { q += 1 }
         var value: UInt64 = 0
         var digits = 0
-        var point = -1
-        while q < end {
-            let b = q.pointee
-            let d = b &- 0x30
-            if d < 10 {
-                guard digits < 15 else { return (nil, q) }
-                value = value &* 10 &+ UInt64(d)
-                digits += 1
-            } else if b == UInt8(ascii: ".") && point < 0 {
-                point = digits
-            } else {
-                break
-            }
+        appendDigitRun(&q, end, to: &value, counting: &digits)
+        var fraction = 0
+        if q < end && q.pointee == UInt8(ascii: ".") {
             q += 1
+            let before = digits
+            appendDigitRun(&q, end, to: &value, counting: &digits)
+            fraction = digits - before
         }
-        guard digits > 0 else { return (nil, q) }
-        let fraction = point < 0 ? 0 : digits - point
+        guard digits > 0, digits <= 15 else { return (nil, q) }
         let scaled = fraction > 0 ? Double(value) / exactPower(fraction) : Double(value)
         return (negative ? -scaled : scaled, q)
+    }
+
+    /// Reads the run of ASCII digits at `q` into `value` (which wraps past 19 digits; callers
+    /// refuse more than 15), eight at a time while eight bytes remain.
+    @inline(__always)
+    private static func appendDigitRun(
+        _ q: inout UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, to value: inout UInt64,
+        counting digits: inout Int
+    ) {
+        #if _endian(little)
+            while end - q >= 8 {
+                // Each byte XOR "0" is its digit (0...9) exactly when it is a digit: its high
+                // nibble is then 0, and its low nibble plus 6 stays below 16.
+                let t = UnsafeRawPointer(q).loadUnaligned(as: UInt64.self) ^ 0x3030_3030_3030_3030
+                let high: UInt64 = 0xF0F0_F0F0_F0F0_F0F0
+                let notDigit = (t & high) | (((t & 0x0F0F_0F0F_0F0F_0F0F) &+ 0x0606_0606_0606_0606) & high)
+                let n = notDigit.trailingZeroBitCount &>> 3
+                if n == 0 { return }
+                // The n digits to the top bytes (zeros before them), then combined in pairs,
+                // fours and eights.
+                var v = t &<< UInt64(64 &- 8 &* n)
+                v = ((v & 0x0F0F_0F0F_0F0F_0F0F) &* 2561) &>> 8
+                v = ((v & 0x00FF_00FF_00FF_00FF) &* 6_553_601) &>> 16
+                v = ((v & 0x0000_FFFF_0000_FFFF) &* 42_949_672_960_001) &>> 32
+                value = value &* integerPower(n) &+ v
+                digits &+= n
+                q += n
+                if n < 8 { return }
+            }
+        #endif
+        while q < end {
+            let d = q.pointee &- 0x30
+            guard d < 10 else { return }
+            value = value &* 10 &+ UInt64(d)
+            digits &+= 1
+            q += 1
+        }
+    }
+
+    /// 10^n for n in 1...8.
+    @inline(__always)
+    private static func integerPower(_ n: Int) -> UInt64 {
+        switch n {
+        case 1: return 10
+        case 2: return 100
+        case 3: return 1000
+        case 4: return 10000
+        case 5: return 100_000
+        case 6: return 1_000_000
+        case 7: return 10_000_000
+        default: return 100_000_000
+        }
     }
 
     /// Parses a decimal number (`xsd:decimal`, also accepting an exponent) surrounded by optional
@@ -460,13 +504,31 @@ public enum ValueFormatting {
     /// Writes `value` with at most `decimals` (0...9) fraction digits, trailing zeros removed,
     /// into `out`. Values too large for the integer path fall back to Swift's shortest form.
     static func appendFixed(_ value: Double, decimals: Int, to out: ByteStore) {
-        let scale = ValueParsing.exactPower(decimals)
+        // One copy of the body per precision, so that its scale and divisions are constants.
+        switch decimals {
+        case 0: appendFixed(value, decimals: 0, scale: 1e0, to: out)
+        case 1: appendFixed(value, decimals: 1, scale: 1e1, to: out)
+        case 2: appendFixed(value, decimals: 2, scale: 1e2, to: out)
+        case 3: appendFixed(value, decimals: 3, scale: 1e3, to: out)
+        case 4: appendFixed(value, decimals: 4, scale: 1e4, to: out)
+        case 5: appendFixed(value, decimals: 5, scale: 1e5, to: out)
+        case 6: appendFixed(value, decimals: 6, scale: 1e6, to: out)
+        case 7: appendFixed(value, decimals: 7, scale: 1e7, to: out)
+        case 8: appendFixed(value, decimals: 8, scale: 1e8, to: out)
+        default:
+            precondition(decimals == 9, "appendFixed takes 0 to 9 decimals")
+            appendFixed(value, decimals: 9, scale: 1e9, to: out)
+        }
+    }
+
+    @inline(__always)
+    private static func appendFixed(_ value: Double, decimals: Int, scale: Double, to out: ByteStore) {
         let product = value * scale
         // Round half away from zero without a libm call: add a half, then truncate (the
         // conversion to an integer truncates toward zero).
         let shifted = product + (product < 0 ? -0.5 : 0.5)
         guard value.isFinite, abs(shifted) < 9.0e15 else {
-            out.append(value.isFinite ? "\(value)" : "null")
+            appendUnscaled(value, to: out)
             return
         }
         let whole = Int64(shifted)
@@ -476,64 +538,63 @@ public enum ValueFormatting {
             out.append(UInt8(ascii: "0"))
             return
         }
-        // Every digit of `units`, `decimals` of them after the point, right to left into
-        // scratch, two at a time; then trailing zeros (and a bare point) are dropped.
-        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        let (from, to) = withUnsafeMutableBytes(of: &scratch) { raw -> (Int, Int) in
-            let b = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            let pairs = digitPairs.utf8Start
-            var i = 32
-            var v = units
-            var fraction = decimals
-            while fraction >= 2 {
-                let q = v / 100
-                let r = Int(truncatingIfNeeded: v &- q &* 100) &* 2
-                b[i - 1] = pairs[r + 1]
-                b[i - 2] = pairs[r]
-                i -= 2
-                fraction -= 2
-                v = q
-            }
-            if fraction == 1 {
-                let q = v / 10
-                i -= 1
-                b[i] = UInt8(truncatingIfNeeded: v &- q &* 10) &+ 0x30
-                v = q
-            }
-            // Drop trailing zeros of the fraction, and the point if none is left.
-            var last = 32
-            while last > i && b[last - 1] == UInt8(ascii: "0") { last -= 1 }
-            if last > i {
-                i -= 1
-                b[i] = UInt8(ascii: ".")
-            } else {
-                last = i
-            }
-            while v >= 100 {
-                let q = v / 100
-                let r = Int(truncatingIfNeeded: v &- q &* 100) &* 2
-                b[i - 1] = pairs[r + 1]
-                b[i - 2] = pairs[r]
-                i -= 2
-                v = q
-            }
-            if v >= 10 {
-                let r = Int(truncatingIfNeeded: v) &* 2
-                b[i - 1] = pairs[r + 1]
-                b[i - 2] = pairs[r]
-                i -= 2
-            } else {
-                i -= 1
-                b[i] = UInt8(truncatingIfNeeded: v) &+ 0x30
-            }
-            if negative {
-                i -= 1
-                b[i] = UInt8(ascii: "-")
-            }
-            return (i, last)
+        // Straight into the store: the sign, the integer digits, then the fraction without its
+        // trailing zeros (and without the point when nothing is left of it). Digits are written
+        // two at a time, right to left within each part.
+        let divisor = UInt64(scale)
+        let integer = units / divisor
+        var fraction = units &- integer &* divisor
+        out.reserve(32)
+        var t = out.base + out.count
+        if negative {
+            t.pointee = UInt8(ascii: "-")
+            t += 1
         }
-        withUnsafeBytes(of: scratch) { raw in
-            out.append(raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + from, count: to - from)
+        var integerDigits = 1
+        var limit: UInt64 = 10
+        while integer >= limit && integerDigits < 16 {
+            integerDigits += 1
+            limit &*= 10
+        }
+        writeDigits(integer, count: integerDigits, endingAt: t + integerDigits)
+        t += integerDigits
+        if fraction != 0 {
+            var fractionDigits = decimals
+            while fraction % 10 == 0 {
+                fraction /= 10
+                fractionDigits -= 1
+            }
+            t.pointee = UInt8(ascii: ".")
+            writeDigits(fraction, count: fractionDigits, endingAt: t + 1 + fractionDigits)
+            t += 1 + fractionDigits
+        }
+        out.count = t - out.base
+    }
+
+    /// A value too large for ``appendFixed(_:decimals:to:)``: Swift's shortest form, or `null`.
+    @inline(never)
+    private static func appendUnscaled(_ value: Double, to out: ByteStore) {
+        out.append(value.isFinite ? "\(value)" : "null")
+    }
+
+    /// Writes the last `count` digits of `value` (with leading zeros) just before `end`.
+    @inline(__always)
+    private static func writeDigits(_ value: UInt64, count: Int, endingAt end: UnsafeMutablePointer<UInt8>) {
+        let pairs = digitPairs.utf8Start
+        var v = value
+        var e = end
+        var n = count
+        while n >= 2 {
+            let q = v / 100
+            let r = Int(truncatingIfNeeded: v &- q &* 100) &* 2
+            (e - 1).pointee = pairs[r + 1]
+            (e - 2).pointee = pairs[r]
+            e -= 2
+            n -= 2
+            v = q
+        }
+        if n == 1 {
+            (e - 1).pointee = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
         }
     }
 

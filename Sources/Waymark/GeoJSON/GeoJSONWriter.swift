@@ -32,7 +32,7 @@
 /// then an unlinked temporary file) until the line's feature is complete.
 public final class GeoJSONWriter {
     private let sink: FileSink
-    private var out: ByteStore { sink.buffer }
+    private let out: ByteStore
     // The writer belongs to one thread; its fields skip Swift's dynamic exclusivity checks.
     @exclusivity(unchecked) private var featureCount = 0
     @exclusivity(unchecked) private var collectionBounds: Bounds?
@@ -40,7 +40,9 @@ public final class GeoJSONWriter {
 
     // The feature being built.
     private let coordinates = SpillBuffer(threshold: 1 << 18)
-    private let columns: [Column]
+    private let coordinateBytes: ByteStore
+    /// The per-point arrays, `ColumnID.count` of them, in `ColumnID` order.
+    private let columns: UnsafeMutablePointer<Column>
     @exclusivity(unchecked) private var lineLengths: [Int] = []
     @exclusivity(unchecked) private var pointsInLine = 0
     @exclusivity(unchecked) private var lineOpen = false
@@ -56,30 +58,71 @@ public final class GeoJSONWriter {
     /// Points since the spill buffers were last checked (every 256 points).
     @exclusivity(unchecked) private var pointsSinceSpillCheck = 0
 
-    private final class Column {
+    /// One array of `coordinateProperties`, built in its own spill buffer: `line` and `items`
+    /// say how far it has got (it catches up with nulls when values are missing).
+    private struct Column {
         let key: StaticString
-        let spool = SpillBuffer(threshold: 1 << 18)
-        @exclusivity(unchecked) var line = 0
-        @exclusivity(unchecked) var items = 0
-        @exclusivity(unchecked) var used = false
-
-        init(_ key: StaticString) { self.key = key }
+        let spool: SpillBuffer
+        /// `spool.memory`, for the per-point path to borrow without a reference count.
+        let bytes: Unmanaged<ByteStore>
+        var line = 0
+        var items = 0
+        var used = false
     }
 
-    private enum ColumnID: Int {
+    private enum ColumnID: Int, CaseIterable {
         case times, heart, cads, atemps, powers, speeds, courses, hdops, vdops, sats
         case appStates, reasons, horizontalAccuracies
+
+        var key: StaticString {
+            switch self {
+            case .times: "times"
+            case .heart: "heart"
+            case .cads: "cads"
+            case .atemps: "atemps"
+            case .powers: "powers"
+            case .speeds: "speeds"
+            case .courses: "courses"
+            case .hdops: "hdops"
+            case .vdops: "vdops"
+            case .sats: "sats"
+            case .appStates: "appStates"
+            case .reasons: "reasons"
+            case .horizontalAccuracies: "horizontalAccuracies"
+            }
+        }
     }
 
     /// Values a simulation adds to each delivered location.
     @exclusivity(unchecked) private var pendingDelivery: StoredLocation?
+    /// Whether `pendingDelivery` is set: tested per point instead of copying the optional.
+    @exclusivity(unchecked) private var delivering = false
 
     public init(sink: FileSink) {
         self.sink = sink
-        columns = [
-            "times", "heart", "cads", "atemps", "powers", "speeds", "courses", "hdops", "vdops", "sats", "appStates",
-            "reasons", "horizontalAccuracies",
-        ].map(Column.init)
+        out = sink.buffer
+        coordinateBytes = coordinates.memory
+        let ids = ColumnID.allCases
+        columns = .allocate(capacity: ids.count)
+        for id in ids {
+            let spool = SpillBuffer(threshold: 1 << 18)
+            (columns + id.rawValue).initialize(
+                to: Column(key: id.key, spool: spool, bytes: .passUnretained(spool.memory)))
+        }
+    }
+
+    deinit {
+        columns.deinitialize(count: ColumnID.allCases.count)
+        columns.deallocate()
+    }
+
+    /// Column `id`, in place.
+    @inline(__always)
+    private func column(_ id: ColumnID) -> UnsafeMutablePointer<Column> { columns + id.rawValue }
+
+    /// Every column, in place.
+    private var allColumns: UnsafeMutableBufferPointer<Column> {
+        UnsafeMutableBufferPointer(start: columns, count: ColumnID.allCases.count)
     }
 
     /// Writes a whole document.
@@ -108,15 +151,17 @@ public final class GeoJSONWriter {
             if l.speed >= 0 { p.speed = l.speed }
             if l.course >= 0 { p.course = l.course }
             pendingDelivery = stored
+            delivering = true
             try addPoint(p)
             pendingDelivery = nil
+            delivering = false
         }
         try endPath(GPXPathInfo(name: name), type: "delivered")
     }
 
     /// Writes one event.
-    public func write(_ event: GPXEvent) throws {
-        switch event {
+    public func write(_ event: consuming GPXEvent) throws {
+        switch consume event {
         case .waypoint(let p):
             try writeWaypoint(p)
         case .routeStart, .trackStart:
@@ -192,16 +237,16 @@ public final class GeoJSONWriter {
         previousCoordinate = nil
         featureBounds = nil
         firstTime = nil
-        for c in columns {
-            c.line = 0
-            c.items = 0
-            c.used = false
+        for i in allColumns.indices {
+            allColumns[i].line = 0
+            allColumns[i].items = 0
+            allColumns[i].used = false
         }
     }
 
     private func startLine() {
         if !lineLengths.isEmpty {
-            coordinates.memory.append("],[")
+            coordinateBytes.append("],[")
         }
         lineOpen = true
         pointsInLine = 0
@@ -236,35 +281,37 @@ public final class GeoJSONWriter {
         if pointsSinceSpillCheck >= 256 {
             pointsSinceSpillCheck = 0
             try coordinates.spillIfNeeded()
-            for c in columns where c.used { try c.spool.spillIfNeeded() }
+            for c in allColumns where c.used { try c.spool.spillIfNeeded() }
         }
     }
 
     @inline(__always)
     private func writePosition(_ p: GPXPoint) {
-        let o = coordinates.memory
+        let o = coordinateBytes
         if pointsInLine > 0 { o.append(UInt8(ascii: ",")) }
         appendPosition(
             longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: o)
         featureBounds.extend(p.coordinate)
         let line = lineLengths.count
         if let t = p.time {
-            let c = put(.times, line: line)
-            c.append(UInt8(ascii: "\""))
-            ValueFormatting.appendISO8601(t, to: c, cache: &dayCache)
-            c.append(UInt8(ascii: "\""))
+            put(.times, line: line) { c in
+                c.append(UInt8(ascii: "\""))
+                ValueFormatting.appendISO8601(t, to: c, cache: &dayCache)
+                c.append(UInt8(ascii: "\""))
+            }
         }
         if p.extensions.hasKnownValues || p.hasDetails {
             writeValues(p, line: line)
         }
-        if let d = pendingDelivery {
-            JSONEscaping.appendString(d.appState.rawValue, to: put(.appStates, line: line))
-            JSONEscaping.appendString(d.reason.rawValue, to: put(.reasons, line: line))
+        if delivering, let d = pendingDelivery {
+            put(.appStates, line: line) { JSONEscaping.appendString(d.appState.rawValue, to: $0) }
+            put(.reasons, line: line) { JSONEscaping.appendString(d.reason.rawValue, to: $0) }
             putNumber(.horizontalAccuracies, d.location.horizontalAccuracy, decimals: 1, line: line)
         }
         pointsInLine += 1
     }
 
+    @inline(__always)
     private func writeValues(_ p: GPXPoint, line: Int) {
         let e = p.extensions
         let d = p.hasDetails ? p.details : nil
@@ -278,8 +325,7 @@ public final class GeoJSONWriter {
             putNumber(.hdops, d.hdop, decimals: 2, line: line)
             putNumber(.vdops, d.vdop, decimals: 2, line: line)
             if let s = d.satellites {
-                let c = put(.sats, line: line)
-                ValueFormatting.appendInteger(Int64(s), to: c)
+                put(.sats, line: line) { ValueFormatting.appendInteger(Int64(s), to: $0) }
             }
         }
     }
@@ -302,7 +348,7 @@ public final class GeoJSONWriter {
     }
 
     private func appendBoundaryPosition(longitude: Double, latitude: Double, elevation: Double?) {
-        let o = coordinates.memory
+        let o = coordinateBytes
         if pointsInLine > 0 { o.append(UInt8(ascii: ",")) }
         appendPosition(longitude: longitude, latitude: latitude, elevation: elevation, to: o)
         featureBounds.extend(Coordinate(latitude: latitude, longitude: longitude))
@@ -312,38 +358,41 @@ public final class GeoJSONWriter {
     /// Brings column `id` up to the current position with nulls and returns its buffer, ready
     /// for one value.
     @inline(__always)
-    private func put(_ id: ColumnID, line: Int) -> ByteStore {
-        let c = columns[id.rawValue]
+    private func put(_ id: ColumnID, line: Int, _ body: (ByteStore) -> Void) {
+        let c = column(id)
         catchUp(c, line: line, items: pointsInLine)
-        c.used = true
-        if c.items > 0 { c.spool.memory.append(UInt8(ascii: ",")) }
-        c.items += 1
-        return c.spool.memory
+        c.pointee.used = true
+        let first = c.pointee.items == 0
+        c.pointee.items += 1
+        // The store is borrowed, not retained: the writer owns it through `spools`.
+        c.pointee.bytes._withUnsafeGuaranteedRef { o in
+            if !first { o.append(UInt8(ascii: ",")) }
+            body(o)
+        }
     }
 
     @inline(__always)
     private func putNumber(_ id: ColumnID, _ value: Double?, decimals: Int, line: Int) {
         guard let value, value.isFinite else { return }
-        let o = put(id, line: line)
-        ValueFormatting.appendFixed(value, decimals: decimals, to: o)
+        put(id, line: line) { ValueFormatting.appendFixed(value, decimals: decimals, to: $0) }
     }
 
     @inline(__always)
-    private func catchUp(_ c: Column, line: Int, items: Int) {
-        guard c.line < line || c.items < items else { return }
-        let o = c.spool.memory
-        while c.line < line {
-            while c.items < lineLengths[c.line] {
-                o.append(c.items > 0 ? ",null" : "null")
-                c.items += 1
+    private func catchUp(_ c: UnsafeMutablePointer<Column>, line: Int, items: Int) {
+        guard c.pointee.line < line || c.pointee.items < items else { return }
+        let o = c.pointee.spool.memory
+        while c.pointee.line < line {
+            while c.pointee.items < lineLengths[c.pointee.line] {
+                o.append(c.pointee.items > 0 ? ",null" : "null")
+                c.pointee.items += 1
             }
             o.append("],[")
-            c.line += 1
-            c.items = 0
+            c.pointee.line += 1
+            c.pointee.items = 0
         }
-        while c.items < items {
-            o.append(c.items > 0 ? ",null" : "null")
-            c.items += 1
+        while c.pointee.items < items {
+            o.append(c.pointee.items > 0 ? ",null" : "null")
+            c.pointee.items += 1
         }
     }
 
@@ -380,21 +429,22 @@ public final class GeoJSONWriter {
             ValueFormatting.appendISO8601(t, to: out)
             out.append("\"")
         }
-        let used = columns.filter(\.used)
+        let used = ColumnID.allCases.filter { column($0).pointee.used }
         if !used.isEmpty && !lineLengths.isEmpty {
             out.append(",\"coordinateProperties\":{")
-            for (i, c) in used.enumerated() {
+            for (i, id) in used.enumerated() {
+                let c = column(id)
                 catchUp(c, line: lineLengths.count - 1, items: lineLengths[lineLengths.count - 1])
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 out.append(UInt8(ascii: "\""))
-                out.append(c.key)
+                out.append(c.pointee.key)
                 out.append(multi ? "\":[[" : "\":[")
-                try c.spool.drain(into: sink)
+                try c.pointee.spool.drain(into: sink)
                 out.append(multi ? "]]" : "]")
             }
             out.append("}")
         } else {
-            for c in used { c.spool.memory.count = 0 }
+            for id in used { column(id).pointee.spool.memory.count = 0 }
         }
         out.append("}")
         if let b = featureBounds {

@@ -127,12 +127,26 @@ final class ByteStore {
     func append(_ bytes: UnsafePointer<UInt8>, count n: Int) {
         guard n > 0 else { return }
         reserve(n)
-        if n <= 16 {
-            // Names and numbers: a few bytes, cheaper copied in place than through memcpy.
-            let target = base + count
-            for i in 0..<n { target[i] = bytes[i] }
+        let target = UnsafeMutableRawPointer(base + count)
+        let source = UnsafeRawPointer(bytes)
+        // Names and numbers: a few bytes, copied as two overlapping words rather than through a
+        // call to memcpy (which a byte loop would become).
+        if n >= 8 && n <= 16 {
+            let head = source.loadUnaligned(as: UInt64.self)
+            let tail = source.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+            target.storeBytes(of: head, as: UInt64.self)
+            target.storeBytes(of: tail, toByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4 && n < 8 {
+            let head = source.loadUnaligned(as: UInt32.self)
+            let tail = source.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+            target.storeBytes(of: head, as: UInt32.self)
+            target.storeBytes(of: tail, toByteOffset: n - 4, as: UInt32.self)
+        } else if n < 4 {
+            target.storeBytes(of: bytes[0], as: UInt8.self)
+            target.storeBytes(of: bytes[n >> 1], toByteOffset: n >> 1, as: UInt8.self)
+            target.storeBytes(of: bytes[n - 1], toByteOffset: n - 1, as: UInt8.self)
         } else {
-            (base + count).update(from: bytes, count: n)
+            target.copyMemory(from: source, byteCount: n)
         }
         count += n
     }
