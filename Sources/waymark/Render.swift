@@ -142,15 +142,16 @@ extension WaymarkCommand {
 struct EventSource {
     var title: String
     var reader: GPXReader?
-    let body: (@escaping (GPXEvent) throws -> Void) throws -> Void
+    let body: (@escaping (consuming GPXEvent) throws -> Void) throws -> Void
 
     init(
-        title: String, reader: GPXReader? = nil, _ body: @escaping (@escaping (GPXEvent) throws -> Void) throws -> Void
+        title: String, reader: GPXReader? = nil,
+        _ body: @escaping (@escaping (consuming GPXEvent) throws -> Void) throws -> Void
     ) {
         self.title = title
         self.reader = reader
         self.body = body
     }
 
-    func read(_ handle: @escaping (GPXEvent) throws -> Void) throws { try body(handle) }
+    func read(_ handle: @escaping (consuming GPXEvent) throws -> Void) throws { try body(handle) }
 }

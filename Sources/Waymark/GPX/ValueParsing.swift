@@ -504,25 +504,27 @@ public enum ValueFormatting {
     /// Writes `value` with at most `decimals` (0...9) fraction digits, trailing zeros removed,
     /// into `out`. Values too large for the integer path fall back to Swift's shortest form.
     static func appendFixed(_ value: Double, decimals: Int, to out: ByteStore) {
-        // One copy of the body per precision, so that its scale and divisions are constants.
+        // One specialised copy of the body per precision, so that its scale and divisions are
+        // constants.
         switch decimals {
-        case 0: appendFixed(value, decimals: 0, scale: 1e0, to: out)
-        case 1: appendFixed(value, decimals: 1, scale: 1e1, to: out)
-        case 2: appendFixed(value, decimals: 2, scale: 1e2, to: out)
-        case 3: appendFixed(value, decimals: 3, scale: 1e3, to: out)
-        case 4: appendFixed(value, decimals: 4, scale: 1e4, to: out)
-        case 5: appendFixed(value, decimals: 5, scale: 1e5, to: out)
-        case 6: appendFixed(value, decimals: 6, scale: 1e6, to: out)
-        case 7: appendFixed(value, decimals: 7, scale: 1e7, to: out)
-        case 8: appendFixed(value, decimals: 8, scale: 1e8, to: out)
+        case 0: appendFixed(value, Precision0.self, to: out)
+        case 1: appendFixed(value, Precision1.self, to: out)
+        case 2: appendFixed(value, Precision2.self, to: out)
+        case 3: appendFixed(value, Precision3.self, to: out)
+        case 4: appendFixed(value, Precision4.self, to: out)
+        case 5: appendFixed(value, Precision5.self, to: out)
+        case 6: appendFixed(value, Precision6.self, to: out)
+        case 7: appendFixed(value, Precision7.self, to: out)
+        case 8: appendFixed(value, Precision8.self, to: out)
         default:
             precondition(decimals == 9, "appendFixed takes 0 to 9 decimals")
-            appendFixed(value, decimals: 9, scale: 1e9, to: out)
+            appendFixed(value, Precision9.self, to: out)
         }
     }
 
-    @inline(__always)
-    private static func appendFixed(_ value: Double, decimals: Int, scale: Double, to out: ByteStore) {
+    private static func appendFixed<P: Precision>(_ value: Double, _: P.Type, to out: ByteStore) {
+        let decimals = P.decimals
+        let scale = ValueParsing.exactPower(decimals)
         let product = value * scale
         // Round half away from zero without a libm call: add a half, then truncate (the
         // conversion to an integer truncates toward zero).
@@ -559,6 +561,19 @@ public enum ValueFormatting {
         writeDigits(integer, count: integerDigits, endingAt: t + integerDigits)
         t += integerDigits
         if fraction != 0 {
+            #if _endian(little)
+                if decimals <= 7 {
+                    // All the fraction's digits in one word, then its trailing zeros dropped: a
+                    // point and at most 7 digits, stored as one 8-byte word (the store has room).
+                    let word = eightDigits(fraction)
+                    let zeros = (word ^ 0x3030_3030_3030_3030).leadingZeroBitCount &>> 3
+                    let digitsWord = (word &>> UInt64(8 &* (8 &- decimals))) &<< 8 | UInt64(UInt8(ascii: "."))
+                    UnsafeMutableRawPointer(t).storeBytes(of: digitsWord, as: UInt64.self)
+                    t += 1 &+ decimals &- zeros
+                    out.count = t - out.base
+                    return
+                }
+            #endif
             var fractionDigits = decimals
             while fraction % 10 == 0 {
                 fraction /= 10
@@ -569,6 +584,21 @@ public enum ValueFormatting {
             t += 1 + fractionDigits
         }
         out.count = t - out.base
+    }
+
+    /// The 8 digits of `value` (below 10^8, zero-padded) as ASCII, the first in the lowest byte.
+    @inline(__always)
+    private static func eightDigits(_ value: UInt64) -> UInt64 {
+        let pairs = UnsafeRawPointer(digitPairs.utf8Start)
+        @inline(__always) func four(_ x: UInt64) -> UInt64 {
+            let high = x / 100
+            let low = x &- high &* 100
+            let a = UInt64(pairs.loadUnaligned(fromByteOffset: Int(high) &* 2, as: UInt16.self))
+            let b = UInt64(pairs.loadUnaligned(fromByteOffset: Int(low) &* 2, as: UInt16.self))
+            return a | b &<< 16
+        }
+        let high = value / 10000
+        return four(high) | four(value &- high &* 10000) &<< 32
     }
 
     /// A value too large for ``appendFixed(_:decimals:to:)``: Swift's shortest form, or `null`.
@@ -653,3 +683,18 @@ public enum ValueFormatting {
         return out.string
     }
 }
+
+/// A number of decimals known at compile time, for ``ValueFormatting/appendFixed(_:decimals:to:)``.
+private protocol Precision {
+    static var decimals: Int { get }
+}
+private enum Precision0: Precision { static var decimals: Int { 0 } }
+private enum Precision1: Precision { static var decimals: Int { 1 } }
+private enum Precision2: Precision { static var decimals: Int { 2 } }
+private enum Precision3: Precision { static var decimals: Int { 3 } }
+private enum Precision4: Precision { static var decimals: Int { 4 } }
+private enum Precision5: Precision { static var decimals: Int { 5 } }
+private enum Precision6: Precision { static var decimals: Int { 6 } }
+private enum Precision7: Precision { static var decimals: Int { 7 } }
+private enum Precision8: Precision { static var decimals: Int { 8 } }
+private enum Precision9: Precision { static var decimals: Int { 9 } }
