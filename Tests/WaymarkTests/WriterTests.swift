@@ -119,6 +119,57 @@ import Testing
         #expect(second == expected)
     }
 
+    @Test func longTracksSpillToDiskAndComeBackWhole() throws {
+        // 40 000 points: the coordinates and the times pass the writer's 256 KiB in memory and
+        // go through temporary files. Written to a file the kernel copies them back
+        // (sendfile); written to a file opened for appending, they are read back instead.
+        let count = 40_000
+        let start = Date(timeIntervalSince1970: 1_714_550_400)
+        func write(to sink: FileSink) throws {
+            let writer = GeoJSONWriter(sink: sink)
+            try writer.write(.trackStart(GPXPathInfo(name: "long")))
+            for segment in 0..<2 {
+                try writer.write(.segmentStart)
+                for i in 0..<count / 2 {
+                    let n = segment * count / 2 + i
+                    var p = GPXPoint(
+                        latitude: 47 + Double(n) * 1e-6, longitude: 8 + Double(n) * 2e-6, elevation: 400,
+                        time: start.addingTimeInterval(Double(n)))
+                    p.extensions.heartRate = Double(100 + n % 50)
+                    try writer.write(.trackPoint(p))
+                }
+                try writer.write(.segmentEnd(GPXExtensions()))
+            }
+            try writer.write(.trackEnd(GPXPathInfo(name: "long")))
+            try writer.finish()
+        }
+        let viaKernel = try render(write)
+        let appended = temporaryPath(".geojson")
+        defer { try? FileManager.default.removeItem(atPath: appended) }
+        let fd = open(appended, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        try #require(fd >= 0)
+        let appendSink = FileSink(descriptor: fd, path: appended)
+        try write(to: appendSink)
+        try appendSink.flush()
+        close(fd)
+        let viaRead = try Data(contentsOf: URL(fileURLWithPath: appended))
+        #expect(viaKernel == viaRead)
+
+        let feature = try #require((try Self.json(viaKernel)["features"] as? [[String: Any]])?.first)
+        let geometry = try #require(feature["geometry"] as? [String: Any])
+        let lines = try #require(geometry["coordinates"] as? [[[Double]]])
+        #expect(lines.map(\.count) == [count / 2, count / 2])
+        let last = try #require(lines.last?.last)
+        #expect(last == [8 + Double(count - 1) * 2e-6, 47 + Double(count - 1) * 1e-6, 400])
+        let properties = try #require(
+            (feature["properties"] as? [String: Any])?["coordinateProperties"] as? [String: Any])
+        let times = try #require(properties["times"] as? [[String]])
+        #expect(times.map(\.count) == [count / 2, count / 2])
+        #expect(times.last?.last == "2024-05-01T19:06:39.000Z")
+        let heart = try #require(properties["heart"] as? [[Int]])
+        #expect(heart.last?.last == 100 + (count - 1) % 50)
+    }
+
     @Test func gpx10IsUpgraded() throws {
         let data = try Self.gpx(Paths.fixture("gpx/gpx10.gpx"))
         let text = String(decoding: data, as: UTF8.self)

@@ -28,7 +28,7 @@
 ///   Waymark adds `hdops`, `vdops` and `sats`.
 /// - Every line feature and the collection carry a `bbox`. There is no `crs` and no NaN.
 ///
-/// A line's coordinates and each per-point array are held in spill buffers (memory up to 1 MiB,
+/// A line's coordinates and each per-point array are held in spill buffers (memory up to 256 KiB,
 /// then an unlinked temporary file) until the line's feature is complete.
 public final class GeoJSONWriter {
     private let sink: FileSink

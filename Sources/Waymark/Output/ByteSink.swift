@@ -138,6 +138,42 @@ public final class FileSink: ByteSink {
         buffer.count = 0
     }
 
+    /// Appends the first `count` bytes of the file open at `source`, after what is buffered.
+    ///
+    /// The kernel copies them (`sendfile(2)`) when it can, so they do not pass through this
+    /// process; otherwise, say to a file opened for appending, they are read into the buffer.
+    func append(contentsOf source: Int32, count: Int) throws {
+        try flush()
+        var offset: off_t = 0
+        if beforeWrite == nil {
+            while offset < count {
+                let n = sendfile(descriptor, source, &offset, count - Int(offset))
+                if n > 0 { continue }
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP {
+                    throw OutputError(path: path, message: "write failed: \(String(cString: strerror(errno)))")
+                }
+                break
+            }
+        }
+        let chunk = 1 << 16
+        while offset < count {
+            buffer.reserve(chunk)
+            let n = pread(source, buffer.base + buffer.count, min(chunk, count - Int(offset)), offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw OutputError(
+                    path: "temporary file", message: "read failed: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 {
+                throw OutputError(path: "temporary file", message: "read failed: the file is shorter than written")
+            }
+            buffer.count += n
+            offset += off_t(n)
+            try flushIfNeeded()
+        }
+    }
+
     /// Flushes, syncs and renames the temporary file over the target.
     public func commit() throws {
         try flush()
@@ -210,21 +246,7 @@ final class SpillBuffer {
     func drain(into sink: FileSink) throws {
         if descriptor >= 0 {
             try spill()
-            var offset: off_t = 0
-            let chunk = 1 << 16
-            while true {
-                sink.buffer.reserve(chunk)
-                let n = pread(descriptor, sink.buffer.base + sink.buffer.count, chunk, offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw OutputError(
-                        path: "temporary file", message: "read failed: \(String(cString: strerror(errno)))")
-                }
-                if n == 0 { break }
-                sink.buffer.count += n
-                offset += off_t(n)
-                try sink.flushIfNeeded()
-            }
+            try sink.append(contentsOf: descriptor, count: totalCount)
             _ = ftruncate(descriptor, 0)
             totalCount = 0
         } else {
