@@ -86,15 +86,6 @@ struct TrackPointScanner {
         return ByteSpan(start: c.p, count: n)
     }
 
-    /// Whether `prefix` is the known one and names a TrackPointExtension namespace; nil when it
-    /// is not known.
-    @inline(__always)
-    private func isTrackPointExtension(_ prefix: ByteSpan) -> Bool? {
-        guard prefix.count == knownPrefixCount, prefix.count > 0 else { return nil }
-        let same = withUnsafeBytes(of: knownPrefix) { memcmp($0.baseAddress!, prefix.start, prefix.count) == 0 }
-        return same ? knownPrefixIsTPE : nil
-    }
-
     /// Reads one point at the start of `window` into `point`, which must be fresh (a point with
     /// only a coordinate): the scanner sets the fields it reads and leaves the rest alone. After
     /// any outcome but ``Outcome/point(length:)`` the point is to be thrown away.
@@ -280,12 +271,15 @@ struct TrackPointScanner {
         c.skipSpace()
         guard c.take(UInt8(ascii: "<")) else { return false }
         if c.take(UInt8(ascii: "/")) { return c.take("extensions") && c.closeTag() }
-        guard let prefix = knownPrefix(at: &c) ?? c.prefix(), c.take(":TrackPointExtension>") else { return false }
-        guard let isTPE = isTrackPointExtension(prefix) else {
-            if prefix.count <= 16 { unknownPrefix = prefix }
+        let prefix: ByteSpan
+        if let known = knownPrefix(at: &c) {
+            guard knownPrefixIsTPE, c.take(":TrackPointExtension>") else { return false }
+            prefix = known
+        } else {
+            guard let other = c.prefix(), c.take(":TrackPointExtension>") else { return false }
+            if other.count <= 16 { unknownPrefix = other }
             return false
         }
-        guard isTPE else { return false }
         while true {
             c.skipSpace()
             guard c.take(UInt8(ascii: "<")) else { return false }
