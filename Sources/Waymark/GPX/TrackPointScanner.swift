@@ -161,6 +161,19 @@ struct TrackPointScanner {
             return ValueParsing.decimal(text)
         }
 
+        /// The text of a `<time>` element, up to the next `<` (not consumed). The common
+        /// `YYYY-MM-DDThh:mm:ssZ` is taken as 20 bytes at once when a `<` follows them; if one
+        /// of them is a `<` too, the time parser refuses the text, as it would refuse the text
+        /// cut there.
+        @inline(__always)
+        mutating func timeText() -> ByteSpan? {
+            if end - p > 20 && p[20] == UInt8(ascii: "<") && p[19] == UInt8(ascii: "Z") {
+                defer { p += 20 }
+                return ByteSpan(start: p, count: 20)
+            }
+            return until(UInt8(ascii: "<"))
+        }
+
         /// `>` after optional white space: the end of an end tag.
         @inline(__always)
         mutating func closeTag() -> Bool {
@@ -250,7 +263,7 @@ struct TrackPointScanner {
                 point.elevation = v
                 stage = 1
             } else if stage < 2 && c.take("time>") {
-                guard let text = c.until(UInt8(ascii: "<")), c.take("</time"), c.closeTag(),
+                guard let text = c.timeText(), c.take("</time"), c.closeTag(),
                     let date = Self.time(text, cache: &dayCache)
                 else { return false }
                 point.time = date

@@ -63,7 +63,9 @@ enum ValueParsing {
             fraction = digits - before
         }
         guard digits > 0, digits <= 15 else { return (nil, q) }
-        let scaled = fraction > 0 ? Double(value) / exactPower(fraction) : Double(value)
+        // Below 10^15, so a signed conversion (one instruction) is exact.
+        let whole = Double(Int64(bitPattern: value))
+        let scaled = fraction > 0 ? whole / exactPower(fraction) : whole
         return (negative ? -scaled : scaled, q)
     }
 
