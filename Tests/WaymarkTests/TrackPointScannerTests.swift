@@ -160,6 +160,74 @@ import Testing
     }
 
     /// Small limits must trip where they trip without the scanner.
+    /// Points that repeat the layout of the one before are read from a template of it; what
+    /// they read, and every error and warning, stays the general path's, whatever changes from
+    /// one point to the next.
+    @Test func repeatedLayoutsAreReadFromTheTemplate() {
+        var text = "<gpx version=\"1.1\" creator=\"t\" \(Self.ns)><trk><trkseg>\n"
+        func point(
+            _ lat: String, _ lon: String, ele: String = "408.2", time: String = "2024-05-01T08:00:00Z",
+            hr: String = "150"
+        )
+            -> String
+        {
+            "  <trkpt lat=\"\(lat)\" lon=\"\(lon)\"><ele>\(ele)</ele><time>\(time)</time><extensions>"
+                + "<gpxtpx:TrackPointExtension><gpxtpx:hr>\(hr)</gpxtpx:hr></gpxtpx:TrackPointExtension>"
+                + "</extensions></trkpt>\n"
+        }
+        var rng = SplitMix64(seed: 23)
+        for i in 0..<2000 {
+            let lat = String(format: "%.\(rng.next() % 8)f", -89.9 + Double(rng.next() % 1_799_000) / 10_000)
+            let lon = String(format: "%.\(rng.next() % 8)f", -179.9 + Double(rng.next() % 3_599_000) / 10_000)
+            let day = 1 + (i / 500)
+            text += point(
+                lat, lon, ele: "\(Int(rng.next() % 9000) - 500).\(rng.next() % 10)",
+                time: "2024-05-0\(day)T08:\(10 + i % 50):\(10 + i % 49)Z", hr: "\(60 + rng.next() % 140)")
+        }
+        // Each of these differs from the point before it somewhere the template cannot take.
+        for variant in [
+            point("47.1", "8.5", ele: " 408.2"), point("47.1", "8.5", ele: "4.082e2"), point("95", "8.5"),
+            point("47.1", "181"), point("47.1", "8.5", time: "2024-05-01T08:00:00+02:00"),
+            point("47.1", "8.5", time: "2024-05-01T08:00:00"), point("47.1", "8.5", hr: "x"),
+            point("47.1", "8.5", hr: "1&#50;"), point("47.1", "8.5").replacingOccurrences(of: "  <", with: "   <"),
+            point("47.1", "8.5").replacingOccurrences(of: "<ele>", with: "<ele >"),
+            point("47.1", "8.5").replacingOccurrences(of: "gpxtpx:hr>", with: "gpxtpx:cad>"),
+            point("-", "8.5"), point("47.1", "8.5", time: "2024-13-01T08:00:00Z"), point("1234567890123456", "8.5"),
+        ] {
+            text += variant + point("47.2", "8.6")
+        }
+        text += "</trkseg></trk></gpx>\n"
+        let bytes = Array(text.utf8)
+        let reader = GPXReader(
+            source: MemoryByteSource(bytes), name: "t.gpx",
+            options: GPXReadOptions(lenient: true, keepsExtensionElements: false))
+        _ = try? events(of: reader)
+        #expect(reader.templatedPoints > 1990)
+        for settings in Settings.all { Self.expectSame(bytes, settings, "repeated layouts") }
+        for piece in [7, 333, 4099] { Self.expectSame(bytes, Settings(pieceSize: piece), "repeated layouts") }
+    }
+
+    /// Points whose layouts alternate never repeat the one before (the scanner then rests the
+    /// template for a while rather than relearn it at every point); they are all still scanned,
+    /// and read the same as on the general path.
+    @Test func alternatingLayoutsRestTheTemplate() {
+        var text = "<gpx version=\"1.1\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n"
+        for i in 0..<3000 {
+            text +=
+                i % 2 == 0
+                ? "<trkpt lat=\"\(Double(i) / 1000)\" lon=\"1\"><ele>1</ele></trkpt>\n"
+                : "<trkpt lat=\"\(Double(i) / 1000)\" lon=\"2\"><time>2024-05-01T08:00:00Z</time></trkpt>\n"
+        }
+        text += "</trkseg></trk></gpx>\n"
+        let bytes = Array(text.utf8)
+        let reader = GPXReader(
+            source: MemoryByteSource(bytes), name: "t.gpx", options: GPXReadOptions(keepsExtensionElements: false))
+        _ = try? events(of: reader)
+        #expect(reader.scannedPoints == 3000)
+        #expect(reader.templatedPoints == 0)
+        Self.expectSame(bytes, Settings(), "alternating layouts")
+    }
+
     @Test func limitsTripAtTheSameConstruct() {
         let bytes = Array(Self.sample.utf8)
         for limits in [

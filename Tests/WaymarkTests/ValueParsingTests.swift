@@ -74,6 +74,29 @@ import Testing
         }
     }
 
+    @Test func byteComparisonFindsADifferenceAnywhere() {
+        // Words, an overlapping last word, halves and single bytes: every length up to past the
+        // memcmp cut-off, equal, and with one byte changed at each position.
+        let a = (0..<80).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 3) }
+        for n in 0...80 {
+            var b = a
+            a.withUnsafeBufferPointer { x in
+                b.withUnsafeBufferPointer { y in
+                    #expect(ByteSpan.bytesEqual(x.baseAddress!, y.baseAddress!, n), "length \(n)")
+                }
+            }
+            for position in 0..<n {
+                b[position] ^= 0x40
+                a.withUnsafeBufferPointer { x in
+                    b.withUnsafeBufferPointer { y in
+                        #expect(!ByteSpan.bytesEqual(x.baseAddress!, y.baseAddress!, n), "length \(n), at \(position)")
+                    }
+                }
+                b[position] ^= 0x40
+            }
+        }
+    }
+
     @Test func byteStoreAppendsEveryLengthExactly() {
         // Short appends take word-sized copies; each length must land exactly, after any offset.
         let source = (0..<80).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }

@@ -651,6 +651,8 @@ public final class GPXReader {
     /// it rests when it keeps failing).
     @exclusivity(unchecked) private(set) var scannedPoints = 0
     @exclusivity(unchecked) private(set) var scannerAttempts = 0
+    /// Points the scanner read from its template of the previous point's layout.
+    var templatedPoints: Int { scanner.templatedPoints }
     /// Misses in a row, and how many children of segments the scanner still leaves alone.
     @exclusivity(unchecked) private var scannerMisses = 0
     @exclusivity(unchecked) private var scannerRest = 0

@@ -53,6 +53,16 @@ struct TrackPointScanner {
     private var knownPrefixCount = 0
     private var knownPrefixIsTPE = false
     private var dayCache = ValueParsing.DayCache()
+    /// The layout of the last point read the long way, for the points that repeat it.
+    private let template = PointTemplate()
+    /// Whether values are being marked for a new template, and the marks so far.
+    private var recording = false
+    private var marks: [PointTemplate.Mark] = []
+    /// Template misses in a row, and how many points still go the long way without trying it.
+    private var templateMisses = 0
+    private var templateRest = 0
+    /// Points read from the template (tests check that it is used).
+    private(set) var templatedPoints = 0
 
     init(readsExtensions: Bool) {
         self.readsExtensions = readsExtensions
@@ -71,6 +81,7 @@ struct TrackPointScanner {
 
     mutating func forgetPrefixes() {
         knownPrefixCount = 0
+        template.clear()
     }
 
     /// The known prefix, consumed, if the bytes at `c` are it followed by a colon.
@@ -91,13 +102,98 @@ struct TrackPointScanner {
     /// any outcome but ``Outcome/point(length:)`` the point is to be thrown away.
     mutating func scan(_ window: UnsafeBufferPointer<UInt8>, into point: inout GPXPoint) -> Outcome {
         guard defaultIsGPX, let base = window.baseAddress else { return .notSimple }
-        var cursor = Cursor(p: base, end: base + window.count)
+        let end = base + window.count
+        if templateRest > 0 {
+            templateRest -= 1
+        } else if template.isValid {
+            if let length = readWithTemplate(base, end, into: &point) {
+                templateMisses = 0
+                templatedPoints &+= 1
+                return .point(length: length)
+            }
+            // A partly read point is thrown away: start again from a fresh one.
+            point = GPXPoint(coordinate: point.coordinate)
+            templateMisses += 1
+            if templateMisses == Self.templateMissLimit {
+                templateMisses = 0
+                templateRest = Self.templateRestLength
+            }
+        }
+        var cursor = Cursor(p: base, end: end)
         var unknown: ByteSpan?
+        recording = templateRest == 0
+        marks.removeAll(keepingCapacity: true)
+        defer { recording = false }
         guard readPoint(&cursor, into: &point, unknownPrefix: &unknown) else {
             if let unknown { return .unknownPrefix(unknown) }
             return .notSimple
         }
+        if recording { template.learn(point: base, end: cursor.p, marks: marks) }
         return .point(length: cursor.p - base)
+    }
+
+    /// Points whose layout differs from the last one's, in a row, before the template rests.
+    private static let templateMissLimit = 8
+    private static let templateRestLength = 1024
+
+    /// Notes where a value of the point being read the long way lies, for ``PointTemplate``.
+    @inline(__always)
+    private mutating func mark(
+        _ slot: PointTemplate.Slot, from start: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>
+    ) {
+        if recording { marks.append(PointTemplate.Mark(start: start, end: end, slot: slot)) }
+    }
+
+    /// Reads a point laid out exactly as the template's: the same bytes around the values, and
+    /// values that the long way would read the same (plain numbers in range, a time with a
+    /// zone). The length read, or nil at the first difference.
+    private mutating func readWithTemplate(
+        _ base: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, into point: inout GPXPoint
+    ) -> Int? {
+        var p = base
+        var latitude = 0.0
+        var longitude = 0.0
+        let slots = template.slotCount
+        var i = 0
+        while true {
+            let literal = template.literal(i)
+            guard end - p >= literal.count, ByteSpan.bytesEqual(p, literal.start, literal.count) else { return nil }
+            p += literal.count
+            if i == slots { break }
+            // Each value ends where the next literal begins.
+            let stop = template.literal(i + 1).start.pointee
+            switch template.slot(i) {
+            case .time:
+                var c = Cursor(p: p, end: end)
+                guard let text = c.timeText(), c.p < end, c.p.pointee == stop,
+                    let date = Self.time(text, cache: &dayCache)
+                else { return nil }
+                point.time = date
+                p = c.p
+            case let slot:
+                guard case (let value?, let next) = ValueParsing.plainDecimal(from: p, to: end), next < end,
+                    next.pointee == stop
+                else { return nil }
+                switch slot {
+                case .latitude:
+                    guard abs(value) <= 90 else { return nil }
+                    latitude = value
+                case .longitude:
+                    guard abs(value) <= 180 else { return nil }
+                    longitude = value
+                case .elevation:
+                    point.elevation = value
+                case .value(let field):
+                    point.extensions.set(field, value)
+                case .time:
+                    break
+                }
+                p = next
+            }
+            i += 1
+        }
+        point.coordinate = Coordinate(latitude: latitude, longitude: longitude)
+        return p - base
     }
 
     /// A position in the window; every read checks the end.
@@ -236,7 +332,9 @@ struct TrackPointScanner {
             c.p += 1
             // A plain number (no entity; white space only around it, which the number parser
             // trims as attribute normalisation would leave it), in range.
+            let valueStart = c.p
             guard let value = c.number(until: quote) else { return false }
+            mark(isLat ? .latitude : .longitude, from: valueStart, to: c.p)
             c.p += 1
             if isLat {
                 guard lat == nil, abs(value) <= 90 else { return false }
@@ -259,13 +357,17 @@ struct TrackPointScanner {
                 return c.take("trkpt") && c.closeTag()
             }
             if stage < 1 && c.take("ele>") {
-                guard let v = c.number(until: UInt8(ascii: "<")), c.take("</ele"), c.closeTag() else { return false }
+                let valueStart = c.p
+                guard let v = c.number(until: UInt8(ascii: "<")) else { return false }
+                mark(.elevation, from: valueStart, to: c.p)
+                guard c.take("</ele"), c.closeTag() else { return false }
                 point.elevation = v
                 stage = 1
             } else if stage < 2 && c.take("time>") {
-                guard let text = c.timeText(), c.take("</time"), c.closeTag(),
-                    let date = Self.time(text, cache: &dayCache)
-                else { return false }
+                let valueStart = c.p
+                guard let text = c.timeText() else { return false }
+                mark(.time, from: valueStart, to: c.p)
+                guard c.take("</time"), c.closeTag(), let date = Self.time(text, cache: &dayCache) else { return false }
                 point.time = date
                 stage = 2
             } else if stage < 3 && readsExtensions && c.take("extensions>") {
@@ -278,7 +380,9 @@ struct TrackPointScanner {
     }
 
     /// `<extensions>` after its start tag, through its end tag: one TrackPointExtension element.
-    private func readExtensions(_ c: inout Cursor, into ext: inout GPXExtensions, unknownPrefix: inout ByteSpan?)
+    private mutating func readExtensions(
+        _ c: inout Cursor, into ext: inout GPXExtensions, unknownPrefix: inout ByteSpan?
+    )
         -> Bool
     {
         c.skipSpace()
@@ -307,7 +411,10 @@ struct TrackPointScanner {
             c.p += 1
             // The general path leaves out a value that is not a number, silently; but the text
             // may hold a reference that makes it one, so only that path can tell.
-            guard let v = c.number(until: UInt8(ascii: "<")), c.take("</"), c.take(prefix), c.take(UInt8(ascii: ":")),
+            let valueStart = c.p
+            guard let v = c.number(until: UInt8(ascii: "<")) else { return false }
+            mark(.value(field), from: valueStart, to: c.p)
+            guard c.take("</"), c.take(prefix), c.take(UInt8(ascii: ":")),
                 c.take(ByteSpan(start: nameStart, count: name.count)), c.closeTag()
             else { return false }
             ext.set(field, v)
@@ -340,5 +447,82 @@ extension GPXExtensions.Field {
         case 6 where name.equals("course"): self = .course
         default: return nil
         }
+    }
+}
+
+/// The layout of a track point: its bytes with the values cut out (the literals between them)
+/// and what each value is. ``TrackPointScanner`` learns it from a point it has read the long
+/// way and reads the points that repeat it by comparing those bytes a word at a time and
+/// parsing only the values.
+final class PointTemplate {
+    enum Slot: Equatable {
+        case latitude, longitude, elevation, time
+        case value(GPXExtensions.Field)
+    }
+
+    /// Where a value lay in a point read the long way.
+    struct Mark {
+        var start: UnsafePointer<UInt8>
+        var end: UnsafePointer<UInt8>
+        var slot: Slot
+    }
+
+    private static let byteCapacity = 1024
+    private static let slotCapacity = 16
+    private let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: byteCapacity)
+    /// Literal i runs from `literalStarts[i]` to `literalStarts[i + 1]` in `bytes`.
+    private let literalStarts = UnsafeMutablePointer<Int>.allocate(capacity: slotCapacity + 2)
+    private let slots = UnsafeMutablePointer<Slot>.allocate(capacity: slotCapacity)
+    /// The number of values; the literals are one more. Zero with no literals: no template.
+    private(set) var slotCount = 0
+    private(set) var isValid = false
+
+    deinit {
+        bytes.deallocate()
+        literalStarts.deallocate()
+        slots.deinitialize(count: slotCount)
+        slots.deallocate()
+    }
+
+    func clear() { isValid = false }
+
+    @inline(__always)
+    func literal(_ i: Int) -> ByteSpan {
+        ByteSpan(start: bytes + literalStarts[i], count: literalStarts[i + 1] - literalStarts[i])
+    }
+
+    @inline(__always)
+    func slot(_ i: Int) -> Slot { slots[i] }
+
+    /// Learns the layout of the point from `start` to `end`, whose values lie at `marks` (in
+    /// order). A point too long or with too many values leaves no template. Every literal but
+    /// the first starts with the byte that ended the value before it, so each value's end is
+    /// known from the next literal.
+    func learn(point start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, marks: [Mark]) {
+        isValid = false
+        slots.deinitialize(count: slotCount)
+        slotCount = 0
+        guard marks.count <= Self.slotCapacity,
+            end - start - marks.reduce(0, { $0 + ($1.end - $1.start) }) <= Self.byteCapacity
+        else { return }
+        var from = start
+        var used = 0
+        for (i, mark) in marks.enumerated() {
+            let n = mark.start - from
+            guard n > 0 || i == 0 else { return }  // values must be apart
+            literalStarts[i] = used
+            (bytes + used).update(from: from, count: n)
+            used += n
+            from = mark.end
+        }
+        literalStarts[marks.count] = used
+        let n = end - from
+        guard n > 0 else { return }
+        (bytes + used).update(from: from, count: n)
+        used += n
+        literalStarts[marks.count + 1] = used
+        slots.initialize(from: marks.map(\.slot), count: marks.count)
+        slotCount = marks.count
+        isValid = true
     }
 }

@@ -28,32 +28,33 @@ struct ByteSpan {
         if n > 64 { return memcmp(a, b, n) == 0 }
         let x = UnsafeRawPointer(a)
         let y = UnsafeRawPointer(b)
+        if n >= 8 {
+            // Whole words, the last one overlapping the one before; one test at the end.
+            var diff =
+                x.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+                ^ y.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+            var i = 0
+            while i &+ 8 <= n {
+                diff |=
+                    x.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    ^ y.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                i &+= 8
+            }
+            return diff == 0
+        }
+        if n >= 4 {
+            let head = x.loadUnaligned(as: UInt32.self) ^ y.loadUnaligned(as: UInt32.self)
+            let tail =
+                x.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
+                ^ y.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
+            return head | tail == 0
+        }
         var i = 0
-        while i + 8 <= n {
-            if x.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                != y.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            {
-                return false
-            }
-            i += 8
+        while i < n {
+            if a[i] != b[i] { return false }
+            i &+= 1
         }
-        if i + 4 <= n {
-            if x.loadUnaligned(fromByteOffset: i, as: UInt32.self)
-                != y.loadUnaligned(fromByteOffset: i, as: UInt32.self)
-            {
-                return false
-            }
-            i += 4
-        }
-        if i + 2 <= n {
-            if x.loadUnaligned(fromByteOffset: i, as: UInt16.self)
-                != y.loadUnaligned(fromByteOffset: i, as: UInt16.self)
-            {
-                return false
-            }
-            i += 2
-        }
-        return i == n || a[i] == b[i]
+        return true
     }
 
     @inline(__always)
