@@ -97,6 +97,32 @@ import Testing
         }
     }
 
+    @Test func timesFormatAsTheCLibraryDoes() {
+        // The cached day and the time of day written as two words, against gmtime_r: random
+        // instants from year 1 to 9999, and runs of nearby ones that share the day.
+        var rng = SplitMix64(seed: 29)
+        var cache = ValueFormatting.DayCache()
+        let store = ByteStore()
+        var millis: Int64 = 0
+        for i in 0..<30_000 {
+            if i % 100 == 0 {
+                millis = Int64(bitPattern: rng.next() % 315_537_897_600_000) - 62_135_596_800_000
+            } else {
+                millis += Int64(rng.next() % 90_000_000)
+            }
+            store.count = 0
+            ValueFormatting.appendISO8601(Date(timeIntervalSince1970: Double(millis) / 1000), to: store, cache: &cache)
+            var seconds = time_t(millis >= 0 ? millis / 1000 : (millis - 999) / 1000)
+            let fraction = Int(millis - Int64(seconds) * 1000)
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            let expected = String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), fraction)
+            #expect(store.string == expected, "\(millis)")
+        }
+    }
+
     @Test func byteStoreAppendsEveryLengthExactly() {
         // Short appends take word-sized copies; each length must land exactly, after any offset.
         let source = (0..<80).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }

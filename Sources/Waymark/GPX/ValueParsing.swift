@@ -399,12 +399,14 @@ public enum ValueFormatting {
     /// Writes `date` as `YYYY-MM-DDThh:mm:ss.sssZ` (UTC, milliseconds) into `out`, reusing the
     /// date part from `cache` when the day has not changed.
     static func appendISO8601(_ date: Date, to out: ByteStore, cache: inout DayCache) {
-        let totalMillis = (date.timeIntervalSince1970 * 1000).rounded()
-        guard abs(totalMillis) < 2.5e14 else {
+        let scaled = date.timeIntervalSince1970 * 1000
+        guard abs(scaled) < 2.5e14 else {
             appendISO8601(date, to: out)
             return
         }
-        let millisInt = Int(totalMillis)
+        // Half away from zero, as rounded() does: from 1 on, adding the half is exact and the
+        // conversion truncates, without a libm call.
+        let millisInt = abs(scaled) >= 1 ? Int(scaled + (scaled < 0 ? -0.5 : 0.5)) : Int(scaled.rounded())
         let days = millisInt >= 0 ? millisInt / 86_400_000 : (millisInt - 86_399_999) / 86_400_000
         let millisOfDay = millisInt - days * 86_400_000
         if cache.day != days {
@@ -429,27 +431,41 @@ public enum ValueFormatting {
     @inline(__always)
     private static func appendTimeOfDay(_ millisOfDay: Int, to out: ByteStore) {
         let secondOfDay = millisOfDay / 1000
-        let millis = millisOfDay - secondOfDay * 1000
+        let millis = millisOfDay &- secondOfDay &* 1000
         let hour = secondOfDay / 3600
-        let minute = secondOfDay / 60 - hour * 60
-        let second = secondOfDay - (secondOfDay / 60) * 60
-        out.reserve(13)
-        let t = out.base + out.count
-        @inline(__always) func two(_ v: Int, at i: Int) {
-            let tens = v / 10
-            t[i] = UInt8(truncatingIfNeeded: tens) &+ 0x30
-            t[i + 1] = UInt8(truncatingIfNeeded: v - tens * 10) &+ 0x30
+        let minuteOfDay = secondOfDay / 60
+        let minute = minuteOfDay &- hour &* 60
+        let second = secondOfDay &- minuteOfDay &* 60
+        out.reserve(16)
+        let pairs = UnsafeRawPointer(digitPairs.utf8Start)
+        @inline(__always) func two(_ v: Int) -> UInt64 {
+            UInt64(pairs.loadUnaligned(fromByteOffset: v &* 2, as: UInt16.self))
         }
-        two(hour, at: 0)
-        t[2] = UInt8(ascii: ":")
-        two(minute, at: 3)
-        t[5] = UInt8(ascii: ":")
-        two(second, at: 6)
-        t[8] = UInt8(ascii: ".")
         let hundreds = millis / 100
-        t[9] = UInt8(truncatingIfNeeded: hundreds) &+ 0x30
-        two(millis - hundreds * 100, at: 10)
-        t[12] = UInt8(ascii: "Z")
+        #if _endian(little)
+            // "hh:mm:ss" and ".sssZ", as two words.
+            let clock = two(hour) | 0x3A &<< 16 | two(minute) &<< 24 | 0x3A &<< 40 | two(second) &<< 48
+            let fraction =
+                0x2E | UInt64(hundreds &+ 0x30) &<< 8 | two(millis &- hundreds &* 100) &<< 16 | 0x5A &<< 32
+            let t = UnsafeMutableRawPointer(out.base + out.count)
+            t.storeBytes(of: clock, as: UInt64.self)
+            t.storeBytes(of: fraction, toByteOffset: 8, as: UInt64.self)
+        #else
+            let t = out.base + out.count
+            @inline(__always) func put(_ v: Int, at i: Int) {
+                t[i] = UInt8(truncatingIfNeeded: v / 10) &+ 0x30
+                t[i + 1] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+            }
+            put(hour, at: 0)
+            t[2] = UInt8(ascii: ":")
+            put(minute, at: 3)
+            t[5] = UInt8(ascii: ":")
+            put(second, at: 6)
+            t[8] = UInt8(ascii: ".")
+            t[9] = UInt8(truncatingIfNeeded: hundreds) &+ 0x30
+            put(millis &- hundreds &* 100, at: 10)
+            t[12] = UInt8(ascii: "Z")
+        #endif
         out.count += 13
     }
 
