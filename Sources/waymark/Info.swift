@@ -46,7 +46,7 @@ extension WaymarkCommand {
                 let reader = try makeReader(trace, options: read, keepingExtensions: false)
                 var stats = TraceStatistics()
                 try reader.readAhead { event in
-                    if case .warning(let w) = event { report(w) }
+                    if event.isWarning, case .warning(let w) = event { report(w) }
                     stats.add(event)
                 }
                 let sink = FileSink.standardOutput()

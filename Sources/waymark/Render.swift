@@ -99,15 +99,19 @@ extension WaymarkCommand {
                 switch format {
                 case .geojson:
                     let writer = GeoJSONWriter(sink: sink)
-                    try reader.read { event in
-                        if case .warning(let w) = event { report(w) }
-                        try writer.write(event)
+                    if let gpxReader = events.reader {
+                        try writer.write(readingAhead: gpxReader, warning: report)
+                    } else {
+                        try reader.read { event in
+                            if event.isWarning, case .warning(let w) = event { report(w) }
+                            try writer.write(event)
+                        }
                     }
                     try writer.finish()
                 case .gpx:
                     let writer = GPXWriter(sink: sink)
                     try reader.read { event in
-                        if case .warning(let w) = event { report(w) }
+                        if event.isWarning, case .warning(let w) = event { report(w) }
                         try writer.write(event)
                     }
                     try writer.finish()
@@ -124,7 +128,7 @@ extension WaymarkCommand {
                             width: width ?? Terminal.width, color: useColor, pointTable: points,
                             sketch: !noSketch, title: events.title))
                     try reader.read { event in
-                        if case .warning(let w) = event { report(w) }
+                        if event.isWarning, case .warning(let w) = event { report(w) }
                         try renderer.write(event)
                     }
                     try renderer.finish()

@@ -119,6 +119,34 @@ import Testing
         #expect(second == expected)
     }
 
+    @Test func writingWhileReadingAheadGivesTheSameOutputAndWarnings() throws {
+        // The one-call conversion that render uses, against writing each event of read().
+        let damaged = ["lat-out-of-range", "truncated-in-trkpt", "bad-time"].map { Paths.fixture("bad/\($0).gpx") }
+        var seenWarnings = 0
+        for path in Self.fixtureTraces + damaged {
+            let options = GPXReadOptions(lenient: true, keepsExtensionElements: false)
+            var expectedWarnings: [GPXWarning] = []
+            let expected = try render { sink in
+                let writer = GeoJSONWriter(sink: sink)
+                try GPXReader(contentsOf: path, options: options).read { event in
+                    if case .warning(let w) = event { expectedWarnings.append(w) }
+                    try writer.write(event)
+                }
+                try writer.finish()
+            }
+            var warnings: [GPXWarning] = []
+            let actual = try render { sink in
+                let writer = GeoJSONWriter(sink: sink)
+                try writer.write(readingAhead: GPXReader(contentsOf: path, options: options)) { warnings.append($0) }
+                try writer.finish()
+            }
+            #expect(actual == expected, "\(path)")
+            #expect(warnings == expectedWarnings, "\(path)")
+            seenWarnings += warnings.count
+        }
+        #expect(seenWarnings >= 3)
+    }
+
     @Test func longTracksSpillToDiskAndComeBackWhole() throws {
         // 40 000 points: the coordinates and the times pass the writer's 256 KiB in memory and
         // go through temporary files. Written to a file the kernel copies them back

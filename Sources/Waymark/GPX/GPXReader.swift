@@ -37,6 +37,15 @@ public enum GPXEvent: Sendable, Hashable {
     indirect case warning(GPXWarning)
 }
 
+extension GPXEvent {
+    /// Whether this is a ``warning(_:)``: a test of the case alone, which copies nothing (a
+    /// pattern that binds the warning copies the event first).
+    public var isWarning: Bool {
+        if case .warning = self { return true }
+        return false
+    }
+}
+
 /// How strictly to read.
 public struct GPXReadOptions: Sendable, Hashable {
     /// Strict (the default): the first error stops reading and is thrown.

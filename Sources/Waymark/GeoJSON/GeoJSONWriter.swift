@@ -181,6 +181,17 @@ public final class GeoJSONWriter {
         }
     }
 
+    /// Writes every event `reader` reads, parsing on a second thread while this one writes
+    /// (``GPXReader/readAhead(batchSize:batches:_:)``), and hands each warning to `warning` as
+    /// it comes. The same output as writing each event of ``GPXReader/read(_:)``, in one call
+    /// that passes the events straight from the reader's batches to the writer.
+    public func write(readingAhead reader: GPXReader, warning: (GPXWarning) -> Void = { _ in }) throws {
+        try reader.readAhead { event in
+            if event.isWarning, case .warning(let w) = event { warning(w) }
+            try write(event)
+        }
+    }
+
     /// Closes the collection and flushes.
     public func finish() throws {
         guard !finished else { return }
