@@ -30,6 +30,10 @@
 /// element, a bad value or a point cut off by the end of the window, makes it answer
 /// ``Outcome/notSimple`` without having consumed anything. The general path then reads the point
 /// and finds any error. Every byte it accepts is ASCII, so the UTF-8 check holds too.
+///
+/// A point laid out exactly as the last one it read the long way (the same bytes around the
+/// values) is read from a ``PointTemplate`` of that layout, which accepts a subset of what the
+/// long way accepts and reads it the same.
 struct TrackPointScanner {
     enum Outcome {
         /// A complete point, `length` bytes long from the window's start (leading white space
