@@ -64,6 +64,11 @@ public final class SessionStore: Sendable {
         // key on every insert would cost a lookup per location.
         configuration.foreignKeysEnabled = false
         configuration.label = "waymark-store"
+        // Processes that open a store at the same moment take turns: one creating it while
+        // another checks it would see a half-made schema ("not a Waymark store", or "no such
+        // table: grdb_migrations").
+        let lock = Self.lockDirectory(containing: path)
+        defer { Self.unlock(lock) }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
             try queue.writeWithoutTransaction { db in
@@ -102,6 +107,28 @@ public final class SessionStore: Sendable {
         throw StoreError(
             .foreign, path: path,
             message: "is an SQLite database but not a Waymark store (\(what)); choose another --store path")
+    }
+
+    /// Takes an exclusive flock(2) on the directory that holds `path` (not on the store, whose
+    /// POSIX locks SQLite owns), waiting for other processes that hold it; -1 when the directory
+    /// cannot be opened or locked, and opening goes on without it.
+    private static func lockDirectory(containing path: String) -> Int32 {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let fd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return -1 }
+        while flock(fd, LOCK_EX) != 0 {
+            if errno != EINTR {
+                close(fd)
+                return -1
+            }
+        }
+        return fd
+    }
+
+    private static func unlock(_ fd: Int32) {
+        guard fd >= 0 else { return }
+        flock(fd, LOCK_UN)
+        close(fd)
     }
 
     private static func makeDirectory(containing path: String) throws {

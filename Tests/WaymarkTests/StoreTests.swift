@@ -70,6 +70,32 @@ import Testing
 
     /// A long session whose delivered and other fixes interleave across many pages: the audit
     /// log and the locations still come back whole and in order.
+    /// Several openers of a store that does not exist yet (parallel `waymark replay` runs, say)
+    /// take turns: none sees the schema half made by another.
+    @Test func storesOpenedAtTheSameMomentAllOpen() throws {
+        for _ in 0..<20 {
+            let path = Self.newStorePath()
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let failures = Failures()
+            let threads = (0..<6).map { _ in
+                Thread {
+                    do { _ = try SessionStore(path: path) } catch { failures.add("\(error)") }
+                }
+            }
+            threads.forEach { $0.start() }
+            while threads.contains(where: { !$0.isFinished }) { usleep(1000) }
+            #expect(failures.all.isEmpty, "\(failures.all)")
+        }
+    }
+
+    /// Errors from several threads.
+    final class Failures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [String] = []
+        func add(_ text: String) { lock.withLock { list.append(text) } }
+        var all: [String] { lock.withLock { list } }
+    }
+
     @Test func aLongSessionReadsBackAcrossPages() async throws {
         var scenario = Scenario()
         scenario.info.backgroundModes = [.location]
