@@ -82,7 +82,7 @@ import Testing
                     do { _ = try SessionStore(path: path) } catch { failures.add("\(error)") }
                 }
             }
-            threads.forEach { $0.start() }
+            for thread in threads { thread.start() }
             while threads.contains(where: { !$0.isFinished }) { usleep(1000) }
             #expect(failures.all.isEmpty, "\(failures.all)")
         }
