@@ -184,7 +184,8 @@ import Testing
                 lat, lon, ele: "\(Int(rng.next() % 9000) - 500).\(rng.next() % 10)",
                 time: "2024-05-0\(day)T08:\(10 + i % 50):\(10 + i % 49)Z", hr: "\(60 + rng.next() % 140)")
         }
-        // Each of these differs from the point before it somewhere the template cannot take.
+        // Each of these differs from the point before it: a value the parsers read only the
+        // long way (white space, an exponent), or refuse, or a change in the bytes around them.
         for variant in [
             point("47.1", "8.5", ele: " 408.2"), point("47.1", "8.5", ele: "4.082e2"), point("95", "8.5"),
             point("47.1", "181"), point("47.1", "8.5", time: "2024-05-01T08:00:00+02:00"),

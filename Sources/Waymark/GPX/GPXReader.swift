@@ -12,7 +12,7 @@
 /// One piece of a GPX document, in document order.
 ///
 /// Everything but points is stored indirectly, so that an event is no bigger than a point: events
-/// are copied on their way from reader to writer, once per point.
+/// are moved (never copied) on their way from reader to writer.
 public enum GPXEvent: Sendable, Hashable {
     /// The `<gpx>` element's attributes. Always first.
     indirect case header(GPXHeader)
@@ -662,11 +662,10 @@ public final class GPXReader {
     @exclusivity(unchecked) private(set) var scannerAttempts = 0
     /// Points the scanner read from its template of the previous point's layout.
     var templatedPoints: Int { scanner.templatedPoints }
-    /// Misses in a row, and how many children of segments the scanner still leaves alone.
-    @exclusivity(unchecked) private var scannerMisses = 0
-    @exclusivity(unchecked) private var scannerRest = 0
-    private static let scannerMissLimit = 8
-    private static let scannerRestLength = 1024
+    /// A file whose points all take the general path (each with a <sat>, say) should not pay for
+    /// a scan that fails every time: after 8 misses in a row the scanner leaves the next 1 024
+    /// children of segments alone.
+    @exclusivity(unchecked) private var scannerBackoff = MissBackoff(limit: 8, rest: 1024)
 
     /// How far ahead the scanner looks: a point longer than this takes the general path.
     private static let scannerWindow = 4096
@@ -674,11 +673,7 @@ public final class GPXReader {
     /// Reads the next child of a `<trkseg>` with ``TrackPointScanner`` if it is a track point of
     /// the common shape, and hands it on. False, with nothing consumed, when it is anything else.
     private func readSimpleTrackPoint() throws -> Bool {
-        guard usesTrackPointScanner else { return false }
-        if scannerRest > 0 {
-            scannerRest -= 1
-            return false
-        }
+        guard usesTrackPointScanner, scannerBackoff.shouldTry() else { return false }
         guard tokenizer.depth + 3 < tokenizer.maxDepth,
             let window = try tokenizer.rawWindow(minimum: Self.scannerWindow)
         else { return false }
@@ -699,16 +694,10 @@ public final class GPXReader {
             outcome = scanner.scan(window, into: &point)
         }
         guard case .point(let length) = outcome else {
-            // A file whose points all take the general path (each with a <sat>, say) should not
-            // pay for a scan that fails every time: after a run of misses, rest a while.
-            scannerMisses += 1
-            if scannerMisses == Self.scannerMissLimit {
-                scannerMisses = 0
-                scannerRest = Self.scannerRestLength
-            }
+            scannerBackoff.miss()
             return false
         }
-        scannerMisses = 0
+        scannerBackoff.hit()
         tokenizer.consumeRaw(length)
         scannedPoints += 1
         try flushWarnings()

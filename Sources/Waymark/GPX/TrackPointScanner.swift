@@ -3,11 +3,6 @@
 #else
     import Foundation
 #endif
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Recognises the common shape of a GPX track point straight from the bytes, so that the reader
 /// can skip its general path for the millions of points that look alike:
@@ -62,9 +57,8 @@ struct TrackPointScanner {
     /// Whether values are being marked for a new template, and the marks so far.
     private var recording = false
     private var marks: [PointTemplate.Mark] = []
-    /// Template misses in a row, and how many points still go the long way without trying it.
-    private var templateMisses = 0
-    private var templateRest = 0
+    /// Points whose layout keeps differing from the last one's make the template rest a while.
+    private var templateBackoff = MissBackoff(limit: 8, rest: 1024)
     /// Points read from the template (tests check that it is used).
     private(set) var templatedPoints = 0
 
@@ -107,25 +101,19 @@ struct TrackPointScanner {
     mutating func scan(_ window: UnsafeBufferPointer<UInt8>, into point: inout GPXPoint) -> Outcome {
         guard defaultIsGPX, let base = window.baseAddress else { return .notSimple }
         let end = base + window.count
-        if templateRest > 0 {
-            templateRest -= 1
-        } else if template.isValid {
+        if templateBackoff.shouldTry() && template.isValid {
             if let length = readWithTemplate(base, end, into: &point) {
-                templateMisses = 0
+                templateBackoff.hit()
                 templatedPoints &+= 1
                 return .point(length: length)
             }
             // A partly read point is thrown away: start again from a fresh one.
             point = GPXPoint(coordinate: point.coordinate)
-            templateMisses += 1
-            if templateMisses == Self.templateMissLimit {
-                templateMisses = 0
-                templateRest = Self.templateRestLength
-            }
+            templateBackoff.miss()
         }
         var cursor = Cursor(p: base, end: end)
         var unknown: ByteSpan?
-        recording = templateRest == 0
+        recording = !templateBackoff.isResting
         marks.removeAll(keepingCapacity: true)
         defer { recording = false }
         guard readPoint(&cursor, into: &point, unknownPrefix: &unknown) else {
@@ -136,10 +124,6 @@ struct TrackPointScanner {
         return .point(length: cursor.p - base)
     }
 
-    /// Points whose layout differs from the last one's, in a row, before the template rests.
-    private static let templateMissLimit = 8
-    private static let templateRestLength = 1024
-
     /// Notes where a value of the point being read the long way lies, for ``PointTemplate``.
     @inline(__always)
     private mutating func mark(
@@ -148,56 +132,44 @@ struct TrackPointScanner {
         if recording { marks.append(PointTemplate.Mark(start: start, end: end, slot: slot)) }
     }
 
-    /// Reads a point laid out exactly as the template's: the same bytes around the values, and
-    /// values that the long way would read the same (plain numbers in range, a time with a
-    /// zone). The length read, or nil at the first difference.
+    /// Reads a point laid out exactly as the template's: the same bytes around the values, each
+    /// value read by the same parser as the long way reads it, with the same range checks. The
+    /// length read, or nil at the first difference.
     private mutating func readWithTemplate(
         _ base: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, into point: inout GPXPoint
     ) -> Int? {
-        var p = base
+        var c = Cursor(p: base, end: end)
         var latitude = 0.0
         var longitude = 0.0
-        let slots = template.slotCount
         var i = 0
         while true {
-            let literal = template.literal(i)
-            guard end - p >= literal.count, ByteSpan.bytesEqual(p, literal.start, literal.count) else { return nil }
-            p += literal.count
-            if i == slots { break }
+            guard c.take(template.literal(i)) else { return nil }
+            if i == template.slotCount { break }
             // Each value ends where the next literal begins.
             let stop = template.literal(i + 1).start.pointee
             switch template.slot(i) {
+            case .latitude:
+                guard let value = c.number(until: stop), abs(value) <= 90 else { return nil }
+                latitude = value
+            case .longitude:
+                guard let value = c.number(until: stop), abs(value) <= 180 else { return nil }
+                longitude = value
+            case .elevation:
+                guard let value = c.number(until: stop) else { return nil }
+                point.elevation = value
+            case .value(let field):
+                guard let value = c.number(until: stop) else { return nil }
+                point.extensions.set(field, value)
             case .time:
-                var c = Cursor(p: p, end: end)
-                guard let text = c.timeText(), c.p < end, c.p.pointee == stop,
+                guard let text = c.timeText(), c.p < c.end, c.p.pointee == stop,
                     let date = Self.time(text, cache: &dayCache)
                 else { return nil }
                 point.time = date
-                p = c.p
-            case let slot:
-                guard case (let value?, let next) = ValueParsing.plainDecimal(from: p, to: end), next < end,
-                    next.pointee == stop
-                else { return nil }
-                switch slot {
-                case .latitude:
-                    guard abs(value) <= 90 else { return nil }
-                    latitude = value
-                case .longitude:
-                    guard abs(value) <= 180 else { return nil }
-                    longitude = value
-                case .elevation:
-                    point.elevation = value
-                case .value(let field):
-                    point.extensions.set(field, value)
-                case .time:
-                    break
-                }
-                p = next
             }
             i += 1
         }
         point.coordinate = Coordinate(latitude: latitude, longitude: longitude)
-        return p - base
+        return c.p - base
     }
 
     /// A position in the window; every read checks the end.
@@ -477,9 +449,10 @@ final class PointTemplate {
     /// Literal i runs from `literalStarts[i]` to `literalStarts[i + 1]` in `bytes`.
     private let literalStarts = UnsafeMutablePointer<Int>.allocate(capacity: slotCapacity + 2)
     private let slots = UnsafeMutablePointer<Slot>.allocate(capacity: slotCapacity)
-    /// The number of values; the literals are one more. Zero with no literals: no template.
+    /// The number of values; the literals are one more. Zero when there is no template (a
+    /// point has at least its latitude and longitude).
     private(set) var slotCount = 0
-    private(set) var isValid = false
+    var isValid: Bool { slotCount > 0 }
 
     deinit {
         bytes.deallocate()
@@ -488,7 +461,10 @@ final class PointTemplate {
         slots.deallocate()
     }
 
-    func clear() { isValid = false }
+    func clear() {
+        slots.deinitialize(count: slotCount)
+        slotCount = 0
+    }
 
     @inline(__always)
     func literal(_ i: Int) -> ByteSpan {
@@ -503,10 +479,8 @@ final class PointTemplate {
     /// the first starts with the byte that ended the value before it, so each value's end is
     /// known from the next literal.
     func learn(point start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, marks: [Mark]) {
-        isValid = false
-        slots.deinitialize(count: slotCount)
-        slotCount = 0
-        guard marks.count <= Self.slotCapacity,
+        clear()
+        guard !marks.isEmpty, marks.count <= Self.slotCapacity,
             end - start - marks.reduce(0, { $0 + ($1.end - $1.start) }) <= Self.byteCapacity
         else { return }
         var from = start
@@ -527,6 +501,42 @@ final class PointTemplate {
         literalStarts[marks.count + 1] = used
         slots.initialize(from: marks.map(\.slot), count: marks.count)
         slotCount = marks.count
-        isValid = true
+    }
+}
+
+/// Stops trying a fast path that keeps failing: after `limit` misses in a row it rests for the
+/// next `rest` chances, then tries again.
+struct MissBackoff {
+    private let limit: Int
+    private let restLength: Int
+    private var misses = 0
+    private var rest = 0
+
+    init(limit: Int, rest: Int) {
+        self.limit = limit
+        restLength = rest
+    }
+
+    /// Whether to try this time: false while resting (the call uses up one chance of the rest).
+    @inline(__always)
+    mutating func shouldTry() -> Bool {
+        guard rest == 0 else {
+            rest -= 1
+            return false
+        }
+        return true
+    }
+
+    var isResting: Bool { rest > 0 }
+
+    @inline(__always)
+    mutating func hit() { misses = 0 }
+
+    mutating func miss() {
+        misses += 1
+        if misses == limit {
+            misses = 0
+            rest = restLength
+        }
     }
 }

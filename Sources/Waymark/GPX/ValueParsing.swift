@@ -437,10 +437,7 @@ public enum ValueFormatting {
         let minute = minuteOfDay &- hour &* 60
         let second = secondOfDay &- minuteOfDay &* 60
         out.reserve(16)
-        let pairs = UnsafeRawPointer(digitPairs.utf8Start)
-        @inline(__always) func two(_ v: Int) -> UInt64 {
-            UInt64(pairs.loadUnaligned(fromByteOffset: v &* 2, as: UInt16.self))
-        }
+        @inline(__always) func two(_ v: Int) -> UInt64 { UInt64(digitPair(v)) }
         let hundreds = millis / 100
         #if _endian(little)
             // "hh:mm:ss" and ".sssZ", as two words.
@@ -607,13 +604,10 @@ public enum ValueFormatting {
     /// The 8 digits of `value` (below 10^8, zero-padded) as ASCII, the first in the lowest byte.
     @inline(__always)
     private static func eightDigits(_ value: UInt64) -> UInt64 {
-        let pairs = UnsafeRawPointer(digitPairs.utf8Start)
         @inline(__always) func four(_ x: UInt64) -> UInt64 {
             let high = x / 100
             let low = x &- high &* 100
-            let a = UInt64(pairs.loadUnaligned(fromByteOffset: Int(high) &* 2, as: UInt16.self))
-            let b = UInt64(pairs.loadUnaligned(fromByteOffset: Int(low) &* 2, as: UInt16.self))
-            return a | b &<< 16
+            return UInt64(digitPair(Int(high))) | UInt64(digitPair(Int(low))) &<< 16
         }
         let high = value / 10000
         return four(high) | four(value &- high &* 10000) &<< 32
@@ -628,15 +622,13 @@ public enum ValueFormatting {
     /// Writes the last `count` digits of `value` (with leading zeros) just before `end`.
     @inline(__always)
     private static func writeDigits(_ value: UInt64, count: Int, endingAt end: UnsafeMutablePointer<UInt8>) {
-        let pairs = digitPairs.utf8Start
         var v = value
         var e = end
         var n = count
         while n >= 2 {
             let q = v / 100
-            let r = Int(truncatingIfNeeded: v &- q &* 100) &* 2
-            (e - 1).pointee = pairs[r + 1]
-            (e - 2).pointee = pairs[r]
+            UnsafeMutableRawPointer(e - 2).storeBytes(
+                of: digitPair(Int(truncatingIfNeeded: v &- q &* 100)), as: UInt16.self)
             e -= 2
             n -= 2
             v = q
@@ -644,6 +636,12 @@ public enum ValueFormatting {
         if n == 1 {
             (e - 1).pointee = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
         }
+    }
+
+    /// The two ASCII digits of `v` (0...99) as they lie in memory, tens first.
+    @inline(__always)
+    private static func digitPair(_ v: Int) -> UInt16 {
+        UnsafeRawPointer(digitPairs.utf8Start).loadUnaligned(fromByteOffset: v &* 2, as: UInt16.self)
     }
 
     /// "00", "01", … "99": two digits per lookup.
