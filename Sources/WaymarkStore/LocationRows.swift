@@ -68,7 +68,8 @@ struct LocationRow {
                     sourceLongitude.map { Coordinate(latitude: lat, longitude: $0) }
                 }
                     ?? location.coordinate,
-                delivered: location, backgroundTimeRemaining: remaining.map(duration), indicator: flags & 8 != 0)
+                delivered: location, backgroundTimeRemaining: remaining.map(duration), indicator: flags & 8 != 0,
+                positioning: StoreCodes.value((flags >> 4) & 3, in: StoreCodes.positioning, default: .satellite))
             let id: Int64 = row[0]
             result.append(
                 LocationRow(

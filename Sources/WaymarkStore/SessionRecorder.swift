@@ -276,6 +276,7 @@ struct PreparedBatch: Sendable {
         if p.speedIsDerived { flags |= 2 }
         if p.courseIsDerived { flags |= 4 }
         if f.indicator { flags |= 8 }
+        flags |= StoreCodes.code(f.positioning ?? .satellite, in: StoreCodes.positioning) << 4
         integer(flags)
         integer(origin)
         if case .file(_, let index) = p.source { integer(Int64(index)) } else { integer(nil) }

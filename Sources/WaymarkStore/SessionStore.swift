@@ -447,7 +447,12 @@ public struct SessionInfo: Sendable, Hashable {
 
     static func fetch(_ db: Database, where condition: String, arguments: StatementArguments) throws -> [SessionInfo] {
         let host = SessionStore.hostName
-        let resumedCode = StoreCodes.code(FixReason.resumed, in: StoreCodes.reason)
+        // Held fixes delivered later (on resume, or once the user changed to Always) were counted
+        // when they arrived.
+        let resumedCodes = [FixReason.resumed, .alwaysGranted].map {
+            String(StoreCodes.code($0, in: StoreCodes.reason))
+        }
+        .joined(separator: ", ")
         return try Row.fetchAll(
             db,
             sql: """
@@ -456,7 +461,7 @@ public struct SessionInfo: Sendable, Hashable {
                     (SELECT count(*) FROM location l WHERE l.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775) AS locations,
                     (SELECT count(*) FROM event e WHERE e.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775) AS other_events,
                     (SELECT count(*) FROM event e WHERE e.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775 AND e.name = 'fix') AS other_fixes,
-                    (SELECT count(*) FROM location l WHERE l.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775 AND l.reason = \(resumedCode)) AS resumed,
+                    (SELECT count(*) FROM location l WHERE l.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775 AND l.reason IN (\(resumedCodes))) AS resumed,
                     max(
                       coalesce((SELECT offset FROM event e WHERE e.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775 ORDER BY e.id DESC LIMIT 1), 0),
                       coalesce((SELECT offset FROM location l WHERE l.id BETWEEN s.id * 1099511627776 AND s.id * 1099511627776 + 1099511627775 ORDER BY l.id DESC LIMIT 1), 0))

@@ -26,7 +26,8 @@ import Waymark
 /// range of each table (appending to it is SQLite's cheapest insert), and its audit log is the
 /// two merged in `id` order. A delivered fix is one `location` row, not also an event row. The
 /// location table keeps no constant columns: its `decision` is always `delivered`, and
-/// `flags` holds simulated (1), speed derived (2), course derived (4) and indicator (8).
+/// `flags` holds simulated (1), speed derived (2), course derived (4), indicator (8) and, from
+/// v2, the positioning source in bits 4–5 (satellite 0, wifi 1, cell 2, reduced 3).
 ///
 /// The views `location_view` and `event_view` show the same rows with names for the codes,
 /// origins joined and ISO 8601 times: what a person in the `sqlite3` shell wants.
@@ -122,33 +123,57 @@ public enum StoreSchema {
                         sql: "INSERT INTO code (kind, code, name) VALUES (?, ?, ?)", arguments: [kind, code, name])
                 }
             }
-            func name(_ kind: String, _ column: String) -> String {
-                "(SELECT name FROM code WHERE kind = '\(kind)' AND code = l.\(column)) AS \(column)"
-            }
             try db.execute(
-                sql: """
-                    CREATE VIEW location_view AS
-                    SELECT l.id >> 40 AS session_id, l.id & 1099511627775 AS seq, l.offset,
-                      strftime('%Y-%m-%dT%H:%M:%fZ', l.time, 'unixepoch') AS time,
-                      l.latitude, l.longitude, l.altitude, l.ellipsoidal_altitude, l.horizontal_accuracy,
-                      l.vertical_accuracy, l.speed, l.speed_accuracy, l.course, l.course_accuracy,
-                      \(name("fix_mode", "fix_mode")), l.satellites, l.hdop, l.vdop, l.pdop,
-                      \(name("differential", "differential")), l.flags & 1 AS simulated,
-                      (l.flags >> 1) & 1 AS speed_derived, (l.flags >> 2) & 1 AS course_derived,
-                      o.kind AS origin_kind, o.name AS origin, l.origin_index, l.fix_index, l.segment,
-                      \(name("app_state", "app_state")), 'delivered' AS decision, \(name("reason", "reason")),
-                      \(name("authorization", "authorization")),
-                      \(name("accuracy_authorization", "accuracy_authorization")),
-                      l.source_latitude, l.source_longitude, l.background_time_remaining,
-                      (l.flags >> 3) & 1 AS indicator
-                    FROM location l JOIN origin o ON o.id = l.origin_id;
+                sql: locationView(positioning: false) + """
                     CREATE VIEW event_view AS
                     SELECT e.id >> 40 AS session_id, e.id & 1099511627775 AS seq, e.offset,
                       strftime('%Y-%m-%dT%H:%M:%fZ', s.epoch + e.offset, 'unixepoch') AS time, e.name, e.data
                     FROM event e JOIN session s ON s.id = e.id >> 40;
                     """)
         }
+        migrator.registerMigration("v2: codes and positioning of the rebuilt device") { db in
+            try db.execute(sql: "DROP VIEW location_view; " + locationView(positioning: true))
+            // New cases go at the end of their table; a store made before them learns their names.
+            for (kind, names) in StoreCodes.tables {
+                for (code, name) in names.enumerated() {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO code (kind, code, name) SELECT ?, ?, ?
+                            WHERE NOT EXISTS (SELECT 1 FROM code WHERE kind = ? AND code = ?)
+                            """, arguments: [kind, code, name, kind, code])
+                }
+            }
+        }
         return migrator
+    }
+
+    /// The view of locations with their codes named; from v2 with the positioning source.
+    static func locationView(positioning: Bool) -> String {
+        func name(_ kind: String, _ column: String) -> String {
+            "(SELECT name FROM code WHERE kind = '\(kind)' AND code = l.\(column)) AS \(column)"
+        }
+        let extra =
+            positioning
+            ? ",\n  (SELECT name FROM code WHERE kind = 'positioning' AND code = (l.flags >> 4) & 3) AS positioning"
+            : ""
+        return """
+            CREATE VIEW location_view AS
+            SELECT l.id >> 40 AS session_id, l.id & 1099511627775 AS seq, l.offset,
+              strftime('%Y-%m-%dT%H:%M:%fZ', l.time, 'unixepoch') AS time,
+              l.latitude, l.longitude, l.altitude, l.ellipsoidal_altitude, l.horizontal_accuracy,
+              l.vertical_accuracy, l.speed, l.speed_accuracy, l.course, l.course_accuracy,
+              \(name("fix_mode", "fix_mode")), l.satellites, l.hdop, l.vdop, l.pdop,
+              \(name("differential", "differential")), l.flags & 1 AS simulated,
+              (l.flags >> 1) & 1 AS speed_derived, (l.flags >> 2) & 1 AS course_derived,
+              o.kind AS origin_kind, o.name AS origin, l.origin_index, l.fix_index, l.segment,
+              \(name("app_state", "app_state")), 'delivered' AS decision, \(name("reason", "reason")),
+              \(name("authorization", "authorization")),
+              \(name("accuracy_authorization", "accuracy_authorization")),
+              l.source_latitude, l.source_longitude, l.background_time_remaining,
+              (l.flags >> 3) & 1 AS indicator\(extra)
+            FROM location l JOIN origin o ON o.id = l.origin_id;
+
+            """
     }
 }
 
@@ -164,6 +189,8 @@ enum StoreCodes {
         .foreground, .backgroundSession, .gracePeriod, .backgroundTask, .backgroundFetch, .resumed, .suspended,
         .appNotRunning, .locationServicesDisabled, .restricted, .denied, .notDetermined, .whenInUseStartedInBackground,
         .paused, .distanceFilter, .accuracyThrottle, .noFix, .notUpdating,
+        // v2: the rebuilt device.
+        .alwaysGranted, .awaitingAlways, .notInUse, .alwaysPromptShowing,
     ]
     /// CoreLocation's own numbers (CLAuthorizationStatus).
     static let authorization: [AuthorizationStatus] = [
@@ -171,13 +198,15 @@ enum StoreCodes {
     ]
     /// CoreLocation's own numbers (CLAccuracyAuthorization).
     static let accuracy: [AccuracyAuthorization] = [.fullAccuracy, .reducedAccuracy]
+    /// v2: bits 4–5 of `flags`.
+    static let positioning: [AccuracyModel.Positioning] = [.satellite, .wifi, .cell, .reduced]
 
     static var tables: [(String, [String])] {
         [
             ("fix_mode", fixMode.map(\.rawValue)), ("differential", differential.map(\.rawValue)),
             ("app_state", appState.map(\.rawValue)), ("decision", decision.map(\.rawValue)),
             ("reason", reason.map(\.rawValue)), ("authorization", authorization.map(\.rawValue)),
-            ("accuracy_authorization", accuracy.map(\.rawValue)),
+            ("accuracy_authorization", accuracy.map(\.rawValue)), ("positioning", positioning.map(\.rawValue)),
         ]
     }
 

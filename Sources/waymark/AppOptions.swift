@@ -15,7 +15,17 @@ enum AuthorizationText {
 }
 
 enum AccuracyText {
-    static let help = "best, bestForNavigation, 10m, 100m, 1km, 3km, or metres"
+    static let help = "best, bestForNavigation, 10m, 100m, 1km, 3km, reduced, or metres"
+}
+
+/// `--ios VERSION`: the iOS release whose rules apply.
+struct IOSVersionArgument: ExpressibleByArgument {
+    var value: IOSVersion
+    init?(argument: String) {
+        guard let v = IOSVersion(parsing: argument) else { return nil }
+        value = v
+    }
+    static var defaultValueDescription: String { "\(IOSVersion.newest.major)" }
 }
 
 /// `--rate`: `max` (virtual time) or a factor of real time.
@@ -65,6 +75,13 @@ struct AppOptions: ParsableArguments {
         help: ArgumentHelp(
             "A scenario file (YAML or JSON) that scripts the whole run; flags override it.", valueName: "file"))
     var scenario: String?
+
+    @Option(
+        name: .customLong("ios"),
+        help: ArgumentHelp(
+            "The iOS release whose rules apply: \(IOSVersion.names) (default \(IOSVersion.newest.major), the newest Apple documents; docs/ios-versions.md).",
+            valueName: "version"))
+    var iosVersion: IOSVersionArgument?
 
     @Option(
         help: ArgumentHelp(
@@ -123,7 +140,10 @@ struct AppOptions: ParsableArguments {
     @Flag(help: "The app begins a background task whenever it enters the background.")
     var backgroundTask = false
 
-    @Option(help: ArgumentHelp("The background task budget (default 180s).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "The background task budget (default: the release's, 30s from iOS 13, 180s before).",
+            valueName: "duration"))
     var taskBudget: DurationArgument?
 
     @Option(
@@ -132,7 +152,10 @@ struct AppOptions: ParsableArguments {
         ))
     var fetchInterval: String?
 
-    @Option(help: ArgumentHelp("What a suspended app receives on resume (default newest).", valueName: "which"))
+    @Option(
+        help: ArgumentHelp(
+            "What a suspended app receives on resume (default all, in one didUpdateLocations call).", valueName: "which"
+        ))
     var heldDelivery: Scenario.HeldDelivery?
 
     func validate() throws {
@@ -149,9 +172,19 @@ struct AppOptions: ParsableArguments {
         }
     }
 
+    /// The scenario, checked against its iOS release: a problem is a scenario error (65) when a
+    /// file is given, else a usage error (64).
+    func checkedScenario(loading file: (Scenario, ReplaySettings)?) throws -> Scenario {
+        let s = scenario(loading: file)
+        guard let problem = s.problems.first else { return s }
+        if let path = self.scenario { throw ScenarioFileError(path: path, message: problem) }
+        throw ValidationError(problem)
+    }
+
     /// The scenario: the file's, if any, with the flags applied on top.
     func scenario(loading file: (Scenario, ReplaySettings)?) -> Scenario {
         var s = file?.0 ?? Scenario()
+        if let iosVersion { s.system.iosVersion = iosVersion.value }
         if let authorization { s.device.authorization = authorization }
         if let request {
             s.app.request = request

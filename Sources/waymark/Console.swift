@@ -144,7 +144,10 @@ final class ConsoleReporter: SimulationObserver {
     /// An event in words; nil for the ones not worth a line.
     static func describe(_ kind: AuditEvent.Kind) -> String? {
         switch kind {
-        case .started, .finished, .action, .fix, .arrivedWhileAway: return nil
+        case .started, .finished, .action, .fix, .arrivedWhileAway, .managerCreated: return nil
+        case .app(let action, let detail): return "app calls \(action)" + (detail.map { " (\($0))" } ?? "")
+        case .locationsDelivered(let count, let reason):
+            return "didUpdateLocations with \(count) locations (\(reason.rawValue))"
         case .stateChanged(let from, let to, let cause): return "app: \(from.rawValue) → \(to.rawValue) (\(cause))"
         case .authorizationRequest(let request, let outcome, let reason):
             return "app requests \(request.rawValue) authorization: \(outcome)" + (reason.map { " (\($0))" } ?? "")
@@ -197,7 +200,8 @@ enum SummaryText {
         let states = AppState.allCases.filter { s.count($0) > 0 }
         text += "  fixes by app state: " + states.map { "\($0.rawValue) \(s.count($0))" }.joined(separator: ", ") + "\n"
         text += "  arrived while away: \(s.deliveredWhileAway)\n"
-        text += "  stored: \(simulation.storedCount) location(s); final state \(simulation.appState.rawValue), "
+        text +=
+            "  stored: \(simulation.tutorialApp?.storedCount ?? 0) location(s); final state \(simulation.appState.rawValue), "
         text += "authorization \(simulation.manager.authorizationStatus.rawValue)\n"
         return text
     }
@@ -205,8 +209,9 @@ enum SummaryText {
     /// The decision a reason belongs to.
     private static func decision(for reason: FixReason) -> FixDecision {
         switch reason {
-        case .foreground, .backgroundSession, .gracePeriod, .backgroundTask, .backgroundFetch, .resumed: .delivered
-        case .suspended: .held
+        case .foreground, .backgroundSession, .gracePeriod, .backgroundTask, .backgroundFetch, .resumed, .alwaysGranted:
+            .delivered
+        case .suspended, .awaitingAlways: .held
         case .notUpdating: .ignored
         default: .dropped
         }

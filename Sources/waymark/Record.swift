@@ -108,6 +108,9 @@ extension WaymarkCommand {
             } catch let error as ScenarioFileError {
                 printError("waymark: \(error)")
                 throw ExitCode(ExitStatus.dataError)
+            } catch let error as ValidationError {
+                printError("waymark record: \(error.message)")
+                throw ExitCode(ExitStatus.usage)
             } catch {
                 throw sysexit(for: error)
             }
@@ -115,7 +118,7 @@ extension WaymarkCommand {
 
         private func record() async throws {
             let file = try app.scenario.map { try ScenarioFile.load(path: $0) }
-            let scenario = app.scenario(loading: file)
+            let scenario = try app.checkedScenario(loading: file)
             let (host, port) = try Self.endpoint(gpsd)
             let epoch = Date()  // the wall-clock instant of offset zero, read once at the edge
             let simulation = Simulation(scenario: scenario, epoch: epoch)
@@ -139,7 +142,8 @@ extension WaymarkCommand {
             let status = Terminal.stderrIsTerminal && !quiet ? StatusLine() : nil
             outputs.console.beforeLogLine = { status?.clear() }
             recording.onFixHandled = { report, _ in
-                status?.update(report: report, stored: session?.committedLocations ?? simulation.storedCount)
+                status?.update(
+                    report: report, stored: session?.committedLocations ?? (simulation.tutorialApp?.storedCount ?? 0))
             }
             recording.onNotice = { notice in
                 guard !quiet else { return }

@@ -131,7 +131,7 @@ extension WaymarkCommand {
 
         private func replay() async throws {
             let file = try app.scenario.map { try ScenarioFile.load(path: $0) }
-            var scenario = app.scenario(loading: file)
+            var scenario = try app.checkedScenario(loading: file)
             var settings = file?.1 ?? ReplaySettings()
             if let speed { settings.untimedSpeed = speed }
             if let interval { settings.interval = interval.value }
@@ -174,7 +174,7 @@ extension WaymarkCommand {
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced,
                 session: session)
-            if let fetchSink { simulation.fetchSink = try AppendingFileSink(path: fetchSink) }
+            if let fetchSink { simulation.tutorialApp?.fetchSink = try AppendingFileSink(path: fetchSink) }
 
             // Ctrl-C, SIGTERM or a failing store end the source; the run then finishes normally.
             let stop = StopFlag()

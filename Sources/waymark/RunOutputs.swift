@@ -58,9 +58,11 @@ final class RunOutputs: SimulationObserver {
         } else {
             ndjson = nil
         }
+        // Only GeoJSON without a store reads the delivered locations back from the app at the
+        // end; otherwise the app keeps only what its fetch has yet to sync, so a long replay or
+        // recording runs in bounded memory.
+        simulation.tutorialApp?.retainsStoredLocations = session == nil && format == .geojson
         if let session {
-            // The store keeps the locations; the simulated app need not hold them all in memory.
-            simulation.retainsStoredLocations = false
             let commit: () throws -> Void = {
                 session.commit()
                 if let failure = session.failure { throw failure }
@@ -154,7 +156,7 @@ final class RunOutputs: SimulationObserver {
                 try writer.writeDelivered(locations, name: featureName)
                 if let failure = locations.failure { throw failure }
             } else {
-                try writer.writeDelivered(simulation.stored, name: featureName)
+                try writer.writeDelivered(simulation.tutorialApp?.stored ?? [], name: featureName)
             }
             try writer.finish()
         case .text:

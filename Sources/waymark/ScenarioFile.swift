@@ -183,7 +183,8 @@ enum ScenarioFile {
 
     private static func readApp(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
         let keys = [
-            "launchAt", "request", "startsUpdates", "backgroundTask", "endsTaskOnExpiration", "heldDelivery",
+            "launchAt", "request", "startsUpdates", "backgroundTask", "backgroundTaskAtLaunch",
+            "reRegistersTaskWhenActive", "endsTaskOnExpiration", "restartsUpdatesAfterPause", "heldDelivery",
             "fetchInterval", "fetchDuration",
         ]
         for (key, value) in try r.mapping(node, in: "app", keys: keys) {
@@ -195,7 +196,10 @@ enum ScenarioFile {
                     r.isNull(value) ? nil : try r.choice(value, key: key, Scenario.AuthorizationRequest.self)
             case "startsUpdates": s.app.startsUpdates = try r.bool(value, key: key)
             case "backgroundTask": s.app.beginsBackgroundTask = try r.bool(value, key: key)
+            case "backgroundTaskAtLaunch": s.app.beginsBackgroundTaskAtLaunch = try r.bool(value, key: key)
+            case "reRegistersTaskWhenActive": s.app.reRegistersTaskWhenActive = try r.bool(value, key: key)
             case "endsTaskOnExpiration": s.app.endsTaskOnExpiration = try r.bool(value, key: key)
+            case "restartsUpdatesAfterPause": s.app.restartsUpdatesAfterPause = try r.bool(value, key: key)
             case "heldDelivery": s.app.heldDelivery = try r.choice(value, key: key, Scenario.HeldDelivery.self)
             case "fetchInterval": s.app.fetchInterval = try r.fetchInterval(value, key: key)
             case "fetchDuration": s.app.fetchDuration = try r.duration(value, key: key)
@@ -205,8 +209,18 @@ enum ScenarioFile {
     }
 
     private static func readSystem(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
-        let keys = ["gracePeriod", "taskBudget", "expirationWarning", "fetchBudget", "minimumFetchInterval"]
+        let keys = [
+            "iosVersion", "gracePeriod", "taskBudget", "expirationWarning", "fetchBudget", "minimumFetchInterval",
+        ]
         for (key, value) in try r.mapping(node, in: "system", keys: keys) {
+            if key == "iosVersion" {
+                let text = try r.string(value, key: key)
+                guard let version = IOSVersion(parsing: text) else {
+                    throw r.error(value, "'\(text)' is not an iOS release Waymark models (\(IOSVersion.names))")
+                }
+                s.system.iosVersion = version
+                continue
+            }
             let d = try r.duration(value, key: key)
             switch key {
             case "gracePeriod": s.system.gracePeriod = d
@@ -285,7 +299,7 @@ enum TimelineActions {
     static let names =
         "foreground, background, deactivate, activate, terminate, requestWhenInUse, requestAlways, startUpdates, "
         + "stopUpdates, beginBackgroundTask, endBackgroundTask, setAuthorization, setPreciseLocation, "
-        + "setLocationServices, setDesiredAccuracy, setDistanceFilter, setAllowsBackgroundLocationUpdates, "
+        + "setLocationServices, setRestricted, setDesiredAccuracy, setDistanceFilter, setAllowsBackgroundLocationUpdates, "
         + "setPausesLocationUpdatesAutomatically"
 
     static func make(_ name: String, value: Node?, nameNode: Node, at item: Node, _ r: NodeReader) throws
@@ -307,7 +321,17 @@ enum TimelineActions {
             return action
         }
         switch name {
-        case "setAuthorization": return .setAuthorization(try r.authorization(try needValue(), key: "value"))
+        case "setAuthorization":
+            let node = try needValue()
+            let status = try r.authorization(node, key: "value")
+            guard status != .restricted else {
+                throw r.error(
+                    node,
+                    "'restricted' is a device setting (parental controls, management), not the user's choice: use 'do: setRestricted' with 'value: true'"
+                )
+            }
+            return .setAuthorization(status)
+        case "setRestricted": return .setRestricted(try r.bool(try needValue(), key: "value"))
         case "setPreciseLocation": return .setPreciseLocation(try r.bool(try needValue(), key: "value"))
         case "setLocationServices": return .setLocationServices(try r.bool(try needValue(), key: "value"))
         case "setDesiredAccuracy": return .setDesiredAccuracy(try r.accuracy(try needValue(), key: "value"))

@@ -112,8 +112,9 @@ import Testing
         _ = m.handle(.answerWhenInUse(.dontAllow))
         #expect(m.handle(.requestWhenInUse(inForeground: true)) == [.ignored(.alreadyDetermined)])
         #expect(m.handle(.requestAlways(inForeground: true)) == [.ignored(.alreadyDetermined)])
+        // `restricted` is set on the device (parental controls): no request prompts.
         var restricted = Machine(descriptions: Self.both, status: .restricted)
-        #expect(restricted.handle(.requestWhenInUse(inForeground: true)) == [.ignored(.alreadyDetermined)])
+        #expect(restricted.handle(.requestWhenInUse(inForeground: true)) == [.ignored(.restricted)])
         #expect(!restricted.allowsLocation)
     }
 

@@ -60,7 +60,9 @@ final class RecordingDelegate: LocationManagerDelegate {
         s.device.authorization = .notDetermined
         s.app.request = .always
         s.user.whenInUse = .allowWhileUsing
-        s.user.always = .keepWhenInUse
+        // The provisional-Always upgrade prompt comes in the background; the user changes to
+        // Always, so the suspended app's fixes queue and come back on resume.
+        s.user.always = .changeToAlways
         s.user.answerAfter = .seconds(2)
         s.app.beginsBackgroundTask = true
         s.app.fetchInterval = .every(.seconds(120))
@@ -122,8 +124,8 @@ final class RecordingDelegate: LocationManagerDelegate {
         #expect(!delegate.locations.isEmpty)
         #expect(streamed.map(\.location) == delegate.locations)
         #expect(delegate.locations.count == summary.count(.delivered) + summary.resumedDeliveries)
-        #expect(simulation.stored.map(\.location) == delegate.locations)
-        #expect(streamed.map(\.appState) == simulation.stored.map(\.appState))
+        #expect(simulation.tutorialApp!.stored.map(\.location) == delegate.locations)
+        #expect(streamed.map(\.appState) == simulation.tutorialApp!.stored.map(\.appState))
         #expect(delegate.authorizationChanges >= 2)
     }
 
@@ -198,13 +200,29 @@ final class RecordingDelegate: LocationManagerDelegate {
         #expect(summary.fixes == 5 * 61 + 60)
     }
 
+    /// Rule 7: after a pause the app, not the system, restarts updates ("After a pause occurs,
+    /// it's your responsibility to restart location services again when you determine that
+    /// they're needed", `pausesLocationUpdatesAutomatically`). The tutorial app restarts them when
+    /// it next becomes active.
     @Test func pauseAndResumeReachTheDelegate() async throws {
         let simulation = Simulation(scenario: Scenario(), epoch: Self.epoch)
         let delegate = RecordingDelegate()
         simulation.manager.delegate = delegate
         try await simulation.run(try Self.source("stop"))
         #expect(delegate.pauses == 1)
-        #expect(delegate.resumes == 1)
+        #expect(delegate.resumes == 0, "the system never resumes by itself, even when the device moves")
+
+        var scenario = Scenario()
+        scenario.timeline = [.init(at: .seconds(900), .deactivate), .init(at: .seconds(960), .activate)]
+        let restarted = Simulation(scenario: scenario, epoch: Self.epoch)
+        let second = RecordingDelegate()
+        restarted.manager.delegate = second
+        let recorder = AuditRecorder()
+        restarted.addObserver(recorder)
+        try await restarted.run(try Self.source("stop"))
+        #expect(second.pauses == 1 && second.resumes == 1)
+        let log = recorder.ndjson(epoch: Self.epoch)
+        #expect(log.contains(#""event":"app","action":"startUpdatingLocation","detail":"restartAfterPause""#))
     }
 
     @Test func noFixReachesTheDelegateAsLocationUnknown() async throws {
@@ -217,15 +235,15 @@ final class RecordingDelegate: LocationManagerDelegate {
 
     @Test func timersFireInTimeOrderWithActionsFirstAndThenSchedulingOrder() {
         var queue = TimerQueue()
-        queue.schedule(.graceEnd(generation: 1), at: .seconds(5))
-        queue.schedule(.graceEnd(generation: 2), at: .seconds(3))
+        queue.schedule(.app(id: 1, launch: 0), at: .seconds(5))
+        queue.schedule(.app(id: 2, launch: 0), at: .seconds(3))
         queue.schedule(.action(.background), at: .seconds(5), class: .action)
-        queue.schedule(.graceEnd(generation: 3), at: .seconds(5))
+        queue.schedule(.app(id: 3, launch: 0), at: .seconds(5))
         queue.schedule(.action(.foreground), at: .seconds(5), class: .action)
         var order: [String] = []
         while let e = queue.pop() {
             switch e.timer {
-            case .graceEnd(let g): order.append("timer\(g)@\(e.time)")
+            case .app(let id, _): order.append("timer\(id)@\(e.time)")
             case .action(let a): order.append("\(a.name)@\(e.time)")
             default: break
             }
@@ -234,6 +252,24 @@ final class RecordingDelegate: LocationManagerDelegate {
             order == [
                 "timer2@3.0 seconds", "background@5.0 seconds", "foreground@5.0 seconds", "timer1@5.0 seconds",
                 "timer3@5.0 seconds",
+            ])
+    }
+
+    /// A system timer scheduled again replaces the pending one, and a cancelled one never fires:
+    /// the device needs no generation counters.
+    @Test func aRescheduledOrCancelledSystemTimerFiresOnlyAsLastSet() {
+        var queue = TimerQueue()
+        queue.schedule(.gracePeriodEnd, at: .seconds(5))
+        queue.schedule(.gracePeriodEnd, at: .seconds(8))
+        queue.schedule(.taskWarning, at: .seconds(6))
+        queue.cancel(.taskWarning)
+        queue.schedule(.fetchWake, at: .seconds(7))
+        #expect(queue.nextTime == .seconds(7))
+        var fired: [String] = []
+        while let e = queue.pop() { fired.append("\(e.timer)@\(e.time)") }
+        #expect(
+            fired == [
+                "system(Waymark.TimerKey.fetchWake)@7.0 seconds", "system(Waymark.TimerKey.gracePeriodEnd)@8.0 seconds",
             ])
     }
 }
@@ -281,24 +317,49 @@ final class RecordingDelegate: LocationManagerDelegate {
 }
 
 @Suite struct AccuracyModelTests {
-    @Test func theTableMapsEveryDesiredAccuracyToItsTier() {
-        let cases: [(DesiredAccuracy, AccuracyModel.Tier)] = [
-            (.bestForNavigation, .precise), (.best, .precise), (.nearestTenMeters, .precise),
-            (DesiredAccuracy(rawValue: 5), .precise), (DesiredAccuracy(rawValue: 50), .hundredMeters),
-            (.hundredMeters, .hundredMeters), (DesiredAccuracy(rawValue: 500), .kilometer), (.kilometer, .kilometer),
-            (.threeKilometers, .threeKilometers), (DesiredAccuracy(rawValue: 10_000), .threeKilometers),
+    /// Rule 5: the service delivers what it can at or better than the requested accuracy, from
+    /// the hardware it needs ("Core Location turns on the hardware it needs to deliver that data
+    /// in the most power-efficient way", Apple, *Configuring your app to use location services*).
+    @Test func desiredAccuracyChoosesThePositioningSource() {
+        let cases: [(DesiredAccuracy, AccuracyModel.Positioning)] = [
+            (.bestForNavigation, .satellite), (.best, .satellite), (.nearestTenMeters, .satellite),
+            (DesiredAccuracy(rawValue: 5), .satellite), (DesiredAccuracy(rawValue: 50), .wifi),
+            (.hundredMeters, .wifi), (DesiredAccuracy(rawValue: 500), .cell), (.kilometer, .cell),
+            (.threeKilometers, .cell), (DesiredAccuracy(rawValue: 10_000), .cell), (.reduced, .reduced),
         ]
-        for (accuracy, tier) in cases {
-            #expect(AccuracyModel.tier(desiredAccuracy: accuracy, accuracy: .fullAccuracy) == tier, "\(accuracy)")
-            #expect(AccuracyModel.tier(desiredAccuracy: accuracy, accuracy: .reducedAccuracy) == .reduced)
+        for (accuracy, source) in cases {
+            #expect(
+                AccuracyModel.positioning(desiredAccuracy: accuracy, accuracy: .fullAccuracy) == source, "\(accuracy)")
+            // "If your app isn't authorized to access precise location information, changes to this
+            // property's value have no effect; the accuracy is always kCLLocationAccuracyReduced."
+            #expect(AccuracyModel.positioning(desiredAccuracy: accuracy, accuracy: .reducedAccuracy) == .reduced)
         }
-        #expect(AccuracyModel.Tier.reduced.minimumInterval! >= .seconds(900))
+        // Reduced accuracy arrived in iOS 14.
+        let ios13 = IOSVersion(major: 13)!
+        #expect(
+            AccuracyModel.positioning(desiredAccuracy: .reduced, accuracy: .fullAccuracy, version: ios13) != .reduced)
+        // "updating the location at most a few times per hour" (kCLLocationAccuracyReduced).
+        #expect(AccuracyModel.Positioning.reduced.minimumInterval! >= .seconds(900))
     }
 
-    @Test(arguments: [AccuracyModel.Tier.hundredMeters, .kilometer, .threeKilometers, .reduced])
-    func coarsenedPositionsLieWithinTheTierRadius(_ tier: AccuracyModel.Tier) {
+    /// Full-accuracy positions are neither moved to a grid nor capped in rate: every coarse source
+    /// passes the trace's position through.
+    @Test func fullAccuracySourcesKeepThePositionAndTheRate() {
+        let fix = Location(
+            coordinate: Coordinate(latitude: 48.137, longitude: 11.575), altitude: 520, horizontalAccuracy: 5,
+            verticalAccuracy: 8, speed: 12, course: 90, timestamp: Date(timeIntervalSince1970: 0),
+            provenance: Provenance(source: .file(path: "x", index: 0), isSimulatedBySoftware: true, fixMode: .threeD))
+        for source in [AccuracyModel.Positioning.satellite, .wifi, .cell] {
+            #expect(AccuracyModel.apply(source, to: fix).coordinate == fix.coordinate)
+            #expect(source.minimumInterval == nil)
+        }
+        #expect(AccuracyModel.apply(.satellite, to: fix) == fix)
+        #expect(AccuracyModel.apply(.reduced, to: fix).coordinate != fix.coordinate)
+    }
+
+    @Test func coarsenedPositionsLieWithinTheReducedRadius() {
         var rng = SplitMix64(seed: 42)
-        let radius = tier.radius!
+        let radius = AccuracyModel.Positioning.reduced.accuracyFloor
         for _ in 0..<2000 {
             let c = Coordinate(
                 latitude: Double.random(in: -85...85, using: &rng),
@@ -329,16 +390,18 @@ final class RecordingDelegate: LocationManagerDelegate {
         #expect(near > 5000)
     }
 
-    @Test func coarseTiersDropAltitudeSpeedAndCourse() {
+    @Test func sourcesWithoutSatellitesDropAltitudeSpeedAndCourse() {
         let fix = Location(
             coordinate: Coordinate(latitude: 48.137, longitude: 11.575), altitude: 520, horizontalAccuracy: 5,
             verticalAccuracy: 8, speed: 12, course: 90, timestamp: Date(timeIntervalSince1970: 0),
             provenance: Provenance(source: .file(path: "x", index: 0), isSimulatedBySoftware: true, fixMode: .threeD))
-        #expect(AccuracyModel.apply(.precise, to: fix) == fix)
-        let coarse = AccuracyModel.apply(.kilometer, to: fix)
-        #expect(coarse.horizontalAccuracy == 1000)
-        #expect(!coarse.hasValidAltitude && coarse.speed < 0 && coarse.course < 0)
-        #expect(coarse.coordinate != fix.coordinate)
+        #expect(AccuracyModel.apply(.satellite, to: fix) == fix)
+        let wifi = AccuracyModel.apply(.wifi, to: fix)
+        #expect(wifi.horizontalAccuracy == 65)
+        let cell = AccuracyModel.apply(.cell, to: fix)
+        #expect(cell.horizontalAccuracy == 1000)
+        #expect(!cell.hasValidAltitude && cell.speed < 0 && cell.course < 0)
+        #expect(cell.coordinate == fix.coordinate)
     }
 }
 

@@ -38,17 +38,17 @@ import Testing
         let path = Self.newStorePath()
         let store = try SessionStore(path: path)
         let (simulation, audit, recorder) = try await Self.runBusyScenario(into: store, mode: mode)
-        #expect(simulation.stored.count > 20)
-        #expect(simulation.stored.contains { $0.appState == .background })
+        #expect(simulation.tutorialApp!.stored.count > 10)
+        #expect(simulation.tutorialApp!.stored.contains { $0.appState == .background })
         #expect(
-            simulation.stored.contains { $0.reason == .resumed }
-                || simulation.stored.contains { $0.appState != .active })
+            simulation.tutorialApp!.stored.contains { $0.reason == .resumed }
+                || simulation.tutorialApp!.stored.contains { $0.appState != .active })
 
         let back = try SessionStore(path: path, mode: .existing)
         let locations = try back.locations(of: recorder.id)
-        #expect(locations.count == simulation.stored.count)
-        #expect(locations.map { $0.ndjson() } == simulation.stored.map { $0.ndjson() })
-        for (a, b) in zip(locations, simulation.stored) {
+        #expect(locations.count == simulation.tutorialApp!.stored.count)
+        #expect(locations.map { $0.ndjson() } == simulation.tutorialApp!.stored.map { $0.ndjson() })
+        for (a, b) in zip(locations, simulation.tutorialApp!.stored) {
             #expect(a.offset == b.offset && a.index == b.index && a.segment == b.segment)
             #expect(a.location.provenance == b.location.provenance)
             #expect(abs(a.location.timestamp.timeIntervalSince(b.location.timestamp)) < 1e-6)
@@ -112,13 +112,16 @@ import Testing
         try recorder.finish(outcome: .completed, duration: simulation.now, endedAt: SimulationTests.epoch)
         let fixEvents = audit.events.filter { if case .fix = $0.kind { true } else { false } }
         #expect(
-            simulation.stored.count > 4096 && fixEvents.count - simulation.stored.count > 4096,
-            "\(simulation.stored.count) of \(fixEvents.count)")
+            simulation.tutorialApp!.stored.count > 4096
+                && fixEvents.count - simulation.tutorialApp!.stored.count > 4096,
+            "\(simulation.tutorialApp!.stored.count) of \(fixEvents.count)")
         var lines: [String] = []
         try store.forEachEventLine(of: recorder.id) { lines.append($0) }
         #expect(lines.count == audit.events.count)
         #expect(lines.joined() == audit.ndjson(epoch: SimulationTests.epoch))
-        #expect(try store.locations(of: recorder.id).map { $0.ndjson() } == simulation.stored.map { $0.ndjson() })
+        #expect(
+            try store.locations(of: recorder.id).map { $0.ndjson() }
+                == simulation.tutorialApp!.stored.map { $0.ndjson() })
     }
 
     /// Without retaining, the simulated app keeps in memory only what fetch has yet to sync;
@@ -131,14 +134,17 @@ import Testing
         var results: [(stored: [StoredLocation], count: Int, synced: [StoredLocation], audit: String)] = []
         for retains in [true, false] {
             let simulation = Simulation(scenario: SimulationTests.busyScenario, epoch: SimulationTests.epoch)
-            simulation.retainsStoredLocations = retains
+            simulation.tutorialApp!.retainsStoredLocations = retains
             let sink = Collecting()
-            simulation.fetchSink = sink
+            simulation.tutorialApp!.fetchSink = sink
             let audit = AuditRecorder()
             simulation.addObserver(audit)
             try await simulation.run(try SimulationTests.source(loops: 4))
             results.append(
-                (simulation.stored, simulation.storedCount, sink.synced, audit.ndjson(epoch: SimulationTests.epoch)))
+                (
+                    simulation.tutorialApp!.stored, simulation.tutorialApp!.storedCount, sink.synced,
+                    audit.ndjson(epoch: SimulationTests.epoch)
+                ))
         }
         #expect(results[0].audit == results[1].audit)
         #expect(results[0].count == results[1].count && results[0].count == results[0].stored.count)
@@ -148,9 +154,9 @@ import Testing
 
         // An app that does not fetch keeps nothing.
         let simulation = Simulation(scenario: Scenario(), epoch: SimulationTests.epoch)
-        simulation.retainsStoredLocations = false
+        simulation.tutorialApp!.retainsStoredLocations = false
         try await simulation.run(try SimulationTests.source())
-        #expect(simulation.stored.isEmpty && simulation.storedCount > 50)
+        #expect(simulation.tutorialApp!.stored.isEmpty && simulation.tutorialApp!.storedCount > 50)
     }
 
     /// Every `Location` field survives, and "invalid" is NULL for the sqlite3 shell.
@@ -308,7 +314,7 @@ import Testing
         let store = try SessionStore(path: path)
         let dead = try run("/bin/sh", ["-c", "echo $$"]).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
         let orphan = try store.beginSession(Self.session(.record, pid: Int32(dead)!), mode: .durable)
-        let event = AuditEvent(offset: .seconds(3), kind: .started(source: "gpsd"))
+        let event = AuditEvent(offset: .seconds(3), kind: .started(source: "gpsd", iosVersion: .newest))
         #expect(orphan.record(event))
         #expect(try store.session(orphan.id).outcome == .interrupted, "shown as interrupted at once")
         let next = try store.beginSession(Self.session(.record), mode: .durable)

@@ -31,9 +31,14 @@ public enum FixReason: String, Sendable, Hashable, Codable, CaseIterable {
     case backgroundFetch
     /// Held while suspended, delivered when the app resumed.
     case resumed
+    /// Held for the Always prompt, delivered when the user changed to Always.
+    case alwaysGranted
     // held
     /// The app is suspended.
     case suspended
+    /// A provisional-Always app used location while not in use: the event waits for the user's
+    /// answer to the Always prompt it brought up.
+    case awaitingAlways
     // dropped
     /// The app is not running; standard updates never relaunch it.
     case appNotRunning
@@ -46,6 +51,11 @@ public enum FixReason: String, Sendable, Hashable, Codable, CaseIterable {
     case whenInUseStartedInBackground
     /// Updates are paused automatically.
     case paused
+    /// A When In Use app is not in use (iOS 13+): not on screen, past the grace period, and
+    /// without a background location session showing the indicator.
+    case notInUse
+    /// The Always prompt is on screen; the event that brought it up is already held.
+    case alwaysPromptShowing
     /// Within `distanceFilter` of the last delivered location.
     case distanceFilter
     /// Too soon after the last update for the accuracy level (``AccuracyModel``).
@@ -59,9 +69,9 @@ public enum FixReason: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// The delivery policy: what happens to a fix, given the app and its settings (DESIGN §4).
 ///
-/// It is a pure function; the filters that follow a delivery (``AccuracyModel``'s throttle,
-/// `distanceFilter`) and auto-pause live in the ``Simulation``, which owns the state they need.
-/// The rules, first match wins:
+/// It is a pure function; the filters that follow a delivery (the positioning source,
+/// `distanceFilter`), held fixes and auto-pause live in ``LocationServiceStateMachine``. The
+/// rules, first match wins:
 ///
 /// 1. The app is not running: dropped, `appNotRunning`.
 /// 2. Updates not started: ignored, `notUpdating`.
@@ -72,11 +82,14 @@ public enum FixReason: String, Sendable, Hashable, Codable, CaseIterable {
 /// 6. Active or inactive: delivered, `foreground`.
 /// 7. Background with a background location session: delivered, `backgroundSession`. A session
 ///    needs the `location` background mode, `allowsBackgroundLocationUpdates`, and updates
-///    started in the foreground or under Always.
-/// 8. Background, a When In Use app that started updates there: dropped,
+///    started in use or under Always.
+/// 8. From iOS 13, a When In Use app (or a provisional-Always one) in the background: delivered
+///    in the grace period (`gracePeriod`), else dropped, `notInUse`: a background task or a
+///    fetch does not make it in use. Suspended, the same: `notInUse`.
+/// 9. Up to iOS 12, background, a When In Use app that started updates there: dropped,
 ///    `whenInUseStartedInBackground`.
-/// 9. Background, still running: delivered, `backgroundFetch`, `backgroundTask` or `gracePeriod`.
-/// 10. Suspended: held, `suspended`.
+/// 10. Background, still running: delivered, `backgroundFetch`, `backgroundTask` or `gracePeriod`.
+/// 11. Suspended: held, `suspended`.
 public enum DeliveryPolicy {
     /// Why a backgrounded app is still running.
     public enum Running: Sendable, Hashable {
@@ -94,11 +107,18 @@ public enum DeliveryPolicy {
         public var startedInBackgroundWhenInUse: Bool
         /// Why a backgrounded app runs, if it does.
         public var running: Running?
+        /// iOS 13 and later: a When In Use app receives updates only while in use.
+        public var restrictsWhenInUseToInUse: Bool
+        /// On screen or in the grace period.
+        public var appInUse: Bool
+        /// Always granted provisionally: When In Use rules apply until the user confirms.
+        public var isProvisionalAlways: Bool
 
         public init(
             appState: AppState, isUpdating: Bool, locationServicesEnabled: Bool = true,
             authorization: AuthorizationStatus, isPaused: Bool = false, hasBackgroundSession: Bool = false,
-            startedInBackgroundWhenInUse: Bool = false, running: Running? = nil
+            startedInBackgroundWhenInUse: Bool = false, running: Running? = nil,
+            restrictsWhenInUseToInUse: Bool = false, appInUse: Bool = false, isProvisionalAlways: Bool = false
         ) {
             self.appState = appState
             self.isUpdating = isUpdating
@@ -108,6 +128,14 @@ public enum DeliveryPolicy {
             self.hasBackgroundSession = hasBackgroundSession
             self.startedInBackgroundWhenInUse = startedInBackgroundWhenInUse
             self.running = running
+            self.restrictsWhenInUseToInUse = restrictsWhenInUseToInUse
+            self.appInUse = appInUse
+            self.isProvisionalAlways = isProvisionalAlways
+        }
+
+        /// When In Use rules hold: When In Use, or Always still provisional.
+        var usesWhenInUseRules: Bool {
+            restrictsWhenInUseToInUse && (authorization == .authorizedWhenInUse || isProvisionalAlways)
         }
     }
 
@@ -128,6 +156,7 @@ public enum DeliveryPolicy {
             return (.delivered, .foreground)
         case .background:
             if c.hasBackgroundSession { return (.delivered, .backgroundSession) }
+            if c.usesWhenInUseRules { return c.appInUse ? (.delivered, .gracePeriod) : (.dropped, .notInUse) }
             if c.startedInBackgroundWhenInUse && c.authorization == .authorizedWhenInUse {
                 return (.dropped, .whenInUseStartedInBackground)
             }
@@ -137,7 +166,7 @@ public enum DeliveryPolicy {
             case .gracePeriod?, nil: return (.delivered, .gracePeriod)
             }
         case .suspended:
-            return (.held, .suspended)
+            return c.usesWhenInUseRules ? (.dropped, .notInUse) : (.held, .suspended)
         case .notRunning:
             return (.dropped, .appNotRunning)
         }
@@ -148,9 +177,8 @@ public enum DeliveryPolicy {
 /// (`pausesLocationUpdatesAutomatically`).
 ///
 /// Updates pause when every fix for the activity's stationary time has stayed within
-/// ``radius`` of the first of them. While the app is in use (in the foreground) they resume at
-/// the first fix beyond the radius; in the background they stay paused until the app returns
-/// to the foreground.
+/// ``radius`` of the first of them. They stay paused until the app restarts them: "it is your
+/// responsibility to restart location services" (`pausesLocationUpdatesAutomatically`).
 ///
 /// | `activityType` | stationary for |
 /// |---|---|

@@ -12,7 +12,8 @@
 /// The accuracy an app asks for, in metres, as CoreLocation's `CLLocationAccuracy` constants.
 ///
 /// The presets carry CoreLocation's values: ``bestForNavigation`` is −2, ``best`` −1, and the
-/// others their distance. Any other non-negative number of metres is allowed.
+/// others their distance; ``reduced`` (`kCLLocationAccuracyReduced`, iOS 14+) is −3 in Waymark.
+/// Any other non-negative number of metres is allowed.
 public struct DesiredAccuracy: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
     /// Metres, or −1 (best) and −2 (best for navigation).
     public var rawValue: Double
@@ -24,11 +25,14 @@ public struct DesiredAccuracy: RawRepresentable, Sendable, Hashable, Codable, Cu
     public static let hundredMeters = DesiredAccuracy(rawValue: 100)
     public static let kilometer = DesiredAccuracy(rawValue: 1000)
     public static let threeKilometers = DesiredAccuracy(rawValue: 3000)
+    /// `kCLLocationAccuracyReduced`: approximate locations, as with Precise Location off (iOS 14+).
+    public static let reduced = DesiredAccuracy(rawValue: -3)
 
     /// The preset names, as the command line and scenario files spell them.
     public static let presets: [(name: String, value: DesiredAccuracy)] = [
         ("bestForNavigation", .bestForNavigation), ("best", .best), ("nearestTenMeters", .nearestTenMeters),
         ("hundredMeters", .hundredMeters), ("kilometer", .kilometer), ("threeKilometers", .threeKilometers),
+        ("reduced", .reduced),
     ]
 
     /// Parses a preset name, a short form (`10m`, `100m`, `1km`, `3km`) or a number of metres.
@@ -45,7 +49,7 @@ public struct DesiredAccuracy: RawRepresentable, Sendable, Hashable, Codable, Cu
         default:
             var digits = Substring(text)
             if digits.hasSuffix("m") { digits = digits.dropLast() }
-            guard let metres = Double(digits), metres.isFinite, metres >= 0 else { return nil }
+            guard digits.first != "+", let metres = Double(digits), metres.isFinite, metres >= 0 else { return nil }
             self.init(rawValue: metres)
         }
     }
@@ -56,70 +60,67 @@ public struct DesiredAccuracy: RawRepresentable, Sendable, Hashable, Codable, Cu
     }
 }
 
-/// How the system turns fixes into what an app receives at a given accuracy.
+/// How the system turns fixes into what an app receives: the positioning source that
+/// `desiredAccuracy` calls for, and reduced accuracy.
 ///
-/// Fine levels pass fixes through. Coarse levels model low-power positioning (Wi-Fi and cell
-/// towers instead of GNSS): the position is snapped to the centre of a grid cell, the reported
-/// accuracy is at least the level's radius, the altitude, speed and course are invalid, and
-/// updates come at most once per interval. Reduced accuracy authorization always uses the last
-/// row, whatever `desiredAccuracy` says.
+/// Core Location "turns on the hardware it needs to deliver that data in the most power-efficient
+/// way" and "does its best to achieve the requested accuracy" (Apple, *Configuring your app to use
+/// location services*; `desiredAccuracy`). Waymark models that with three sources. The trace's
+/// positions are the truth each source measures: they are never moved to a grid, and their rate
+/// is not capped; what changes is the hardware that runs, what the fix can report, and its
+/// accuracy. Apple publishes no accuracy per source, so the floors below are Waymark's
+/// assumptions (values Core Location commonly reports), documented as such.
 ///
-/// | tier | `desiredAccuracy` | position | `horizontalAccuracy` | altitude, speed, course | at most one update per |
-/// |---|---|---|---|---|---|
-/// | ``Tier/precise`` | bestForNavigation, best, nearestTenMeters, ≤ 10 m | as received | as received | as received | fix |
-/// | ``Tier/hundredMeters`` | hundredMeters, 10–100 m | 100 m cell | ≥ 100 m | invalid | 10 s |
-/// | ``Tier/kilometer`` | kilometer, 100–1000 m | 1 km cell | ≥ 1000 m | invalid | 60 s |
-/// | ``Tier/threeKilometers`` | threeKilometers, > 1000 m | 3 km cell | ≥ 3000 m | invalid | 180 s |
-/// | ``Tier/reduced`` | any, with reduced accuracy | 5 km cell | ≥ 5000 m | invalid | 900 s (4 an hour) |
+/// | source | `desiredAccuracy` | hardware on | `horizontalAccuracy` | altitude, speed, course |
+/// |---|---|---|---|---|
+/// | ``Positioning/satellite`` | bestForNavigation, best, nearestTenMeters, ≤ 10 m | GNSS, Wi-Fi, cell | as received | as received |
+/// | ``Positioning/wifi`` | hundredMeters, 10–100 m | Wi-Fi, cell (GNSS off) | at least 65 m | invalid |
+/// | ``Positioning/cell`` | kilometer, threeKilometers, > 100 m | cell (GNSS and Wi-Fi scans off) | at least 1 000 m | invalid |
+/// | ``Positioning/reduced`` | reduced, or any with reduced accuracy authorization | as needed | at least 5 000 m | invalid |
 ///
-/// A cell of radius *r* is a grid square about 1.4 *r* on a side, so that the coarsened position
-/// lies within *r* of the fix (on the WGS 84 ellipsoid, up to 85° of latitude). The grid is fixed
-/// to the Earth, so the same place always gives the same coarsened position, and a fix that
-/// stays in one cell gives the same coordinate again.
-public struct AccuracyModel: Sendable, Hashable {
-    /// One row of the table.
-    public enum Tier: String, Sendable, Hashable, CaseIterable {
-        case precise, hundredMeters, kilometer, threeKilometers, reduced
+/// Reduced accuracy is Apple's documented approximate location: "usually within 1–20
+/// kilometers of the actual location", "updating the location at most a few times per hour"
+/// (`kCLLocationAccuracyReduced`). Waymark moves the position to the centre of a cell of a grid
+/// fixed to the Earth, about 7 km on a side (so within 5 km of the fix), and delivers at most one
+/// update per 15 minutes.
+public enum AccuracyModel {
+    /// Where a delivered position comes from.
+    public enum Positioning: String, Sendable, Hashable, CaseIterable {
+        case satellite, wifi, cell, reduced
 
-        /// Metres: the radius within which a coarsened position lies; nil for ``precise``.
-        public var radius: Double? {
+        /// Metres: the least `horizontalAccuracy` a fix from this source reports.
+        public var accuracyFloor: Double {
             switch self {
-            case .precise: nil
-            case .hundredMeters: 100
-            case .kilometer: 1000
-            case .threeKilometers: 3000
+            case .satellite: 0
+            case .wifi: 65
+            case .cell: 1000
             case .reduced: 5000
             }
         }
 
         /// The shortest time between two delivered updates; nil for every fix.
-        public var minimumInterval: Duration? {
-            switch self {
-            case .precise: nil
-            case .hundredMeters: .seconds(10)
-            case .kilometer: .seconds(60)
-            case .threeKilometers: .seconds(180)
-            case .reduced: .seconds(900)
-            }
+        public var minimumInterval: Duration? { self == .reduced ? .seconds(900) : nil }
+    }
+
+    /// The source for an app's settings on `version`.
+    public static func positioning(
+        desiredAccuracy: DesiredAccuracy, accuracy: AccuracyAuthorization, version: IOSVersion = .newest
+    ) -> Positioning {
+        if version.hasReducedAccuracy && (accuracy == .reducedAccuracy || desiredAccuracy == .reduced) {
+            return .reduced
         }
-    }
-
-    /// The tier for an app's settings.
-    public static func tier(desiredAccuracy: DesiredAccuracy, accuracy: AccuracyAuthorization) -> Tier {
-        if accuracy == .reducedAccuracy { return .reduced }
         let metres = desiredAccuracy.rawValue
-        if metres <= 10 { return .precise }
-        if metres <= 100 { return .hundredMeters }
-        if metres <= 1000 { return .kilometer }
-        return .threeKilometers
+        if metres <= 10 { return .satellite }
+        if metres <= 100 { return .wifi }
+        return .cell
     }
 
-    /// The location an app at `tier` receives for `location`.
-    public static func apply(_ tier: Tier, to location: Location) -> Location {
-        guard let radius = tier.radius else { return location }
+    /// The location an app receives from `source` for the fix `location`.
+    public static func apply(_ source: Positioning, to location: Location) -> Location {
+        guard source != .satellite else { return location }
         var out = location
-        out.coordinate = coarsen(location.coordinate, radius: radius)
-        out.horizontalAccuracy = max(location.horizontalAccuracy, radius)
+        if source == .reduced { out.coordinate = coarsen(location.coordinate, radius: source.accuracyFloor) }
+        out.horizontalAccuracy = max(location.horizontalAccuracy, source.accuracyFloor)
         out.altitude = 0
         out.ellipsoidalAltitude = nil
         out.verticalAccuracy = -1
@@ -134,6 +135,9 @@ public struct AccuracyModel: Sendable, Hashable {
     static let metresPerDegree = 6_371_008.8 * Double.pi / 180
 
     /// The centre of the grid cell of radius `radius` metres that holds `c`.
+    ///
+    /// A cell of radius *r* is a grid square about 1.4 *r* on a side, so that the coarsened
+    /// position lies within *r* of the fix (on the WGS 84 ellipsoid, up to 85° of latitude).
     public static func coarsen(_ c: Coordinate, radius: Double) -> Coordinate {
         let side = 1.4 * radius
         let latStep = side / metresPerDegree

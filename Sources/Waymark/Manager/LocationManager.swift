@@ -42,22 +42,44 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String { "\(code.name) (\(reason))" }
 }
 
-/// One delivery from ``LocationManager/updates``, as `CLLocationUpdate`.
+/// One delivery from ``LocationManager/updates()``, as `CLLocationUpdate`.
 public struct LocationUpdate: Sendable, Hashable {
     public var location: Location
     /// The app's state when the location was delivered.
     public var appState: AppState
     /// Why the policy delivered it (``FixReason``).
     public var reason: FixReason
+    /// The point's index in its file, or the fix's sequence number.
+    public var index: Int
+    /// The track segment it came from.
+    public var segment: Int
+
+    public init(location: Location, appState: AppState, reason: FixReason, index: Int = 0, segment: Int = 0) {
+        self.location = location
+        self.appState = appState
+        self.reason = reason
+        self.index = index
+        self.segment = segment
+    }
 }
 
 /// Receives what a ``LocationManager`` reports, as `CLLocationManagerDelegate`.
 ///
-/// Every method has a default that does nothing. Calls come on the simulation's loop, in
-/// simulation-time order.
+/// Every method has a default that does nothing. Calls come on the simulation's isolation, in
+/// simulation-time order. A `@MainActor` class conforms with an isolated conformance, and its
+/// methods then run on the main actor, where the simulation runs:
+///
+/// ```swift
+/// extension RunViewModel: @MainActor LocationManagerDelegate {
+///     func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) { … }
+/// }
+/// ```
 public protocol LocationManagerDelegate: AnyObject {
+    /// One call per delivery: a single location, or the queue of a suspended app when it runs
+    /// again, oldest first ("the most recent location update is at the end of the array").
     func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location])
     func locationManager(_ manager: LocationManager, didFailWithError error: LocationError)
+    /// The status the app reads changed; from iOS 14 also when the app creates its manager.
     func locationManagerDidChangeAuthorization(_ manager: LocationManager)
     func locationManagerDidPauseLocationUpdates(_ manager: LocationManager)
     func locationManagerDidResumeLocationUpdates(_ manager: LocationManager)
@@ -75,6 +97,7 @@ extension LocationManagerDelegate {
 protocol LocationManagerHost: AnyObject {
     var authorizationStatus: AuthorizationStatus { get }
     var accuracyAuthorization: AccuracyAuthorization { get }
+    var isUpdating: Bool { get }
     func managerRequestedAuthorization(always: Bool)
     func managerStartedUpdates()
     func managerStoppedUpdates()
@@ -84,73 +107,85 @@ protocol LocationManagerHost: AnyObject {
 
 /// A CoreLocation-style location manager, owned by the simulated app.
 ///
-/// It keeps CoreLocation's names. The system it belongs to (a ``Simulation``) decides every fix
-/// by the delivery policy and delivers the survivors to the ``delegate`` and to ``updates``.
-/// Like `CLLocationManager`, it is not thread-safe: use it on the simulation's loop, from the
-/// delegate callbacks or scripted actions.
+/// It keeps CoreLocation's names. The device it belongs to (``Simulation/manager``) decides
+/// every fix by the rules of the iOS release it models and delivers the survivors to the
+/// ``delegate`` and to ``updates()``. Like `CLLocationManager`, it is not thread-safe: use it on
+/// the simulation's isolation, from the app's code, the delegate callbacks or a test.
 public final class LocationManager {
     /// `kCLDistanceFilterNone`: every movement counts.
     public static let distanceFilterNone: Double = -1
 
     public weak var delegate: (any LocationManagerDelegate)?
     weak var host: (any LocationManagerHost)?
+    /// The properties the rules read.
+    private(set) var settings = LocationServiceStateMachine.Settings()
 
-    /// The app's authorization, as the user and the system set it.
+    /// The app's authorization, as the user and the system set it (`denied` with Location
+    /// Services off, `restricted` on a restricted device).
     public var authorizationStatus: AuthorizationStatus { host?.authorizationStatus ?? .notDetermined }
     /// Full or reduced accuracy.
     public var accuracyAuthorization: AccuracyAuthorization { host?.accuracyAuthorization ?? .fullAccuracy }
 
     /// The accuracy the app asks for (``AccuracyModel`` says what each level gives).
-    public var desiredAccuracy: DesiredAccuracy = .best {
-        didSet {
-            if desiredAccuracy != oldValue { host?.managerChangedSetting("desiredAccuracy", "\(desiredAccuracy)") }
+    public var desiredAccuracy: DesiredAccuracy {
+        get { settings.desiredAccuracy }
+        set {
+            guard newValue != settings.desiredAccuracy else { return }
+            settings.desiredAccuracy = newValue
+            host?.managerChangedSetting("desiredAccuracy", "\(newValue)")
         }
     }
     /// Metres the device must move from the last delivered location before the next one is
     /// delivered; ``distanceFilterNone`` (−1) delivers every fix.
-    public var distanceFilter: Double = LocationManager.distanceFilterNone {
-        didSet {
-            if distanceFilter != oldValue {
-                host?.managerChangedSetting("distanceFilter", ValueFormatting.fixed(distanceFilter, decimals: 1))
-            }
+    public var distanceFilter: Double {
+        get { settings.distanceFilter }
+        set {
+            guard newValue != settings.distanceFilter else { return }
+            settings.distanceFilter = newValue
+            host?.managerChangedSetting("distanceFilter", ValueFormatting.fixed(newValue, decimals: 1))
         }
     }
-    /// Whether updates continue in the background. Setting it to true needs the `location`
-    /// background mode; without it the setting is refused with a diagnostic (iOS raises an
-    /// exception).
-    public var allowsBackgroundLocationUpdates: Bool = false {
-        didSet {
-            if allowsBackgroundLocationUpdates && !(host?.managerMayAllowBackgroundUpdates() ?? true) {
-                allowsBackgroundLocationUpdates = false
-                return
-            }
-            if allowsBackgroundLocationUpdates != oldValue {
-                host?.managerChangedSetting("allowsBackgroundLocationUpdates", "\(allowsBackgroundLocationUpdates)")
-            }
+    /// Whether updates continue in the background. Setting it to true without the `location`
+    /// background mode is a fatal error that terminates the app, as on iOS.
+    public var allowsBackgroundLocationUpdates: Bool {
+        get { settings.allowsBackgroundLocationUpdates }
+        set {
+            guard newValue != settings.allowsBackgroundLocationUpdates else { return }
+            if newValue && !(host?.managerMayAllowBackgroundUpdates() ?? true) { return }
+            settings.allowsBackgroundLocationUpdates = newValue
+            host?.managerChangedSetting("allowsBackgroundLocationUpdates", "\(newValue)")
         }
     }
     /// Whether a stationary device pauses updates (the default, as in CoreLocation).
-    public var pausesLocationUpdatesAutomatically: Bool = true {
-        didSet {
-            if pausesLocationUpdatesAutomatically != oldValue {
-                host?.managerChangedSetting(
-                    "pausesLocationUpdatesAutomatically", "\(pausesLocationUpdatesAutomatically)")
-            }
+    public var pausesLocationUpdatesAutomatically: Bool {
+        get { settings.pausesLocationUpdatesAutomatically }
+        set {
+            guard newValue != settings.pausesLocationUpdatesAutomatically else { return }
+            settings.pausesLocationUpdatesAutomatically = newValue
+            host?.managerChangedSetting("pausesLocationUpdatesAutomatically", "\(newValue)")
         }
     }
     /// The movement the app expects; it sets how soon updates pause.
-    public var activityType: ActivityType = .other {
-        didSet { if activityType != oldValue { host?.managerChangedSetting("activityType", activityType.rawValue) } }
+    public var activityType: ActivityType {
+        get { settings.activityType }
+        set {
+            guard newValue != settings.activityType else { return }
+            settings.activityType = newValue
+            host?.managerChangedSetting("activityType", newValue.rawValue)
+        }
     }
-    /// Whether an always-authorized app shows the location indicator in the background.
-    public var showsBackgroundLocationIndicator: Bool = false
+    /// Whether an Always app's background session shows the location indicator.
+    public var showsBackgroundLocationIndicator: Bool {
+        get { settings.showsBackgroundLocationIndicator }
+        set { settings.showsBackgroundLocationIndicator = newValue }
+    }
 
     /// The most recently delivered location.
-    @exclusivity(unchecked) public internal(set) var location: Location?
-    /// Whether the app has asked for updates and not stopped them.
-    @exclusivity(unchecked) public internal(set) var isUpdatingLocation = false
+    public internal(set) var location: Location?
+    /// Whether the app has asked for updates and not stopped them (paused updates count).
+    public var isUpdatingLocation: Bool { host?.isUpdating ?? false }
 
-    @exclusivity(unchecked) private var continuations: [Int: AsyncStream<LocationUpdate>.Continuation] = [:]
+    private var continuations: [Int: AsyncStream<LocationUpdate>.Continuation] = [:]
     private var nextContinuationID = 0
 
     init() {}
@@ -159,7 +194,8 @@ public final class LocationManager {
     public func requestWhenInUseAuthorization() { host?.managerRequestedAuthorization(always: false) }
     /// Asks for Always authorization (`requestAlwaysAuthorization()`).
     public func requestAlwaysAuthorization() { host?.managerRequestedAuthorization(always: true) }
-    /// Starts standard location updates (`startUpdatingLocation()`).
+    /// Starts standard location updates (`startUpdatingLocation()`); after an automatic pause,
+    /// restarts them.
     public func startUpdatingLocation() { host?.managerStartedUpdates() }
     /// Stops them (`stopUpdatingLocation()`).
     public func stopUpdatingLocation() { host?.managerStoppedUpdates() }
@@ -168,7 +204,7 @@ public final class LocationManager {
     ///
     /// Each call gives a new stream that receives every update delivered from then on; it ends
     /// when the simulation finishes. The stream buffers without limit, so a slow reader loses
-    /// nothing.
+    /// nothing. `for await` works from any isolation, the main actor included.
     public func updates() -> AsyncStream<LocationUpdate> {
         let (stream, continuation) = AsyncStream<LocationUpdate>.makeStream(bufferingPolicy: .unbounded)
         let id = nextContinuationID
@@ -177,12 +213,19 @@ public final class LocationManager {
         return stream
     }
 
-    func deliver(_ location: Location, appState: AppState, reason: FixReason) {
-        self.location = location
-        delegate?.locationManager(self, didUpdateLocations: [location])
-        if !continuations.isEmpty {
-            let update = LocationUpdate(location: location, appState: appState, reason: reason)
-            for continuation in continuations.values { continuation.yield(update) }
+    /// A new app instance's manager: default properties, no location (the delegate and the
+    /// streams stay, as the app's own code owns them).
+    func reset() {
+        settings = LocationServiceStateMachine.Settings()
+        location = nil
+    }
+
+    func deliver(_ updates: [LocationUpdate]) {
+        guard let last = updates.last else { return }
+        location = last.location
+        delegate?.locationManager(self, didUpdateLocations: updates.map(\.location))
+        for continuation in continuations.values {
+            for update in updates { continuation.yield(update) }
         }
     }
 

@@ -38,7 +38,9 @@ public protocol LocationSource {
     /// What to call the source in logs: a file name, a gpsd address.
     var name: String { get }
     /// The next event, or nil when the source has ended.
-    mutating func next() async throws -> SourceEvent?
+    ///
+    /// It runs on the caller's isolation (the simulation's), so a source need not be `Sendable`.
+    nonisolated(nonsending) mutating func next() async throws -> SourceEvent?
 }
 
 /// Replays a ``ReplaySchedule``: the trace's fixes at their offsets, optionally looped.

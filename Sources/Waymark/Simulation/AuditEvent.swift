@@ -9,6 +9,9 @@
 /// ``ndjson(epoch:)`` gives its line in the NDJSON audit log. The keys come in a fixed order and
 /// numbers in a fixed format, so the same run always gives the same bytes.
 public struct AuditEvent: Sendable, Hashable {
+    /// The audit log's format version, written in the `started` event (`docs/audit-log.md`).
+    public static let formatVersion = 2
+
     /// Time since the start of the run.
     public var offset: Duration
     public var kind: Kind
@@ -36,12 +39,16 @@ public struct AuditEvent: Sendable, Hashable {
         public var backgroundTimeRemaining: Duration?
         /// Whether the location indicator shows (a When In Use app's background session).
         public var indicator: Bool
+        /// The positioning source of what was delivered or held (``AccuracyModel``).
+        public var positioning: AccuracyModel.Positioning?
 
         public init(
             index: Int, segment: Int, decision: FixDecision, reason: FixReason, appState: AppState,
             authorization: AuthorizationStatus, accuracy: AccuracyAuthorization, coordinate: Coordinate,
-            delivered: Location?, backgroundTimeRemaining: Duration?, indicator: Bool
+            delivered: Location?, backgroundTimeRemaining: Duration?, indicator: Bool,
+            positioning: AccuracyModel.Positioning? = nil
         ) {
+            self.positioning = positioning
             self.index = index
             self.segment = segment
             self.decision = decision
@@ -57,14 +64,21 @@ public struct AuditEvent: Sendable, Hashable {
     }
 
     public enum Kind: Sendable, Hashable {
-        /// The run began: the source's name.
-        case started(source: String)
+        /// The run began: the source's name and the iOS release it models.
+        case started(source: String, iosVersion: IOSVersion)
+        /// The app created its location manager (at launch); from iOS 14 the delegate's
+        /// `locationManagerDidChangeAuthorization` is called then (`reported`).
+        case managerCreated(authorization: AuthorizationStatus, reported: Bool)
+        /// The app's own code did something worth seeing: a call it made and why.
+        case app(action: String, detail: String?)
+        /// One `didUpdateLocations` call with more than one location (held fixes on resume).
+        case locationsDelivered(count: Int, reason: FixReason)
         /// A scripted action is carried out.
         case action(name: String, value: String?)
         case stateChanged(from: AppState, to: AppState, cause: String)
         /// The app asked for authorization: `prompted` or `ignored` with a reason.
         case authorizationRequest(request: Scenario.AuthorizationRequest, outcome: String, reason: String?)
-        /// A prompt was `shown`, or `answered` with the user's answer.
+        /// A prompt was `shown`, `answered` with the user's answer, or `dismissed` unanswered.
         case prompt(prompt: String, phase: String, answer: String?)
         case authorizationChanged(from: AuthorizationStatus, to: AuthorizationStatus)
         case accuracyChanged(from: AccuracyAuthorization, to: AccuracyAuthorization)
@@ -96,6 +110,9 @@ public struct AuditEvent: Sendable, Hashable {
     public var name: String {
         switch kind {
         case .started: "started"
+        case .managerCreated: "managerCreated"
+        case .app: "app"
+        case .locationsDelivered: "didUpdateLocations"
         case .action: "action"
         case .stateChanged: "stateChanged"
         case .authorizationRequest: "authorizationRequest"
@@ -141,8 +158,19 @@ public struct AuditEvent: Sendable, Hashable {
     func appendFields(to out: ByteStore) {
         let w = JSONFields(out: out)
         switch kind {
-        case .started(let source):
+        case .started(let source, let version):
             w.string("source", source)
+            w.int("format", Self.formatVersion)
+            w.int("ios", version.major)
+        case .managerCreated(let authorization, let reported):
+            w.string("authorization", authorization.rawValue)
+            w.bool("reported", reported)
+        case .app(let action, let detail):
+            w.string("action", action)
+            w.string("detail", detail)
+        case .locationsDelivered(let count, let reason):
+            w.int("count", count)
+            w.string("reason", reason.rawValue)
         case .action(let name, let value):
             w.string("action", name)
             w.string("value", value)
@@ -189,6 +217,7 @@ public struct AuditEvent: Sendable, Hashable {
                 }
                 w.number("horizontalAccuracy", d.horizontalAccuracy, decimals: 1)
             }
+            if let p = f.positioning, p != .satellite { w.string("positioning", p.rawValue) }
             if let r = f.backgroundTimeRemaining { w.number("backgroundTimeRemaining", r.inSeconds, decimals: 3) }
             if f.indicator { w.bool("indicator", true) }
         case .error(let e):

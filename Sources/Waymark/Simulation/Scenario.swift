@@ -29,7 +29,8 @@ public struct Scenario: Sendable, Hashable {
     public struct Device: Sendable, Hashable {
         /// Location Services for the whole device.
         public var locationServices = true
-        /// The app's authorization at the start, as if set on an earlier run.
+        /// The app's authorization at the start, as if set on an earlier run; `restricted` means
+        /// the device restricts location (parental controls, management).
         public var authorization: AuthorizationStatus = .authorizedWhenInUse
         /// Precise Location; nil follows the Info's default (`NSLocationDefaultAccuracyReduced`).
         public var preciseLocation: Bool?
@@ -61,9 +62,10 @@ public struct Scenario: Sendable, Hashable {
 
     /// Which locations a suspended app receives when it resumes.
     public enum HeldDelivery: String, Sendable, Hashable, CaseIterable {
-        /// Only the newest (as iOS does).
+        /// Only the newest.
         case newest
-        /// All, oldest first.
+        /// All, oldest first, in one `didUpdateLocations` call (as iOS does: "the system enqueues
+        /// location updates and delivers them when the app runs again").
         case all
         /// None.
         case none
@@ -87,24 +89,38 @@ public struct Scenario: Sendable, Hashable {
         public var request: AuthorizationRequest?
         /// Whether the app starts updates when it launches in the foreground.
         public var startsUpdates = true
-        /// Whether the app begins a background task when it enters the background.
+        /// Whether the app begins a background task when it enters the background (and ends it
+        /// when it returns).
         public var beginsBackgroundTask = false
+        /// Whether the app begins a background task when it launches, for its next stay in the
+        /// background (the seeds' pattern).
+        public var beginsBackgroundTaskAtLaunch = false
+        /// Whether the app begins a new task each time it becomes active when it has none (the
+        /// seeds' "re-register when active" fix). Without it, an app whose launch task expired
+        /// gets no background time the next time it leaves.
+        public var reRegistersTaskWhenActive = false
         /// Whether the task's expiration handler ends the task (a well-behaved app) or not (the
         /// watchdog then terminates the app).
         public var endsTaskOnExpiration = true
-        public var heldDelivery: HeldDelivery = .newest
+        /// Whether the app restarts updates that the system paused, when it next becomes active
+        /// (Apple: "it is your responsibility to restart location services").
+        public var restartsUpdatesAfterPause = true
+        public var heldDelivery: HeldDelivery = .all
         public var fetchInterval: FetchInterval = .never
         /// How long the app's fetch handler takes.
         public var fetchDuration: Duration = .seconds(2)
         public init() {}
     }
 
-    /// The simulated system's timings.
+    /// The simulated system: its iOS release and timings.
     public struct SystemSettings: Sendable, Hashable {
+        /// The iOS release whose rules apply (`docs/ios-versions.md`).
+        public var iosVersion: IOSVersion = .newest
         /// Time in the background before an app with nothing to keep it running is suspended.
         public var gracePeriod: Duration = .seconds(5)
-        /// A background task's budget (iOS 13 and later give closer to 30 s).
-        public var taskBudget: Duration = .seconds(180)
+        /// A background task's budget; nil takes the release's (about 180 s up to iOS 12, about
+        /// 30 s from iOS 13).
+        public var taskBudget: Duration?
         /// How long before the budget runs out the expiration handler is called.
         public var expirationWarning: Duration = .seconds(5)
         /// The time a fetch handler has.
@@ -112,6 +128,9 @@ public struct Scenario: Sendable, Hashable {
         /// The interval ``FetchInterval/minimum`` stands for.
         public var minimumFetchInterval: Duration = .seconds(900)
         public init() {}
+
+        /// The budget in force: ``taskBudget``, or the release's.
+        public var effectiveTaskBudget: Duration { taskBudget ?? iosVersion.backgroundTaskBudget }
     }
 
     /// Which authorization an app asks for.
@@ -152,6 +171,8 @@ public struct Scenario: Sendable, Hashable {
         case setPreciseLocation(Bool)
         /// The user switches Location Services for the device.
         case setLocationServices(Bool)
+        /// The device's restriction (parental controls, management) goes on or off.
+        case setRestricted(Bool)
         case setDesiredAccuracy(DesiredAccuracy)
         case setDistanceFilter(Double)
         case setAllowsBackgroundLocationUpdates(Bool)
@@ -173,6 +194,7 @@ public struct Scenario: Sendable, Hashable {
             case .setAuthorization: "setAuthorization"
             case .setPreciseLocation: "setPreciseLocation"
             case .setLocationServices: "setLocationServices"
+            case .setRestricted: "setRestricted"
             case .setDesiredAccuracy: "setDesiredAccuracy"
             case .setDistanceFilter: "setDistanceFilter"
             case .setAllowsBackgroundLocationUpdates: "setAllowsBackgroundLocationUpdates"
@@ -184,7 +206,8 @@ public struct Scenario: Sendable, Hashable {
         public var value: String? {
             switch self {
             case .setAuthorization(let s): s.rawValue
-            case .setPreciseLocation(let b), .setLocationServices(let b), .setAllowsBackgroundLocationUpdates(let b),
+            case .setPreciseLocation(let b), .setLocationServices(let b), .setRestricted(let b),
+                .setAllowsBackgroundLocationUpdates(let b),
                 .setPausesLocationUpdatesAutomatically(let b):
                 "\(b)"
             case .setDesiredAccuracy(let a): "\(a)"
@@ -192,5 +215,31 @@ public struct Scenario: Sendable, Hashable {
             default: nil
             }
         }
+    }
+
+    /// What is wrong with the scenario for its iOS release, if anything: answers and settings
+    /// the release does not have.
+    public var problems: [String] {
+        let v = system.iosVersion
+        var problems: [String] = []
+        if !v.hasAllowOnceAndProvisionalAlways && user.whenInUse == .allowOnce {
+            problems.append("Allow Once needs iOS 13 or later (this run models \(v))")
+        }
+        if !v.hasReducedAccuracy {
+            if device.preciseLocation == false || info.usageDescriptions.defaultsToReducedAccuracy {
+                problems.append("reduced accuracy (Precise Location off) needs iOS 14 or later (this run models \(v))")
+            }
+            if manager.desiredAccuracy == .reduced {
+                problems.append("desiredAccuracy 'reduced' needs iOS 14 or later (this run models \(v))")
+            }
+        }
+        for item in timeline {
+            if case .setAuthorization(.restricted) = item.action {
+                problems.append(
+                    "'restricted' is a device setting (parental controls, management), not the user's choice: use setRestricted"
+                )
+            }
+        }
+        return problems
     }
 }

@@ -21,9 +21,9 @@ struct TimerQueue {
 
     private var heap: [Entry] = []
     private var sequence: UInt64 = 0
-
-    var isEmpty: Bool { heap.isEmpty }
-    var nextTime: Duration? { heap.first?.time }
+    /// The sequence number of the pending entry of each key; an entry whose number is not here
+    /// was cancelled or replaced.
+    private var current: [TimerKey: UInt64] = [:]
 
     mutating func schedule(_ timer: SimulationTimer, at time: Duration, class cls: Class = .timer) {
         sequence += 1
@@ -37,7 +37,39 @@ struct TimerQueue {
         }
     }
 
+    /// Schedules the system timer `key`, replacing a pending one.
+    mutating func schedule(_ key: TimerKey, at time: Duration) {
+        schedule(.system(key), at: time)
+        current[key] = sequence
+    }
+
+    mutating func cancel(_ key: TimerKey) { current[key] = nil }
+
+    /// The next entry that is still due to fire (cancelled ones are skipped).
     mutating func pop() -> Entry? {
+        while let entry = popAny() {
+            if case .system(let key) = entry.timer {
+                guard current[key] == entry.order & 0x00FF_FFFF_FFFF_FFFF else { continue }
+                current[key] = nil
+            }
+            return entry
+        }
+        return nil
+    }
+
+    /// When the next live entry fires.
+    var nextTime: Duration? {
+        mutating get {
+            while let top = heap.first, case .system(let key) = top.timer,
+                current[key] != top.order & 0x00FF_FFFF_FFFF_FFFF
+            {
+                _ = popAny()
+            }
+            return heap.first?.time
+        }
+    }
+
+    private mutating func popAny() -> Entry? {
         guard !heap.isEmpty else { return nil }
         heap.swapAt(0, heap.count - 1)
         let top = heap.removeLast()
@@ -56,17 +88,28 @@ struct TimerQueue {
 }
 
 /// Something scheduled on the simulation's timeline.
-///
-/// Timers that can be cancelled carry the generation of their kind when they were set; a timer
-/// whose generation is stale when it comes due does nothing.
 enum SimulationTimer {
     case action(Scenario.Action)
     case launch
-    case graceEnd(generation: Int)
-    case taskWarning(generation: Int)
-    case taskDeadline(generation: Int)
-    case fetchWake(generation: Int)
-    case fetchDone(generation: Int)
-    case fetchDeadline(generation: Int)
-    case answer(AuthorizationStateMachine.Prompt, generation: Int)
+    /// A system timer of the device; a later schedule or a cancel of the same key replaces it.
+    case system(TimerKey)
+    /// A closure the app scheduled (``Simulation/schedule(after:_:)``), for the launch it was
+    /// scheduled in.
+    case app(id: Int, launch: Int)
+}
+
+/// The device's cancellable timers: at most one of each is pending.
+enum TimerKey: Hashable {
+    case gracePeriodEnd
+    case taskWarning
+    case taskDeadline
+    case fetchWake
+    case fetchDeadline
+    case answer(SystemAlert)
+}
+
+/// A system alert on screen: a permission prompt, or the alert to turn on Location Services.
+enum SystemAlert: Hashable {
+    case authorization(AuthorizationStateMachine.Prompt)
+    case locationServices
 }

@@ -1,0 +1,170 @@
+/// The app's background tasks (`beginBackgroundTask(expirationHandler:)`): a pure state machine.
+///
+/// It holds no clock and does no I/O; times come with the events as offsets from the start of
+/// the run. The rules:
+///
+/// - `beginBackgroundTask` succeeds whenever the app's code runs (in the foreground or the
+///   background). There is no rule tied to an earlier expiry: whether an app that lost its time
+///   gets time again is up to the app's own code (see ``TutorialApp``).
+/// - The budget (``budget``, by iOS version) belongs to one stay in the background: it starts
+///   with the first task outstanding there and runs on when tasks end and others begin. Entering
+///   the foreground gives a fresh budget next time.
+/// - ``warning`` before the budget runs out the app's expiration handlers are called; a task still
+///   outstanding when it runs out gets the app terminated by the watchdog.
+public struct BackgroundTaskStateMachine: Sendable, Hashable {
+    /// The budget of one stay in the background.
+    public enum Budget: Sendable, Hashable {
+        /// No task has run in this stay yet.
+        case unused
+        /// Running since the offset; `expiring` once the expiration handlers were called.
+        case running(since: Duration, expiring: Bool)
+    }
+
+    public enum State: Sendable, Hashable {
+        case notRunning
+        /// On screen: tasks do not use up time.
+        case foreground(tasks: [Int])
+        case background(tasks: [Int], budget: Budget)
+    }
+
+    public enum Event: Sendable, Hashable {
+        /// The app calls `beginBackgroundTask`.
+        case begin(at: Duration)
+        /// The app calls `endBackgroundTask` for `task` (nil: the oldest).
+        case end(task: Int?, at: Duration)
+        case launched(inBackground: Bool, at: Duration)
+        case enteredBackground(at: Duration)
+        case enteredForeground
+        /// The warning timer fired.
+        case warningDue(at: Duration)
+        /// The budget ran out.
+        case deadlineDue
+        case appTerminated
+    }
+
+    public enum Action: Sendable, Hashable {
+        case began(task: Int)
+        /// `remaining` is nil in the foreground.
+        case ended(task: Int, remaining: Duration?)
+        /// Set the two timers, at offsets from the start.
+        case scheduleExpiry(warning: Duration, deadline: Duration)
+        case cancelExpiry
+        /// Call the expiration handlers of these tasks.
+        case expiring(tasks: [Int], remaining: Duration)
+        /// Tasks outlived the budget: the watchdog terminates the app.
+        case terminateApp
+    }
+
+    /// The time the app gets in one stay in the background.
+    public let budget: Duration
+    /// How long before the end the expiration handlers are called.
+    public let warning: Duration
+    public private(set) var state: State = .notRunning
+    private var counter = 0
+
+    public init(budget: Duration, warning: Duration) {
+        self.budget = budget
+        self.warning = warning
+    }
+
+    /// The outstanding tasks, oldest first.
+    public var tasks: [Int] {
+        switch state {
+        case .notRunning: []
+        case .foreground(let tasks), .background(let tasks, _): tasks
+        }
+    }
+
+    /// `backgroundTimeRemaining` at `now`: nil unless the budget runs (in the background, with a
+    /// task begun in this stay); iOS reports an unlimited time in the foreground.
+    public func remaining(at now: Duration) -> Duration? {
+        guard case .background(_, .running(let since, _)) = state else { return nil }
+        let left = budget - (now - since)
+        return left > .zero ? left : .zero
+    }
+
+    public mutating func handle(_ event: Event) -> [Action] {
+        switch (event, state) {
+        case (.begin, .notRunning):
+            return []
+        case (.begin, .foreground(let tasks)):
+            counter += 1
+            state = .foreground(tasks: tasks + [counter])
+            return [.began(task: counter)]
+        case (.begin(let now), .background(let tasks, let budget)):
+            counter += 1
+            var actions: [Action] = [.began(task: counter)]
+            if tasks.isEmpty, case .running(let since, _) = budget {
+                // A task after the others ended: the stay's budget runs on.
+                state = .background(tasks: [counter], budget: .running(since: since, expiring: false))
+                actions += expiry(since: since, at: now)
+            } else if case .unused = budget {
+                state = .background(tasks: tasks + [counter], budget: .running(since: now, expiring: false))
+                actions += expiry(since: now, at: now)
+            } else {
+                state = .background(tasks: tasks + [counter], budget: budget)
+            }
+            return actions
+
+        case (.end(let task, _), .foreground(var tasks)):
+            guard let i = Self.index(of: task, in: tasks) else { return [] }
+            let ended = tasks.remove(at: i)
+            state = .foreground(tasks: tasks)
+            return [.ended(task: ended, remaining: nil)]
+        case (.end(let task, let now), .background(var tasks, let budget)):
+            guard let i = Self.index(of: task, in: tasks) else { return [] }
+            let remaining = remaining(at: now)
+            let ended = tasks.remove(at: i)
+            state = .background(tasks: tasks, budget: budget)
+            return [.ended(task: ended, remaining: remaining)] + (tasks.isEmpty ? [.cancelExpiry] : [])
+        case (.end, .notRunning):
+            return []
+
+        case (.launched(let inBackground, _), _):
+            state = inBackground ? .background(tasks: [], budget: .unused) : .foreground(tasks: [])
+            return []
+
+        case (.enteredBackground(let now), .foreground(let tasks)):
+            guard !tasks.isEmpty else {
+                state = .background(tasks: [], budget: .unused)
+                return []
+            }
+            state = .background(tasks: tasks, budget: .running(since: now, expiring: false))
+            return expiry(since: now, at: now)
+        case (.enteredBackground, _):
+            return []
+
+        case (.enteredForeground, .background(let tasks, let budget)):
+            state = .foreground(tasks: tasks)
+            if case .running = budget, !tasks.isEmpty { return [.cancelExpiry] }
+            return []
+        case (.enteredForeground, _):
+            return []
+
+        case (.warningDue(let now), .background(let tasks, .running(let since, false))) where !tasks.isEmpty:
+            state = .background(tasks: tasks, budget: .running(since: since, expiring: true))
+            return [.expiring(tasks: tasks, remaining: remaining(at: now) ?? .zero)]
+        case (.warningDue, _):
+            return []
+
+        case (.deadlineDue, .background(let tasks, .running)) where !tasks.isEmpty:
+            return [.terminateApp]
+        case (.deadlineDue, _):
+            return []
+
+        case (.appTerminated, let old):
+            state = .notRunning
+            if case .background(let tasks, .running) = old, !tasks.isEmpty { return [.cancelExpiry] }
+            return []
+        }
+    }
+
+    private static func index(of task: Int?, in tasks: [Int]) -> Int? {
+        guard let task else { return tasks.indices.first }
+        return tasks.firstIndex(of: task)
+    }
+
+    private func expiry(since start: Duration, at now: Duration) -> [Action] {
+        [.scheduleExpiry(warning: max(now, start + budget - warning), deadline: max(now, start + budget))]
+    }
+}

@@ -1,0 +1,445 @@
+/// How the simulation carries out what its state machines decide: each machine's actions become
+/// audit events, timers, calls into the app's code and events for the other machines.
+extension Simulation {
+    // MARK: - Lifecycle
+
+    /// Feeds the lifecycle machine. Events raised while its actions run (a prompt from the app's
+    /// launch code, a termination) wait for those actions to finish; a termination drops the
+    /// rest of them (the app's code stopped running).
+    func lifecycleEvent(_ event: AppLifecycleStateMachine.Event) {
+        lifecycleQueue.append(event)
+        guard !inLifecycle else { return }
+        inLifecycle = true
+        defer { inLifecycle = false }
+        while !lifecycleQueue.isEmpty {
+            let next = lifecycleQueue.removeFirst()
+            for action in lifecycle.handle(next) {
+                if lifecycleQueue.contains(where: { if case .terminate = $0 { true } else { false } }) { break }
+                carryOut(action)
+            }
+        }
+    }
+
+    func terminate(_ cause: TerminationCause) { lifecycleEvent(.terminate(cause)) }
+
+    private func carryOut(_ action: AppLifecycleStateMachine.Action) {
+        switch action {
+        case .stateChanged(let from, let to, let cause):
+            // The state the app last saw: when a termination cut a transition short, the step it
+            // never reached is not reported.
+            record(.stateChanged(from: reportedState, to: to, cause: cause.rawValue))
+            reportedState = to
+            if from == .suspended && to == .background {
+                // A resume on the way to the foreground hands held fixes over once the app is
+                // active; a service's wake hands them over at once.
+                if cause == .resumed {
+                    resumePending = true
+                } else {
+                    apply(location.handle(.appResumed(context())))
+                }
+            }
+        case .finishLaunching(let inBackground):
+            launchCount += 1
+            manager.reset()
+            apply(tasks: tasks.handle(.launched(inBackground: inBackground, at: now)))
+            let reports = version.reportsAuthorizationAtManagerCreation
+            record(.managerCreated(authorization: authorization.status, reported: reports))
+            app.didFinishLaunching(self, inBackground: inBackground)
+            if reports { manager.delegate?.locationManagerDidChangeAuthorization(manager) }
+        case .becameActive:
+            if resumePending {
+                resumePending = false
+                apply(location.handle(.appResumed(context())))
+            }
+            app.didBecomeActive(self)
+        case .willEnterForeground:
+            apply(tasks: tasks.handle(.enteredForeground))
+            apply(location.handle(.appEnteredForeground(context())))
+            app.willEnterForeground(self)
+        case .enteredBackground:
+            dismissAlertOnLeaving()
+            apply(tasks: tasks.handle(.enteredBackground(at: now)))
+            app.didEnterBackground(self)
+            apply(fetch: fetch.handle(.appEnteredBackground(at: now)))
+        case .startGracePeriod(let duration):
+            timers.schedule(.gracePeriodEnd, at: now + duration)
+        case .cancelGracePeriod:
+            timers.cancel(.gracePeriodEnd)
+        case .suspended:
+            break
+        case .terminated(let cause):
+            dismissAlertOnLeaving()
+            resumePending = false
+            record(.terminated(reason: cause.rawValue))
+            apply(location.handle(.appTerminated))
+            apply(tasks: tasks.handle(.appTerminated))
+            expirationHandlers.removeAll()
+            appWork.removeAll()
+            apply(fetch: fetch.handle(.appTerminated(at: now)))
+            manager.reset()
+            app.didTerminate(self, cause: cause)
+        }
+    }
+
+    /// A system timer came due.
+    func fire(_ key: TimerKey) {
+        switch key {
+        case .gracePeriodEnd: lifecycleEvent(.gracePeriodEnded)
+        case .taskWarning: apply(tasks: tasks.handle(.warningDue(at: now)))
+        case .taskDeadline: apply(tasks: tasks.handle(.deadlineDue))
+        case .fetchWake:
+            apply(
+                fetch: fetch.handle(
+                    .wakeDue(at: now, app: appState, terminatedByUser: lifecycle.wasTerminatedByUser)))
+        case .fetchDeadline: apply(fetch: fetch.handle(.deadlineDue(at: now)))
+        case .answer(let alert): answer(alert)
+        }
+    }
+
+    // MARK: - Scripted actions
+
+    func carryOut(_ action: Scenario.Action) {
+        switch action {
+        case .foreground: lifecycleEvent(.open)
+        case .background: lifecycleEvent(.leave)
+        case .deactivate: lifecycleEvent(.interrupt)
+        case .activate: lifecycleEvent(.endInterruption)
+        case .terminate: terminate(.user)
+        case .setAuthorization(let status): perform(authorization: authorization.handle(.setAuthorization(status)))
+        case .setRestricted(let on): perform(authorization: authorization.handle(.setRestricted(on)))
+        case .setPreciseLocation(let precise):
+            perform(authorization: authorization.handle(.setPreciseLocation(precise)))
+        case .setLocationServices(let on): perform(authorization: authorization.handle(.setLocationServices(on)))
+        default:
+            // The rest is the app's own code: it runs only while the app does.
+            guard lifecycle.isRunning else {
+                record(
+                    .diagnostic(
+                        message: "\(action.name) needs the app's code to run, but the app is \(appState.rawValue)"))
+                return
+            }
+            carryOutAppCode(action)
+        }
+    }
+
+    private func carryOutAppCode(_ action: Scenario.Action) {
+        switch action {
+        case .requestAuthorization(let request): managerRequestedAuthorization(always: request == .always)
+        case .startUpdates: manager.startUpdatingLocation()
+        case .stopUpdates: manager.stopUpdatingLocation()
+        case .beginBackgroundTask: beginTaskEndedOnExpiration(reason: "app")
+        case .endBackgroundTask:
+            if let first = backgroundTasks.first { endBackgroundTask(first, reason: "app") }
+        case .setDesiredAccuracy(let a): manager.desiredAccuracy = a
+        case .setDistanceFilter(let d): manager.distanceFilter = d
+        case .setAllowsBackgroundLocationUpdates(let b): manager.allowsBackgroundLocationUpdates = b
+        case .setPausesLocationUpdatesAutomatically(let b): manager.pausesLocationUpdatesAutomatically = b
+        default: break
+        }
+    }
+
+    /// Begins a task whose expiration handler ends it when the scenario's app is well behaved
+    /// (`endsTaskOnExpiration`), and does nothing otherwise (the watchdog then ends the app).
+    @discardableResult
+    func beginTaskEndedOnExpiration(reason: String) -> BackgroundTaskIdentifier {
+        let box = TaskBox()
+        let ends = scenario.app.endsTaskOnExpiration
+        let task = beginBackgroundTask(reason: reason) { [weak self] in
+            if ends, let self { self.endBackgroundTask(box.task, reason: "expirationHandler") }
+        }
+        box.task = task
+        return task
+    }
+
+    // MARK: - Background tasks
+
+    func apply(tasks actions: [BackgroundTaskStateMachine.Action], reason: String? = nil) {
+        for action in actions {
+            switch action {
+            case .began(let task):
+                record(.backgroundTask(action: "began", task: task, remaining: nil, reason: reason))
+            case .ended(let task, let remaining):
+                expirationHandlers[task] = nil
+                record(.backgroundTask(action: "ended", task: task, remaining: remaining, reason: reason))
+            case .scheduleExpiry(let warning, let deadline):
+                timers.schedule(.taskWarning, at: warning)
+                timers.schedule(.taskDeadline, at: deadline)
+            case .cancelExpiry:
+                timers.cancel(.taskWarning)
+                timers.cancel(.taskDeadline)
+            case .expiring(let ids, let remaining):
+                record(.backgroundTask(action: "expiring", task: nil, remaining: remaining, reason: "budget"))
+                for id in ids { expirationHandlers.removeValue(forKey: id)?() }
+            case .terminateApp:
+                terminate(.watchdog)
+            }
+        }
+    }
+
+    // MARK: - Background fetch
+
+    func apply(fetch actions: [BackgroundFetchStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .scheduleWake(let at): timers.schedule(.fetchWake, at: max(now, at))
+            case .cancelWake: timers.cancel(.fetchWake)
+            case .deferred: record(.fetch(action: "deferred", result: nil, synced: nil, reason: "appInForeground"))
+            case .skippedUserTerminated:
+                record(.fetch(action: "skipped", result: nil, synced: nil, reason: "userTerminated"))
+            case .begin(let wake, let deadline):
+                if wake != .none { lifecycleEvent(.wake(.backgroundFetch)) }
+                record(.fetch(action: "began", result: nil, synced: nil, reason: nil))
+                timers.schedule(.fetchDeadline, at: deadline)
+                fetchCounter += 1
+                let id = fetchCounter
+                app.performFetch(self) { [weak self] result in self?.fetchCompleted(id, result) }
+            case .completed(let result):
+                let note = fetchNote
+                fetchNote = nil
+                record(
+                    .fetch(
+                        action: "completed", result: result.rawValue, synced: note?.synced ?? 0, reason: note?.reason))
+            case .cancelDeadline: timers.cancel(.fetchDeadline)
+            case .expired:
+                record(.fetch(action: "expired", result: nil, synced: nil, reason: "budget"))
+                terminate(.fetchBudgetExceeded)
+            }
+        }
+    }
+
+    private func fetchCompleted(_ id: Int, _ result: FetchResult) {
+        guard id == fetchCounter else { return }
+        apply(fetch: fetch.handle(.completed(result, at: now)))
+        settle()
+    }
+
+    /// What the app's fetch synced, for the `completed` event (``TutorialApp``).
+    package func noteFetch(synced: Int, reason: String?) { fetchNote = (synced, reason) }
+
+    // MARK: - Authorization and system alerts
+
+    func perform(authorization actions: [AuthorizationStateMachine.Action]) {
+        var changed = false
+        for action in actions {
+            switch action {
+            case .showPrompt(let prompt):
+                record(.prompt(prompt: Self.name(prompt), phase: "shown", answer: nil))
+                show(.authorization(prompt))
+            case .promptDismissed(let prompt):
+                record(.prompt(prompt: Self.name(prompt), phase: "dismissed", answer: nil))
+                hide(.authorization(prompt))
+            case .statusChanged(let from, let to):
+                record(.authorizationChanged(from: from, to: to))
+                changed = true
+            case .accuracyChanged(let from, let to):
+                record(.accuracyChanged(from: from, to: to))
+                changed = true
+            case .locationServicesChanged(let enabled):
+                record(.locationServicesChanged(enabled: enabled))
+                changed = true
+            case .ignored(let reason):
+                record(.diagnostic(message: "ignored: \(reason.rawValue)"))
+            }
+        }
+        guard changed else { return }
+        if lifecycle.isRunning { manager.delegate?.locationManagerDidChangeAuthorization(manager) }
+        apply(location.handle(.authorizationChanged(context())))
+    }
+
+    static func name(_ prompt: AuthorizationStateMachine.Prompt) -> String {
+        switch prompt {
+        case .whenInUse(let forAlways): forAlways ? "whenInUseForAlways" : "whenInUse"
+        case .always: "always"
+        case .alwaysOrWhenInUse: "alwaysOrWhenInUse"
+        }
+    }
+
+    /// Puts an alert up: over the app when it is on screen (the app becomes inactive), and
+    /// schedules the user's answer if the scenario has one.
+    func show(_ alert: SystemAlert) {
+        if appState.isForeground && alertOnScreen == nil {
+            alertOnScreen = alert
+            lifecycleEvent(.showAlert)
+        }
+        if userAnswer(to: alert) != nil { timers.schedule(.answer(alert), at: now + scenario.user.answerAfter) }
+    }
+
+    private func hide(_ alert: SystemAlert) {
+        timers.cancel(.answer(alert))
+        guard alertOnScreen == alert else { return }
+        alertOnScreen = nil
+        lifecycleEvent(.dismissAlert)
+    }
+
+    /// Leaving the app or its termination dismisses an alert over it, unanswered.
+    func dismissAlertOnLeaving() {
+        guard let alert = alertOnScreen else { return }
+        alertOnScreen = nil
+        timers.cancel(.answer(alert))
+        switch alert {
+        case .authorization: perform(authorization: authorization.handle(.dismissPrompt))
+        case .locationServices: record(.prompt(prompt: "locationServices", phase: "dismissed", answer: nil))
+        }
+    }
+
+    /// The scenario user's answer to `alert` as the audit names it, and the event it makes.
+    private func userAnswer(to alert: SystemAlert) -> (text: String, event: AuthorizationStateMachine.Event?)? {
+        let user = scenario.user
+        switch alert {
+        case .locationServices:
+            return ("cancel", nil)
+        case .authorization(.whenInUse):
+            return user.whenInUse.map { ($0.rawValue, .answerWhenInUse($0)) }
+        case .authorization(.always):
+            return user.always.map { ($0.rawValue, .answerAlways($0)) }
+        case .authorization(.alwaysOrWhenInUse):
+            // Up to iOS 12: Don't Allow, else the Always answer, else While Using.
+            if user.whenInUse == .dontAllow { return ("dontAllow", .answerAlwaysOrWhenInUse(.denied)) }
+            if let always = user.always {
+                return always == .changeToAlways
+                    ? ("allowAlways", .answerAlwaysOrWhenInUse(.authorizedAlways))
+                    : ("allowWhileUsing", .answerAlwaysOrWhenInUse(.authorizedWhenInUse))
+            }
+            if user.whenInUse != nil { return ("allowWhileUsing", .answerAlwaysOrWhenInUse(.authorizedWhenInUse)) }
+            return nil
+        }
+    }
+
+    private func answer(_ alert: SystemAlert) {
+        guard let (text, event) = userAnswer(to: alert) else { return }
+        guard let event else {
+            record(.prompt(prompt: "locationServices", phase: "answered", answer: text))
+            hide(alert)
+            return
+        }
+        guard case .authorization(let prompt) = alert, authorization.pendingPrompt == prompt else { return }
+        record(.prompt(prompt: Self.name(prompt), phase: "answered", answer: text))
+        perform(authorization: authorization.handle(event))
+        hide(alert)
+        if prompt == .always {
+            let granted = authorization.status == .authorizedAlways
+            apply(location.handle(.alwaysAnswered(granted: granted, context())))
+        }
+    }
+
+    // MARK: - Location updates
+
+    func apply(_ actions: [LocationServiceStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .started: record(.updates(action: "started", reason: nil))
+            case .stopped: record(.updates(action: "stopped", reason: nil))
+            case .decided(let o):
+                if countingArrival {
+                    summary.count(o.decision, o.reason, appState)
+                } else if o.decision == .delivered {
+                    summary.resumedDeliveries += 1
+                }
+                guard hasObservers else { continue }
+                record(
+                    .fix(
+                        AuditEvent.FixRecord(
+                            index: o.index, segment: o.segment, decision: o.decision, reason: o.reason,
+                            appState: appState, authorization: authorization.status,
+                            accuracy: authorization.accuracy, coordinate: o.coordinate, delivered: o.delivered,
+                            backgroundTimeRemaining: backgroundTimeRemaining, indicator: o.indicator,
+                            positioning: o.positioning)))
+            case .deliver(let outcomes, let reason):
+                deliver(outcomes, reason: reason)
+            case .report(let error):
+                record(.error(error))
+                manager.delegate?.locationManager(manager, didFailWithError: error)
+            case .paused:
+                record(.paused(reason: "stationary"))
+                manager.delegate?.locationManagerDidPauseLocationUpdates(manager)
+            case .resumed:
+                record(.resumed(reason: "appRestarted"))
+                manager.delegate?.locationManagerDidResumeLocationUpdates(manager)
+            case .needsAlways:
+                perform(authorization: authorization.handle(.neededAlways))
+            case .heldDiscarded(let count, let reason):
+                summary.discardedHeld += count
+                record(.heldDiscarded(count: count, reason: reason.rawValue))
+            }
+        }
+    }
+
+    private func deliver(_ outcomes: [LocationServiceStateMachine.Outcome], reason: FixReason) {
+        let state = appState
+        let updates = outcomes.compactMap { o in
+            o.delivered.map {
+                LocationUpdate(location: $0, appState: state, reason: reason, index: o.index, segment: o.segment)
+            }
+        }
+        guard !updates.isEmpty else { return }
+        if !state.isForeground || reason == .resumed || reason == .alwaysGranted {
+            summary.deliveredWhileAway += updates.count
+        }
+        if updates.count > 1 { record(.locationsDelivered(count: updates.count, reason: reason)) }
+        setCurrentUpdates(updates)
+        manager.deliver(updates)
+        setCurrentUpdates([])
+    }
+}
+
+/// Lets an expiration handler name the task it belongs to (known only once it has begun).
+private final class TaskBox {
+    var task = BackgroundTaskIdentifier.invalid
+}
+
+extension Simulation: LocationManagerHost {
+    var isUpdating: Bool { location.isUpdating }
+    var authorizationStatus: AuthorizationStatus { authorization.status }
+    var accuracyAuthorization: AccuracyAuthorization { authorization.accuracy }
+
+    func managerRequestedAuthorization(always: Bool) {
+        guard lifecycle.isRunning else { return }
+        let request: Scenario.AuthorizationRequest = always ? .always : .whenInUse
+        let inForeground = appState.isForeground
+        let actions = authorization.handle(
+            always ? .requestAlways(inForeground: inForeground) : .requestWhenInUse(inForeground: inForeground))
+        if case .ignored(let reason)? = actions.first {
+            record(.authorizationRequest(request: request, outcome: "ignored", reason: reason.rawValue))
+            switch reason {
+            case .missingWhenInUseDescription, .missingAlwaysDescription:
+                record(.diagnostic(message: "the Info has no usage description for this request; no prompt is shown"))
+            case .notInForeground:
+                record(
+                    .diagnostic(
+                        message:
+                            "a location authorization prompt needs the app in the foreground; the request is ignored"))
+            default:
+                break
+            }
+            return
+        }
+        record(.authorizationRequest(request: request, outcome: "prompted", reason: nil))
+        perform(authorization: actions)
+    }
+
+    func managerStartedUpdates() {
+        guard lifecycle.isRunning else { return }
+        let wasRunning = location.isUpdating && !location.isPaused
+        apply(location.handle(.start(context())))
+        if !wasRunning && !authorization.locationServicesEnabled {
+            // "Starting updates with them off brings up the system alert to turn them on."
+            record(.prompt(prompt: "locationServices", phase: "shown", answer: nil))
+            show(.locationServices)
+        }
+    }
+
+    func managerStoppedUpdates() { apply(location.handle(.stop)) }
+
+    func managerChangedSetting(_ name: String, _ value: String) { record(.setting(name: name, value: value)) }
+
+    func managerMayAllowBackgroundUpdates() -> Bool {
+        if scenario.info.backgroundModes.contains(.location) { return true }
+        record(
+            .diagnostic(
+                message:
+                    "allowsBackgroundLocationUpdates without the location background mode in the Info is a fatal error that terminates the app"
+            ))
+        terminate(.fatalError)
+        return false
+    }
+}

@@ -1,0 +1,354 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Watches a simulation: every audit event, in order, as it happens.
+public protocol SimulationObserver: AnyObject {
+    func simulation(_ simulation: Simulation, didRecord event: AuditEvent)
+}
+
+/// The simulated device: an app (``SimulatedApp``) that owns a ``LocationManager``, the system
+/// around it, and the one event loop that runs them.
+///
+/// The rules live in five pure state machines: ``AppLifecycleStateMachine``,
+/// ``AuthorizationStateMachine``, ``LocationServiceStateMachine``,
+/// ``BackgroundTaskStateMachine`` and ``BackgroundFetchStateMachine``. The simulation feeds them
+/// events, carries out their actions (timers, the app's code, the delegate, the audit log), and
+/// keeps their shared facts in step: whether the app is in use, and whether anything keeps a
+/// backgrounded app running.
+///
+/// Everything happens in simulation time: fixes from the source, the scenario's scripted
+/// actions, the system's timers and the app's own scheduled work. At equal times, scripted
+/// actions come first, then timers, then the fix, so the same inputs always give the same
+/// events. ``run(_:isolation:)`` runs in virtual time and never waits;
+/// ``run(_:clock:rate:isolation:)`` keeps pace with a clock; ``advance(to:)`` and
+/// ``receive(_:)`` drive it step by step (a live recorder, a test).
+///
+/// A `Simulation` is not thread-safe. It runs on its caller's isolation (the main actor, say):
+/// create it, set the delegate, and drive it from there.
+public final class Simulation {
+    public let scenario: Scenario
+    /// The iOS release whose rules apply.
+    public var version: IOSVersion { scenario.system.iosVersion }
+    /// The wall-clock instant of offset zero; audit times are this plus the offset.
+    public let epoch: Date
+    /// The app's location manager.
+    public let manager = LocationManager()
+    /// The app's code.
+    public let app: any SimulatedApp
+    /// The time since the start of the run.
+    public internal(set) var now: Duration = .zero
+    public internal(set) var summary = RunSummary()
+    /// The locations of the `didUpdateLocations` call in progress, with why and where they
+    /// come from (empty outside such a call).
+    public internal(set) var currentUpdates: [LocationUpdate] = []
+
+    var lifecycle: AppLifecycleStateMachine
+    var authorization: AuthorizationStateMachine
+    var location: LocationServiceStateMachine
+    var tasks: BackgroundTaskStateMachine
+    var fetch: BackgroundFetchStateMachine
+    var timers = TimerQueue()
+    var observers: [any SimulationObserver] = []
+    var lastActionTime: Duration = .zero
+    var lifecycleQueue: [AppLifecycleStateMachine.Event] = []
+    var inLifecycle = false
+    var wasInUse = false
+    /// The app state last written to the audit log.
+    var reportedState = AppState.notRunning
+    /// A suspended app resumed on its way to the foreground: its held fixes come when it is active.
+    var resumePending = false
+    /// The system alert on screen over the app, if any.
+    var alertOnScreen: SystemAlert?
+    var expirationHandlers: [Int: () -> Void] = [:]
+    var appWork: [Int: () -> Void] = [:]
+    var appWorkCounter = 0
+    var launchCount = 0
+    /// Whether the current `receive` is counting a source event.
+    var countingArrival = false
+    var fetchCounter = 0
+    /// What the app's fetch synced, for the `completed` event.
+    var fetchNote: (synced: Int, reason: String?)?
+
+    /// A simulation of `scenario`, whose offset zero is the instant `epoch`, running `app`
+    /// (by default the ``TutorialApp`` the scenario describes).
+    public init(scenario: Scenario, epoch: Date, app: (any SimulatedApp)? = nil) {
+        self.scenario = scenario
+        self.epoch = epoch
+        self.app = app ?? TutorialApp(scenario: scenario)
+        let version = scenario.system.iosVersion
+        var accuracy: AccuracyAuthorization?
+        if let precise = scenario.device.preciseLocation { accuracy = precise ? .fullAccuracy : .reducedAccuracy }
+        lifecycle = AppLifecycleStateMachine(gracePeriod: scenario.system.gracePeriod)
+        authorization = AuthorizationStateMachine(
+            descriptions: scenario.info.usageDescriptions, status: scenario.device.authorization, accuracy: accuracy,
+            locationServicesEnabled: scenario.device.locationServices, version: version)
+        location = LocationServiceStateMachine(version: version, heldDelivery: scenario.app.heldDelivery)
+        tasks = BackgroundTaskStateMachine(
+            budget: scenario.system.effectiveTaskBudget, warning: scenario.system.expirationWarning)
+        fetch = BackgroundFetchStateMachine(
+            hasFetchMode: scenario.info.backgroundModes.contains(.fetch), budget: scenario.system.fetchBudget)
+        manager.host = self
+        if let launch = scenario.app.launchAt {
+            timers.schedule(.launch, at: launch, class: .action)
+            lastActionTime = launch
+        }
+        for item in scenario.timeline {
+            timers.schedule(.action(item.action), at: item.at, class: .action)
+            lastActionTime = max(lastActionTime, item.at)
+        }
+    }
+
+    /// Adds an observer; it sees every event from then on.
+    public func addObserver(_ observer: any SimulationObserver) { observers.append(observer) }
+
+    /// The default app, when the simulation runs it.
+    public var tutorialApp: TutorialApp? { app as? TutorialApp }
+
+    // MARK: - What the app and the user see
+
+    public var appState: AppState { lifecycle.appState }
+    /// The authorization state, for inspection.
+    public var authorizationState: AuthorizationStateMachine { authorization }
+
+    /// Time left to the app's background tasks in this stay in the background; nil when no
+    /// task uses up time (in the foreground, see ``backgroundTimeRemainingSeconds``).
+    public var backgroundTimeRemaining: Duration? {
+        appState == .background ? tasks.remaining(at: now) : nil
+    }
+
+    /// `UIApplication.backgroundTimeRemaining`, in seconds: `.greatestFiniteMagnitude` in the
+    /// foreground ("remains suitably large"), else the time left to the app's tasks.
+    public var backgroundTimeRemainingSeconds: Double {
+        if appState.isForeground { return .greatestFiniteMagnitude }
+        return backgroundTimeRemaining?.inSeconds ?? .greatestFiniteMagnitude
+    }
+
+    /// Whether a background location session keeps updates flowing in the background.
+    public var hasBackgroundSession: Bool { location.hasBackgroundSession(context()) }
+
+    /// Whether the app is in use: on screen, in the grace period after leaving it, or showing
+    /// the location indicator with a background session.
+    public var isInUse: Bool {
+        if lifecycle.isInUse { return true }
+        return appState == .background && location.showsIndicator(context())
+    }
+
+    // MARK: - Running
+
+    /// Runs the whole simulation in virtual time, as fast as it goes, and returns its counts.
+    @discardableResult
+    public func run<S: LocationSource>(_ source: S, isolation: isolated (any Actor)? = #isolation) async throws
+        -> RunSummary
+    {
+        var source = source
+        return try await run(&source, waitUntil: nil)
+    }
+
+    /// Runs the simulation at `rate` times the pace of `clock` (1 is real time).
+    @discardableResult
+    public func run<S: LocationSource, C: Clock>(
+        _ source: S, clock: C, rate: Double, isolation: isolated (any Actor)? = #isolation
+    ) async throws -> RunSummary where C.Duration == Duration {
+        precondition(rate > 0 && rate.isFinite, "the rate must be a positive number")
+        var source = source
+        let start = clock.now
+        return try await run(&source) { offset in
+            let scaled = rate == 1 ? offset : Duration.nanoseconds(Int64((offset.inSeconds / rate * 1e9).rounded()))
+            try await clock.sleep(until: start.advanced(by: scaled), tolerance: nil)
+        }
+    }
+
+    private func run<S: LocationSource>(
+        _ source: inout S, waitUntil: ((Duration) async throws -> Void)?,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> RunSummary {
+        start(source: source.name)
+        var pending = try await source.next()
+        var end = scenario.end
+        while true {
+            let timerTime = timers.nextTime
+            if let fix = pending, timerTime.map({ fix.offset < $0 }) ?? true {
+                if let end, fix.offset > end { break }
+                if let waitUntil { try await waitUntil(fix.offset) }
+                receive(fix)
+                pending = try await source.next()
+                if pending == nil && end == nil { end = max(now, lastActionTime) }
+            } else if let time = timerTime {
+                if pending == nil && end == nil { end = max(now, lastActionTime) }
+                if let end, time > end { break }
+                if let waitUntil { try await waitUntil(time) }
+                fireNextTimer()
+            } else {
+                break
+            }
+        }
+        return finish(at: end)
+    }
+
+    // MARK: - Driving the loop step by step
+
+    /// Begins a run driven step by step (``run(_:isolation:)`` does all of this itself):
+    /// records the `started` event. A live recorder or a test calls this, then
+    /// ``advance(to:)`` as its clock moves and ``receive(_:)`` as fixes arrive, and
+    /// ``finish(at:)`` at the end.
+    public func start(source name: String) {
+        record(.started(source: name, iosVersion: version))
+    }
+
+    /// When the next scripted action, system timer or app work is due, if any: a driver that
+    /// waits for a live source should wake up then and call ``advance(to:)``.
+    public var nextScheduledOffset: Duration? { timers.nextTime }
+
+    /// Fires every action and timer due at or before `offset`, in order, and moves the
+    /// simulation's time to `offset`.
+    public func advance(to offset: Duration) {
+        while let time = timers.nextTime, time <= offset { fireNextTimer() }
+        now = max(now, offset)
+    }
+
+    /// Handles one event from the source at its offset, after everything due at or before it.
+    public func receive(_ event: SourceEvent) {
+        advance(to: event.offset)
+        countingArrival = true
+        apply(location.handle(.source(event, context())))
+        countingArrival = false
+        settle()
+    }
+
+    /// Ends the run at `offset` (or now): discards what is still held, records `finished`, and
+    /// ends the manager's update streams. Returns the counts.
+    @discardableResult
+    public func finish(at offset: Duration? = nil) -> RunSummary {
+        if let offset, offset > now { now = offset }
+        apply(location.handle(.runEnded))
+        record(.finished(summary))
+        manager.finishUpdates()
+        return summary
+    }
+
+    /// Carries out a scripted action now, as the timeline would (for tests and tools).
+    public func perform(_ action: Scenario.Action) {
+        record(.action(name: action.name, value: action.value))
+        carryOut(action)
+        settle()
+    }
+
+    private func fireNextTimer() {
+        guard let entry = timers.pop() else { return }
+        now = max(now, entry.time)
+        switch entry.timer {
+        case .action(let action):
+            record(.action(name: action.name, value: action.value))
+            carryOut(action)
+        case .launch:
+            if appState == .notRunning { lifecycleEvent(.launch(inBackground: false, cause: .userLaunch)) }
+        case .system(let key):
+            fire(key)
+        case .app(let id, let launch):
+            if let work = appWork.removeValue(forKey: id), launch == launchCount, lifecycle.isRunning { work() }
+        }
+        settle()
+    }
+
+    // MARK: - The app's system calls (UIApplication)
+
+    /// `beginBackgroundTask(withName:expirationHandler:)`: ``BackgroundTaskIdentifier/invalid``
+    /// when the app's code cannot run.
+    @discardableResult
+    public func beginBackgroundTask(reason: String = "app", expirationHandler: (() -> Void)? = nil)
+        -> BackgroundTaskIdentifier
+    {
+        guard lifecycle.isRunning else { return .invalid }
+        let actions = tasks.handle(.begin(at: now))
+        guard case .began(let task)? = actions.first else { return .invalid }
+        if let expirationHandler { expirationHandlers[task] = expirationHandler }
+        apply(tasks: actions, reason: reason)
+        return BackgroundTaskIdentifier(rawValue: task)
+    }
+
+    /// `endBackgroundTask(_:)`.
+    public func endBackgroundTask(_ task: BackgroundTaskIdentifier, reason: String = "app") {
+        guard task != .invalid else { return }
+        apply(tasks: tasks.handle(.end(task: task.rawValue, at: now)), reason: reason)
+    }
+
+    /// The app's outstanding background tasks, oldest first.
+    public var backgroundTasks: [BackgroundTaskIdentifier] { tasks.tasks.map(BackgroundTaskIdentifier.init) }
+
+    /// `setMinimumBackgroundFetchInterval(_:)`.
+    public func setMinimumBackgroundFetchInterval(_ interval: Scenario.FetchInterval) {
+        let value: Duration? =
+            switch interval {
+            case .never: nil
+            case .minimum: scenario.system.minimumFetchInterval
+            case .every(let d): d
+            }
+        apply(fetch: fetch.handle(.setInterval(value, at: now)))
+    }
+
+    /// Runs `work` after `delay`, if the app is still running then (and has not been terminated
+    /// and launched again since), as `DispatchQueue.main.asyncAfter` would in the app.
+    public func schedule(after delay: Duration, _ work: @escaping () -> Void) {
+        appWorkCounter += 1
+        appWork[appWorkCounter] = work
+        timers.schedule(.app(id: appWorkCounter, launch: launchCount), at: now + max(.zero, delay))
+    }
+
+    /// Writes an `app` event to the audit log: something the app's code did, and why.
+    public func log(_ action: String, detail: String? = nil) {
+        record(.app(action: action, detail: detail))
+    }
+
+    // MARK: - Keeping the machines in step
+
+    /// After every step: the in-use rule (Allow Once ends when the app stops being in use) and
+    /// suspension (a backgrounded app that nothing keeps running).
+    func settle() {
+        while true {
+            let inUse = isInUse
+            if wasInUse && !inUse {
+                wasInUse = false
+                perform(authorization: authorization.handle(.appNoLongerInUse))
+                continue
+            }
+            wasInUse = inUse
+            guard appState == .background, !keptRunning else { return }
+            let before = appState
+            lifecycleEvent(.idle)
+            if appState == before { return }
+        }
+    }
+
+    /// Something keeps a backgrounded app running: a task, a fetch or a background session.
+    var keptRunning: Bool { !tasks.tasks.isEmpty || fetch.isFetching || hasBackgroundSession }
+
+    /// Why a backgrounded app runs, if it does.
+    var runningReason: DeliveryPolicy.Running? {
+        guard appState == .background else { return nil }
+        if fetch.isFetching { return .backgroundFetch }
+        if !tasks.tasks.isEmpty { return .backgroundTask }
+        return lifecycle.isInUse ? .gracePeriod : nil
+    }
+
+    /// The app and the device now, for the location service.
+    func context() -> LocationServiceStateMachine.Context {
+        LocationServiceStateMachine.Context(
+            now: now, appState: lifecycle.appState, appInUse: lifecycle.isInUse, running: runningReason,
+            authorization: authorization.status, isProvisionalAlways: authorization.isProvisionalAlways,
+            accuracy: authorization.accuracy, locationServicesEnabled: authorization.locationServicesEnabled,
+            hasLocationMode: scenario.info.backgroundModes.contains(.location), settings: manager.settings)
+    }
+
+    func record(_ kind: AuditEvent.Kind) {
+        guard !observers.isEmpty else { return }
+        let event = AuditEvent(offset: now, kind: kind)
+        for observer in observers { observer.simulation(self, didRecord: event) }
+    }
+
+    var hasObservers: Bool { !observers.isEmpty }
+
+    func setCurrentUpdates(_ updates: [LocationUpdate]) { currentUpdates = updates }
+}

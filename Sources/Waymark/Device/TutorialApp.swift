@@ -1,0 +1,219 @@
+/// Where the tutorial app's background fetch syncs the locations it stored.
+public protocol FetchSink: AnyObject {
+    /// Takes the locations stored since the last successful sync; throwing makes the fetch
+    /// report `failed`, and the same locations are offered again next time.
+    func sync(_ locations: ArraySlice<StoredLocation>) throws
+}
+
+/// A location the tutorial app received and stored, with the app's state at the time.
+public struct StoredLocation: Sendable, Hashable {
+    public var location: Location
+    public var appState: AppState
+    public var reason: FixReason
+    /// The point's index in its file, or the fix's sequence number.
+    public var index: Int
+    public var segment: Int
+    /// Time since the start of the run when it was delivered.
+    public var offset: Duration
+
+    public init(
+        location: Location, appState: AppState, reason: FixReason, index: Int, segment: Int, offset: Duration
+    ) {
+        self.location = location
+        self.appState = appState
+        self.reason = reason
+        self.index = index
+        self.segment = segment
+        self.offset = offset
+    }
+}
+
+/// The app the command line runs: the seed tutorial's location app, as a scenario describes it.
+///
+/// - At launch it configures the manager from the scenario (`manager` keys), sets its fetch
+///   interval, and (with `beginsBackgroundTaskAtLaunch`) begins a background task for its next
+///   stay in the background.
+/// - The first time it is active it requests the scenario's authorization and starts updates.
+/// - In the foreground every delivered location "updates the UI"; in the background it is
+///   logged. Every one is stored with the app's state. Back in the foreground, it reports how
+///   many arrived while it was away.
+/// - When it becomes active after the system paused updates, it restarts them (an `app` event).
+/// - With `beginsBackgroundTask` it begins a task on entering the background and ends it on
+///   return; with `reRegistersTaskWhenActive` it begins a new one whenever it becomes active
+///   without one. Its expiration handlers end their task when `endsTaskOnExpiration`.
+/// - Background fetch syncs the stored locations to ``fetchSink`` and reports `newData`,
+///   `noData` or `failed` after `fetchDuration`.
+///
+/// It becomes the manager's delegate at launch and forwards every call to the delegate set
+/// before it launched, if any.
+public final class TutorialApp: SimulatedApp {
+    public let behaviour: Scenario.AppBehaviour
+    public let managerSettings: Scenario.ManagerSettings
+    private let fetchEnabled: Bool
+
+    /// The locations the app stored, in delivery order (with ``retainsStoredLocations`` off,
+    /// only those background fetch has not synced yet).
+    public private(set) var stored: [StoredLocation] = []
+    /// How many locations the app stored in all.
+    public private(set) var storedCount = 0
+    /// Whether ``stored`` keeps every location (the default). Off, it keeps only what background
+    /// fetch has yet to sync, so that a recording of days runs in bounded memory.
+    public var retainsStoredLocations = true
+    /// Where background fetch syncs stored locations; nil syncs nowhere (every fetch succeeds).
+    public var fetchSink: (any FetchSink)?
+
+    private weak var system: Simulation?
+    private let relay = DelegateRelay()
+    private var syncedCount = 0
+    private var arrivedWhileAway = 0
+    private var away = false
+    private var needsForegroundSetup = true
+    private var pausedBySystem = false
+    private var launchTask: BackgroundTaskIdentifier?
+
+    public init(scenario: Scenario) {
+        behaviour = scenario.app
+        managerSettings = scenario.manager
+        if case .never = scenario.app.fetchInterval {
+            fetchEnabled = false
+        } else {
+            fetchEnabled = scenario.info.backgroundModes.contains(.fetch)
+        }
+        relay.app = self
+    }
+
+    public func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+        self.system = system
+        arrivedWhileAway = 0
+        away = inBackground
+        needsForegroundSetup = true
+        pausedBySystem = false
+        launchTask = nil
+        let m = system.manager
+        if m.delegate !== relay {
+            relay.next = m.delegate
+            m.delegate = relay
+        }
+        let s = managerSettings
+        m.desiredAccuracy = s.desiredAccuracy
+        m.distanceFilter = s.distanceFilter
+        m.pausesLocationUpdatesAutomatically = s.pausesLocationUpdatesAutomatically
+        m.activityType = s.activityType
+        m.showsBackgroundLocationIndicator = s.showsBackgroundLocationIndicator
+        m.allowsBackgroundLocationUpdates = s.allowsBackgroundLocationUpdates
+        system.setMinimumBackgroundFetchInterval(behaviour.fetchInterval)
+        if behaviour.beginsBackgroundTaskAtLaunch { launchTask = system.beginTaskEndedOnExpiration(reason: "launch") }
+    }
+
+    public func didBecomeActive(_ system: Simulation) {
+        if needsForegroundSetup {
+            needsForegroundSetup = false
+            if let request = behaviour.request {
+                request == .always
+                    ? system.manager.requestAlwaysAuthorization() : system.manager.requestWhenInUseAuthorization()
+            }
+            if behaviour.startsUpdates { system.manager.startUpdatingLocation() }
+        } else if pausedBySystem && behaviour.restartsUpdatesAfterPause {
+            pausedBySystem = false
+            system.log("startUpdatingLocation", detail: "restartAfterPause")
+            system.manager.startUpdatingLocation()
+        }
+        if behaviour.reRegistersTaskWhenActive && system.backgroundTasks.isEmpty {
+            system.log("beginBackgroundTask", detail: "reRegisterWhenActive")
+            launchTask = system.beginTaskEndedOnExpiration(reason: "reRegistered")
+        }
+        if away {
+            away = false
+            system.record(.arrivedWhileAway(count: arrivedWhileAway))
+            arrivedWhileAway = 0
+        }
+    }
+
+    public func willEnterForeground(_ system: Simulation) {
+        // The tasks it began for a stay in the background end with it; a launch task waits for
+        // the next stay.
+        for task in system.backgroundTasks where task != launchTask {
+            system.endBackgroundTask(task, reason: "foreground")
+        }
+    }
+
+    public func didEnterBackground(_ system: Simulation) {
+        away = true
+        arrivedWhileAway = 0
+        if behaviour.beginsBackgroundTask { system.beginTaskEndedOnExpiration(reason: "enteredBackground") }
+    }
+
+    public func performFetch(_ system: Simulation, completion: @escaping (FetchResult) -> Void) {
+        system.schedule(after: behaviour.fetchDuration) { [weak self, weak system] in
+            guard let self, let system else { return }
+            completion(self.sync(system))
+        }
+    }
+
+    public func didTerminate(_ system: Simulation, cause: TerminationCause) {
+        launchTask = nil
+    }
+
+    private func sync(_ system: Simulation) -> FetchResult {
+        let pending = stored[syncedCount...]
+        guard !pending.isEmpty else {
+            system.noteFetch(synced: 0, reason: nil)
+            return .noData
+        }
+        do {
+            try fetchSink?.sync(pending)
+        } catch {
+            system.noteFetch(synced: 0, reason: "\(error)")
+            return .failed
+        }
+        system.noteFetch(synced: pending.count, reason: nil)
+        syncedCount = stored.count
+        if !retainsStoredLocations {
+            stored.removeAll(keepingCapacity: true)
+            syncedCount = 0
+        }
+        return .newData
+    }
+
+    fileprivate func received(_ locations: [Location]) {
+        guard let system else { return }
+        for update in system.currentUpdates {
+            storedCount += 1
+            if retainsStoredLocations || fetchEnabled {
+                stored.append(
+                    StoredLocation(
+                        location: update.location, appState: update.appState, reason: update.reason,
+                        index: update.index, segment: update.segment, offset: system.now))
+            }
+            if !update.appState.isForeground || update.reason == .resumed || update.reason == .alwaysGranted {
+                arrivedWhileAway += 1
+            }
+        }
+    }
+
+    fileprivate func paused() { pausedBySystem = true }
+}
+
+/// The tutorial app's delegate: it keeps what the app needs and passes every call on.
+private final class DelegateRelay: LocationManagerDelegate {
+    weak var app: TutorialApp?
+    weak var next: (any LocationManagerDelegate)?
+
+    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+        app?.received(locations)
+        next?.locationManager(manager, didUpdateLocations: locations)
+    }
+    func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) {
+        next?.locationManager(manager, didFailWithError: error)
+    }
+    func locationManagerDidChangeAuthorization(_ manager: LocationManager) {
+        next?.locationManagerDidChangeAuthorization(manager)
+    }
+    func locationManagerDidPauseLocationUpdates(_ manager: LocationManager) {
+        app?.paused()
+        next?.locationManagerDidPauseLocationUpdates(manager)
+    }
+    func locationManagerDidResumeLocationUpdates(_ manager: LocationManager) {
+        next?.locationManagerDidResumeLocationUpdates(manager)
+    }
+}
