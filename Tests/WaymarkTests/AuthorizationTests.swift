@@ -145,4 +145,65 @@ import Testing
         #expect(reduced.accuracy == .reducedAccuracy)
         #expect(Machine(descriptions: Self.both).accuracy == .fullAccuracy)
     }
+
+    /// Rule 3: with Location Services off the app reads denied ("The user denied the use of
+    /// location services for the app or they are disabled globally in Settings",
+    /// CLAuthorizationStatus.denied); switching them on restores what the user had chosen.
+    @Test func locationServicesOffReadsDeniedAndOnRestoresTheChoice() {
+        var m = Machine(descriptions: Self.both, status: .authorizedAlways)
+        #expect(
+            m.handle(.setLocationServices(false)) == [
+                .locationServicesChanged(enabled: false), .statusChanged(from: .authorizedAlways, to: .denied),
+            ])
+        #expect(m.status == .denied && m.userStatus == .authorizedAlways && !m.allowsLocation)
+        #expect(
+            m.handle(.setLocationServices(true)) == [
+                .locationServicesChanged(enabled: true), .statusChanged(from: .denied, to: .authorizedAlways),
+            ])
+        #expect(m.handle(.setLocationServices(true)).isEmpty)
+    }
+
+    /// Rule 9: restricted is a device setting ("The user cannot change this app's status,
+    /// possibly due to active restrictions such as parental controls being in place",
+    /// CLAuthorizationStatus.restricted), not an answer the user gives.
+    @Test func restrictedIsADeviceSettingNotAUserChoice() {
+        var m = Machine(descriptions: Self.both, status: .authorizedWhenInUse)
+        #expect(m.handle(.setAuthorization(.restricted)) == [.ignored(.notAUserChoice)])
+        #expect(
+            m.handle(.setRestricted(true)) == [.statusChanged(from: .authorizedWhenInUse, to: .restricted)])
+        #expect(m.handle(.requestAlways(inForeground: true)) == [.ignored(.restricted)])
+        #expect(
+            m.handle(.setRestricted(false)) == [.statusChanged(from: .restricted, to: .authorizedWhenInUse)])
+    }
+
+    /// Rule 4: a prompt left unanswered when the app leaves is dismissed; the app may ask again.
+    @Test func aDismissedPromptLetsTheAppAskAgain() {
+        var m = Machine(descriptions: Self.both)
+        #expect(m.handle(.requestAlways(inForeground: true)) == [.showPrompt(.whenInUse(forAlways: true))])
+        #expect(m.handle(.dismissPrompt) == [.promptDismissed(.whenInUse(forAlways: true))])
+        #expect(m.pendingPrompt == nil && m.status == .notDetermined)
+        #expect(m.handle(.dismissPrompt).isEmpty)
+        #expect(m.handle(.requestAlways(inForeground: true)) == [.showPrompt(.whenInUse(forAlways: true))])
+    }
+
+    /// Up to iOS 12 there is no Allow Once and no provisional Always: a request for Always from
+    /// notDetermined asks for Always at once (Apple: "Apps … running in iOS 12 or earlier will
+    /// exhibit behavior consistent with iOS 12", Choosing the Location Services Authorization to
+    /// Request). Reduced accuracy arrived in iOS 14.
+    @Test func iOS12AsksForAlwaysAtOnceAndHasNoAllowOnce() {
+        let ios12 = IOSVersion(major: 12)!
+        var m = Machine(descriptions: Self.both, version: ios12)
+        #expect(m.handle(.requestAlways(inForeground: true)) == [.showPrompt(.alwaysOrWhenInUse)])
+        #expect(
+            m.handle(.answerAlwaysOrWhenInUse(.authorizedAlways))
+                == [.statusChanged(from: .notDetermined, to: .authorizedAlways)])
+        #expect(!m.isProvisionalAlways)
+        var once = Machine(descriptions: Self.both, version: ios12)
+        _ = once.handle(.requestWhenInUse(inForeground: true))
+        #expect(once.handle(.answerWhenInUse(.allowOnce)) == [.ignored(.notInThisVersion)])
+        #expect(once.handle(.setPreciseLocation(false)) == [.ignored(.notInThisVersion)])
+        let reduced = Machine(
+            descriptions: LocationUsageDescriptions(defaultsToReducedAccuracy: true), version: IOSVersion(major: 13)!)
+        #expect(reduced.accuracy == .fullAccuracy)
+    }
 }

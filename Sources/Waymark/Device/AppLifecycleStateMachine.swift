@@ -132,6 +132,12 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
 
     public init(gracePeriod: Duration) { self.gracePeriod = gracePeriod }
 
+    /// A machine in `state` (for tests of every transition).
+    init(gracePeriod: Duration, state: State) {
+        self.gracePeriod = gracePeriod
+        self.state = state
+    }
+
     /// The state as UIKit names it.
     public var appState: AppState {
         switch state {

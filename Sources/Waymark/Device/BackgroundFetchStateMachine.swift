@@ -80,6 +80,13 @@ public struct BackgroundFetchStateMachine: Sendable, Hashable {
         self.budget = budget
     }
 
+    /// A machine in `state` with `interval` set (for tests of every transition).
+    init(hasFetchMode: Bool, budget: Duration, state: State, interval: Duration?) {
+        self.init(hasFetchMode: hasFetchMode, budget: budget)
+        self.state = state
+        self.interval = interval
+    }
+
     /// Whether the handler is running.
     public var isFetching: Bool {
         if case .fetching = state { return true }

@@ -67,6 +67,13 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
         self.warning = warning
     }
 
+    /// A machine in `state` whose last task was `counter` (for tests of every transition).
+    init(budget: Duration, warning: Duration, state: State, counter: Int) {
+        self.init(budget: budget, warning: warning)
+        self.state = state
+        self.counter = counter
+    }
+
     /// The outstanding tasks, oldest first.
     public var tasks: [Int] {
         switch state {
