@@ -45,7 +45,7 @@ import Testing
             switch action {
             case .decided(let o):
                 "\(o.decision.rawValue):\(o.reason.rawValue)\(o.indicator ? "+indicator" : "")"
-            case .deliver(let outcomes, _): "deliver\(outcomes.count)"
+            case .deliver(let count, _): "deliver\(count)"
             case .report(let e): "error:\(e.code.name)"
             case .needsAlways: "needsAlways"
             case .heldDiscarded(let n, let r): "discarded\(n):\(r.rawValue)"

@@ -132,8 +132,9 @@ public struct LocationServiceStateMachine: Sendable {
         case started
         case stopped
         case decided(Outcome)
-        /// Call `didUpdateLocations` once with the locations of these outcomes, oldest first.
-        case deliver([Outcome], reason: FixReason)
+        /// Call `didUpdateLocations` once with the locations of the last `count` outcomes decided
+        /// as delivered, oldest first.
+        case deliver(count: Int, reason: FixReason)
         case report(LocationError)
         case paused
         /// Paused updates run again because the app restarted them.
@@ -199,13 +200,29 @@ public struct LocationServiceStateMachine: Sendable {
     }
 
     public mutating func handle(_ event: Event) -> [Action] {
+        var actions: [Action] = []
+        handle(event, into: &actions)
+        return actions
+    }
+
+    /// Applies one event and appends what the owner must do to `actions` (the owner's buffer,
+    /// reused from fix to fix).
+    public mutating func handle(_ event: Event, into actions: inout [Action]) {
+        if case .source(let e, let c) = event {
+            receive(e, c, into: &actions)
+        } else {
+            actions += apply(event)
+        }
+    }
+
+    private mutating func apply(_ event: Event) -> [Action] {
         switch event {
         case .start(let c): return start(c)
         case .stop:
             guard state != .stopped else { return [] }
             state = .stopped
             return [.stopped]
-        case .source(let e, let c): return receive(e, c)
+        case .source: return []
         case .appEnteredForeground:
             if case .updating = state { state = .updating(startedInUse: true) }
             if case .paused = state { state = .paused(startedInUse: true) }
@@ -255,9 +272,8 @@ public struct LocationServiceStateMachine: Sendable {
 
     // MARK: - Fixes
 
-    private mutating func receive(_ event: SourceEvent, _ c: Context) -> [Action] {
+    private mutating func receive(_ event: SourceEvent, _ c: Context, into actions: inout [Action]) {
         guard case .fix(let location) = event.kind else {
-            var actions: [Action] = []
             if isUpdating && c.authorization.isAuthorized && c.isRunning {
                 actions.append(.report(LocationError(.locationUnknown, reason: "noFix")))
             }
@@ -267,9 +283,8 @@ public struct LocationServiceStateMachine: Sendable {
                         index: event.index, segment: event.segment, decision: .dropped, reason: .noFix,
                         coordinate: Coordinate(latitude: .nan, longitude: .nan), delivered: nil, positioning: nil,
                         indicator: false)))
-            return actions
+            return
         }
-        var actions: [Action] = []
         if event.segment != lastSegment {
             // After a loss of signal, stillness is measured afresh.
             lastSegment = event.segment
@@ -311,7 +326,7 @@ public struct LocationServiceStateMachine: Sendable {
             outcome.decision = decision
             outcome.reason = reason
             actions.append(.decided(outcome))
-            return actions
+            return
         }
 
         switch decision {
@@ -323,7 +338,7 @@ public struct LocationServiceStateMachine: Sendable {
                 outcome.decision = .dropped
                 outcome.reason = filtered
                 actions.append(.decided(outcome))
-                return actions
+                return
             }
             lastGenerated = (candidate, c.now, source)
             if decision == .held {
@@ -336,7 +351,7 @@ public struct LocationServiceStateMachine: Sendable {
                 outcome.delivered = candidate
                 outcome.indicator = reason == .backgroundSession && showsIndicator(c)
                 actions.append(.decided(outcome))
-                actions.append(.deliver([outcome], reason: reason))
+                actions.append(.deliver(count: 1, reason: reason))
             }
         case .dropped:
             actions.append(.decided(outcome))
@@ -346,7 +361,6 @@ public struct LocationServiceStateMachine: Sendable {
         case .ignored:
             actions.append(.decided(outcome))
         }
-        return actions
     }
 
     private func positioning(_ c: Context) -> AccuracyModel.Positioning {
@@ -402,7 +416,7 @@ public struct LocationServiceStateMachine: Sendable {
                 indicator: false)
         }
         actions += outcomes.map(Action.decided)
-        actions.append(.deliver(outcomes, reason: .resumed))
+        actions.append(.deliver(count: outcomes.count, reason: .resumed))
         return actions
     }
 
@@ -421,7 +435,7 @@ public struct LocationServiceStateMachine: Sendable {
             index: item.index, segment: item.segment, decision: .delivered, reason: .alwaysGranted,
             coordinate: item.location.coordinate, delivered: item.location, positioning: item.positioning,
             indicator: false)
-        return [.decided(outcome), .deliver([outcome], reason: .alwaysGranted)]
+        return [.decided(outcome), .deliver(count: 1, reason: .alwaysGranted)]
     }
 
     private mutating func discardAll(_ reason: HeldDiscardReason) -> [Action] {

@@ -330,6 +330,12 @@ extension Simulation {
             case .started: record(.updates(action: "started", reason: nil))
             case .stopped: record(.updates(action: "stopped", reason: nil))
             case .decided(let o):
+                if let delivered = o.delivered, o.decision == .delivered {
+                    pendingUpdates.append(
+                        LocationUpdate(
+                            location: delivered, appState: appState, reason: o.reason, index: o.index,
+                            segment: o.segment))
+                }
                 if countingArrival {
                     summary.count(o.decision, o.reason, appState)
                 } else if o.decision == .delivered {
@@ -344,8 +350,8 @@ extension Simulation {
                             accuracy: authorization.accuracy, coordinate: o.coordinate, delivered: o.delivered,
                             backgroundTimeRemaining: backgroundTimeRemaining, indicator: o.indicator,
                             positioning: o.positioning)))
-            case .deliver(let outcomes, let reason):
-                deliver(outcomes, reason: reason)
+            case .deliver(let count, let reason):
+                deliver(last: count, reason: reason)
             case .report(let error):
                 record(.error(error))
                 manager.delegate?.locationManager(manager, didFailWithError: error)
@@ -364,21 +370,24 @@ extension Simulation {
         }
     }
 
-    private func deliver(_ outcomes: [LocationServiceStateMachine.Outcome], reason: FixReason) {
-        let state = appState
-        let updates = outcomes.compactMap { o in
-            o.delivered.map {
-                LocationUpdate(location: $0, appState: state, reason: reason, index: o.index, segment: o.segment)
-            }
-        }
+    /// Calls the delegate once with the last `count` locations decided as delivered. The buffers
+    /// are reused from fix to fix (and taken out while the app's code runs, which may start
+    /// another delivery).
+    private func deliver(last count: Int, reason: FixReason) {
+        var updates = spareUpdates
+        spareUpdates = []
+        updates.removeAll(keepingCapacity: true)
+        updates.append(contentsOf: pendingUpdates.suffix(count))
+        pendingUpdates.removeAll(keepingCapacity: true)
         guard !updates.isEmpty else { return }
-        if !state.isForeground || reason == .resumed || reason == .alwaysGranted {
+        if !appState.isForeground || reason == .resumed || reason == .alwaysGranted {
             summary.deliveredWhileAway += updates.count
         }
         if updates.count > 1 { record(.locationsDelivered(count: updates.count, reason: reason)) }
-        setCurrentUpdates(updates)
+        currentUpdates = updates
         manager.deliver(updates)
-        setCurrentUpdates([])
+        currentUpdates = []
+        spareUpdates = updates
     }
 }
 

@@ -69,6 +69,11 @@ public final class Simulation {
     /// Whether the current `receive` is counting a source event.
     var countingArrival = false
     var fetchCounter = 0
+    /// Buffers reused from fix to fix: the location service's actions, the locations decided as
+    /// delivered and not yet handed over, and a spare for the next hand-over.
+    var actionScratch: [LocationServiceStateMachine.Action] = []
+    var pendingUpdates: [LocationUpdate] = []
+    var spareUpdates: [LocationUpdate] = []
     /// What the app's fetch synced, for the `completed` event.
     var fetchNote: (synced: Int, reason: String?)?
 
@@ -212,9 +217,14 @@ public final class Simulation {
     /// Handles one event from the source at its offset, after everything due at or before it.
     public func receive(_ event: SourceEvent) {
         advance(to: event.offset)
+        var actions = actionScratch
+        actionScratch = []
+        actions.removeAll(keepingCapacity: true)
+        location.handle(.source(event, context()), into: &actions)
         countingArrival = true
-        apply(location.handle(.source(event, context())))
+        apply(actions)
         countingArrival = false
+        actionScratch = actions
         settle()
     }
 
@@ -350,5 +360,4 @@ public final class Simulation {
 
     var hasObservers: Bool { !observers.isEmpty }
 
-    func setCurrentUpdates(_ updates: [LocationUpdate]) { currentUpdates = updates }
 }

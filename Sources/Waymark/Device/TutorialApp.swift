@@ -63,7 +63,7 @@ public final class TutorialApp: SimulatedApp {
     public var fetchSink: (any FetchSink)?
 
     private weak var system: Simulation?
-    private let relay = DelegateRelay()
+    private lazy var relay = DelegateRelay(app: self)
     private var syncedCount = 0
     private var arrivedWhileAway = 0
     private var away = false
@@ -79,7 +79,6 @@ public final class TutorialApp: SimulatedApp {
         } else {
             fetchEnabled = scenario.info.backgroundModes.contains(.fetch)
         }
-        relay.app = self
     }
 
     public func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
@@ -196,11 +195,14 @@ public final class TutorialApp: SimulatedApp {
 
 /// The tutorial app's delegate: it keeps what the app needs and passes every call on.
 private final class DelegateRelay: LocationManagerDelegate {
-    weak var app: TutorialApp?
+    /// The app owns its relay, so it outlives it.
+    unowned let app: TutorialApp
     weak var next: (any LocationManagerDelegate)?
 
+    init(app: TutorialApp) { self.app = app }
+
     func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
-        app?.received(locations)
+        app.received(locations)
         next?.locationManager(manager, didUpdateLocations: locations)
     }
     func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) {
@@ -210,7 +212,7 @@ private final class DelegateRelay: LocationManagerDelegate {
         next?.locationManagerDidChangeAuthorization(manager)
     }
     func locationManagerDidPauseLocationUpdates(_ manager: LocationManager) {
-        app?.paused()
+        app.paused()
         next?.locationManagerDidPauseLocationUpdates(manager)
     }
     func locationManagerDidResumeLocationUpdates(_ manager: LocationManager) {

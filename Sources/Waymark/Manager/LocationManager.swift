@@ -186,6 +186,8 @@ public final class LocationManager {
     public var isUpdatingLocation: Bool { host?.isUpdating ?? false }
 
     private var continuations: [Int: AsyncStream<LocationUpdate>.Continuation] = [:]
+    /// The array handed to the delegate, reused from call to call.
+    private var spareLocations: [Location] = []
     private var nextContinuationID = 0
 
     init() {}
@@ -223,7 +225,14 @@ public final class LocationManager {
     func deliver(_ updates: [LocationUpdate]) {
         guard let last = updates.last else { return }
         location = last.location
-        delegate?.locationManager(self, didUpdateLocations: updates.map(\.location))
+        if let delegate {
+            var locations = spareLocations
+            spareLocations = []
+            locations.removeAll(keepingCapacity: true)
+            for update in updates { locations.append(update.location) }
+            delegate.locationManager(self, didUpdateLocations: locations)
+            spareLocations = locations
+        }
         for continuation in continuations.values {
             for update in updates { continuation.yield(update) }
         }
