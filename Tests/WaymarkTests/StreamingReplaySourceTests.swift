@@ -231,11 +231,23 @@ import Testing
         let first = try source.peek()
         #expect(try source.peek() == first)
         #expect(try source.nextEvent() == first)
+        #expect(try source.nextEvent()?.offset == .seconds(10))
         #expect(first?.index == 3 && first?.offset == .zero)
         var late = try StreamingReplaySource(
             contentsOf: Paths.fixture("gpx/segments.gpx"), options: .init(startOffset: .seconds(3600)), loops: nil)
         #expect(try late.peek() == nil)
         #expect(try late.nextEvent() == nil)
+        // The fix behind an event without a location still gives the run its epoch.
+        let noFix = try Self.write(
+            "<trk><trkseg>" + Self.point("trkpt", 0, time: 30, extra: "<fix>none</fix>")
+                + Self.point("trkpt", 1, time: 40) + "</trkseg></trk>")
+        defer { try? FileManager.default.removeItem(atPath: noFix) }
+        var blind = try StreamingReplaySource(contentsOf: noFix)
+        #expect(try blind.peek()?.kind == SourceEvent.Kind.noFix)
+        let fix = try #require(try blind.peekFix())
+        #expect(fix.location.timestamp == Date(timeIntervalSince1970: 1_714_550_430) && fix.offset == .zero)
+        #expect(try blind.nextEvent()?.kind == SourceEvent.Kind.noFix)
+        #expect(try blind.peekFix()?.offset == .seconds(10))
         let empty = try Self.write("")
         defer { try? FileManager.default.removeItem(atPath: empty) }
         var nothing = try StreamingReplaySource(contentsOf: empty, loops: nil)

@@ -100,10 +100,16 @@ public struct StreamingReplaySource: LocationSource {
         try state.next()
     }
 
-    /// The next event without taking it: the first fix of a run gives its epoch, and nil
-    /// means there is nothing to replay.
+    /// The next event without taking it; nil means there is nothing (more) to replay.
     public mutating func peek() throws -> SourceEvent? {
-        try state.peek()
+        try state.peek()?.event
+    }
+
+    /// The fix behind the next event, without taking it: the first one gives a run its epoch
+    /// (its timestamp less its offset), even when the point has no fix (`<fix>none</fix>`) and
+    /// its event carries no location. Nil means there is nothing (more) to replay.
+    public mutating func peekFix() throws -> ReplaySchedule.Fix? {
+        try state.peek()?.fix
     }
 }
 
@@ -119,7 +125,8 @@ extension StreamingReplaySource {
 
         private var pass: ReplayPass?
         private var timeline: ReplayTimeline
-        private var peeked: SourceEvent??
+        /// An event taken ahead by a peek, with its fix; `.some(nil)` when the source has ended.
+        private var peeked: (event: SourceEvent, fix: ReplaySchedule.Fix)??
         private var finished = false
         private var loop = 0
         /// The last fix of the first play, which sets the period and segment count of loops.
@@ -146,18 +153,23 @@ extension StreamingReplaySource {
         var droppedPoints: Int { firstPlayDropped ?? timeline.droppedPoints }
         var highWater: Int { max(earlierHighWater, timeline.highWater) }
 
-        func peek() throws -> SourceEvent? {
+        func peek() throws -> (event: SourceEvent, fix: ReplaySchedule.Fix)? {
             if let peeked { return peeked }
-            let event = try next()
-            peeked = .some(event)
-            return event
+            let next = try advanceOrEnd()
+            peeked = .some(next)
+            return next
         }
 
         func next() throws -> SourceEvent? {
-            if let event = peeked {
+            if let taken = peeked {
                 peeked = nil
-                return event
+                return taken?.event
             }
+            return try advanceOrEnd()?.event
+        }
+
+        /// The next event and its fix; after an error the source has ended.
+        private func advanceOrEnd() throws -> (event: SourceEvent, fix: ReplaySchedule.Fix)? {
             do {
                 return try advance()
             } catch {
@@ -167,7 +179,7 @@ extension StreamingReplaySource {
             }
         }
 
-        private func advance() throws -> SourceEvent? {
+        private func advance() throws -> (event: SourceEvent, fix: ReplaySchedule.Fix)? {
             while !finished {
                 if let loops, loop >= loops { break }
                 guard let plays = census.plays else { break }
@@ -181,7 +193,7 @@ extension StreamingReplaySource {
                 if let fix = try timeline.next(from: { try pass?.next() }) {
                     if loop == 0 { lastOfFirstPlay = fix }
                     fixesThisPlay += 1
-                    return event(for: fix)
+                    return shifted(fix)
                 }
                 // This play has ended; one without fixes (the file changed) ends the replay.
                 pass = nil
@@ -199,19 +211,19 @@ extension StreamingReplaySource {
             return nil
         }
 
-        /// The event for `fix` in the current loop, as ``GPXReplaySource`` makes it.
-        private func event(for fix: ReplaySchedule.Fix) -> SourceEvent {
-            var location = fix.location
-            var offset = fix.offset
+        /// `fix` moved on to the current loop, and its event, as ``GPXReplaySource`` makes them.
+        private func shifted(_ fix: ReplaySchedule.Fix) -> (event: SourceEvent, fix: ReplaySchedule.Fix) {
+            var fix = fix
             if loop > 0 {
                 let shift = period * loop
-                offset += shift
-                location.timestamp = location.timestamp.addingTimeInterval(ReplaySchedule.seconds(shift))
+                fix.offset += shift
+                fix.location.timestamp = fix.location.timestamp.addingTimeInterval(ReplaySchedule.seconds(shift))
+                fix.segment += loop * segmentsPerLoop
             }
             let index: Int
             if case .file(_, let i) = fix.location.provenance.source { index = i } else { index = 0 }
-            let kind: SourceEvent.Kind = location.provenance.fixMode == .none ? .noFix : .fix(location)
-            return SourceEvent(offset: offset, kind: kind, index: index, segment: fix.segment + loop * segmentsPerLoop)
+            let kind: SourceEvent.Kind = fix.location.provenance.fixMode == .none ? .noFix : .fix(fix.location)
+            return (SourceEvent(offset: fix.offset, kind: kind, index: index, segment: fix.segment), fix)
         }
     }
 }
