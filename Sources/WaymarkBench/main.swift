@@ -4,6 +4,7 @@
 //
 // usage: waymark-bench [--sizes 10,100,1000] [--dir bench-out] [--waymark PATH] [--keep]
 //        waymark-bench replay [--hours 24]   (see ReplayBench.swift)
+//        waymark-bench stream [--points 100000,500000]  (see StreamBench.swift)
 //        waymark-bench record [--seconds 60]  (see RecordBench.swift)
 //        waymark-bench store [--points 1000000]  (see StoreBench.swift)
 //        waymark-bench parts FILE.gpx  (see PartsBench.swift)
@@ -160,6 +161,10 @@ if CommandLine.arguments.dropFirst().first == "record" {
 }
 if CommandLine.arguments.dropFirst().first == "store" {
     try await StoreBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "stream" {
+    try StreamBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "replay" {

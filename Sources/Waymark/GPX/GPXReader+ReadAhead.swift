@@ -214,6 +214,10 @@ final class EventPipe: @unchecked Sendable {
         }
     }
 
+    /// Whether the consumer has stopped: a producer that sends seldom (it skips most events)
+    /// checks it now and then, so that it does not read on to the end of the input for nothing.
+    var isCancelled: Bool { locked { cancelled } }
+
     /// What stopped the producer, once `.end` has been received.
     var failure: (any Error)? { locked { error } }
 }

@@ -182,20 +182,7 @@ public struct ReplaySchedule: Sendable, Hashable {
             while j + 1 < points.count - 1 && points[j + 1].seconds <= t { j += 1 }
             let a = points[j]
             let b = points[min(j + 1, points.count - 1)]
-            let span = b.seconds - a.seconds
-            let fraction = span > 0 ? min(1, max(0, (t - a.seconds) / span)) : 0
-            var location = a.location
-            location.coordinate = Geodesic.interpolate(a.location.coordinate, b.location.coordinate, fraction: fraction)
-            location.altitude = a.location.altitude + fraction * (b.location.altitude - a.location.altitude)
-            if let ea = a.location.ellipsoidalAltitude, let eb = b.location.ellipsoidalAltitude {
-                location.ellipsoidalAltitude = ea + fraction * (eb - ea)
-            }
-            if !(a.location.hasValidAltitude && b.location.hasValidAltitude) { location.verticalAccuracy = -1 }
-            location.timestamp = a.location.timestamp.addingTimeInterval(t - a.seconds)
-            // Source speed and course belong to the recorded points, not to the ones in between.
-            location.speed = -1
-            location.course = -1
-            out.append((location, t))
+            out.append((interpolate(from: a, to: b, at: t), t))
             t += step
         }
         return out
@@ -207,25 +194,62 @@ public struct ReplaySchedule: Sendable, Hashable {
         for i in points.indices {
             let before = points[max(0, i - 1)]
             let after = points[min(points.count - 1, i + 1)]
-            let dt = after.seconds - before.seconds
-            guard dt > 0 else { continue }
-            let line = Geodesic.inverse(before.location.coordinate, after.location.coordinate)
-            if points[i].location.speed < 0 {
-                points[i].location.speed = line.distance / dt
-                points[i].location.provenance.speedIsDerived = true
-            }
-            if points[i].location.course < 0 && line.distance > 0 {
-                points[i].location.course = line.initialBearing
-                points[i].location.provenance.courseIsDerived = true
-            }
+            deriveMotion(of: &points[i].location, before: before, after: after)
+        }
+    }
+}
+
+extension ReplaySchedule {
+    /// The fix `t` seconds into the timeline, on the geodesic from `a` to `b` (`a.seconds` ≤ `t`
+    /// ≤ `b.seconds`, clamped): what ``Options/interval`` resampling delivers between two points.
+    ///
+    /// Elevation, ellipsoidal altitude and time are linear; the rest is `a`'s, except that speed
+    /// and course are left invalid (they belong to the recorded points, not to the ones between).
+    static func interpolate(
+        from a: (location: Location, seconds: Double), to b: (location: Location, seconds: Double), at t: Double
+    ) -> Location {
+        let span = b.seconds - a.seconds
+        let fraction = span > 0 ? min(1, max(0, (t - a.seconds) / span)) : 0
+        var location = a.location
+        location.coordinate = Geodesic.interpolate(a.location.coordinate, b.location.coordinate, fraction: fraction)
+        location.altitude = a.location.altitude + fraction * (b.location.altitude - a.location.altitude)
+        if let ea = a.location.ellipsoidalAltitude, let eb = b.location.ellipsoidalAltitude {
+            location.ellipsoidalAltitude = ea + fraction * (eb - ea)
+        }
+        if !(a.location.hasValidAltitude && b.location.hasValidAltitude) { location.verticalAccuracy = -1 }
+        location.timestamp = a.location.timestamp.addingTimeInterval(t - a.seconds)
+        location.speed = -1
+        location.course = -1
+        return location
+    }
+
+    /// Fills in a missing speed and course of `location` by central differences: from the fix
+    /// `before` it to the one `after` it in the same segment (either may be the fix itself, at the
+    /// ends of a segment). Nothing is derived when no time passes between them.
+    static func deriveMotion(
+        of location: inout Location, before: (location: Location, seconds: Double),
+        after: (location: Location, seconds: Double)
+    ) {
+        let dt = after.seconds - before.seconds
+        guard dt > 0 else { return }
+        let line = Geodesic.inverse(before.location.coordinate, after.location.coordinate)
+        if location.speed < 0 {
+            location.speed = line.distance / dt
+            location.provenance.speedIsDerived = true
+        }
+        if location.course < 0 && line.distance > 0 {
+            location.course = line.initialBearing
+            location.provenance.courseIsDerived = true
         }
     }
 
-    private static func seconds(_ d: Duration) -> Double {
+    /// `d` in seconds.
+    static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
-    private static func duration(_ seconds: Double) -> Duration {
+    /// `seconds` as a duration, to the nanosecond.
+    static func duration(_ seconds: Double) -> Duration {
         .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 }

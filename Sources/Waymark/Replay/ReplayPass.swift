@@ -1,0 +1,199 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What a first pass over a GPX file learns for a replay: the whole-file facts that
+/// ``ReplaySchedule`` takes from the document in memory, kept as counters.
+struct ReplayCensus {
+    /// Which points a replay plays.
+    enum Plays {
+        case tracks, routes, waypoints
+    }
+
+    /// Counts for one kind of point, in document order.
+    struct Tally {
+        var count = 0
+        var untimed = 0
+        /// Points whose time goes backwards, were every point of the kind timed.
+        var dropped = 0
+        private var origin: Date?
+        private var last = -Double.infinity
+
+        mutating func add(_ time: Date?) {
+            count += 1
+            guard let time else {
+                untimed += 1
+                return
+            }
+            let origin = self.origin ?? time
+            self.origin = origin
+            let t = time.timeIntervalSince(origin)
+            if t < last { dropped += 1 } else { last = t }
+        }
+    }
+
+    var waypoints = Tally()
+    var routePoints = Tally()
+    var trackPoints = Tally()
+
+    /// Tracks when there are track points, else routes when there are route points, else
+    /// waypoints; nil when the file has no point at all.
+    var plays: Plays? {
+        if trackPoints.count > 0 { return .tracks }
+        if routePoints.count > 0 { return .routes }
+        return waypoints.count > 0 ? .waypoints : nil
+    }
+
+    /// The tally of the points that play.
+    var chosen: Tally {
+        switch plays {
+        case .tracks?: trackPoints
+        case .routes?: routePoints
+        case .waypoints?, nil: waypoints
+        }
+    }
+
+    /// Whether every point that plays has a time.
+    var isTimed: Bool { chosen.count > 0 && chosen.untimed == 0 }
+
+    /// How many points a replay leaves out because their time goes backwards.
+    var droppedPoints: Int { isTimed ? chosen.dropped : 0 }
+
+    /// The file index of the first point that plays: waypoints count first, then route points,
+    /// then track points.
+    var firstIndex: Int {
+        switch plays {
+        case .tracks?: waypoints.count + routePoints.count
+        case .routes?: waypoints.count
+        case .waypoints?, nil: 0
+        }
+    }
+
+    mutating func add(_ event: borrowing GPXEvent) {
+        switch event {
+        case .waypoint(let p): waypoints.add(p.time)
+        case .routePoint(let p): routePoints.add(p.time)
+        case .trackPoint(let p): trackPoints.add(p.time)
+        default: break
+        }
+    }
+
+    /// Reads all of `reader` (on the calling thread), handing its warnings to `warnings`.
+    static func count(_ reader: GPXReader, warnings: ((GPXWarning) -> Void)?) throws -> ReplayCensus {
+        var census = ReplayCensus()
+        try reader.read { event in
+            if let warnings, case .warning(let w) = event { warnings(w) }
+            census.add(event)
+        }
+        return census
+    }
+}
+
+/// One play's read of a GPX file: the reader runs on a thread of its own and hands the points
+/// that play (and the ends of their segments) over through a bounded queue; the replay pulls
+/// them one at a time.
+///
+/// At most ``depth`` batches of ``batchSize`` events are queued, plus the batch being taken, so
+/// memory stays bounded whatever the file's length. Releasing the pass stops the reader at its
+/// next batch (or within a few thousand skipped events) and joins its thread.
+final class ReplayPass {
+    static let batchSize = 256
+    static let depth = 4
+
+    private let pipe: EventPipe
+    private let thread: ReaderThread
+    private var events: ContiguousArray<GPXEvent> = []
+    private var position = 0
+    private var ended = false
+    private var index: Int
+
+    /// Starts reading with `reader`, keeping the points that `plays` names; `firstIndex` is the
+    /// file index of the first of them.
+    ///
+    /// - Throws: ``GPXError`` (``GPXError/Code/io``) when no thread can be started.
+    init(reader: GPXReader, plays: ReplayCensus.Plays, firstIndex: Int) throws {
+        let pipe = EventPipe(depth: Self.depth, batchSize: Self.batchSize)
+        guard let thread = ReaderThread({ Self.produce(reader, plays: plays, into: pipe) }) else {
+            throw GPXError(
+                code: .io, file: reader.fileName, line: 0, column: 0,
+                message: "cannot start a thread to read the file; the system is out of threads")
+        }
+        self.pipe = pipe
+        self.thread = thread
+        index = firstIndex
+        events.reserveCapacity(Self.batchSize)
+    }
+
+    deinit {
+        pipe.cancel()
+        thread.join()
+    }
+
+    /// The next point or segment end; nil at the end of the file.
+    ///
+    /// - Throws: the reader's error, after the points before it.
+    func next() throws -> ReplayInput? {
+        while true {
+            while position == events.count {
+                if ended { return nil }
+                events.removeAll(keepingCapacity: true)
+                position = 0
+                switch pipe.receive() {
+                case .batch(let batch):
+                    batch.drain { events.append($0) }
+                    pipe.recycle(batch)
+                case .end:
+                    ended = true
+                    thread.join()
+                    if let error = pipe.failure { throw error }
+                }
+            }
+            position += 1
+            switch events[position - 1] {
+            case .trackPoint(let p), .routePoint(let p), .waypoint(let p):
+                index += 1
+                return .point(p, index: index - 1)
+            case .segmentEnd, .routeEnd:
+                return .segmentEnd
+            default:
+                continue
+            }
+        }
+    }
+
+    /// The reader thread: reads everything, sends the events that matter in batches.
+    private static func produce(_ reader: GPXReader, plays: ReplayCensus.Plays, into pipe: EventPipe) {
+        var batch = pipe.emptyBatch()
+        var skipped = 0
+        do {
+            try reader.read { event in
+                let wanted: Bool
+                switch event {
+                case .trackPoint, .segmentEnd: wanted = plays == .tracks
+                case .routePoint, .routeEnd: wanted = plays == .routes
+                case .waypoint: wanted = plays == .waypoints
+                default: wanted = false
+                }
+                guard wanted else {
+                    skipped &+= 1
+                    if skipped & 4095 == 0 && pipe.isCancelled { throw EventPipe.Cancelled() }
+                    return
+                }
+                batch.append(event)
+                if batch.isFull {
+                    guard pipe.send(batch) else { throw EventPipe.Cancelled() }
+                    batch = pipe.emptyBatch()
+                }
+            }
+            if !batch.isEmpty { _ = pipe.send(batch) }
+            pipe.finish(nil)
+        } catch is EventPipe.Cancelled {
+            pipe.finish(nil)
+        } catch {
+            if !batch.isEmpty { _ = pipe.send(batch) }
+            pipe.finish(error)
+        }
+    }
+}

@@ -1,0 +1,229 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Replays a GPX file as it reads it: the events of a ``GPXReplaySource`` over a
+/// ``ReplaySchedule``, with memory bounded whatever the trace's length.
+///
+/// ```swift
+/// var source = try StreamingReplaySource(contentsOf: "walk.gpx", loops: 2)
+/// while let event = try source.nextEvent() { print(event.offset, event.index) }
+/// ```
+///
+/// It reads the file twice. A first pass, in the initialiser, keeps only counters: whether the
+/// file plays its tracks, its routes or its waypoints, whether every point that plays has a
+/// time, how many points go back in time, and the reader's errors and warnings. Each play then
+/// reads the file again, on a thread of its own through a bounded queue, and lays the points out
+/// as they come with a few fixes of look-ahead (see ``ReplaySchedule`` for the rules). A loop
+/// reads the file once more. Standard input (`-`) and other files that cannot be read twice
+/// are copied to an unlinked temporary file first.
+///
+/// The events are those of `GPXReplaySource(schedule: ReplaySchedule(document:file:options:),
+/// name:loops:)` for the same file and options, field for field.
+///
+/// A streaming source is a cursor over an open file: its copies share one position, so use one
+/// copy at a time (``Simulation`` takes the copy it is given and uses only that one). Releasing
+/// the last copy stops its reader thread and closes the file.
+public struct StreamingReplaySource: LocationSource {
+    public let name: String
+    /// How many times to play the trace; nil plays it until the run ends.
+    public let loops: Int?
+    /// Whether the fixes follow the file's own times (else the trace plays at the untimed speed).
+    public let isTimed: Bool
+    /// How many points the replay leaves out because their time goes backwards, counted by the
+    /// first pass: ``ReplaySchedule/droppedPoints``, known before the first fix.
+    public let totalDroppedPoints: Int
+    /// Bad points a lenient reader left out (``GPXReader/droppedPoints``), counted by the first pass.
+    public let badPointsLeftOut: Int
+    /// How many points of the file play (before any are dropped or skipped by the start offset).
+    public let pointCount: Int
+    private let state: State
+
+    /// Opens `path` (`-` for standard input) and counts what a replay needs to know.
+    ///
+    /// - Parameters:
+    ///   - file: the name in each fix's provenance (default: `path`), as ``ReplaySchedule``'s `file`.
+    ///   - name: what logs call the source (default: `path`).
+    ///   - readOptions: how to read the file. Replay uses only the extension values Waymark knows,
+    ///     so the default does not keep extension elements.
+    ///   - options: how to lay the trace out.
+    ///   - loops: how many times to play it; nil plays it until the run ends.
+    ///   - warnings: receives the reader's warnings, from the first pass only.
+    /// - Throws: ``GPXError`` when the file cannot be opened or read (as ``GPXReader`` reports it),
+    ///   then ``ReplaySchedule/ScheduleError`` for options that cannot lay a trace out: the same
+    ///   errors, in the same order, as reading a ``GPXDocument`` and laying out a ``ReplaySchedule``.
+    public init(
+        contentsOf path: String, file: String? = nil, name: String? = nil,
+        readOptions: GPXReadOptions = GPXReadOptions(keepsExtensionElements: false),
+        options: ReplaySchedule.Options = ReplaySchedule.Options(), loops: Int? = 1,
+        warnings: ((GPXWarning) -> Void)? = nil
+    ) throws {
+        let opened = try ReplayFile(path: path)
+        let reader = GPXReader(source: opened.bytes(), name: path, options: readOptions)
+        let census = try ReplayCensus.count(reader, warnings: warnings)
+        guard options.untimedSpeed > 0, options.untimedSpeed.isFinite else {
+            throw ReplaySchedule.ScheduleError(message: "the speed for untimed traces must be above 0 m/s")
+        }
+        if let interval = options.interval, interval <= .zero {
+            throw ReplaySchedule.ScheduleError(message: "the interval must be longer than 0 s")
+        }
+        self.name = name ?? path
+        self.loops = loops
+        isTimed = census.isTimed
+        totalDroppedPoints = census.droppedPoints
+        badPointsLeftOut = reader.droppedPoints
+        pointCount = census.chosen.count
+        state = State(
+            file: opened, fileName: file ?? path, readOptions: readOptions, options: options, census: census,
+            loops: loops)
+    }
+
+    /// Points left out so far because their time goes backwards; it grows during the first play
+    /// and ends at ``totalDroppedPoints``.
+    public var droppedPoints: Int { state.droppedPoints }
+
+    /// The most fixes the look-ahead has held at once: a few, whatever the trace's length.
+    package var lookAheadHighWater: Int { state.highWater }
+
+    /// The most events the reader thread queues ahead of the replay (its bounded queue).
+    package static var readAheadLimit: Int { ReplayPass.batchSize * (ReplayPass.depth + 1) }
+
+    public mutating func next() async throws -> SourceEvent? { try nextEvent() }
+
+    /// The next event, synchronously; nil when the last play has ended.
+    ///
+    /// - Throws: ``GPXError`` when reading fails part-way (the file changed or vanished since the
+    ///   first pass, or an I/O error); the source has ended then.
+    public mutating func nextEvent() throws -> SourceEvent? {
+        try state.next()
+    }
+
+    /// The next event without taking it; nil means there is nothing (more) to replay.
+    public mutating func peek() throws -> SourceEvent? {
+        try state.peek()?.event
+    }
+
+    /// The fix behind the next event, without taking it: the first one gives a run its epoch
+    /// (its timestamp less its offset), even when the point has no fix (`<fix>none</fix>`) and
+    /// its event carries no location. Nil means there is nothing (more) to replay.
+    public mutating func peekFix() throws -> ReplaySchedule.Fix? {
+        try state.peek()?.fix
+    }
+}
+
+extension StreamingReplaySource {
+    /// The reading position and the loop, shared by the copies of a source.
+    private final class State {
+        private let file: ReplayFile
+        private let fileName: String
+        private let readOptions: GPXReadOptions
+        private let options: ReplaySchedule.Options
+        private let census: ReplayCensus
+        private let loops: Int?
+
+        private var pass: ReplayPass?
+        private var timeline: ReplayTimeline
+        /// An event taken ahead by a peek, with its fix; `.some(nil)` when the source has ended.
+        private var peeked: (event: SourceEvent, fix: ReplaySchedule.Fix)??
+        private var finished = false
+        private var loop = 0
+        /// The last fix of the first play, which sets the period and segment count of loops.
+        private var lastOfFirstPlay: ReplaySchedule.Fix?
+        private var period = Duration.zero
+        private var segmentsPerLoop = 0
+        private var fixesThisPlay = 0
+        private var firstPlayDropped: Int?
+        private var earlierHighWater = 0
+
+        init(
+            file: ReplayFile, fileName: String, readOptions: GPXReadOptions, options: ReplaySchedule.Options,
+            census: ReplayCensus, loops: Int?
+        ) {
+            self.file = file
+            self.fileName = fileName
+            self.readOptions = readOptions
+            self.options = options
+            self.census = census
+            self.loops = loops
+            timeline = ReplayTimeline(file: fileName, options: options, isTimed: census.isTimed)
+        }
+
+        var droppedPoints: Int { firstPlayDropped ?? timeline.droppedPoints }
+        var highWater: Int { max(earlierHighWater, timeline.highWater) }
+
+        func peek() throws -> (event: SourceEvent, fix: ReplaySchedule.Fix)? {
+            if let peeked { return peeked }
+            let next = try advanceOrEnd()
+            peeked = .some(next)
+            return next
+        }
+
+        func next() throws -> SourceEvent? {
+            if let taken = peeked {
+                peeked = nil
+                return taken?.event
+            }
+            return try advanceOrEnd()?.event
+        }
+
+        /// The next event and its fix; after an error the source has ended.
+        private func advanceOrEnd() throws -> (event: SourceEvent, fix: ReplaySchedule.Fix)? {
+            do {
+                return try advance()
+            } catch {
+                finished = true
+                pass = nil
+                throw error
+            }
+        }
+
+        private func advance() throws -> (event: SourceEvent, fix: ReplaySchedule.Fix)? {
+            while !finished {
+                if let loops, loop >= loops { break }
+                guard let plays = census.plays else { break }
+                if pass == nil {
+                    let reader = GPXReader(source: file.bytes(), name: file.path, options: readOptions)
+                    pass = try ReplayPass(reader: reader, plays: plays, firstIndex: census.firstIndex)
+                    earlierHighWater = highWater
+                    timeline = ReplayTimeline(file: fileName, options: options, isTimed: census.isTimed)
+                    fixesThisPlay = 0
+                }
+                if let fix = try timeline.next(from: { try pass?.next() }) {
+                    if loop == 0 { lastOfFirstPlay = fix }
+                    fixesThisPlay += 1
+                    return shifted(fix)
+                }
+                // This play has ended; one without fixes (the file changed) ends the replay.
+                pass = nil
+                if fixesThisPlay == 0 { break }
+                if loop == 0 {
+                    firstPlayDropped = timeline.droppedPoints
+                    guard let last = lastOfFirstPlay else { break }
+                    period = last.offset + .seconds(1)
+                    segmentsPerLoop = last.segment + 1
+                }
+                loop += 1
+            }
+            finished = true
+            pass = nil
+            return nil
+        }
+
+        /// `fix` moved on to the current loop, and its event, as ``GPXReplaySource`` makes them.
+        private func shifted(_ fix: ReplaySchedule.Fix) -> (event: SourceEvent, fix: ReplaySchedule.Fix) {
+            var fix = fix
+            if loop > 0 {
+                let shift = period * loop
+                fix.offset += shift
+                fix.location.timestamp = fix.location.timestamp.addingTimeInterval(ReplaySchedule.seconds(shift))
+                fix.segment += loop * segmentsPerLoop
+            }
+            let index: Int
+            if case .file(_, let i) = fix.location.provenance.source { index = i } else { index = 0 }
+            let kind: SourceEvent.Kind = fix.location.provenance.fixMode == .none ? .noFix : .fix(fix.location)
+            return (SourceEvent(offset: fix.offset, kind: kind, index: index, segment: fix.segment), fix)
+        }
+    }
+}
