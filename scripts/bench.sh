@@ -5,6 +5,8 @@
 #       (about 3 GB of disk in bench-out/), Waymark against gpsbabel and ogr2ogr, with wall time,
 #       MB/s, peak RSS and speed-up, then a 1 MB file end to end.
 #   scripts/bench.sh --replay [--hours 24]   the simulated app: fixes per second in virtual time
+#                                             (the library), then `waymark replay` end to end
+#                                             against `waymark render` of the same traces
 #       on a 24-hour 1 Hz trace, without and with the audit log, against gpsfake through gpsd.
 #   scripts/bench.sh --record [--seconds 60]  live recording at 10 Hz from a private gpsd: latency
 #       from TPV arrival to stored and logged (p50, p99), CPU per hour, against gpspipe.
@@ -43,6 +45,7 @@ swift build -c release --static-swift-stdlib --product waymark >&2
 swift build -c release --static-swift-stdlib --product waymark-bench >&2
 if [ "$mode" = replay ]; then
     .build/release/waymark-bench replay --dir bench-out "${args[@]}"
+    .build/release/waymark-bench replay-cli --dir bench-out
 elif [ "$mode" = parts ]; then
     .build/release/waymark-bench parts "${args[@]}"
 elif [ "$mode" = store ]; then

@@ -163,6 +163,10 @@ if CommandLine.arguments.dropFirst().first == "store" {
     try await StoreBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)
 }
+if CommandLine.arguments.dropFirst().first == "replay-cli" {
+    try ReplayCLIBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
 if CommandLine.arguments.dropFirst().first == "stream" {
     try StreamBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)

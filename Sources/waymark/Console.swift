@@ -46,7 +46,9 @@ final class ConsoleReporter: SimulationObserver {
     }
 
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
-        let time = Self.offset(event.offset)
+        // Formatted only for the events that are shown: most fixes are not, at --quiet.
+        var time: String { Self.offset(event.offset) }
+        if quiet && ui == .none, case .fix = event.kind { return }
         switch event.kind {
         case .fix(let f):
             guard let l = f.delivered else { return }

@@ -144,25 +144,26 @@ extension WaymarkCommand {
             }
             let rateFactor = settings.rate ?? (Terminal.stdoutIsTerminal ? 1 : 0)
 
-            // The trace and its timeline.
-            let reader = try makeReader(trace, options: read, keepingExtensions: false)
-            let document = try GPXDocument(reader: reader)
-            reportDropped(reader)
+            // The trace, streamed: a first pass counts what the rules need (which points play,
+            // whether all are timed), the second plays it, so memory stays flat at any length.
             let untimedStart = settings.start ?? Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01T00:00:00Z
-            let schedule = try ReplaySchedule(
-                document: document, file: trace,
+            var streaming = try StreamingReplaySource(
+                contentsOf: trace, readOptions: read.valueOptions,
                 options: ReplaySchedule.Options(
                     untimedSpeed: settings.untimedSpeed ?? 1.4, interval: settings.interval,
-                    startOffset: settings.startOffset ?? .zero, untimedStart: untimedStart))
-            if schedule.fixes.isEmpty {
+                    startOffset: settings.startOffset ?? .zero, untimedStart: untimedStart),
+                loops: settings.loops == 0 ? nil : (settings.loops ?? 1), warnings: report)
+            if streaming.badPointsLeftOut > 0 {
+                printError("\(trace): --lenient left out \(streaming.badPointsLeftOut) bad point(s); see the warnings above")
+            }
+            guard let first = try streaming.peekFix() else {
                 printError(
                     "waymark: \(trace): nothing to replay (no track, route or waypoint points after the start offset)")
                 throw ExitCode(ExitStatus.dataError)
             }
-            if schedule.droppedPoints > 0 {
-                printError("\(trace): left out \(schedule.droppedPoints) point(s) whose time goes backwards")
+            if streaming.totalDroppedPoints > 0 {
+                printError("\(trace): left out \(streaming.totalDroppedPoints) point(s) whose time goes backwards")
             }
-            let first = schedule.fixes[0]
             let epoch = first.location.timestamp.addingTimeInterval(-first.offset.inSeconds)
 
             // The simulation and who watches it.
@@ -182,10 +183,7 @@ extension WaymarkCommand {
             let signals = handleStopSignals { stop.set() }
             defer { for s in signals { s.cancel() } }
 
-            let source = StoppableSource(
-                inner: GPXReplaySource(
-                    schedule: schedule, name: trace, loops: settings.loops == 0 ? nil : (settings.loops ?? 1)),
-                flag: stop)
+            let source = StoppableSource(inner: streaming, flag: stop)
             let summary: RunSummary
             if paced {
                 summary = try await simulation.run(source, clock: ContinuousClock(), rate: rateFactor)
