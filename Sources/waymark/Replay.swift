@@ -154,7 +154,8 @@ extension WaymarkCommand {
                     startOffset: settings.startOffset ?? .zero, untimedStart: untimedStart),
                 loops: settings.loops == 0 ? nil : (settings.loops ?? 1), warnings: report)
             if streaming.badPointsLeftOut > 0 {
-                printError("\(trace): --lenient left out \(streaming.badPointsLeftOut) bad point(s); see the warnings above")
+                printError(
+                    "\(trace): --lenient left out \(streaming.badPointsLeftOut) bad point(s); see the warnings above")
             }
             guard let first = try streaming.peekFix() else {
                 printError(
