@@ -89,7 +89,8 @@ public struct AuditEvent: Sendable, Hashable {
         case updates(action: String, reason: String?)
         case fix(FixRecord)
         case error(LocationError)
-        /// A background task `began`, `ended`, is `expiring`, was `refused`, or was `reinstated`.
+        /// A background task `began`, `ended` or is `expiring` (format 1 also wrote `refused` and
+        /// `reinstated`).
         case backgroundTask(action: String, task: Int?, remaining: Duration?, reason: String?)
         /// A fetch `began`, `completed` (with its result), `expired`, was `deferred` or `skipped`.
         case fetch(action: String, result: String?, synced: Int?, reason: String?)
