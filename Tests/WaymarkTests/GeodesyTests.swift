@@ -18,9 +18,10 @@ import Testing
             lo + (hi - lo) * Double(rng.next() >> 11) / Double(1 << 53)
         }
         var out: [(Coordinate, Coordinate)] = []
-        for i in 0..<600 {
+        for i in 0..<800 {
             let a = Coordinate(latitude: uniform(-89.9, 89.9), longitude: uniform(-180, 180))
-            let span = [0.0001, 0.01, 1, 30, 170][i % 5]
+            // 0.009° and 0.011° fall either side of the short-line formula's limit.
+            let span = [0.0001, 0.01, 1, 30, 170, 0.009, 0.011, 0.00001][i % 8]
             let b = Coordinate(
                 latitude: max(-90, min(90, a.latitude + uniform(-span, span))),
                 longitude: (a.longitude + uniform(-span, span) + 540).truncatingRemainder(dividingBy: 360) - 180)
@@ -34,6 +35,12 @@ import Testing
             (Coordinate(latitude: 10, longitude: 10), Coordinate(latitude: 10, longitude: 10)),
             (Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: 0.5, longitude: 179.7)),
             (Coordinate(latitude: 30, longitude: 0), Coordinate(latitude: -30, longitude: 179.9)),
+            // Short lines across the antimeridian, at the short-line formula's latitude limit, and
+            // exactly on its span limit.
+            (Coordinate(latitude: 60, longitude: 179.996), Coordinate(latitude: 60.003, longitude: -179.998)),
+            (Coordinate(latitude: 84.999, longitude: 10), Coordinate(latitude: 85, longitude: 10.01)),
+            (Coordinate(latitude: -85, longitude: -20), Coordinate(latitude: -84.99, longitude: -20.01)),
+            (Coordinate(latitude: 85.001, longitude: 0), Coordinate(latitude: 85.002, longitude: 0.005)),
         ]
         return out
     }

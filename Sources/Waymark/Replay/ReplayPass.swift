@@ -99,7 +99,7 @@ struct ReplayCensus {
 /// memory stays bounded whatever the file's length. Releasing the pass stops the reader at its
 /// next batch (or within a few thousand skipped events) and joins its thread.
 final class ReplayPass {
-    static let batchSize = 2048
+    static let batchSize = 256
     static let depth = 4
 
     private let pipe: EventPipe
