@@ -7,9 +7,9 @@ import Waymark
 /// delegate, as an app's view model does:
 ///
 /// ```swift
-/// let device = TestDevice(trace: walk, app: BareApp())
+/// let device = TestDevice(scenario: scenario, trace: walk, app: BareApp())
+/// let model = RunViewModel(manager: device.manager, info: scenario.info)  // becomes the delegate
 /// device.launch()
-/// let model = RunViewModel(manager: device.manager)
 /// ```
 ///
 /// It counts the lifecycle calls it receives, so a test can see what the app was told.

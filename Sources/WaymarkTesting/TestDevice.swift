@@ -25,13 +25,13 @@ import Waymark
 /// ```swift
 /// @MainActor @Test func keepsTrackingInTheBackground() throws {
 ///     let device = TestDevice(scenario: scenario, trace: try TraceSource.gpx(contentsOf: path), app: BareApp())
+///     let model = RunViewModel(manager: device.manager, info: scenario.info)  // the app's own code
 ///     device.launch()
-///     let model = RunViewModel(manager: device.manager, info: device.simulation.scenario.info)
 ///     model.startRun()
 ///     device.advance(by: .seconds(60))
 ///     device.sendToBackground()
 ///     device.advance(by: .seconds(60))
-///     #expect(model.locationCount > 20)
+///     #expect(device.fixes(reason: .backgroundSession).count == 12)
 /// }
 /// ```
 public final class TestDevice {

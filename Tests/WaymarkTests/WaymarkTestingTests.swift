@@ -24,33 +24,33 @@ import WaymarkTesting
 
     @Test func aSleeperWakesWhenTheClockReachesItsDeadline() async throws {
         let clock = ManualClock()
-        let sleeper = Task { try await clock.sleep(until: ManualClock.Instant(offset: .seconds(10))) }
+        async let sleeper: Void = clock.sleep(until: ManualClock.Instant(offset: .seconds(10)))
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(9))
         #expect(clock.sleeperCount == 1)
         clock.advance(by: .seconds(1))
         #expect(clock.sleeperCount == 0)
-        try await sleeper.value
+        try await sleeper
     }
 
-    @Test func sleepersWakeInDeadlineOrder() async throws {
+    @Test func anAdvanceWakesOnlyTheSleepersItReaches() async throws {
         let clock = ManualClock()
         let order = OrderBox()
-        let late = Task {
+        async let late: Void = {
             try await clock.sleep(until: ManualClock.Instant(offset: .seconds(8)))
             await order.append(8)
-        }
-        let early = Task {
+        }()
+        async let early: Void = {
             try await clock.sleep(until: ManualClock.Instant(offset: .seconds(2)))
             await order.append(2)
-        }
+        }()
         await clock.waitForSleepers(2)
         clock.advance(by: .seconds(5))
-        try await early.value
+        try await early
         #expect(await order.values == [2])
         #expect(clock.sleeperCount == 1)
         clock.advance(by: .seconds(5))
-        try await late.value
+        try await late
         #expect(await order.values == [2, 8])
     }
 
@@ -79,7 +79,7 @@ import WaymarkTesting
         #expect(simulation.summary.fixes == 2)
         #expect(simulation.now == .seconds(1))
         clock.advance(by: .seconds(3600))
-        let summary = try await run.value
+        let summary = try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
         #expect(summary.fixes == trace.schedule.fixes.count)
     }
 }
