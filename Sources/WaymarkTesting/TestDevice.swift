@@ -78,10 +78,15 @@ public final class TestDevice {
 
     // MARK: - Moving time
 
-    /// Runs what is due now and, if the app is still not running, opens it (the user taps its
-    /// icon): by default the scenario launches it at zero, so this launches it.
+    /// Fires the scripted actions and system timers due now and, if the app is still not
+    /// running, opens it (the user taps its icon). By default the scenario launches the app at
+    /// zero, so this launches it.
+    ///
+    /// A fix due now is left for the next advance: the test can start updates first, as the
+    /// app's launch code would.
     public func launch() {
-        advance(to: now)
+        precondition(!isFinished, "the run has finished")
+        simulation.advance(to: now)
         if appState == .notRunning { perform(.foreground) }
     }
 

@@ -79,7 +79,11 @@ import WaymarkTesting
         #expect(simulation.summary.fixes == 2)
         #expect(simulation.now == .seconds(1))
         clock.advance(by: .seconds(3600))
-        let summary = try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
+        let summary = try await withTaskCancellationHandler {
+            try await run.value
+        } onCancel: {
+            run.cancel()
+        }
         #expect(summary.fixes == trace.schedule.fixes.count)
     }
 }
@@ -167,6 +171,10 @@ private actor OrderBox {
         device.launch()
         #expect(device.appState == .active)
         #expect(device.now == .zero)
+        // The fix at zero waits for the next advance, after whatever the test does at launch.
+        #expect(device.fixes().isEmpty)
+        device.advance(to: .zero)
+        #expect(device.fixes(reason: .foreground).count == 1)
     }
 
     @Test func advancingDeliversTheFixesUpToThatTime() throws {
@@ -236,7 +244,7 @@ private actor OrderBox {
         device.setAuthorization(.denied)
         #expect(device.manager.authorizationStatus == .denied)
         device.advance(to: .seconds(1))
-        #expect(device.fixes(reason: .denied).count == 1)
+        #expect(device.fixes(reason: .denied).count == 2)
         device.setAuthorization(.authorizedWhenInUse)
         device.terminate()
         #expect(device.appState == .notRunning)
