@@ -24,7 +24,10 @@ public final class BareApp: SimulatedApp {
     /// An app that has not launched yet.
     public init() {}
 
+    /// Counts the launch; configures nothing.
     public func didFinishLaunching(_ system: Simulation, inBackground: Bool) { launches += 1 }
+    /// Counts the activation; requests nothing and starts nothing.
     public func didBecomeActive(_ system: Simulation) { activations += 1 }
+    /// Counts the stay in the background; begins no task.
     public func didEnterBackground(_ system: Simulation) { backgroundEntries += 1 }
 }

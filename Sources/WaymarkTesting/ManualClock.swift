@@ -27,8 +27,11 @@ public final class ManualClock: Clock, Sendable {
         /// The clock's start.
         public static let zero = Instant(offset: .zero)
 
+        /// The instant `duration` after this one.
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other` (negative when `other` is earlier).
         public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Whether `a` comes before `b`.
         public static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
     }
 
