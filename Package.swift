@@ -6,6 +6,9 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "Waymark", targets: ["Waymark"]),
+        .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
+        .library(name: "WaymarkStore", targets: ["WaymarkStore"]),
+        .library(name: "WaymarkGPSD", targets: ["WaymarkGPSD"]),
         .executable(name: "waymark", targets: ["WaymarkCLI"]),
         .executable(name: "waymark-bench", targets: ["WaymarkBench"]),
         .executable(name: "waymark-fuzz", targets: ["WaymarkFuzz"]),
@@ -19,6 +22,9 @@ let package = Package(
         // The library users import: model, XML tokenizer, GPX reader and writer, geodesy,
         // GeoJSON and text rendering.
         .target(name: "Waymark"),
+        // Test doubles for apps that use Waymark, shipped like swift-log's InMemoryLogging: a manual
+        // clock, replay sources built from a trace or a list of coordinates, and a device to step.
+        .target(name: "WaymarkTesting", dependencies: ["Waymark"]),
         // libgps (gpsd's C client library, Debian libgps-dev) and a small shim for what Swift
         // cannot import; only WaymarkGPSD imports it.
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
@@ -53,7 +59,7 @@ let package = Package(
         .executableTarget(name: "WaymarkFuzz", dependencies: ["Waymark", "CFuzzShim"]),
         .testTarget(
             name: "WaymarkTests",
-            dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore"],
+            dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkTesting"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -6,7 +6,9 @@
 #      user would), GeographicLib for Python,
 #   2. builds the package (the CLI tests run the built `waymark`),
 #   3. fuzzes the GPX reader with libFuzzer for WAYMARK_FUZZ_SECONDS (default 60; 0 skips),
-#   4. runs `swift test`.
+#   4. runs `swift test`,
+#   5. with no extra arguments, builds and tests the example app (Examples/RunTracker), a separate
+#      package that depends on this one by path.
 # Tests that need ../shared (the third-party corpus and checkers) say so and are skipped when it
 # is absent. Usage: scripts/test.sh [extra swift test arguments, e.g. --filter CorpusTests]
 set -euo pipefail
@@ -41,3 +43,8 @@ if [ "$seconds" != 0 ]; then
 fi
 
 swift test "$@"
+
+# The example is a package of its own; a filtered run (`scripts/test.sh --filter X`) skips it.
+if [ $# -eq 0 ]; then
+    swift test --package-path Examples/RunTracker
+fi

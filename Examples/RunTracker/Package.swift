@@ -1,0 +1,28 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// A small run-tracking app's model, built on Waymark and tested with WaymarkTesting: the example
+// that "Testing your app's location code" walks through.
+let package = Package(
+    name: "RunTracker",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "RunTracker", targets: ["RunTracker"])
+    ],
+    dependencies: [
+        // The Waymark repository this example lives in.
+        .package(name: "Waymark", path: "../..")
+    ],
+    targets: [
+        .target(name: "RunTracker", dependencies: [.product(name: "Waymark", package: "Waymark")]),
+        .testTarget(
+            name: "RunTrackerTests",
+            dependencies: [
+                "RunTracker",
+                .product(name: "Waymark", package: "Waymark"),
+                .product(name: "WaymarkTesting", package: "Waymark"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,181 @@
+import Waymark
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A simulated device that a test steps through virtual time, synchronously.
+///
+/// It wraps a ``Waymark/Simulation`` of a ``Waymark/Scenario``, running an app (by default the
+/// scenario's ``Waymark/TutorialApp``; ``BareApp`` for code that owns the manager's delegate
+/// itself), fed by a replay source (``TraceSource``). Nothing happens until the test says so:
+///
+/// - ``launch()`` launches the app; ``advance(by:)`` and ``advance(to:)`` move time on,
+///   delivering the trace's fixes and firing the system's timers on the way; ``runToEnd()``
+///   plays the rest of the trace and ends the run.
+/// - ``sendToBackground()``, ``bringToForeground()``, ``terminate()`` and
+///   ``setAuthorization(_:)`` are the user's actions, carried out at once.
+/// - ``events``, ``auditLog``, ``fixes(reason:)`` and ``events(named:)`` read the audit log.
+///
+/// Like the simulation, it is not thread-safe: create it and drive it on one isolation, such as
+/// a `@MainActor` test, where the app's delegate callbacks then run.
+///
+/// ```swift
+/// @MainActor @Test func keepsTrackingInTheBackground() throws {
+///     let device = TestDevice(scenario: scenario, trace: try TraceSource.gpx(contentsOf: path), app: BareApp())
+///     let model = RunViewModel(manager: device.manager, info: scenario.info)  // the app's own code
+///     device.launch()
+///     model.startRun()
+///     device.advance(by: .seconds(60))
+///     device.sendToBackground()
+///     device.advance(by: .seconds(60))
+///     #expect(device.fixes(reason: .backgroundSession).count == 12)
+/// }
+/// ```
+public final class TestDevice {
+    /// The simulated device.
+    public let simulation: Simulation
+    /// Whether ``runToEnd()`` or ``finish()`` has ended the run; the device does nothing more.
+    public private(set) var isFinished = false
+
+    private var source: GPXReplaySource
+    /// The source's next event, not yet received.
+    private var pending: SourceEvent?
+    private let recorder = AuditRecorder()
+
+    /// A device running `app` (nil: the scenario's ``Waymark/TutorialApp``) in `scenario`, fed by
+    /// `trace`.
+    ///
+    /// The audit log's times are `epoch` plus the offset; by default `epoch` is the timestamp of
+    /// the trace's first fix (or ``TraceSource/defaultStart`` for an empty trace). The run has
+    /// started (its `started` event is in the log) but no time has passed: the app launches at
+    /// the scenario's `launchAt` (zero by default) once the test calls ``launch()`` or advances.
+    public init(
+        scenario: Scenario = Scenario(), trace: GPXReplaySource, app: (any SimulatedApp)? = nil, epoch: Date? = nil
+    ) {
+        let start = epoch ?? trace.schedule.fixes.first?.location.timestamp ?? TraceSource.defaultStart
+        simulation = Simulation(scenario: scenario, epoch: start, app: app)
+        source = trace
+        pending = source.nextEvent()
+        simulation.addObserver(recorder)
+        simulation.start(source: trace.name)
+    }
+
+    // MARK: - What the app sees
+
+    /// The app's location manager.
+    public var manager: LocationManager { simulation.manager }
+    /// The app's state: active, inactive, background, suspended or not running.
+    public var appState: AppState { simulation.appState }
+    /// The time since the start of the run.
+    public var now: Duration { simulation.now }
+    /// The counts so far: every fix's decision and reason.
+    public var summary: RunSummary { simulation.summary }
+    /// When the trace's next fix (or report without one) arrives; nil when the trace is over.
+    public var nextEventOffset: Duration? { pending?.offset }
+
+    // MARK: - Moving time
+
+    /// Fires the scripted actions and system timers due now and, if the app is still not
+    /// running, opens it (the user taps its icon). By default the scenario launches the app at
+    /// zero, so this launches it.
+    ///
+    /// A fix due now is left for the next advance: the test can start updates first, as the
+    /// app's launch code would.
+    public func launch() {
+        precondition(!isFinished, "the run has finished")
+        simulation.advance(to: now)
+        if appState == .notRunning { perform(.foreground) }
+    }
+
+    /// Moves time on by `duration`: see ``advance(to:)``.
+    public func advance(by duration: Duration) {
+        precondition(duration >= .zero, "time never goes backwards")
+        advance(to: now + duration)
+    }
+
+    /// Moves time on to `offset`: every fix of the trace and every scripted action and system
+    /// timer due at or before it happens, in time order.
+    public func advance(to offset: Duration) {
+        precondition(!isFinished, "the run has finished")
+        precondition(offset >= now, "time never goes backwards: \(offset) is before \(now)")
+        while let event = pending, event.offset <= offset {
+            simulation.receive(event)
+            pending = source.nextEvent()
+        }
+        simulation.advance(to: offset)
+    }
+
+    /// Plays the rest of the trace and ends the run, as `waymark replay` would: at the
+    /// scenario's `end`, or after the last fix and the last scripted action. Returns the counts.
+    @discardableResult
+    public func runToEnd() -> RunSummary {
+        precondition(!isFinished, "the run has finished")
+        let scenario = simulation.scenario
+        while let event = pending, scenario.end.map({ event.offset <= $0 }) ?? true {
+            simulation.receive(event)
+            pending = source.nextEvent()
+        }
+        let lastAction = ([scenario.app.launchAt ?? .zero] + scenario.timeline.map(\.at)).max() ?? .zero
+        let end = max(now, scenario.end ?? lastAction)
+        simulation.advance(to: end)
+        return finish()
+    }
+
+    /// Ends the run now, leaving the rest of the trace unplayed: held fixes are discarded, the
+    /// `finished` event is recorded and the manager's ``Waymark/LocationManager/updates()``
+    /// streams end. Returns the counts.
+    @discardableResult
+    public func finish() -> RunSummary {
+        precondition(!isFinished, "the run has finished")
+        isFinished = true
+        return simulation.finish(at: now)
+    }
+
+    // MARK: - What the user does
+
+    /// The user leaves the app (home screen, another app).
+    public func sendToBackground() { perform(.background) }
+    /// The user opens the app, launching it if it is not running.
+    public func bringToForeground() { perform(.foreground) }
+    /// The user swipes the app away in the app switcher.
+    public func terminate() { perform(.terminate) }
+    /// The user changes the app's authorization in Settings.
+    public func setAuthorization(_ status: AuthorizationStatus) { perform(.setAuthorization(status)) }
+    /// The user switches Precise Location for the app.
+    public func setPreciseLocation(_ precise: Bool) { perform(.setPreciseLocation(precise)) }
+    /// The user switches Location Services for the whole device.
+    public func setLocationServices(_ enabled: Bool) { perform(.setLocationServices(enabled)) }
+
+    /// Carries out `action` now, as a scenario's timeline would (it is logged as an `action`).
+    public func perform(_ action: Scenario.Action) {
+        precondition(!isFinished, "the run has finished")
+        simulation.perform(action)
+    }
+
+    // MARK: - The audit log
+
+    /// Every audit event so far, in order.
+    public var events: [AuditEvent] { recorder.events }
+
+    /// The audit log so far as NDJSON, one event per line, as `waymark replay --audit` writes it.
+    public var auditLog: String { recorder.ndjson(epoch: simulation.epoch) }
+
+    /// The events with the audit log name `name` (`fix`, `stateChanged`, `paused`, …).
+    public func events(named name: String) -> [AuditEvent] { events.filter { $0.name == name } }
+
+    /// What became of each fix so far, optionally only those decided for `reason`.
+    public func fixes(reason: FixReason? = nil) -> [AuditEvent.FixRecord] {
+        events.compactMap { event in
+            guard case .fix(let record) = event.kind, reason.map({ record.reason == $0 }) ?? true else { return nil }
+            return record
+        }
+    }
+
+    /// What became of each fix with `decision` so far.
+    public func fixes(decision: FixDecision) -> [AuditEvent.FixRecord] {
+        fixes().filter { $0.decision == decision }
+    }
+}
