@@ -18,7 +18,7 @@
 /// Vincenty's inverse formula (1975), accurate to well under a millimetre wherever it
 /// converges. It fails to converge only for nearly antipodal points, which never follow each
 /// other in a trace; there the distance is found as the shortest two-leg path through an
-/// intermediate point (see ``viaMidpoint(_:_:)``). Tested against GeographicLib.
+/// intermediate point (see `viaMidpoint(_:_:)`). Tested against GeographicLib.
 public enum Geodesic {
     /// WGS 84 semi-major axis, metres.
     public static let a = 6_378_137.0

@@ -44,6 +44,7 @@ public struct StreamingReplaySource: LocationSource {
     /// Opens `path` (`-` for standard input) and counts what a replay needs to know.
     ///
     /// - Parameters:
+    ///   - path: the GPX file, or `-` for standard input (spooled to an unlinked temporary file).
     ///   - file: the name in each fix's provenance (default: `path`), as ``ReplaySchedule``'s `file`.
     ///   - name: what logs call the source (default: `path`).
     ///   - readOptions: how to read the file. Replay uses only the extension values Waymark knows,
