@@ -191,12 +191,9 @@ final class DeliveredNDJSON: SimulationObserver {
     }
 
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
-        guard failure == nil, case .fix(let f) = event.kind, let location = f.delivered else { return }
+        guard failure == nil, case .fix(let f) = event.kind else { return }
         do {
-            try writer.write(
-                StoredLocation(
-                    location: location, appState: f.appState, reason: f.reason, index: f.index, segment: f.segment,
-                    offset: event.offset))
+            try writer.write(delivered: f)
             if flushEachLine { try writer.finish() }
         } catch {
             failure = error

@@ -24,6 +24,12 @@ struct StoppableSource<Inner: LocationSource>: LocationSource {
     }
 }
 
+extension StoppableSource: SynchronousLocationSource where Inner: SynchronousLocationSource {
+    mutating func nextEvent() throws -> SourceEvent? {
+        flag.isSet ? nil : try inner.nextEvent()
+    }
+}
+
 /// Turns SIGINT and SIGTERM into a call of `stop` (on a dispatch queue), instead of ending the
 /// process; cancel the returned sources to stop handling them.
 func handleStopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {

@@ -271,6 +271,6 @@ import Testing
         _ = machine.handle(.start(Self.context(.active, auth: .authorizedAlways)))
         _ = machine.handle(.source(Self.fix(0), always))
         #expect(Self.decisions(machine.handle(.appTerminated)) == ["discarded1:terminated"])
-        #expect(machine.state == .stopped && machine.lastLocation == nil)
+        #expect(machine.state == .stopped && machine.lastCoordinate == nil)
     }
 }

@@ -165,7 +165,7 @@ public struct LocationServiceStateMachine: Sendable {
     private var awaitingAlways: Held?
     /// The last location generated (delivered or queued) and its source: the filters measure
     /// from it.
-    private var lastGenerated: (location: Location, at: Duration, positioning: AccuracyModel.Positioning)?
+    private var lastGenerated: (coordinate: Coordinate, at: Duration, positioning: AccuracyModel.Positioning)?
     private var detector = AutoPause()
     private var lastSegment = 0
     private var deniedReported = false
@@ -180,8 +180,8 @@ public struct LocationServiceStateMachine: Sendable {
     public var isPaused: Bool { if case .paused = state { true } else { false } }
     /// How many fixes wait for a suspended app.
     public var heldCount: Int { held.count }
-    /// The last location the app received or will receive.
-    public var lastLocation: Location? { lastGenerated?.location }
+    /// Where the last location the app received or will receive was.
+    public var lastCoordinate: Coordinate? { lastGenerated?.coordinate }
 
     /// Whether updates keep flowing in the background: the `location` mode,
     /// `allowsBackgroundLocationUpdates`, and updates started in use or under (confirmed) Always.
@@ -209,10 +209,16 @@ public struct LocationServiceStateMachine: Sendable {
     /// reused from fix to fix).
     public mutating func handle(_ event: Event, into actions: inout [Action]) {
         if case .source(let e, let c) = event {
-            receive(e, c, into: &actions)
+            decide(e, c, into: &actions)
         } else {
             actions += apply(event)
         }
+    }
+
+    /// The same as `handle(.source(event, context), into: &actions)`, for the hot path: one fix
+    /// without wrapping it in an ``Event``.
+    public mutating func receive(_ event: borrowing SourceEvent, _ context: Context, into actions: inout [Action]) {
+        decide(copy event, context, into: &actions)
     }
 
     private mutating func apply(_ event: Event) -> [Action] {
@@ -272,7 +278,7 @@ public struct LocationServiceStateMachine: Sendable {
 
     // MARK: - Fixes
 
-    private mutating func receive(_ event: SourceEvent, _ c: Context, into actions: inout [Action]) {
+    private mutating func decide(_ event: consuming SourceEvent, _ c: Context, into actions: inout [Action]) {
         guard case .fix(let location) = event.kind else {
             if isUpdating && c.authorization.isAuthorized && c.isRunning {
                 actions.append(.report(LocationError(.locationUnknown, reason: "noFix")))
@@ -340,7 +346,7 @@ public struct LocationServiceStateMachine: Sendable {
                 actions.append(.decided(outcome))
                 return
             }
-            lastGenerated = (candidate, c.now, source)
+            lastGenerated = (candidate.coordinate, c.now, source)
             if decision == .held {
                 held.append(
                     Held(
@@ -374,7 +380,7 @@ public struct LocationServiceStateMachine: Sendable {
             return .accuracyThrottle
         }
         if c.settings.distanceFilter > 0,
-            Geodesic.distance(last.location.coordinate, candidate.coordinate) < c.settings.distanceFilter
+            Geodesic.distance(last.coordinate, candidate.coordinate) < c.settings.distanceFilter
         {
             return .distanceFilter
         }
@@ -426,7 +432,7 @@ public struct LocationServiceStateMachine: Sendable {
         guard granted else { return [.heldDiscarded(count: 1, reason: .alwaysDeclined)] }
         guard c.now - item.at <= Self.staleAfter else { return [.heldDiscarded(count: 1, reason: .stale)] }
         guard isUpdating else { return [.heldDiscarded(count: 1, reason: .resume)] }
-        lastGenerated = (item.location, item.at, item.positioning)
+        lastGenerated = (item.location.coordinate, item.at, item.positioning)
         if !c.isRunning {
             held.append(item)
             return []

@@ -377,8 +377,12 @@ extension Simulation {
         var updates = spareUpdates
         spareUpdates = []
         updates.removeAll(keepingCapacity: true)
-        updates.append(contentsOf: pendingUpdates.suffix(count))
-        pendingUpdates.removeAll(keepingCapacity: true)
+        if count == pendingUpdates.count {
+            swap(&updates, &pendingUpdates)
+        } else {
+            updates.append(contentsOf: pendingUpdates.suffix(count))
+            pendingUpdates.removeAll(keepingCapacity: true)
+        }
         guard !updates.isEmpty else { return }
         if !appState.isForeground || reason == .resumed || reason == .alwaysGranted {
             summary.deliveredWhileAway += updates.count

@@ -152,6 +152,27 @@ public final class Simulation {
         return try await run(&source, waitUntil: nil)
     }
 
+    /// Runs the whole simulation in virtual time from a source that never waits (a replayed
+    /// trace): it takes each event without suspending.
+    @discardableResult
+    public func run<S: SynchronousLocationSource>(_ source: S, isolation: isolated (any Actor)? = #isolation)
+        async throws -> RunSummary
+    {
+        var source = source
+        start(source: source.name)
+        var pending = try source.nextEvent()
+        var end = scenario.end
+        while true {
+            switch nextStep(pending: pending, end: &end) {
+            case .fix(let fix):
+                receive(fix)
+                pending = try source.nextEvent()
+            case .timer: fireNextTimer()
+            case .stop: return finish(at: end)
+            }
+        }
+    }
+
     /// Runs the simulation at `rate` times the pace of `clock` (1 is real time).
     @discardableResult
     public func run<S: LocationSource, C: Clock>(
@@ -174,23 +195,38 @@ public final class Simulation {
         var pending = try await source.next()
         var end = scenario.end
         while true {
-            let timerTime = timers.nextTime
-            if let fix = pending, timerTime.map({ fix.offset < $0 }) ?? true {
-                if let end, fix.offset > end { break }
+            switch nextStep(pending: pending, end: &end) {
+            case .fix(let fix):
                 if let waitUntil { try await waitUntil(fix.offset) }
                 receive(fix)
                 pending = try await source.next()
-                if pending == nil && end == nil { end = max(now, lastActionTime) }
-            } else if let time = timerTime {
-                if pending == nil && end == nil { end = max(now, lastActionTime) }
-                if let end, time > end { break }
+            case .timer(let time):
                 if let waitUntil { try await waitUntil(time) }
                 fireNextTimer()
-            } else {
-                break
+            case .stop: return finish(at: end)
             }
         }
-        return finish(at: end)
+    }
+
+    private enum Step {
+        case fix(SourceEvent)
+        case timer(Duration)
+        case stop
+    }
+
+    /// What comes next: the pending fix, or the next timer (actions and timers before a fix at the
+    /// same time), or the end. Once the source has ended, the run ends with the last action (or
+    /// the scenario's end).
+    private func nextStep(pending: SourceEvent?, end: inout Duration?) -> Step {
+        if pending == nil && end == nil { end = max(now, lastActionTime) }
+        let timerTime = timers.nextTime
+        if let fix = pending, timerTime.map({ fix.offset < $0 }) ?? true {
+            if let end, fix.offset > end { return .stop }
+            return .fix(fix)
+        }
+        guard let time = timerTime else { return .stop }
+        if let end, time > end { return .stop }
+        return .timer(time)
     }
 
     // MARK: - Driving the loop step by step
@@ -220,7 +256,7 @@ public final class Simulation {
         var actions = actionScratch
         actionScratch = []
         actions.removeAll(keepingCapacity: true)
-        location.handle(.source(event, context()), into: &actions)
+        location.receive(event, context(), into: &actions)
         countingArrival = true
         apply(actions)
         countingArrival = false

@@ -176,15 +176,18 @@ public final class TutorialApp: SimulatedApp {
 
     fileprivate func received(_ locations: [Location]) {
         guard let system else { return }
-        for update in system.currentUpdates {
-            storedCount += 1
+        let updates = system.currentUpdates
+        storedCount += updates.count
+        for i in updates.indices {
+            // Fields read in place: a whole update is copied only when it is kept.
             if retainsStoredLocations || fetchEnabled {
                 stored.append(
                     StoredLocation(
-                        location: update.location, appState: update.appState, reason: update.reason,
-                        index: update.index, segment: update.segment, offset: system.now))
+                        location: updates[i].location, appState: updates[i].appState, reason: updates[i].reason,
+                        index: updates[i].index, segment: updates[i].segment, offset: system.now))
             }
-            if !update.appState.isForeground || update.reason == .resumed || update.reason == .alwaysGranted {
+            let reason = updates[i].reason
+            if !updates[i].appState.isForeground || reason == .resumed || reason == .alwaysGranted {
                 arrivedWhileAway += 1
             }
         }

@@ -116,11 +116,11 @@ public enum AccuracyModel {
     }
 
     /// The location an app receives from `source` for the fix `location`.
-    public static func apply(_ source: Positioning, to location: Location) -> Location {
+    public static func apply(_ source: Positioning, to location: consuming Location) -> Location {
         guard source != .satellite else { return location }
         var out = location
-        if source == .reduced { out.coordinate = coarsen(location.coordinate, radius: source.accuracyFloor) }
-        out.horizontalAccuracy = max(location.horizontalAccuracy, source.accuracyFloor)
+        if source == .reduced { out.coordinate = coarsen(out.coordinate, radius: source.accuracyFloor) }
+        out.horizontalAccuracy = max(out.horizontalAccuracy, source.accuracyFloor)
         out.altitude = 0
         out.ellipsoidalAltitude = nil
         out.verticalAccuracy = -1

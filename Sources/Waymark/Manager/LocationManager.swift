@@ -223,13 +223,13 @@ public final class LocationManager {
     }
 
     func deliver(_ updates: [LocationUpdate]) {
-        guard let last = updates.last else { return }
-        location = last.location
+        guard !updates.isEmpty else { return }
+        location = updates[updates.count - 1].location
         if let delegate {
             var locations = spareLocations
             spareLocations = []
             locations.removeAll(keepingCapacity: true)
-            for update in updates { locations.append(update.location) }
+            for i in updates.indices { locations.append(updates[i].location) }
             delegate.locationManager(self, didUpdateLocations: locations)
             spareLocations = locations
         }

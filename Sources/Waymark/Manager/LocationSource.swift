@@ -43,12 +43,20 @@ public protocol LocationSource {
     nonisolated(nonsending) mutating func next() async throws -> SourceEvent?
 }
 
+/// A source that has its next event at hand without waiting: a replayed trace.
+///
+/// A simulation in virtual time takes events from it without suspending between them.
+public protocol SynchronousLocationSource: LocationSource {
+    /// The next event, or nil when the source has ended.
+    mutating func nextEvent() throws -> SourceEvent?
+}
+
 /// Replays a ``ReplaySchedule``: the trace's fixes at their offsets, optionally looped.
 ///
 /// Each loop starts one second after the previous one's last fix, with timestamps moved on by
 /// the same amount, so time never goes backwards; its segments are numbered on from the last
 /// loop's.
-public struct GPXReplaySource: LocationSource, Sendable {
+public struct GPXReplaySource: SynchronousLocationSource, Sendable {
     public let schedule: ReplaySchedule
     public let name: String
     /// How many times to play the trace; nil plays it until the run ends.

@@ -230,9 +230,20 @@ extension ReplaySchedule {
         of location: inout Location, before: (location: Location, seconds: Double),
         after: (location: Location, seconds: Double)
     ) {
+        deriveMotion(
+            of: &location, before: (before.location.coordinate, before.seconds),
+            after: (after.location.coordinate, after.seconds))
+    }
+
+    /// The same, from the neighbours' positions and times alone.
+    static func deriveMotion(
+        of location: inout Location, before: (coordinate: Coordinate, seconds: Double),
+        after: (coordinate: Coordinate, seconds: Double)
+    ) {
+        guard location.speed < 0 || location.course < 0 else { return }
         let dt = after.seconds - before.seconds
         guard dt > 0 else { return }
-        let line = Geodesic.inverse(before.location.coordinate, after.location.coordinate)
+        let line = Geodesic.inverse(before.coordinate, after.coordinate)
         if location.speed < 0 {
             location.speed = line.distance / dt
             location.provenance.speedIsDerived = true

@@ -36,6 +36,8 @@ struct ReplayTimeline {
         var segment: Int
 
         var timed: (location: Location, seconds: Double) { (location, seconds) }
+        /// Where and when, without copying the location.
+        var place: (coordinate: Coordinate, seconds: Double) { (location.coordinate, seconds) }
     }
 
     enum Item {
@@ -240,9 +242,9 @@ struct ReplayTimeline {
         }
         noteHeld()
         var current = motionWindow[motionCurrent]
-        let before = motionWindow[motionCurrent == 1 ? 0 : motionCurrent]
-        let after = motionWindow[motionWindow.count - 1]
-        ReplaySchedule.deriveMotion(of: &current.location, before: before.timed, after: after.timed)
+        let before = motionWindow[motionCurrent == 1 ? 0 : motionCurrent].place
+        let after = motionWindow[motionWindow.count - 1].place
+        ReplaySchedule.deriveMotion(of: &current.location, before: before, after: after)
         if motionCurrent + 1 < motionWindow.count {
             if motionCurrent == 1 { motionWindow.removeFirst() } else { motionCurrent = 1 }
         } else {

@@ -26,7 +26,7 @@
 /// A streaming source is a cursor over an open file: its copies share one position, so use one
 /// copy at a time (``Simulation`` takes the copy it is given and uses only that one). Releasing
 /// the last copy stops its reader thread and closes the file.
-public struct StreamingReplaySource: LocationSource {
+public struct StreamingReplaySource: SynchronousLocationSource {
     public let name: String
     /// How many times to play the trace; nil plays it until the run ends.
     public let loops: Int?
@@ -126,12 +126,13 @@ extension StreamingReplaySource {
 
         private var pass: ReplayPass?
         private var timeline: ReplayTimeline
-        /// An event taken ahead by a peek, with its fix; `.some(nil)` when the source has ended.
-        private var peeked: (event: SourceEvent, fix: ReplaySchedule.Fix)??
+        /// A fix taken ahead by a peek; `.some(nil)` when the source has ended.
+        private var peeked: ReplaySchedule.Fix??
         private var finished = false
         private var loop = 0
-        /// The last fix of the first play, which sets the period and segment count of loops.
-        private var lastOfFirstPlay: ReplaySchedule.Fix?
+        /// The offset and segment of the last fix of the first play, which set the period and
+        /// segment count of loops.
+        private var lastOfFirstPlay: (offset: Duration, segment: Int)?
         private var period = Duration.zero
         private var segmentsPerLoop = 0
         private var fixesThisPlay = 0
@@ -155,22 +156,20 @@ extension StreamingReplaySource {
         var highWater: Int { max(earlierHighWater, timeline.highWater) }
 
         func peek() throws -> (event: SourceEvent, fix: ReplaySchedule.Fix)? {
-            if let peeked { return peeked }
-            let next = try advanceOrEnd()
-            peeked = .some(next)
-            return next
+            if peeked == nil { peeked = .some(try advanceOrEnd()) }
+            return peeked!.map { (Self.event(of: $0), $0) }
         }
 
         func next() throws -> SourceEvent? {
             if let taken = peeked {
                 peeked = nil
-                return taken?.event
+                return taken.map(Self.event(of:))
             }
-            return try advanceOrEnd()?.event
+            return try advanceOrEnd().map(Self.event(of:))
         }
 
-        /// The next event and its fix; after an error the source has ended.
-        private func advanceOrEnd() throws -> (event: SourceEvent, fix: ReplaySchedule.Fix)? {
+        /// The next fix; after an error the source has ended.
+        private func advanceOrEnd() throws -> ReplaySchedule.Fix? {
             do {
                 return try advance()
             } catch {
@@ -180,7 +179,7 @@ extension StreamingReplaySource {
             }
         }
 
-        private func advance() throws -> (event: SourceEvent, fix: ReplaySchedule.Fix)? {
+        private func advance() throws -> ReplaySchedule.Fix? {
             while !finished {
                 if let loops, loop >= loops { break }
                 guard let plays = census.plays else { break }
@@ -192,7 +191,7 @@ extension StreamingReplaySource {
                     fixesThisPlay = 0
                 }
                 if let fix = try timeline.next(from: { try pass?.next() }) {
-                    if loop == 0 { lastOfFirstPlay = fix }
+                    if loop == 0 { lastOfFirstPlay = (fix.offset, fix.segment) }
                     fixesThisPlay += 1
                     return shifted(fix)
                 }
@@ -212,19 +211,25 @@ extension StreamingReplaySource {
             return nil
         }
 
-        /// `fix` moved on to the current loop, and its event, as ``GPXReplaySource`` makes them.
-        private func shifted(_ fix: ReplaySchedule.Fix) -> (event: SourceEvent, fix: ReplaySchedule.Fix) {
-            var fix = fix
+        /// `fix` moved on to the current loop, as ``GPXReplaySource`` moves it.
+        private func shifted(_ fix: consuming ReplaySchedule.Fix) -> ReplaySchedule.Fix {
             if loop > 0 {
                 let shift = period * loop
                 fix.offset += shift
                 fix.location.timestamp = fix.location.timestamp.addingTimeInterval(ReplaySchedule.seconds(shift))
                 fix.segment += loop * segmentsPerLoop
             }
+            return fix
+        }
+
+        /// The event of a fix, as ``GPXReplaySource`` makes it.
+        private static func event(of fix: consuming ReplaySchedule.Fix) -> SourceEvent {
             let index: Int
             if case .file(_, let i) = fix.location.provenance.source { index = i } else { index = 0 }
+            let offset = fix.offset
+            let segment = fix.segment
             let kind: SourceEvent.Kind = fix.location.provenance.fixMode == .none ? .noFix : .fix(fix.location)
-            return (SourceEvent(offset: fix.offset, kind: kind, index: index, segment: fix.segment), fix)
+            return SourceEvent(offset: offset, kind: kind, index: index, segment: segment)
         }
     }
 }

@@ -61,7 +61,15 @@ extension StoredLocation {
     }
 
     func append(to out: ByteStore, cache: inout ValueFormatting.DayCache) {
-        let l = location
+        Self.append(
+            location, index: index, segment: segment, appState: appState, reason: reason, to: out, cache: &cache)
+    }
+
+    /// The NDJSON line of a delivered location, from its parts (no ``StoredLocation`` needed).
+    static func append(
+        _ l: borrowing Location, index: Int, segment: Int, appState: AppState, reason: FixReason, to out: ByteStore,
+        cache: inout ValueFormatting.DayCache
+    ) {
         out.append("{\"time\":\"")
         ValueFormatting.appendISO8601(l.timestamp, to: out, cache: &cache)
         out.append(UInt8(ascii: "\""))
@@ -94,6 +102,16 @@ public final class LocationNDJSONWriter {
 
     public func write(_ location: StoredLocation) throws {
         location.append(to: sink.buffer, cache: &cache)
+        try sink.flushIfNeeded()
+    }
+
+    /// Writes the location a fix record says was delivered, if any: the same line as
+    /// ``write(_:)`` of its ``StoredLocation``.
+    public func write(delivered record: borrowing AuditEvent.FixRecord) throws {
+        guard let location = record.delivered else { return }
+        StoredLocation.append(
+            location, index: record.index, segment: record.segment, appState: record.appState, reason: record.reason,
+            to: sink.buffer, cache: &cache)
         try sink.flushIfNeeded()
     }
 
