@@ -276,6 +276,36 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
+    /// A store of the first round (schema v1) learns the rebuilt device's codes and the
+    /// positioning column (v2), and keeps its sessions.
+    @Test func aFirstRoundStoreIsMigratedToV2() async throws {
+        let path = Self.newStorePath()
+        let store = try SessionStore(path: path)
+        let (_, _, recorder) = try await Self.runBusyScenario(into: store, mode: .durable)
+        let sqlite3 = try #require(which("sqlite3"))
+        // Back to v1, as the first round left it: no v2 migration, its view, none of its codes.
+        let firstNew = StoreCodes.reason.firstIndex(of: .alwaysGranted)!
+        let back =
+            "DELETE FROM grdb_migrations WHERE identifier LIKE 'v2%'; DROP VIEW location_view; "
+            + StoreSchema.locationView(positioning: false)
+            + "DELETE FROM code WHERE kind = 'positioning' OR (kind = 'reason' AND code >= \(firstNew));"
+        #expect(try run(sqlite3, [path, back]).status == 0)
+        #expect(try run(sqlite3, [path, "SELECT positioning FROM location_view LIMIT 1"]).status != 0)
+
+        let reopened = try SessionStore(path: path, mode: .existing)
+        #expect(try reopened.locations(of: recorder.id).count > 10)
+        let names = try run(
+            sqlite3,
+            [path, "SELECT name FROM code WHERE kind = 'reason' AND code >= \(firstNew) ORDER BY code"]
+        ).stdoutText
+        #expect(names.split(separator: "\n") == ["alwaysGranted", "awaitingAlways", "notInUse", "alwaysPromptShowing"])
+        let positioning = try run(
+            sqlite3, [path, "SELECT DISTINCT positioning FROM location_view ORDER BY positioning"]
+        ).stdoutText
+        #expect(positioning.split(separator: "\n").allSatisfy { ["satellite", "reduced"].contains($0) }, "\(positioning)")
+        #expect(positioning.contains("reduced"), "the busy scenario turns Precise Location off")
+    }
+
     @Test func aStoreFromANewerWaymarkIsRefused() throws {
         let path = Self.newStorePath()
         _ = try SessionStore(path: path)
