@@ -302,7 +302,8 @@ import Testing
         let positioning = try run(
             sqlite3, [path, "SELECT DISTINCT positioning FROM location_view ORDER BY positioning"]
         ).stdoutText
-        #expect(positioning.split(separator: "\n").allSatisfy { ["satellite", "reduced"].contains($0) }, "\(positioning)")
+        #expect(
+            positioning.split(separator: "\n").allSatisfy { ["satellite", "reduced"].contains($0) }, "\(positioning)")
         #expect(positioning.contains("reduced"), "the busy scenario turns Precise Location off")
     }
 
