@@ -1,4 +1,5 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
+// 6.2: the view model is the manager's delegate through an isolated conformance (SE-0470).
 import PackageDescription
 
 // A small run-tracking app's model, built on Waymark and tested with WaymarkTesting: the example

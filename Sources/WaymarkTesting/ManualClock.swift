@@ -15,6 +15,7 @@ import Synchronization
 /// ```
 ///
 /// It starts at ``Instant/zero``. Sleepers whose task is cancelled throw `CancellationError`.
+@available(macOS 15.0, iOS 18.0, *)  // Synchronization's Mutex; on Linux, always.
 public final class ManualClock: Clock, Sendable {
     /// A point in the clock's time: how far it has been advanced since it started.
     public struct Instant: InstantProtocol, Sendable, Hashable {

@@ -190,7 +190,7 @@ enum SummaryText {
         text += "  delivered \(s.count(.delivered)), held \(s.count(.held)), dropped \(s.count(.dropped)), "
         text += "ignored \(s.count(.ignored))"
         if s.resumedDeliveries > 0 || s.discardedHeld > 0 {
-            text += "; on resume \(s.resumedDeliveries) delivered, \(s.discardedHeld) discarded"
+            text += "; held, then \(s.resumedDeliveries) delivered later and \(s.discardedHeld) discarded"
         }
         text += "\n"
         for decision in FixDecision.allCases where s.count(decision) > 0 {

@@ -138,6 +138,11 @@ import Testing
         // "Ask Next Time" lets the app ask again, Always included.
         _ = m.handle(.setAuthorization(.notDetermined))
         #expect(m.handle(.requestAlways(inForeground: true)) == [.showPrompt(.whenInUse(forAlways: true))])
+        // The same for the Always prompt a When In Use app asked for.
+        var upgrade = Machine(descriptions: Self.both, status: .authorizedWhenInUse)
+        #expect(upgrade.handle(.requestAlways(inForeground: true)) == [.showPrompt(.always)])
+        #expect(upgrade.handle(.dismissPrompt) == [.promptDismissed(.always)])
+        #expect(upgrade.handle(.requestAlways(inForeground: true)) == [.showPrompt(.always)])
     }
 
     @Test func reducedAccuracyByDefaultFollowsTheInfoKey() {
@@ -161,6 +166,10 @@ import Testing
                 .locationServicesChanged(enabled: true), .statusChanged(from: .denied, to: .authorizedAlways),
             ])
         #expect(m.handle(.setLocationServices(true)).isEmpty)
+        // Off, the app reads denied: its own request shows nothing.
+        var fresh = Machine(descriptions: Self.both, locationServicesEnabled: false)
+        #expect(fresh.handle(.requestWhenInUse(inForeground: true)) == [.ignored(.locationServicesOff)])
+        #expect(fresh.pendingPrompt == nil && fresh.status == .denied && fresh.userStatus == .notDetermined)
     }
 
     /// Rule 9: restricted is a device setting ("The user cannot change this app's status,

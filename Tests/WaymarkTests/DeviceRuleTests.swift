@@ -204,8 +204,11 @@ struct ListSource: LocationSource {
     // MARK: - Rule 3: Location Services off
 
     /// "denied: The user denied the use of location services for the app or they are disabled
-    /// globally in Settings." (CLAuthorizationStatus.denied) Starting updates then brings up the
-    /// system's alert, not the app's prompt, and reports the error (startUpdatingLocation()).
+    /// globally in Settings." (CLAuthorizationStatus.denied) "If users disable or deny location
+    /// services and you attempt to start location updates anyway, the location manager reports an
+    /// error to its delegate." (locationServicesEnabled()) The system's alert to turn them on,
+    /// rather than the app's own prompt, is the issue's rule 3 (Apple's current pages no longer
+    /// describe it; docs/apple-citations.md, R3).
     @Test func locationServicesOffReadDeniedAndStartingShowsTheSystemAlert() async throws {
         let run = try await Self.run(
             Self.scenario {
@@ -398,6 +401,100 @@ struct ListSource: LocationSource {
         #expect(simulation.appState == .active)
         #expect(simulation.backgroundTimeRemainingSeconds == .greatestFiniteMagnitude)
         #expect(simulation.backgroundTimeRemaining == nil)
+    }
+
+    // MARK: - Found in review
+
+    /// "Core Location always calls locationManagerDidChangeAuthorization(_:) when the user's
+    /// action results in an authorization status change … whether your app runs in the
+    /// foreground or in the background": a change made while the app is suspended reaches its
+    /// delegate when it runs again.
+    @Test func aChangeWhileSuspendedReachesTheDelegateWhenTheAppRunsAgain() async throws {
+        let delegate = RecordingDelegate()
+        _ = try await Self.run(
+            Self.scenario {
+                $0.timeline = [
+                    .init(at: .seconds(30), .background), .init(at: .seconds(60), .setAuthorization(.denied)),
+                    .init(at: .seconds(90), .foreground),
+                ]
+            }, delegate: delegate)
+        // Once at creation (iOS 14+), once on return.
+        #expect(delegate.authorizationChanges == 2)
+        #expect(delegate.errors.map(\.code) == [.denied], "denied reported once the app runs")
+    }
+
+    /// A suspended app woken for a fetch starts a new stay in the background: a task its fetch
+    /// handler begins gets a fresh budget, not what was left of the last stay.
+    @Test func aFetchWakeGetsAFreshTaskBudget() async throws {
+        final class TaskInFetch: SimulatedApp {
+            func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+                system.setMinimumBackgroundFetchInterval(.every(.seconds(120)))
+            }
+            func didEnterBackground(_ system: Simulation) {
+                // 40 s of work against a 30 s budget: the expiration handler ends the task.
+                let task = system.beginBackgroundTask {
+                    for task in system.backgroundTasks { system.endBackgroundTask(task) }
+                }
+                system.schedule(after: .seconds(40)) { system.endBackgroundTask(task) }
+            }
+            func performFetch(_ system: Simulation, completion: @escaping (FetchResult) -> Void) {
+                let task = system.beginBackgroundTask()
+                system.schedule(after: .seconds(10)) {
+                    system.endBackgroundTask(task)
+                    completion(.noData)
+                }
+            }
+        }
+        var scenario = Scenario()
+        scenario.info.backgroundModes = [.fetch]
+        scenario.timeline = [.init(at: .seconds(10), .background)]
+        let simulation = Simulation(scenario: scenario, epoch: Self.epoch, app: TaskInFetch())
+        let recorder = AuditRecorder()
+        simulation.addObserver(recorder)
+        try await simulation.run(ListSource.walk(for: 300))
+        let tasks = recorder.events.compactMap { e -> String? in
+            if case .backgroundTask(let action, _, _, _) = e.kind { return action } else { return nil }
+        }
+        // The first stay's task expires (30 s budget, 40 s of work); the fetch's task does not.
+        #expect(tasks.filter { $0 == "expiring" }.count == 1, "\(tasks)")
+        #expect(!recorder.events.contains { if case .terminated = $0.kind { true } else { false } })
+        #expect(recorder.events.contains { if case .fetch("completed", _, _, _) = $0.kind { true } else { false } })
+    }
+
+    /// After a fatal error the rest of the app's code has no effect: the launch that set
+    /// allowsBackgroundLocationUpdates without the mode begins no task and requests nothing.
+    @Test func nothingTheAppDoesAfterAFatalErrorTakesEffect() async throws {
+        let run = try await Self.run(
+            Self.scenario {
+                $0.manager.allowsBackgroundLocationUpdates = true
+                $0.app.beginsBackgroundTaskAtLaunch = true
+                $0.device.authorization = .notDetermined
+                $0.app.request = .whenInUse
+            }, .walk(for: 30))
+        #expect(!run.events.contains { if case .backgroundTask = $0.kind { true } else { false } })
+        #expect(!run.events.contains { if case .authorizationRequest = $0.kind { true } else { false } })
+        let states = run.events.compactMap { e -> String? in
+            if case .stateChanged(let from, let to, _) = e.kind { return "\(from.rawValue)>\(to.rawValue)" }
+            return nil
+        }
+        #expect(states == ["notRunning>inactive", "inactive>notRunning"])
+    }
+
+    /// When the Always prompt goes away because the user set the authorization in Settings, the
+    /// event it held follows what the user chose.
+    @Test func theHeldEventFollowsAChoiceMadeInSettings() async throws {
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .notDetermined
+                $0.app.request = .always
+                $0.app.beginsBackgroundTask = true
+                $0.user.whenInUse = .allowWhileUsing
+                $0.timeline = [
+                    .init(at: .seconds(60), .background), .init(at: .seconds(75), .setAuthorization(.authorizedAlways)),
+                ]
+            })
+        #expect(run.fixes().contains { $0.reason == .awaitingAlways })
+        #expect(run.fixes().contains { $0.reason == .alwaysGranted })
     }
 
     // MARK: - Versions

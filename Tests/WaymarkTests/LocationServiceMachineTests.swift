@@ -264,6 +264,28 @@ import Testing
         #expect(!machine.isPaused && machine.isUpdating)
     }
 
+    /// "For apps that have in-use authorization, a pause to location updates ends access to
+    /// location changes until the app launches again and is able to restart those updates": a
+    /// restart out of use gives a When In Use app no background session.
+    @Test func aRestartOutOfUseGivesAWhenInUseAppNoSession() {
+        var machine = Machine(version: .newest, heldDelivery: .all)
+        var c = Self.context(.active, locationMode: true, allows: true)
+        c.settings.pausesLocationUpdatesAutomatically = true
+        _ = machine.handle(.start(c))
+        for minute in 0...11 {
+            c.now = .seconds(minute * 60)
+            _ = machine.handle(.source(Self.fix(minute, at: minute * 60), c))
+        }
+        #expect(machine.isPaused)
+        var away = Self.context(.background, running: .backgroundTask, locationMode: true, allows: true)
+        away.now = .seconds(720)
+        #expect(Self.decisions(machine.handle(.start(away))) == ["resumed"])
+        #expect(!machine.hasBackgroundSession(away))
+        var always = away
+        always.authorization = .authorizedAlways
+        #expect(machine.hasBackgroundSession(always), "Always may run on in the background")
+    }
+
     /// A terminated app's queue and held event are discarded, and its updates stop.
     @Test func terminationDiscardsTheQueue() {
         var machine = Machine(version: .newest, heldDelivery: .all)

@@ -323,8 +323,9 @@ final class RecordingDelegate: LocationManagerDelegate {
     @Test func desiredAccuracyChoosesThePositioningSource() {
         let cases: [(DesiredAccuracy, AccuracyModel.Positioning)] = [
             (.bestForNavigation, .satellite), (.best, .satellite), (.nearestTenMeters, .satellite),
-            (DesiredAccuracy(rawValue: 5), .satellite), (DesiredAccuracy(rawValue: 50), .wifi),
-            (.hundredMeters, .wifi), (DesiredAccuracy(rawValue: 500), .cell), (.kilometer, .cell),
+            (DesiredAccuracy(rawValue: 5), .satellite), (DesiredAccuracy(rawValue: 50), .satellite),
+            (DesiredAccuracy(rawValue: 65), .wifi), (.hundredMeters, .wifi), (DesiredAccuracy(rawValue: 500), .wifi),
+            (DesiredAccuracy(rawValue: 999), .wifi), (.kilometer, .cell),
             (.threeKilometers, .cell), (DesiredAccuracy(rawValue: 10_000), .cell), (.reduced, .reduced),
         ]
         for (accuracy, source) in cases {

@@ -24,7 +24,8 @@ import Testing
         "begin": .begin(at: .seconds(10)), "end": .end(task: nil, at: .seconds(10)),
         "end2": .end(task: 2, at: .seconds(10)), "launchFg": .launched(inBackground: false, at: .seconds(10)),
         "launchBg": .launched(inBackground: true, at: .seconds(10)), "enterBg": .enteredBackground(at: .seconds(10)),
-        "enterFg": .enteredForeground, "warning": .warningDue(at: .seconds(25)), "deadline": .deadlineDue,
+        "enterFg": .enteredForeground, "suspended": .appSuspended, "warning": .warningDue(at: .seconds(25)),
+        "deadline": .deadlineDue,
         "terminated": .appTerminated,
     ]
 
@@ -46,7 +47,9 @@ import Testing
         ("X1", "enterFg", "F1", "-expiry"), ("X1", "deadline", "X1", "kill"), ("X1", "terminated", "N", "-expiry"),
         ("X1", "launchFg", "F0", ""), ("X1", "launchBg", "B0", ""),
         // After the tasks ended, a new one gets what is left of the stay's budget.
-        ("R0", "begin", "R3", "began 3 expiry 25 30"), ("R0", "enterFg", "F0", ""), ("R0", "terminated", "N", ""),
+        ("R0", "begin", "R3", "began 3 expiry 25 30"),
+        // Suspended, the stay is over: a wake (for a fetch, say) starts a fresh budget.
+        ("R0", "suspended", "B0", ""), ("R0", "enterFg", "F0", ""), ("R0", "terminated", "N", ""),
         ("R0", "launchFg", "F0", ""), ("R0", "launchBg", "B0", ""),
         ("R12", "end", "R2", "ended 1 20"), ("R12", "end2", "R1", "ended 2 20"), ("R12", "begin", "R123", "began 3"),
         ("R12", "warning", "X12", "expiring 1,2 5"), ("R12", "deadline", "R12", "kill"),

@@ -8,7 +8,8 @@
 ///   gets time again is up to the app's own code (see ``TutorialApp``).
 /// - The budget (``budget``, by iOS version) belongs to one stay in the background: it starts
 ///   with the first task outstanding there and runs on when tasks end and others begin. Entering
-///   the foreground gives a fresh budget next time.
+///   the foreground, or being suspended (a service's wake is a new stay), gives a fresh budget
+///   next time.
 /// - ``warning`` before the budget runs out the app's expiration handlers are called; a task still
 ///   outstanding when it runs out gets the app terminated by the watchdog.
 public struct BackgroundTaskStateMachine: Sendable, Hashable {
@@ -35,6 +36,8 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
         case launched(inBackground: Bool, at: Duration)
         case enteredBackground(at: Duration)
         case enteredForeground
+        /// The app was suspended: its stay in the background is over (a wake starts a new one).
+        case appSuspended
         /// The warning timer fired.
         case warningDue(at: Duration)
         /// The budget ran out.
@@ -83,9 +86,9 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
     }
 
     /// `backgroundTimeRemaining` at `now`: nil unless the budget runs (in the background, with a
-    /// task begun in this stay); iOS reports an unlimited time in the foreground.
+    /// task outstanding); iOS reports an unlimited time in the foreground.
     public func remaining(at now: Duration) -> Duration? {
-        guard case .background(_, .running(let since, _)) = state else { return nil }
+        guard case .background(let tasks, .running(let since, _)) = state, !tasks.isEmpty else { return nil }
         let left = budget - (now - since)
         return left > .zero ? left : .zero
     }
@@ -146,6 +149,12 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
             if case .running = budget, !tasks.isEmpty { return [.cancelExpiry] }
             return []
         case (.enteredForeground, _):
+            return []
+
+        case (.appSuspended, .background([], .running)):
+            state = .background(tasks: [], budget: .unused)
+            return []
+        case (.appSuspended, _):
             return []
 
         case (.warningDue(let now), .background(let tasks, .running(let since, false))) where !tasks.isEmpty:

@@ -161,6 +161,8 @@ public struct LocationServiceStateMachine: Sendable {
 
     /// Queued for a suspended app.
     private var held: [Held] = []
+    /// Queued fixes that the held-delivery option will not hand over, already let go.
+    private var heldNotKept = 0
     /// The event that brought up the Always prompt.
     private var awaitingAlways: Held?
     /// The last location generated (delivered or queued) and its source: the filters measure
@@ -179,7 +181,7 @@ public struct LocationServiceStateMachine: Sendable {
     public var isUpdating: Bool { state != .stopped }
     public var isPaused: Bool { if case .paused = state { true } else { false } }
     /// How many fixes wait for a suspended app.
-    public var heldCount: Int { held.count }
+    public var heldCount: Int { held.count + heldNotKept }
     /// Where the last location the app received or will receive was.
     public var lastCoordinate: Coordinate? { lastGenerated?.coordinate }
 
@@ -261,7 +263,13 @@ public struct LocationServiceStateMachine: Sendable {
         case .updating:
             return []
         case .paused(let startedInUse):
-            state = .updating(startedInUse: startedInUse || inUse)
+            // "For apps that have in-use authorization, a pause … ends access to location changes
+            // until the app … is able to restart those updates": under When In Use rules only a
+            // restart in use counts as one (pausesLocationUpdatesAutomatically).
+            let whenInUseRules =
+                version.restrictsWhenInUseToInUse
+                && (c.authorization == .authorizedWhenInUse || c.isProvisionalAlways)
+            state = .updating(startedInUse: whenInUseRules ? inUse : startedInUse || inUse)
             detector.reset()
             return [.resumed]
         case .stopped:
@@ -348,10 +356,10 @@ public struct LocationServiceStateMachine: Sendable {
             }
             lastGenerated = (candidate.coordinate, c.now, source)
             if decision == .held {
-                held.append(
+                enqueue(
                     Held(
-                        location: candidate, index: event.index, segment: event.segment, at: c.now, positioning: source)
-                )
+                        location: candidate, index: event.index, segment: event.segment, at: c.now,
+                        positioning: source))
                 actions.append(.decided(outcome))
             } else {
                 outcome.delivered = candidate
@@ -401,19 +409,27 @@ public struct LocationServiceStateMachine: Sendable {
 
     // MARK: - Held fixes
 
-    private mutating func deliverHeld(_ c: Context) -> [Action] {
-        guard !held.isEmpty else { return [] }
-        let all = held
-        held.removeAll()
-        var keep: ArraySlice<Held>
+    /// Queues a fix for a suspended app. Only what the app will receive is kept; the rest is
+    /// counted, so memory stays flat however long the app is suspended with `newest` or `none`.
+    private mutating func enqueue(_ item: Held) {
         switch heldDelivery {
-        case .newest: keep = all.suffix(1)
-        case .all: keep = all[...]
-        case .none: keep = []
+        case .all: held.append(item)
+        case .newest:
+            heldNotKept += held.count
+            held = [item]
+        case .none: heldNotKept += 1
         }
+    }
+
+    private mutating func deliverHeld(_ c: Context) -> [Action] {
+        guard !held.isEmpty || heldNotKept > 0 else { return [] }
+        let total = held.count + heldNotKept
+        var keep = held[...]
+        held.removeAll()
+        heldNotKept = 0
         if !(isUpdating && c.authorization.isAuthorized) { keep = [] }
         var actions: [Action] = []
-        if all.count > keep.count { actions.append(.heldDiscarded(count: all.count - keep.count, reason: .resume)) }
+        if total > keep.count { actions.append(.heldDiscarded(count: total - keep.count, reason: .resume)) }
         guard !keep.isEmpty else { return actions }
         let outcomes = keep.map { item in
             Outcome(
@@ -434,7 +450,7 @@ public struct LocationServiceStateMachine: Sendable {
         guard isUpdating else { return [.heldDiscarded(count: 1, reason: .resume)] }
         lastGenerated = (item.location.coordinate, item.at, item.positioning)
         if !c.isRunning {
-            held.append(item)
+            enqueue(item)
             return []
         }
         let outcome = Outcome(
@@ -445,8 +461,9 @@ public struct LocationServiceStateMachine: Sendable {
     }
 
     private mutating func discardAll(_ reason: HeldDiscardReason) -> [Action] {
-        let count = held.count + (awaitingAlways == nil ? 0 : 1)
+        let count = held.count + heldNotKept + (awaitingAlways == nil ? 0 : 1)
         held.removeAll()
+        heldNotKept = 0
         awaitingAlways = nil
         return count > 0 ? [.heldDiscarded(count: count, reason: reason)] : []
     }

@@ -37,6 +37,10 @@ extension Simulation {
                 } else {
                     apply(location.handle(.appResumed(context())))
                 }
+                if authorizationChangedWhileSuspended {
+                    authorizationChangedWhileSuspended = false
+                    manager.delegate?.locationManagerDidChangeAuthorization(manager)
+                }
             }
         case .finishLaunching(let inBackground):
             launchCount += 1
@@ -45,7 +49,7 @@ extension Simulation {
             let reports = version.reportsAuthorizationAtManagerCreation
             record(.managerCreated(authorization: authorization.status, reported: reports))
             app.didFinishLaunching(self, inBackground: inBackground)
-            if reports { manager.delegate?.locationManagerDidChangeAuthorization(manager) }
+            if reports && appCodeRuns { manager.delegate?.locationManagerDidChangeAuthorization(manager) }
         case .becameActive:
             if resumePending {
                 resumePending = false
@@ -66,10 +70,11 @@ extension Simulation {
         case .cancelGracePeriod:
             timers.cancel(.gracePeriodEnd)
         case .suspended:
-            break
+            apply(tasks: tasks.handle(.appSuspended))
         case .terminated(let cause):
             dismissAlertOnLeaving()
             resumePending = false
+            authorizationChangedWhileSuspended = false
             record(.terminated(reason: cause.rawValue))
             apply(location.handle(.appTerminated))
             apply(tasks: tasks.handle(.appTerminated))
@@ -112,7 +117,7 @@ extension Simulation {
         case .setLocationServices(let on): perform(authorization: authorization.handle(.setLocationServices(on)))
         default:
             // The rest is the app's own code: it runs only while the app does.
-            guard lifecycle.isRunning else {
+            guard appCodeRuns else {
                 record(
                     .diagnostic(
                         message: "\(action.name) needs the app's code to run, but the app is \(appState.rawValue)"))
@@ -189,6 +194,7 @@ extension Simulation {
             case .begin(let wake, let deadline):
                 if wake != .none { lifecycleEvent(.wake(.backgroundFetch)) }
                 record(.fetch(action: "began", result: nil, synced: nil, reason: nil))
+                fetchNote = nil
                 timers.schedule(.fetchDeadline, at: deadline)
                 fetchCounter += 1
                 let id = fetchCounter
@@ -220,6 +226,7 @@ extension Simulation {
 
     func perform(authorization actions: [AuthorizationStateMachine.Action]) {
         var changed = false
+        var alwaysPromptGone = false
         for action in actions {
             switch action {
             case .showPrompt(let prompt):
@@ -228,6 +235,7 @@ extension Simulation {
             case .promptDismissed(let prompt):
                 record(.prompt(prompt: Self.name(prompt), phase: "dismissed", answer: nil))
                 hide(.authorization(prompt))
+                if prompt == .always { alwaysPromptGone = true }
             case .statusChanged(let from, let to):
                 record(.authorizationChanged(from: from, to: to))
                 changed = true
@@ -241,8 +249,19 @@ extension Simulation {
                 record(.diagnostic(message: "ignored: \(reason.rawValue)"))
             }
         }
+        if alwaysPromptGone {
+            // The event held for the Always prompt follows what the user now has.
+            let granted = authorization.status == .authorizedAlways && !authorization.isProvisionalAlways
+            apply(location.handle(.alwaysAnswered(granted: granted, context())))
+        }
         guard changed else { return }
-        if lifecycle.isRunning { manager.delegate?.locationManagerDidChangeAuthorization(manager) }
+        if appCodeRuns {
+            manager.delegate?.locationManagerDidChangeAuthorization(manager)
+        } else if appState == .suspended {
+            // "Core Location always calls locationManagerDidChangeAuthorization(_:) when the user's
+            // action results in an authorization status change": the app hears of it when it runs.
+            authorizationChangedWhileSuspended = true
+        }
         apply(location.handle(.authorizationChanged(context())))
     }
 
@@ -289,6 +308,8 @@ extension Simulation {
         case .locationServices:
             return ("cancel", nil)
         case .authorization(.whenInUse):
+            // An answer the release does not offer leaves the prompt unanswered.
+            if user.whenInUse == .allowOnce && !version.hasAllowOnceAndProvisionalAlways { return nil }
             return user.whenInUse.map { ($0.rawValue, .answerWhenInUse($0)) }
         case .authorization(.always):
             return user.always.map { ($0.rawValue, .answerAlways($0)) }
@@ -406,7 +427,7 @@ extension Simulation: LocationManagerHost {
     var accuracyAuthorization: AccuracyAuthorization { authorization.accuracy }
 
     func managerRequestedAuthorization(always: Bool) {
-        guard lifecycle.isRunning else { return }
+        guard appCodeRuns else { return }
         let request: Scenario.AuthorizationRequest = always ? .always : .whenInUse
         let inForeground = appState.isForeground
         let actions = authorization.handle(
@@ -421,6 +442,10 @@ extension Simulation: LocationManagerHost {
                     .diagnostic(
                         message:
                             "a location authorization prompt needs the app in the foreground; the request is ignored"))
+            case .locationServicesOff:
+                record(
+                    .diagnostic(
+                        message: "Location Services are off: the app reads denied and its request shows no prompt"))
             default:
                 break
             }
@@ -431,17 +456,20 @@ extension Simulation: LocationManagerHost {
     }
 
     func managerStartedUpdates() {
-        guard lifecycle.isRunning else { return }
+        guard appCodeRuns else { return }
         let wasRunning = location.isUpdating && !location.isPaused
         apply(location.handle(.start(context())))
-        if !wasRunning && !authorization.locationServicesEnabled {
+        if !wasRunning && !authorization.locationServicesEnabled && appState.isForeground {
             // "Starting updates with them off brings up the system alert to turn them on."
             record(.prompt(prompt: "locationServices", phase: "shown", answer: nil))
             show(.locationServices)
         }
     }
 
-    func managerStoppedUpdates() { apply(location.handle(.stop)) }
+    func managerStoppedUpdates() {
+        guard appCodeRuns else { return }
+        apply(location.handle(.stop))
+    }
 
     func managerChangedSetting(_ name: String, _ value: String) { record(.setting(name: name, value: value)) }
 

@@ -58,6 +58,9 @@ public final class Simulation {
     var wasInUse = false
     /// The app state last written to the audit log.
     var reportedState = AppState.notRunning
+    /// The status the app reads changed while it was suspended: its delegate hears of it when it
+    /// runs again.
+    var authorizationChangedWhileSuspended = false
     /// A suspended app resumed on its way to the foreground: its held fixes come when it is active.
     var resumePending = false
     /// The system alert on screen over the app, if any.
@@ -253,6 +256,7 @@ public final class Simulation {
     /// Handles one event from the source at its offset, after everything due at or before it.
     public func receive(_ event: SourceEvent) {
         advance(to: event.offset)
+        settle()  // the app's own calls between steps (stopping updates, ending a task) count first
         var actions = actionScratch
         actionScratch = []
         actions.removeAll(keepingCapacity: true)
@@ -294,7 +298,7 @@ public final class Simulation {
         case .system(let key):
             fire(key)
         case .app(let id, let launch):
-            if let work = appWork.removeValue(forKey: id), launch == launchCount, lifecycle.isRunning { work() }
+            if let work = appWork.removeValue(forKey: id), launch == launchCount, appCodeRuns { work() }
         }
         settle()
     }
@@ -307,7 +311,7 @@ public final class Simulation {
     public func beginBackgroundTask(reason: String = "app", expirationHandler: (() -> Void)? = nil)
         -> BackgroundTaskIdentifier
     {
-        guard lifecycle.isRunning else { return .invalid }
+        guard appCodeRuns else { return .invalid }
         let actions = tasks.handle(.begin(at: now))
         guard case .began(let task)? = actions.first else { return .invalid }
         if let expirationHandler { expirationHandlers[task] = expirationHandler }
@@ -317,7 +321,7 @@ public final class Simulation {
 
     /// `endBackgroundTask(_:)`.
     public func endBackgroundTask(_ task: BackgroundTaskIdentifier, reason: String = "app") {
-        guard task != .invalid else { return }
+        guard task != .invalid, appCodeRuns else { return }
         apply(tasks: tasks.handle(.end(task: task.rawValue, at: now)), reason: reason)
     }
 
@@ -326,6 +330,7 @@ public final class Simulation {
 
     /// `setMinimumBackgroundFetchInterval(_:)`.
     public func setMinimumBackgroundFetchInterval(_ interval: Scenario.FetchInterval) {
+        guard appCodeRuns else { return }
         let value: Duration? =
             switch interval {
             case .never: nil
@@ -335,9 +340,11 @@ public final class Simulation {
         apply(fetch: fetch.handle(.setInterval(value, at: now)))
     }
 
-    /// Runs `work` after `delay`, if the app is still running then (and has not been terminated
-    /// and launched again since), as `DispatchQueue.main.asyncAfter` would in the app.
+    /// Runs `work` after `delay`, as `DispatchQueue.main.asyncAfter` would in the app, if the app
+    /// is running then and has not been terminated since. Unlike iOS, work that comes due while the
+    /// app is suspended is dropped rather than run when it resumes.
     public func schedule(after delay: Duration, _ work: @escaping () -> Void) {
+        guard appCodeRuns else { return }
         appWorkCounter += 1
         appWork[appWorkCounter] = work
         timers.schedule(.app(id: appWorkCounter, launch: launchCount), at: now + max(.zero, delay))
@@ -349,6 +356,13 @@ public final class Simulation {
     }
 
     // MARK: - Keeping the machines in step
+
+    /// Whether the app's code runs: neither suspended nor terminated, and not past a fatal error
+    /// whose termination waits for the code that raised it to return (nothing it does then takes
+    /// effect).
+    var appCodeRuns: Bool {
+        lifecycle.isRunning && !lifecycleQueue.contains { if case .terminate = $0 { true } else { false } }
+    }
 
     /// After every step: the in-use rule (Allow Once ends when the app stops being in use) and
     /// suspension (a backgrounded app that nothing keeps running).

@@ -73,9 +73,11 @@ public struct DesiredAccuracy: RawRepresentable, Sendable, Hashable, Codable, Cu
 ///
 /// | source | `desiredAccuracy` | hardware on | `horizontalAccuracy` | altitude, speed, course |
 /// |---|---|---|---|---|
-/// | ``Positioning/satellite`` | bestForNavigation, best, nearestTenMeters, ≤ 10 m | GNSS, Wi-Fi, cell | as received | as received |
-/// | ``Positioning/wifi`` | hundredMeters, 10–100 m | Wi-Fi, cell (GNSS off) | at least 65 m | invalid |
-/// | ``Positioning/cell`` | kilometer, threeKilometers, > 100 m | cell (GNSS and Wi-Fi scans off) | at least 1 000 m | invalid |
+/// | ``Positioning/satellite`` | bestForNavigation, best, nearestTenMeters, under 65 m | GNSS, Wi-Fi, cell | as received | as received |
+/// | ``Positioning/wifi`` | hundredMeters, 65 m to under 1 000 m | Wi-Fi, cell (GNSS off) | at least 65 m | invalid |
+/// | ``Positioning/cell`` | kilometer, threeKilometers, 1 000 m and more | cell (GNSS and Wi-Fi scans off) | at least 1 000 m | invalid |
+///
+/// Each request gets the cheapest source whose accuracy is at or better than it.
 /// | ``Positioning/reduced`` | reduced, or any with reduced accuracy authorization | as needed | at least 5 000 m | invalid |
 ///
 /// Reduced accuracy is Apple's documented approximate location: "usually within 1–20
@@ -109,9 +111,10 @@ public enum AccuracyModel {
         if version.hasReducedAccuracy && (accuracy == .reducedAccuracy || desiredAccuracy == .reduced) {
             return .reduced
         }
+        // The cheapest source that still delivers at or better than the request.
         let metres = desiredAccuracy.rawValue
-        if metres <= 10 { return .satellite }
-        if metres <= 100 { return .wifi }
+        if metres < Positioning.wifi.accuracyFloor { return .satellite }
+        if metres < Positioning.cell.accuracyFloor { return .wifi }
         return .cell
     }
 

@@ -67,8 +67,8 @@ public enum AlwaysAnswer: String, Sendable, Hashable, Codable, CaseIterable {
 ///   may ask again.
 /// - `restricted` is a device setting (parental controls, management), not the user's answer;
 ///   while it holds, the app reads `restricted`.
-/// - With Location Services off for the device the app reads `denied`; switching them on again
-///   restores what the user had chosen.
+/// - With Location Services off for the device the app reads `denied` (and its requests show
+///   nothing); switching them on again restores what the user had chosen.
 /// - Settings changes apply at once, and every change of what the app reads is reported.
 public struct AuthorizationStateMachine: Sendable, Hashable {
     /// A system prompt.
@@ -98,6 +98,9 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
         case notAUserChoice
         /// The iOS version has no such answer (Allow Once before iOS 13).
         case notInThisVersion
+        /// Location Services are off for the device: the app reads `denied`, and its request shows
+        /// nothing.
+        case locationServicesOff
     }
 
     /// Something that happened to the app or the device.
@@ -262,7 +265,10 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
             pendingPrompt = nil
             switch prompt {
             case .whenInUse(true), .alwaysOrWhenInUse: alwaysRequested = false
-            case .always: secondPromptShown = isProvisionalAlways ? false : secondPromptShown
+            case .always:
+                // Unanswered, it may come again: the upgrade prompt at the next event that needs
+                // Always, the app's own request when the app asks again.
+                if isProvisionalAlways { secondPromptShown = false } else { alwaysRequested = false }
             case .whenInUse(false): break
             }
             return [.promptDismissed(prompt)]
@@ -317,6 +323,7 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
 
     private func promptBlocker(inForeground: Bool, needsAlways: Bool) -> IgnoredReason? {
         if !inForeground { return .notInForeground }
+        if !locationServicesEnabled { return .locationServicesOff }
         if !descriptions.whenInUse { return .missingWhenInUseDescription }
         if needsAlways && !descriptions.alwaysAndWhenInUse { return .missingAlwaysDescription }
         if isRestricted { return .restricted }

@@ -177,7 +177,11 @@ public final class LocationManager {
     /// Whether an Always app's background session shows the location indicator.
     public var showsBackgroundLocationIndicator: Bool {
         get { settings.showsBackgroundLocationIndicator }
-        set { settings.showsBackgroundLocationIndicator = newValue }
+        set {
+            guard newValue != settings.showsBackgroundLocationIndicator else { return }
+            settings.showsBackgroundLocationIndicator = newValue
+            host?.managerChangedSetting("showsBackgroundLocationIndicator", "\(newValue)")
+        }
     }
 
     /// The most recently delivered location.

@@ -63,8 +63,9 @@ public final class RunViewModel {
         if manager.authorizationStatus == .notDetermined { manager.requestWhenInUseAuthorization() }
         // Setting it without the background mode would terminate the app, as on iOS.
         if info.backgroundModes.contains(.location) { manager.allowsBackgroundLocationUpdates = true }
-        manager.startUpdatingLocation()
+        // Running first: starting may report a denial at once (Location Services off, say).
         status = .running
+        manager.startUpdatingLocation()
     }
 
     /// Ends the run and stops updates.
