@@ -346,8 +346,8 @@ extension Simulation {
     // MARK: - Location updates
 
     func apply(_ actions: [LocationServiceStateMachine.Action]) {
-        for action in actions {
-            switch action {
+        for i in actions.indices {
+            switch actions[i] {
             case .started: record(.updates(action: "started", reason: nil))
             case .stopped: record(.updates(action: "stopped", reason: nil))
             case .decided(let o):
