@@ -565,6 +565,27 @@ extension MainActorViewModel: @MainActor LocationManagerDelegate {
     func locationManagerDidChangeAuthorization(_ manager: LocationManager) { authorizationCalls += 1 }
 }
 
+@Suite struct UpdateStreamTests {
+    /// A stream whose reader has gone is let go at the next delivery; the others go on.
+    @Test func aStreamWhoseReaderHasGoneIsLetGo() async throws {
+        let simulation = Simulation(scenario: Scenario(), epoch: DeviceRuleTests.epoch)
+        var dropped: AsyncStream<LocationUpdate>? = simulation.manager.updates()
+        let kept = simulation.manager.updates()
+        #expect(simulation.manager.openStreamCount == 2 && dropped != nil)
+        dropped = nil  // the consumer stops: its stream terminates
+        simulation.start(source: "list")
+        var source = ListSource.walk(for: 30)
+        let first = try #require(try await source.next())
+        simulation.receive(first)
+        #expect(simulation.manager.openStreamCount == 1, "let go at the first delivery")
+        while let event = try await source.next() { simulation.receive(event) }
+        simulation.finish()
+        var count = 0
+        for await _ in kept { count += 1 }
+        #expect(count == 4)
+    }
+}
+
 @Suite struct MainActorUseTests {
     @MainActor @Test func aMainActorClassIsTheDelegateAndReadsTheUpdates() async throws {
         let model = MainActorViewModel(simulation: Simulation(scenario: Scenario(), epoch: DeviceRuleTests.epoch))

@@ -237,10 +237,22 @@ public final class LocationManager {
             delegate.locationManager(self, didUpdateLocations: locations)
             spareLocations = locations
         }
-        for continuation in continuations.values {
-            for update in updates { continuation.yield(update) }
+        guard !continuations.isEmpty else { return }
+        var ended: [Int] = []
+        for (id, continuation) in continuations {
+            for update in updates {
+                // A stream whose reader has gone (the loop ended, the task was cancelled) is let go.
+                if case .terminated = continuation.yield(update) {
+                    ended.append(id)
+                    break
+                }
+            }
         }
+        for id in ended { continuations[id] = nil }
     }
+
+    /// How many update streams are open (for tests).
+    var openStreamCount: Int { continuations.count }
 
     func finishUpdates() {
         for continuation in continuations.values { continuation.finish() }
