@@ -118,8 +118,7 @@ public final class TestDevice {
             simulation.receive(event)
             pending = source.nextEvent()
         }
-        let lastAction = ([scenario.app.launchAt ?? .zero] + scenario.timeline.map(\.at)).max() ?? .zero
-        let end = max(now, scenario.end ?? lastAction)
+        let end = max(now, scenario.end ?? simulation.lastScriptedOffset)
         simulation.advance(to: end)
         return finish()
     }

@@ -242,6 +242,10 @@ public final class Simulation {
         record(.started(source: name, iosVersion: version))
     }
 
+    /// When the scenario's last scripted action (or the launch) is due: without an `end`, a run
+    /// goes on to this time after its source has ended.
+    public var lastScriptedOffset: Duration { lastActionTime }
+
     /// When the next scripted action, system timer or app work is due, if any: a driver that
     /// waits for a live source should wake up then and call ``advance(to:)``.
     public var nextScheduledOffset: Duration? { timers.nextTime }
