@@ -35,7 +35,7 @@ public enum HeldDiscardReason: String, Sendable, Hashable, Codable, CaseIterable
 ///   `distanceFilter`, the desired accuracy and the reduced-accuracy rate.
 /// - After an automatic pause the app, not the system, restarts updates (`startUpdatingLocation`).
 public struct LocationServiceStateMachine: Sendable {
-    /// The manager's properties the rules read.
+    /// The manager's properties the rules read (and a scenario's `manager` keys).
     public struct Settings: Sendable, Hashable {
         public var desiredAccuracy: DesiredAccuracy = .best
         /// Metres; −1 is `kCLDistanceFilterNone`.

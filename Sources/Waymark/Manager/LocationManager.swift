@@ -129,21 +129,13 @@ public final class LocationManager {
     /// The accuracy the app asks for (``AccuracyModel`` says what each level gives).
     public var desiredAccuracy: DesiredAccuracy {
         get { settings.desiredAccuracy }
-        set {
-            guard newValue != settings.desiredAccuracy else { return }
-            settings.desiredAccuracy = newValue
-            host?.managerChangedSetting("desiredAccuracy", "\(newValue)")
-        }
+        set { update(\.desiredAccuracy, to: newValue, "desiredAccuracy", "\(newValue)") }
     }
     /// Metres the device must move from the last delivered location before the next one is
     /// delivered; ``distanceFilterNone`` (−1) delivers every fix.
     public var distanceFilter: Double {
         get { settings.distanceFilter }
-        set {
-            guard newValue != settings.distanceFilter else { return }
-            settings.distanceFilter = newValue
-            host?.managerChangedSetting("distanceFilter", ValueFormatting.fixed(newValue, decimals: 1))
-        }
+        set { update(\.distanceFilter, to: newValue, "distanceFilter", ValueFormatting.fixed(newValue, decimals: 1)) }
     }
     /// Whether updates continue in the background. Setting it to true without the `location`
     /// background mode is a fatal error that terminates the app, as on iOS.
@@ -152,36 +144,38 @@ public final class LocationManager {
         set {
             guard newValue != settings.allowsBackgroundLocationUpdates else { return }
             if newValue && !(host?.managerMayAllowBackgroundUpdates() ?? true) { return }
-            settings.allowsBackgroundLocationUpdates = newValue
-            host?.managerChangedSetting("allowsBackgroundLocationUpdates", "\(newValue)")
+            update(\.allowsBackgroundLocationUpdates, to: newValue, "allowsBackgroundLocationUpdates", "\(newValue)")
         }
     }
     /// Whether a stationary device pauses updates (the default, as in CoreLocation).
     public var pausesLocationUpdatesAutomatically: Bool {
         get { settings.pausesLocationUpdatesAutomatically }
         set {
-            guard newValue != settings.pausesLocationUpdatesAutomatically else { return }
-            settings.pausesLocationUpdatesAutomatically = newValue
-            host?.managerChangedSetting("pausesLocationUpdatesAutomatically", "\(newValue)")
+            update(
+                \.pausesLocationUpdatesAutomatically, to: newValue, "pausesLocationUpdatesAutomatically", "\(newValue)")
         }
     }
     /// The movement the app expects; it sets how soon updates pause.
     public var activityType: ActivityType {
         get { settings.activityType }
-        set {
-            guard newValue != settings.activityType else { return }
-            settings.activityType = newValue
-            host?.managerChangedSetting("activityType", newValue.rawValue)
-        }
+        set { update(\.activityType, to: newValue, "activityType", newValue.rawValue) }
     }
     /// Whether an Always app's background session shows the location indicator.
     public var showsBackgroundLocationIndicator: Bool {
         get { settings.showsBackgroundLocationIndicator }
         set {
-            guard newValue != settings.showsBackgroundLocationIndicator else { return }
-            settings.showsBackgroundLocationIndicator = newValue
-            host?.managerChangedSetting("showsBackgroundLocationIndicator", "\(newValue)")
+            update(\.showsBackgroundLocationIndicator, to: newValue, "showsBackgroundLocationIndicator", "\(newValue)")
         }
+    }
+
+    /// Sets one property and, when it changed, tells the device (a `setting` audit event).
+    private func update<T: Equatable>(
+        _ property: WritableKeyPath<LocationServiceStateMachine.Settings, T>, to value: T, _ name: String,
+        _ text: @autoclosure () -> String
+    ) {
+        guard value != settings[keyPath: property] else { return }
+        settings[keyPath: property] = value
+        host?.managerChangedSetting(name, text())
     }
 
     /// The most recently delivered location.

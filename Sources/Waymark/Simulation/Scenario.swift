@@ -48,17 +48,9 @@ public struct Scenario: Sendable, Hashable {
         public init() {}
     }
 
-    /// The manager's properties, which the app sets at launch.
-    public struct ManagerSettings: Sendable, Hashable {
-        public var desiredAccuracy: DesiredAccuracy = .best
-        /// Metres; −1 is `kCLDistanceFilterNone`.
-        public var distanceFilter: Double = LocationManager.distanceFilterNone
-        public var allowsBackgroundLocationUpdates = false
-        public var pausesLocationUpdatesAutomatically = true
-        public var activityType: ActivityType = .other
-        public var showsBackgroundLocationIndicator = false
-        public init() {}
-    }
+    /// The manager's properties, which the app sets at launch: the same ones the location
+    /// service's rules read.
+    public typealias ManagerSettings = LocationServiceStateMachine.Settings
 
     /// Which locations a suspended app receives when it resumes.
     public enum HeldDelivery: String, Sendable, Hashable, CaseIterable {
