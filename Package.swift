@@ -49,8 +49,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // Scenario files only; kept out of the library so that it links FoundationEssentials alone.
                 .product(name: "Yams", package: "Yams"),
-            ],
-            path: "Sources/waymark"
+            ]
         ),
         // Generates synthetic GPX and measures Waymark against gpsbabel and ogr2ogr.
         .executableTarget(name: "WaymarkBench", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore"]),

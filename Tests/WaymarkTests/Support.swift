@@ -197,3 +197,25 @@ func spawnUnblocked(_ argv: [String], output: String, error: String? = nil) thro
     guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
     return pid
 }
+
+/// For a transition table of a state machine: every pair of a state and an event the table does
+/// not list must leave the machine as it was, with nothing to do; with the table, that covers
+/// every transition. `run` applies the event to a machine in the state and says whether it was
+/// ignored: no action, and the state unchanged.
+func expectUnlistedPairsAreIgnored<State, Event>(
+    states: [String: State], events: [String: Event], listed: [(String, String)],
+    sourceLocation: SourceLocation = #_sourceLocation, _ run: (State, Event) -> (noActions: Bool, unchanged: Bool)
+) {
+    let table = Set(listed.map { "\($0.0) \($0.1)" })
+    #expect(table.count == listed.count, "a pair is listed twice", sourceLocation: sourceLocation)
+    var ignored = 0
+    for (name, state) in states {
+        for (eventName, event) in events where !table.contains("\(name) \(eventName)") {
+            let result = run(state, event)
+            #expect(result.noActions, "\(name) + \(eventName)", sourceLocation: sourceLocation)
+            #expect(result.unchanged, "\(name) + \(eventName)", sourceLocation: sourceLocation)
+            ignored += 1
+        }
+    }
+    #expect(ignored + listed.count == states.count * events.count, sourceLocation: sourceLocation)
+}

@@ -58,10 +58,4 @@ public struct IOSVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
     /// from iOS 14.
     public var reportsAuthorizationAtManagerCreation: Bool { major >= 14 }
 
-    /// `CLBackgroundActivitySession` and `CLLocationUpdate.liveUpdates()`, from iOS 17.
-    public var hasLiveUpdatesAndActivitySessions: Bool { major >= 17 }
-
-    /// Background fetch (`setMinimumBackgroundFetchInterval`) is deprecated from iOS 13 in
-    /// favour of `BGTaskScheduler`; it still works.
-    public var backgroundFetchIsDeprecated: Bool { major >= 13 }
 }

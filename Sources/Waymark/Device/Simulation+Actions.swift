@@ -345,7 +345,9 @@ extension Simulation {
 
     // MARK: - Location updates
 
-    func apply(_ actions: [LocationServiceStateMachine.Action]) {
+    /// Carries out the location service's actions; `arrivals` when they decide events from the
+    /// source, which the counts take as arrivals (the rest are held fixes delivered later).
+    func apply(_ actions: [LocationServiceStateMachine.Action], arrivals: Bool = false) {
         for i in actions.indices {
             switch actions[i] {
             case .started: record(.updates(action: "started", reason: nil))
@@ -357,7 +359,7 @@ extension Simulation {
                             location: delivered, appState: appState, reason: o.reason, index: o.index,
                             segment: o.segment))
                 }
-                if countingArrival {
+                if arrivals {
                     summary.count(o.decision, o.reason, appState)
                 } else if o.decision == .delivered {
                     summary.resumedDeliveries += 1

@@ -69,8 +69,6 @@ public final class Simulation {
     var appWork: [Int: () -> Void] = [:]
     var appWorkCounter = 0
     var launchCount = 0
-    /// Whether the current `receive` is counting a source event.
-    var countingArrival = false
     var fetchCounter = 0
     /// Buffers reused from fix to fix: the location service's actions, the locations decided as
     /// delivered and not yet handed over, and a spare for the next hand-over.
@@ -265,9 +263,7 @@ public final class Simulation {
         actionScratch = []
         actions.removeAll(keepingCapacity: true)
         location.receive(event, context(), into: &actions)
-        countingArrival = true
-        apply(actions)
-        countingArrival = false
+        apply(actions, arrivals: true)
         actionScratch = actions
         settle()
     }
@@ -372,22 +368,23 @@ public final class Simulation {
     /// suspension (a backgrounded app that nothing keeps running).
     func settle() {
         while true {
-            let inUse = isInUse
+            // Off screen, the session decides both facts: one context for the two.
+            let background = appState == .background ? context() : nil
+            let inUse = lifecycle.isInUse || background.map { location.showsIndicator($0) } == true
             if wasInUse && !inUse {
                 wasInUse = false
                 perform(authorization: authorization.handle(.appNoLongerInUse))
                 continue
             }
             wasInUse = inUse
-            guard appState == .background, !keptRunning else { return }
+            guard let background,
+                tasks.tasks.isEmpty && !fetch.isFetching && !location.hasBackgroundSession(background)
+            else { return }
             let before = appState
             lifecycleEvent(.idle)
             if appState == before { return }
         }
     }
-
-    /// Something keeps a backgrounded app running: a task, a fetch or a background session.
-    var keptRunning: Bool { !tasks.tasks.isEmpty || fetch.isFetching || hasBackgroundSession }
 
     /// Why a backgrounded app runs, if it does.
     var runningReason: DeliveryPolicy.Running? {

@@ -23,7 +23,9 @@ extension WaymarkCommand {
                 waypoint lists at --speed) into a simulated app that owns a CoreLocation-style \
                 location manager. The app is authorized or not, goes to the background and back, \
                 is suspended, runs background tasks and fetches; every fix is delivered, held or \
-                dropped by the rules iOS applies.
+                dropped by the rules iOS applies, those of the release --ios names (default the \
+                newest, 26; docs/ios-versions.md). The trace is streamed: memory stays flat at \
+                any length.
 
                 Foreground deliveries print as UI lines on standard output; background deliveries \
                 and app events are logged on standard error. A summary ends the run. --audit writes \
