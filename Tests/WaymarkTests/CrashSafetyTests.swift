@@ -17,7 +17,7 @@ struct CrashSafetyTests {
     func killNineAtRandomMomentsLosesNothingAcknowledged() throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["WAYMARK_KILL_SEED"] ?? "") ?? 0x5EED_2026
         var random = SplitMix64(seed: seed)
-        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_670, rate: 10, loop: true)
+        let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, loop: true)
         defer { h.tearDown() }
         let store = h.directory + "/store.sqlite"
         var acknowledgedInAll = 0
@@ -93,7 +93,7 @@ struct CrashSafetyTests {
     /// and keeps every fix it printed.
     @Test(.timeLimit(.minutes(1)))
     func aFullDiskStopsARecordingCleanly() throws {
-        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_680, rate: 20, loop: true)
+        let h = try GPSDLiveHarness(log: "walk.nmea", rate: 20, loop: true)
         defer { h.tearDown() }
         let fs = SessionsCLITests.TinyFileSystem(size: "400k")
         let directory = fs?.path ?? (h.directory + "/limited")

@@ -16,7 +16,7 @@ struct GPSDLiveTests {
     /// gpsd says in this run, not a fixed count.)
     @Test(.timeLimit(.minutes(1)))
     func recordsWhatGpsdReportsForTheWalk() throws {
-        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_610)
+        let h = try GPSDLiveHarness(log: "walk.nmea")
         defer { h.tearDown() }
         let pipe = try h.startGpspipe()
         let r = try h.record(["--duration", "9s"])
@@ -51,7 +51,7 @@ struct GPSDLiveTests {
 
     @Test(.timeLimit(.minutes(1)))
     func gpsdKilledAndRestartedIsAnOutageAndANewSegment() throws {
-        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_620, rate: 4, loop: true)
+        let h = try GPSDLiveHarness(log: "walk.nmea", rate: 4, loop: true)
         defer { h.tearDown() }
         let recording = try h.startRecording(["--duration", "12s"])
         Thread.sleep(forTimeInterval: 4)
@@ -69,7 +69,7 @@ struct GPSDLiveTests {
 
     @Test(.timeLimit(.minutes(1)))
     func aSilentReceiverIsReportedStale() throws {
-        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_630, rate: 10, silenceAfter: 2)
+        let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, silenceAfter: 2)
         defer { h.tearDown() }
         let r = try h.record(["--duration", "8s", "--stale-after", "2s"])
         #expect(r.status == 0)
@@ -78,7 +78,7 @@ struct GPSDLiveTests {
 
     @Test(.timeLimit(.minutes(1)))
     func garbledInputNeverCrashesOrGivesInvalidValues() throws {
-        let h = try GPSDLiveHarness(log: "garbled.nmea", port: 39_640, rate: 20)
+        let h = try GPSDLiveHarness(log: "garbled.nmea", rate: 20)
         defer { h.tearDown() }
         let r = try h.record(["--duration", "7s"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -96,7 +96,7 @@ struct GPSDLiveTests {
     /// Background and foreground moments are offsets from the start, on the wall clock.
     @Test(.timeLimit(.minutes(1)))
     func theTimelineRunsOnTheWallClock() throws {
-        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_660, rate: 10, loop: true)
+        let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, loop: true)
         defer { h.tearDown() }
         let r = try h.record(["--duration", "5s", "--background-at", "2s", "--foreground-at", "4s"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -118,14 +118,14 @@ struct GPSDLiveTests {
 
     @Test(.timeLimit(.minutes(1)))
     func sigintStopsCleanlyWithASummary() throws {
-        let h = try GPSDLiveHarness(log: "walk.nmea", port: 39_650, rate: 10, loop: true)
+        let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, loop: true)
         defer { h.tearDown() }
         let recording = try h.startRecording([], format: "text")
         Thread.sleep(forTimeInterval: 3)
         kill(recording.pid, SIGINT)
         let r = try h.finish(recording)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdoutText.contains("Recording of gpsd at localhost:39651"), "\(r.stdoutText)")
+        #expect(r.stdoutText.contains("Recording of gpsd at localhost:\(h.gpsdPort)"), "\(r.stdoutText)")
         #expect(r.stdoutText.contains("  UI  48.137"))
     }
 }
@@ -137,8 +137,8 @@ final class GPSDLiveHarness {
             && FileManager.default.isExecutableFile(atPath: Paths.waymark.path)
     }
 
-    let feedPort: Int
-    let gpsdPort: Int
+    private(set) var feedPort = 0
+    private(set) var gpsdPort = 0
     let directory: String
     let auditPath: String
     private var feeder: pid_t = 0
@@ -150,24 +150,37 @@ final class GPSDLiveHarness {
         var err: String
     }
 
-    init(log: String, port: Int, rate: Double = 10, silenceAfter: Double? = nil, loop: Bool = false) throws {
-        feedPort = port
-        gpsdPort = port + 1
+    /// Starts the feeder and a private gpsd on two loopback ports picked free for this harness
+    /// (`freeLoopbackPorts`); when either process is not the one that then listens (it exited, so
+    /// another program took the port in between), it starts again on new ports.
+    init(log: String, rate: Double = 10, silenceAfter: Double? = nil, loop: Bool = false) throws {
         directory = temporaryPath("-gpsd")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         chmod(directory, 0o777)
         auditPath = directory + "/audit.ndjson"
-        var argv = [
-            "python3", Paths.root.appendingPathComponent("scripts/nmea-feeder.py").path, String(feedPort),
-            Paths.fixture("nmea/\(log)"), "--rate",
-            String(rate),
-        ]
-        if let silenceAfter { argv += ["--silence-after", String(silenceAfter)] }
-        if loop { argv.append("--loop") }
-        argv += ["--wait-for", directory + "/go"]
-        feeder = try spawnUnblocked(argv, output: directory + "/feeder.log")
-        try waitForPort(feedPort)
-        try startGPSD()
+        var attempt = 0
+        while true {
+            attempt += 1
+            let ports = try freeLoopbackPorts(2)
+            feedPort = ports[0]
+            gpsdPort = ports[1]
+            var argv = [
+                "python3", Paths.root.appendingPathComponent("scripts/nmea-feeder.py").path, String(feedPort),
+                Paths.fixture("nmea/\(log)"), "--rate",
+                String(rate),
+            ]
+            if let silenceAfter { argv += ["--silence-after", String(silenceAfter)] }
+            if loop { argv.append("--loop") }
+            argv += ["--wait-for", directory + "/go"]
+            feeder = try spawnUnblocked(argv, output: directory + "/feeder.log")
+            do {
+                try waitForPort(feedPort, listener: feeder)
+                try startGPSD()
+                return
+            } catch where attempt < 3 {
+                tearDownProcesses()
+            }
+        }
     }
 
     func startGPSD() throws {
@@ -177,7 +190,7 @@ final class GPSDLiveHarness {
         ]
         if getuid() == 0 { argv = ["runuser", "-u", "nobody", "--"] + argv }
         gpsd = try spawnUnblocked(argv, output: directory + "/gpsd.log")
-        try waitForPort(gpsdPort)
+        try waitForPort(gpsdPort, listener: gpsd)
     }
 
     func killGPSD() {
@@ -256,15 +269,26 @@ final class GPSDLiveHarness {
     }
 
     func tearDown() {
-        killGPSD()
-        kill(feeder, SIGKILL)
-        var status: Int32 = 0
-        waitpid(feeder, &status, 0)
+        tearDownProcesses()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private func waitForPort(_ port: Int) throws {
+    private func tearDownProcesses() {
+        if gpsd != 0 { killGPSD() }
+        if feeder != 0 {
+            kill(feeder, SIGKILL)
+            var status: Int32 = 0
+            waitpid(feeder, &status, 0)
+        }
+        gpsd = 0
+        feeder = 0
+    }
+
+    /// Waits until `port` accepts a connection while `listener`, the process meant to open it,
+    /// still runs: a port that answers after its process exited is another program's.
+    private func waitForPort(_ port: Int, listener: pid_t) throws {
         for _ in 0..<100 {
+            if hasExited(listener) { throw POSIXError(.EADDRINUSE) }
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -276,7 +300,10 @@ final class GPSDLiveHarness {
                 }
             }
             close(fd)
-            if ok { return }
+            if ok {
+                if hasExited(listener) { throw POSIXError(.EADDRINUSE) }
+                return
+            }
             usleep(50_000)
         }
         throw POSIXError(.ETIMEDOUT)

@@ -50,6 +50,40 @@ enum Paths {
     }
 }
 
+/// Loopback TCP ports that were free a moment ago: the kernel picks each by binding port 0, and all
+/// are held at once so that they differ. The gpsd tests' private ports come from here, never from
+/// a fixed number another program may hold; a caller still checks that the process it started is
+/// the one that listens (it retries with new ports when not).
+func freeLoopbackPorts(_ count: Int) throws -> [Int] {
+    var sockets: [Int32] = []
+    defer { for fd in sockets { close(fd) } }
+    var ports: [Int] = []
+    for _ in 0..<count {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        sockets.append(fd)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EADDRINUSE) }
+        ports.append(Int(UInt16(bigEndian: address.sin_port)))
+    }
+    return ports
+}
+
+/// Whether the child `pid` has exited (it is reaped if so).
+func hasExited(_ pid: pid_t) -> Bool {
+    var status: Int32 = 0
+    return waitpid(pid, &status, WNOHANG) == pid
+}
+
 /// A finished process.
 struct ProcessResult {
     var status: Int32
