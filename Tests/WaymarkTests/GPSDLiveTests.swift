@@ -177,7 +177,7 @@ final class GPSDLiveHarness {
                 try waitForPort(feedPort, listener: feeder)
                 try startGPSD()
                 return
-            } catch where attempt < 3 {
+            } catch  where attempt < 3 {
                 tearDownProcesses()
             }
         }
