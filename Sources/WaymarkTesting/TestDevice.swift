@@ -46,17 +46,19 @@ public final class TestDevice {
     private let recorder = AuditRecorder()
 
     /// A device running `app` (nil: the scenario's ``Waymark/TutorialApp``) in `scenario`, fed by
-    /// `trace`.
+    /// `trace`, with `manager` as the app's location manager (nil: a new one; pass the one your
+    /// app's code created with `LocationManager()`).
     ///
     /// The audit log's times are `epoch` plus the offset; by default `epoch` is the timestamp of
     /// the trace's first fix (or ``TraceSource/defaultStart`` for an empty trace). The run has
     /// started (its `started` event is in the log) but no time has passed: the app launches at
     /// the scenario's `launchAt` (zero by default) once the test calls ``launch()`` or advances.
     public init(
-        scenario: Scenario = Scenario(), trace: GPXReplaySource, app: (any SimulatedApp)? = nil, epoch: Date? = nil
+        scenario: Scenario = Scenario(), trace: GPXReplaySource, app: (any SimulatedApp)? = nil,
+        manager: LocationManager? = nil, epoch: Date? = nil
     ) {
         let start = epoch ?? trace.schedule.fixes.first?.location.timestamp ?? TraceSource.defaultStart
-        simulation = Simulation(scenario: scenario, epoch: start, app: app)
+        simulation = Simulation(scenario: scenario, epoch: start, app: app, manager: manager)
         source = trace
         pending = source.nextEvent()
         simulation.addObserver(recorder)

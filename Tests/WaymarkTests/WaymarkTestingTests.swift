@@ -219,6 +219,52 @@ private actor OrderBox {
         #expect(app.backgroundEntries == 1)
     }
 
+    /// An app's view model creates its own manager, as it would create `CLLocationManager()`,
+    /// and sets it up before any device exists; the device adopts it, records what was set when
+    /// the run starts, and delivers to it.
+    @Test func aManagerTheAppCreatedIsAdoptedWithItsSettings() throws {
+        let model = OwnManagerModel()
+        #expect(model.manager.authorizationStatus == .notDetermined, "no device yet")
+        model.manager.startUpdatingLocation()  // no device hears it
+        #expect(!model.manager.isUpdatingLocation)
+        let device = TestDevice(trace: try Self.walk(), app: BareApp(), manager: model.manager)
+        #expect(device.manager === model.manager)
+        let settings = device.events(named: "setting").compactMap { event -> String? in
+            if case .setting(let name, let value) = event.kind { return "\(name)=\(value)" }
+            return nil
+        }
+        #expect(settings == ["distanceFilter=5", "desiredAccuracy=nearestTenMeters"])
+        #expect(device.events.first?.name == "started")
+        device.launch()
+        #expect(model.manager.authorizationStatus == .authorizedWhenInUse)
+        model.manager.startUpdatingLocation()
+        device.runToEnd()
+        // A fix every 2.2 m, a 5 m filter: every third one, starting with the first.
+        #expect(model.received == 4)
+        #expect(device.fixes(reason: .distanceFilter).count == 6)
+        // A new instance of the app sets its manager up the same way.
+        device.simulation.perform(.terminate)
+        #expect(model.manager.distanceFilter == 5 && model.manager.desiredAccuracy == .nearestTenMeters)
+    }
+
+    /// Background updates set before the device runs the app, without the `location` mode, are
+    /// undone at the start with a diagnostic (iOS raises at the setting).
+    @Test func backgroundUpdatesSetBeforeAdoptionWithoutTheModeAreUndone() throws {
+        let manager = LocationManager()
+        manager.allowsBackgroundLocationUpdates = true
+        let device = TestDevice(trace: try Self.walk(), app: BareApp(), manager: manager)
+        #expect(!manager.allowsBackgroundLocationUpdates)
+        #expect(device.events(named: "diagnostic").count == 1)
+
+        let allowed = LocationManager()
+        allowed.allowsBackgroundLocationUpdates = true
+        var scenario = Scenario()
+        scenario.info.backgroundModes = [.location]
+        let withMode = TestDevice(scenario: scenario, trace: try Self.walk(), app: BareApp(), manager: allowed)
+        #expect(allowed.allowsBackgroundLocationUpdates)
+        #expect(withMode.events(named: "diagnostic").isEmpty)
+    }
+
     @Test func aWhenInUseAppIsSuspendedAndReceivesNothingUntilItReturns() throws {
         let device = TestDevice(trace: try Self.walk(fixes: 60))
         device.launch()
@@ -294,5 +340,23 @@ private actor OrderBox {
         #expect(first?["time"] as? String == "2024-05-01T08:00:00.000Z")
         let fix = device.events(named: "fix").first?.ndjson(epoch: device.simulation.epoch)
         #expect(fix.map { lines.contains(Substring($0.dropLast())) } == true)
+    }
+}
+
+/// A view model that owns its manager from its own initialiser, as iOS apps do.
+@MainActor final class OwnManagerModel {
+    let manager = LocationManager()
+    var received = 0
+
+    init() {
+        manager.distanceFilter = 5
+        manager.desiredAccuracy = .nearestTenMeters
+        manager.delegate = self
+    }
+}
+
+extension OwnManagerModel: @MainActor LocationManagerDelegate {
+    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+        received += locations.count
     }
 }

@@ -34,8 +34,9 @@ public final class Simulation {
     public var version: IOSVersion { scenario.system.iosVersion }
     /// The wall-clock instant of offset zero; audit times are this plus the offset.
     public let epoch: Date
-    /// The app's location manager.
-    public let manager = LocationManager()
+    /// The app's location manager: the one the app's code handed over at creation, or the
+    /// device's own.
+    public let manager: LocationManager
     /// The app's code.
     public let app: any SimulatedApp
     /// The time since the start of the run.
@@ -78,9 +79,18 @@ public final class Simulation {
     /// What the app's fetch synced, for the `completed` event.
     var fetchNote: (synced: Int, reason: String?)?
 
+    /// Settings the app's code made on its manager before the device adopted it; recorded when
+    /// the run starts.
+    var settingsBeforeAdoption: [(name: String, value: String)] = []
+
     /// A simulation of `scenario`, whose offset zero is the instant `epoch`, running `app`
-    /// (by default the ``TutorialApp`` the scenario describes).
-    public init(scenario: Scenario, epoch: Date, app: (any SimulatedApp)? = nil) {
+    /// (by default the ``TutorialApp`` the scenario describes) with `manager` (by default a new
+    /// one; pass the manager your app's code created with ``LocationManager/init()``, which must
+    /// not belong to another simulation).
+    public init(scenario: Scenario, epoch: Date, app: (any SimulatedApp)? = nil, manager: LocationManager? = nil) {
+        let manager = manager ?? LocationManager()
+        precondition(!manager.isAdopted, "this LocationManager already belongs to another simulated device")
+        self.manager = manager
         self.scenario = scenario
         self.epoch = epoch
         self.app = app ?? TutorialApp(scenario: scenario)
@@ -96,7 +106,7 @@ public final class Simulation {
             budget: scenario.system.effectiveTaskBudget, warning: scenario.system.expirationWarning)
         fetch = BackgroundFetchStateMachine(
             hasFetchMode: scenario.info.backgroundModes.contains(.fetch), budget: scenario.system.fetchBudget)
-        manager.host = self
+        settingsBeforeAdoption = manager.adopt(by: self)
         if let launch = scenario.app.launchAt {
             timers.schedule(.launch, at: launch, class: .action)
             lastActionTime = launch
@@ -238,6 +248,18 @@ public final class Simulation {
     /// ``finish(at:)`` at the end.
     public func start(source name: String) {
         record(.started(source: name, iosVersion: version))
+        for (setting, value) in settingsBeforeAdoption { record(.setting(name: setting, value: value)) }
+        settingsBeforeAdoption = []
+        if manager.allowsBackgroundLocationUpdates && !scenario.info.backgroundModes.contains(.location) {
+            // The app set it before the device ran it; the exception iOS raises comes at once,
+            // before any app code runs, so the setting is undone rather than the app terminated.
+            record(
+                .diagnostic(
+                    message:
+                        "allowsBackgroundLocationUpdates was set without the location background mode in the Info; the setting is undone"
+                ))
+            manager.refuseBackgroundUpdates()
+        }
     }
 
     /// When the scenario's last scripted action (or the launch) is due: without an `end`, a run

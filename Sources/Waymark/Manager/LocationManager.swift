@@ -175,7 +175,29 @@ public final class LocationManager {
     ) {
         guard value != settings[keyPath: property] else { return }
         settings[keyPath: property] = value
-        host?.managerChangedSetting(name, text())
+        if let host { host.managerChangedSetting(name, text()) } else { changesBeforeAdoption.append((name, text())) }
+    }
+
+    /// What the app's code set before a device adopted the manager, in order: the device records
+    /// it as `setting` events when its run starts.
+    private var changesBeforeAdoption: [(name: String, value: String)] = []
+
+    /// Hands the manager to the device that runs it; returns what was set before, in order.
+    func adopt(by host: any LocationManagerHost) -> [(name: String, value: String)] {
+        self.host = host
+        settingsAtAdoption = settings
+        defer { changesBeforeAdoption = [] }
+        return changesBeforeAdoption
+    }
+
+    /// Whether a device has adopted the manager.
+    var isAdopted: Bool { host != nil }
+
+    /// Undoes `allowsBackgroundLocationUpdates` set before adoption on a device whose app lacks
+    /// the `location` background mode.
+    func refuseBackgroundUpdates() {
+        settings.allowsBackgroundLocationUpdates = false
+        settingsAtAdoption.allowsBackgroundLocationUpdates = false
     }
 
     /// The most recently delivered location.
@@ -188,7 +210,15 @@ public final class LocationManager {
     private var spareLocations: [Location] = []
     private var nextContinuationID = 0
 
-    init() {}
+    /// A manager the app's own code creates, as it would create `CLLocationManager()`; a device
+    /// runs it once it adopts it (``Simulation/init(scenario:epoch:app:manager:)``, or
+    /// `TestDevice`'s `manager:`).
+    ///
+    /// Until then its properties can be set (the device records them as `setting` events when
+    /// its run starts), it reads `notDetermined` and full accuracy, and it delivers nothing:
+    /// requests and `startUpdatingLocation()` do nothing, as no device hears them. A manager
+    /// belongs to one device.
+    public init() {}
 
     /// Asks for When In Use authorization (`requestWhenInUseAuthorization()`).
     public func requestWhenInUseAuthorization() { host?.managerRequestedAuthorization(always: false) }
@@ -213,12 +243,17 @@ public final class LocationManager {
         return stream
     }
 
-    /// A new app instance's manager: default properties, no location (the delegate and the
+    /// A new app instance's manager: the properties it had when the device adopted it (the
+    /// defaults, unless the app's code set them up before), no location (the delegate and the
     /// streams stay, as the app's own code owns them).
     func reset() {
-        settings = LocationServiceStateMachine.Settings()
+        settings = settingsAtAdoption
         location = nil
     }
+
+    /// The properties as the app's code created the manager: each new instance of the app sets
+    /// them up the same way.
+    private var settingsAtAdoption = LocationServiceStateMachine.Settings()
 
     func deliver(_ updates: [LocationUpdate]) {
         guard !updates.isEmpty else { return }
