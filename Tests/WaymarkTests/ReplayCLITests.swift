@@ -156,6 +156,8 @@ struct ReplayCLITests {
             ),
             ("info: [\n", ":2:1: not valid YAML"),
             ("speed: 3\n", ":1:1: unknown key 'speed' in the scenario"),
+            ("system:\n  iosVersion: 11\n", ":2:15: '11' is not an iOS release Waymark models"),
+            ("system:\n  iosVersion: 19\n", ":2:15: '19' is not an iOS release Waymark models"),
         ]
         for (text, message) in cases {
             let file = try scenario(text)
@@ -174,10 +176,56 @@ struct ReplayCLITests {
         for arguments in [
             ["--rate", "fast"], ["--background-at", "soon"], ["--authorization", "sometimes"], ["--accuracy", "close"],
             ["--background-modes", "audio"], ["--loop", "forever"], ["--speed", "0"], ["--fetch-interval", "often"],
+            ["--ios", "11"], ["--ios", "27"], ["--held-delivery", "some"], ["--accuracy", "reduced", "--ios", "13"],
         ] {
             let r = try waymark(["replay", Self.walk] + arguments)
             #expect(r.status == 64, "\(arguments): \(r.stderr)")
         }
+    }
+
+    /// `--held-delivery`: a suspended Always app's queue comes in one call (`all`), as its newest
+    /// location alone (`newest`), or not at all (`none`).
+    @Test func heldDeliveryChoosesWhatASuspendedAppReceives() throws {
+        var outcomes: [String: [String]] = [:]
+        for which in ["all", "newest", "none"] {
+            let audit = temporaryPath(".ndjson")
+            defer { try? FileManager.default.removeItem(atPath: audit) }
+            let r = try waymark([
+                "replay", Self.walk, "--authorization", "always", "--background-at", "1m", "--foreground-at", "3m",
+                "--end", "4m", "--held-delivery", which, "--no-store", "--quiet", "--audit", audit,
+            ])
+            #expect(r.status == 0, "\(r.stderr)")
+            let events = try String(contentsOfFile: audit, encoding: .utf8).split(separator: "\n").map {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+            }
+            #expect(events.filter { $0["decision"] as? String == "held" }.count == 11, "\(which)")
+            outcomes[which] = events.compactMap { e in
+                switch e["event"] as? String {
+                case "didUpdateLocations": "delivered \(e["count"] ?? "")"
+                case "heldDiscarded": "discarded \(e["count"] ?? "")"
+                default: nil
+                }
+            }
+        }
+        #expect(outcomes["all"] == ["delivered 11"])
+        #expect(outcomes["newest"] == ["discarded 10"])
+        #expect(outcomes["none"] == ["discarded 11"])
+    }
+
+    /// `--accuracy reduced` (`kCLLocationAccuracyReduced`, iOS 14+): every fix comes from the
+    /// reduced source, at most one update per 15 minutes.
+    @Test func reducedAccuracyIsADesiredAccuracy() throws {
+        let audit = temporaryPath(".ndjson")
+        defer { try? FileManager.default.removeItem(atPath: audit) }
+        let r = try waymark(["replay", Self.walk, "--accuracy", "reduced", "--no-store", "--quiet", "--audit", audit])
+        #expect(r.status == 0, "\(r.stderr)")
+        let fixes = try String(contentsOfFile: audit, encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }.filter { $0["event"] as? String == "fix" }
+        #expect(fixes.count == 61)
+        #expect(fixes.allSatisfy { $0["positioning"] as? String == "reduced" })
+        #expect(fixes.filter { $0["decision"] as? String == "delivered" }.count == 1)
+        #expect(fixes.filter { $0["reason"] as? String == "accuracyThrottle" }.count == 60)
     }
 
     @Test func badTracesExit65() throws {

@@ -71,14 +71,17 @@ public struct DesiredAccuracy: RawRepresentable, Sendable, Hashable, Codable, Cu
 /// accuracy. Apple publishes no accuracy per source, so the floors below are Waymark's
 /// assumptions (values Core Location commonly reports), documented as such.
 ///
-/// | source | `desiredAccuracy` | hardware on | `horizontalAccuracy` | altitude, speed, course |
-/// |---|---|---|---|---|
-/// | ``Positioning/satellite`` | bestForNavigation, best, nearestTenMeters, under 65 m | GNSS, Wi-Fi, cell | as received | as received |
-/// | ``Positioning/wifi`` | hundredMeters, 65 m to under 1 000 m | Wi-Fi, cell (GNSS off) | at least 65 m | invalid |
-/// | ``Positioning/cell`` | kilometer, threeKilometers, 1 000 m and more | cell (GNSS and Wi-Fi scans off) | at least 1 000 m | invalid |
+/// | source | `desiredAccuracy` | hardware on | `horizontalAccuracy` | altitude, speed, course | rate |
+/// |---|---|---|---|---|---|
+/// | ``Positioning/satellite`` | bestForNavigation, best, nearestTenMeters, under 65 m | GNSS, Wi-Fi, cell | as received | as received | as received |
+/// | ``Positioning/wifi`` | hundredMeters, 65 m to under 1 000 m | Wi-Fi, cell (GNSS off) | at least 65 m | invalid | as received |
+/// | ``Positioning/cell`` | kilometer, threeKilometers, 1 000 m and more | cell (GNSS and Wi-Fi scans off) | at least 1 000 m | invalid | as received |
+/// | ``Positioning/reduced`` | reduced, or any with reduced accuracy authorization | as needed | at least 5 000 m | invalid | at most one per 15 min |
 ///
-/// Each request gets the cheapest source whose accuracy is at or better than it.
-/// | ``Positioning/reduced`` | reduced, or any with reduced accuracy authorization | as needed | at least 5 000 m | invalid |
+/// Each request gets the cheapest source whose accuracy is at or better than it; what a coarse
+/// request saves is the hardware that stays off. Apple documents no update rate for Wi-Fi or
+/// cell positioning, so Waymark does not cap them (the conservative choice: an app that
+/// handles every fix handles fewer); only reduced accuracy, whose rate Apple states, is capped.
 ///
 /// Reduced accuracy is Apple's documented approximate location: "usually within 1–20
 /// kilometers of the actual location", "updating the location at most a few times per hour"
