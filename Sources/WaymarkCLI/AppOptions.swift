@@ -30,10 +30,16 @@ struct IOSVersionArgument: ExpressibleByArgument {
 
 /// `--rate`: `max` (virtual time) or a factor of real time.
 enum RateText {
+    /// The slowest and fastest factors of real time: a thousandth (an hour's trace takes six
+    /// weeks) to a million; `max` is faster still.
+    static let range: ClosedRange<Double> = 0.001...1_000_000
+    /// What a rate may be, for error messages.
+    static let expected = "'max' or a factor of real time from 0.001 to 1000000, such as 1 or 20"
+
     /// 0 for `max`, else the factor; nil when `text` is neither.
     static func parse(_ text: String) -> Double? {
         if text == "max" { return 0 }
-        guard let factor = Double(text), factor > 0, factor.isFinite else { return nil }
+        guard let factor = Double(text), range.contains(factor) else { return nil }
         return factor
     }
 }

@@ -102,7 +102,7 @@ extension WaymarkCommand {
 
         func validate() throws {
             if let rate, RateText.parse(rate) == nil {
-                throw ValidationError("--rate must be 'max' or a factor above 0, such as 1 or 20")
+                throw ValidationError("--rate must be \(RateText.expected)")
             }
             if let speed, !(speed > 0 && speed.isFinite) { throw ValidationError("--speed must be above 0 m/s") }
             if let interval, interval.value <= .zero { throw ValidationError("--interval must be longer than 0 s") }

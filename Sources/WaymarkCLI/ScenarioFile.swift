@@ -257,7 +257,7 @@ enum ScenarioFile {
                 }
             case "rate":
                 settings.rate = try RateText.parse(value.string ?? "").orThrow(
-                    r.error(value, "'rate' must be 'max' or a factor above 0, such as 1 or 20"))
+                    r.error(value, "'rate' must be \(RateText.expected)"))
             case "start":
                 guard let text = value.string, let date = try? Date(text, strategy: .iso8601) else {
                     throw r.error(value, "'start' must be an ISO 8601 time such as 2024-05-01T08:00:00Z")

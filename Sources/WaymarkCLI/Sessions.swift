@@ -284,7 +284,8 @@ enum SessionTable {
     }
 
     static func duration(_ seconds: Double) -> String {
-        DurationText.format(.milliseconds(Int64((seconds * 1000).rounded())))
+        DurationText.format(
+            Duration.checked(seconds: (seconds * 1000).rounded() / 1000) ?? .seconds(Duration.maximumSeconds))
     }
 }
 

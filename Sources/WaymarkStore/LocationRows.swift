@@ -82,5 +82,10 @@ struct LocationRow {
         return result
     }
 
-    static func duration(_ seconds: Double) -> Duration { .nanoseconds(Int64((seconds * 1e9).rounded())) }
+    /// A stored offset or time remaining; beyond what a duration holds (a row Waymark never
+    /// wrote, from `sqlite3 .recover` say) it is held at the longest one rather than trap.
+    static func duration(_ seconds: Double) -> Duration {
+        Duration.checked(seconds: seconds)
+            ?? .seconds(seconds < 0 ? -Duration.maximumSeconds : Duration.maximumSeconds)
+    }
 }

@@ -29,6 +29,43 @@ struct CLITests {
         #expect(info.stderr.contains("billion-laughs.gpx:2:1: DOCTYPE declarations are refused"))
     }
 
+    /// A year the reader refuses (nine digits) is bad input with its place in every command
+    /// that reads it, never a trap in the time formatter.
+    @Test func aYearBeyond9999IsBadInputNotATrap() throws {
+        let path = Paths.fixture("bad/year-nine-digits.gpx")
+        let place = "waymark: \(path):5:34: "
+        for format in ["text", "geojson", "gpx"] {
+            let r = try waymark("render", path, "--format", format)
+            #expect(r.status == 65, "\(format): \(r.stderr)")
+            #expect(r.stderr.contains(place), "\(r.stderr)")
+            #expect(r.stderr.contains("the year (Waymark reads -9999 to 9999) is out of range"), "\(r.stderr)")
+        }
+        let info = try waymark("info", path, "--json")
+        #expect(info.status == 65 && info.stderr.contains(place), "\(info.stderr)")
+        // repair keeps the good point and drops the bad one, with a warning naming its place.
+        let out = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let repair = try waymark("repair", path, "-o", out)
+        #expect(repair.status == 0, "\(repair.stderr)")
+        #expect(repair.stderr.contains("\(path):5:34"), "\(repair.stderr)")
+        let repaired = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(repaired.components(separatedBy: "<trkpt ").count == 2, "\(repaired)")
+        // A negative year is written so that it reads back.
+        let ancient = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: ancient) }
+        try """
+        <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+        <trkpt lat="41.9" lon="12.5"><time>-0044-03-15T11:00:00Z</time></trkpt></trkseg></trk></gpx>
+        """.write(toFile: ancient, atomically: true, encoding: .utf8)
+        let gpx = try waymark("render", ancient, "--format", "gpx")
+        #expect(gpx.status == 0, "\(gpx.stderr)")
+        #expect(gpx.stdoutText.contains("<time>-0044-03-15T11:00:00.000Z</time>"), "\(gpx.stdoutText)")
+        let again = try waymark("info", "-", "--json", input: gpx.stdout)
+        #expect(
+            again.status == 0 && again.stdoutText.contains("\"startTime\":\"-0044-03-15T11:00:00.000Z\""),
+            "\(again.stdoutText) \(again.stderr)")
+    }
+
     @Test func missingFileExits66AndUsageErrorsExit64() throws {
         let missing = try waymark("info", "/no/such/walk.gpx")
         #expect(missing.status == 66)

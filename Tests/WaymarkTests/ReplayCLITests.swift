@@ -158,6 +158,9 @@ struct ReplayCLITests {
             ("speed: 3\n", ":1:1: unknown key 'speed' in the scenario"),
             ("system:\n  iosVersion: 11\n", ":2:15: '11' is not an iOS release Waymark models"),
             ("system:\n  iosVersion: 19\n", ":2:15: '19' is not an iOS release Waymark models"),
+            ("end: 1e10\n", ":1:6: 'end' must be a duration"),
+            ("timeline:\n  - at: 9.3e9\n    do: background\n", ":2:9: 'at' must be a duration"),
+            ("replay:\n  rate: 1e-300\n", ":2:9: 'rate' must be 'max' or a factor of real time from 0.001"),
         ]
         for (text, message) in cases {
             let file = try scenario(text)
@@ -177,6 +180,11 @@ struct ReplayCLITests {
             ["--rate", "fast"], ["--background-at", "soon"], ["--authorization", "sometimes"], ["--accuracy", "close"],
             ["--background-modes", "audio"], ["--loop", "forever"], ["--speed", "0"], ["--fetch-interval", "often"],
             ["--ios", "11"], ["--ios", "27"], ["--held-delivery", "some"], ["--accuracy", "reduced", "--ios", "13"],
+            // Every duration and time offset past 285 years, and rates that would trap the pacing.
+            ["--end", "1e10"], ["--background-at", "9.3e9"], ["--foreground-at", "2922789d"],
+            ["--task-budget", "1e12s"], ["--start-offset", "99999999999h"], ["--interval", "1e300"],
+            ["--fetch-interval", "1e16"], ["--rate", "1e-12"], ["--rate", "1e-300"], ["--rate", "0.0009"],
+            ["--rate", "inf"], ["--rate", "nan"], ["--rate", "-1"],
         ] {
             let r = try waymark(["replay", Self.walk] + arguments)
             #expect(r.status == 64, "\(arguments): \(r.stderr)")
@@ -239,6 +247,17 @@ struct ReplayCLITests {
         let nothing = try waymark(["replay", empty])
         #expect(nothing.status == 65)
         #expect(nothing.stderr.contains("nothing to replay"))
+        // Times 500 years apart: offsets a replay cannot hold, refused rather than trapped.
+        let span = temporaryPath(".gpx")
+        try """
+        <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+        <trkpt lat="41.9" lon="12.5"><time>1000-03-15T11:00:00Z</time></trkpt>
+        <trkpt lat="41.9" lon="12.6"><time>1500-03-15T11:00:00Z</time></trkpt></trkseg></trk></gpx>
+        """.write(toFile: span, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: span) }
+        let far = try waymark(["replay", span, "--no-store", "--rate", "max"])
+        #expect(far.status == 65)
+        #expect(far.stderr.contains("\(span): point 1 comes 500 years after the first"), "\(far.stderr)")
     }
 
     @Test func fetchSyncsStoredLocationsToTheSink() throws {

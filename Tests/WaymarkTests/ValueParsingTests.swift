@@ -123,6 +123,58 @@ import Testing
         }
     }
 
+    /// Years -9999 to 9999 read and write back the same, negative ones with four digits as
+    /// xsd:dateTime wants; longer years are refused as out of range, not read.
+    @Test func yearsFromMinus9999To9999ReadAndWriteBack() throws {
+        for text in [
+            "-9999-01-01T00:00:00.000Z", "-0044-03-15T12:00:00.000Z", "-0001-12-31T23:59:59.999Z",
+            "0000-02-29T00:00:00.000Z", "0001-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z",
+        ] {
+            let read = Self.span(text) { ValueParsing.dateTime($0) }
+            guard case .success(let time) = read else {
+                Issue.record("\(text) was refused")
+                continue
+            }
+            #expect(ValueFormatting.iso8601(time.date) == text)
+            let store = ByteStore()
+            var cache = ValueFormatting.DayCache()
+            ValueFormatting.appendISO8601(time.date, to: store, cache: &cache)
+            #expect(store.string == text, "the cached writer")
+        }
+        for text in ["10000-01-01T00:00:00Z", "-10000-01-01T00:00:00Z", "123456789-05-01T08:00:00Z"] {
+            let read = Self.span(text) { ValueParsing.dateTime($0) }
+            guard case .failure(.range(let field)) = read else {
+                Issue.record("\(text): \(read)")
+                continue
+            }
+            #expect(field.hasPrefix("year"))
+        }
+    }
+
+    /// A date no reader gives (made in code, or a damaged store row) is still written, never a
+    /// trap: out at the bound of about 285 million years.
+    @Test func anyDateIsWrittenWithoutATrap() {
+        for seconds in [1e300, -1e300, .infinity, -.infinity, .nan, 3.2e17, -3.2e17, 4e12, -4e12] {
+            let text = ValueFormatting.iso8601(Date(timeIntervalSince1970: seconds))
+            #expect(text.hasSuffix("Z"), "\(seconds): \(text)")
+        }
+        #expect(ValueFormatting.iso8601(Date(timeIntervalSince1970: 4e12)) == "128724-12-15T07:06:40.000Z")
+        #expect(ValueFormatting.iso8601(Date(timeIntervalSince1970: -4e12)) == "-124785-01-17T16:53:20.000Z")
+    }
+
+    /// One checked conversion for every duration Waymark makes from a number: nanoseconds in
+    /// 64 bits, so at most 9e9 s either way; not a number is nothing.
+    @Test func durationsBeyond285YearsAreRefusedNotTrapped() {
+        #expect(Duration.checked(seconds: 9e9) == .seconds(9_000_000_000))
+        #expect(Duration.checked(seconds: -9e9) == .seconds(-9_000_000_000))
+        #expect(Duration.checked(seconds: 1.5) == .milliseconds(1500))
+        for bad in [9.3e9, 1e15, -9.3e9, .infinity, .nan] { #expect(Duration.checked(seconds: bad) == nil, "\(bad)") }
+        #expect(DurationText.parse("9e9") == .seconds(9_000_000_000))
+        for text in ["9.3e9", "1e14", "100000000000000000000s", "2922789d", "9999999999h"] {
+            #expect(DurationText.parse(text) == nil, "\(text)")
+        }
+    }
+
     @Test func byteStoreAppendsEveryLengthExactly() {
         // Short appends take word-sized copies; each length must land exactly, after any offset.
         let source = (0..<80).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }

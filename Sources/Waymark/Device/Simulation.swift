@@ -193,7 +193,11 @@ public final class Simulation {
         var source = source
         let start = clock.now
         return try await run(&source) { offset in
-            let scaled = rate == 1 ? offset : Duration.nanoseconds(Int64((offset.inSeconds / rate * 1e9).rounded()))
+            // An offset so far ahead at so slow a rate that it passes Waymark's longest duration
+            // waits that long: for ever, in practice, and never a trap.
+            let scaled =
+                rate == 1
+                ? offset : Duration.checked(seconds: offset.inSeconds / rate) ?? .seconds(Duration.maximumSeconds)
             try await clock.sleep(until: start.advanced(by: scaled), tolerance: nil)
         }
     }

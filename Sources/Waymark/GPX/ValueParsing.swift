@@ -252,7 +252,11 @@ enum ValueParsing {
         while i + yearDigits < n, s[i + yearDigits] >= UInt8(ascii: "0"), s[i + yearDigits] <= UInt8(ascii: "9") {
             yearDigits += 1
         }
-        guard yearDigits >= 4, yearDigits <= 9, let y = digits(yearDigits) else { return .failure(.format) }
+        // xsd:dateTime allows years of more than four digits (without leading zeros); Waymark
+        // reads years -9999 to 9999, which every writer it knows uses and which it writes back the
+        // same, and refuses the rest as out of range rather than read a time it cannot write.
+        guard yearDigits >= 4, yearDigits <= 18, let y = digits(yearDigits) else { return .failure(.format) }
+        guard yearDigits == 4 else { return .failure(.range("year (Waymark reads -9999 to 9999)")) }
         let year = y * yearSign
         guard expect("-"), let month = digits(2), expect("-"), let day = digits(2) else { return .failure(.format) }
         guard i < n, s[i] == UInt8(ascii: "T") || s[i] == UInt8(ascii: "t") else { return .failure(.format) }
@@ -466,9 +470,18 @@ public enum ValueFormatting {
         out.count += 13
     }
 
-    /// Writes `date` as `YYYY-MM-DDThh:mm:ss.sssZ` (UTC, milliseconds) into `out`.
+    /// The most milliseconds from 1970 a time is written with (about 285 million years either
+    /// way); a `Date` further out, or not a number, is written as this bound. Readers refuse years
+    /// beyond ±9999, so only a date made in code or a damaged store row gets here.
+    static let writableMillis = 9e18
+
+    /// Writes `date` as `YYYY-MM-DDThh:mm:ss.sssZ` (UTC, milliseconds) into `out`: a year before
+    /// 1 BCE as `-YYYY` (four digits at least, as xsd:dateTime), a year after 9999 with its digits.
+    /// Never traps, whatever the date.
     static func appendISO8601(_ date: Date, to out: ByteStore) {
-        let totalMillis = (date.timeIntervalSince1970 * 1000).rounded()
+        var totalMillis = (date.timeIntervalSince1970 * 1000).rounded()
+        if totalMillis.isNaN { totalMillis = 0 }
+        totalMillis = min(max(totalMillis, -writableMillis), writableMillis)
         let millisInt = Int(totalMillis)
         var seconds = millisInt / 1000
         var millis = millisInt % 1000
@@ -484,7 +497,10 @@ public enum ValueFormatting {
         }
         let (y, mo, d) = ValueParsing.civil(fromDays: days)
         out.reserve(24)
-        if y < 0 || y > 9999 {
+        if y < 0 {
+            out.append(UInt8(ascii: "-"))
+            if -y > 9999 { out.append(String(-y)) } else { appendDigits(-y, width: 4, to: out) }
+        } else if y > 9999 {
             out.append(String(y))
         } else {
             appendDigits(y, width: 4, to: out)

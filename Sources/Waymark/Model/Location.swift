@@ -76,6 +76,12 @@ public struct Provenance: Sendable, Hashable, Codable {
     }
 
     public var source: Source
+
+    /// The point's index in its file, or 0 for a live fix.
+    var fileIndex: Int {
+        if case .file(_, let index) = source { return index }
+        return 0
+    }
     /// True for fixes that software made up or replayed, as CoreLocation's
     /// `sourceInformation.isSimulatedBySoftware`.
     public var isSimulatedBySoftware: Bool

@@ -161,13 +161,15 @@ public struct ReplaySchedule: Sendable, Hashable {
             for entry in located where entry.seconds >= startSeconds {
                 fixes.append(
                     Fix(
-                        offset: Self.duration(entry.seconds - startSeconds), location: entry.location,
+                        offset: try Self.duration(
+                            entry.seconds - startSeconds, file: file, index: entry.location.provenance.fileIndex),
+                        location: entry.location,
                         segment: segmentNumber))
             }
         }
         self.fixes = fixes
         let total = raw.last?.last?.seconds ?? 0
-        duration = Self.duration(total)
+        duration = try Self.duration(total, file: file, index: index - 1)
     }
 
     /// Fixes at a fixed period from the first point of a segment to its last, interpolated.
@@ -260,7 +262,16 @@ extension ReplaySchedule {
     }
 
     /// `seconds` as a duration, to the nanosecond.
-    static func duration(_ seconds: Double) -> Duration {
-        .nanoseconds(Int64((seconds * 1e9).rounded()))
+    ///
+    /// - Throws: ``ScheduleError`` when the trace spans more than ``Swift/Duration/maximumSeconds``
+    ///   (about 285 years) from its first point: offsets that far cannot be replayed.
+    static func duration(_ seconds: Double, file: String, index: Int) throws -> Duration {
+        guard let d = Duration.checked(seconds: seconds) else {
+            let years = ValueFormatting.fixed(seconds / 31_556_952, decimals: 0)
+            throw ScheduleError(
+                message:
+                    "point \(index) comes \(years) years after the first; a replay spans at most 285 years")
+        }
+        return d
     }
 }

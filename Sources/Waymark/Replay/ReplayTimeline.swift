@@ -102,7 +102,9 @@ struct ReplayTimeline {
         while let entry = try nextWithMotion(input) {
             if entry.seconds >= startSeconds {
                 return ReplaySchedule.Fix(
-                    offset: ReplaySchedule.duration(entry.seconds - startSeconds), location: entry.location,
+                    offset: try ReplaySchedule.duration(
+                        entry.seconds - startSeconds, file: file, index: entry.location.provenance.fileIndex),
+                    location: entry.location,
                     segment: entry.segment)
             }
         }

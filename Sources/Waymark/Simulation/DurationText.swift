@@ -2,7 +2,8 @@
 /// of seconds.
 public enum DurationText {
     /// The duration `text` spells, or nil. Units: `ms`, `s`, `m` (minutes), `h`, `d`; parts add up
-    /// (`1h5m30s`). Negative durations are not allowed.
+    /// (`1h5m30s`). Negative durations are not allowed, nor any beyond
+    /// ``Swift/Duration/maximumSeconds`` (about 285 years).
     public static func parse(_ text: String) -> Duration? {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { return nil }
@@ -52,8 +53,20 @@ public enum DurationText {
         return parts
     }
 
-    private static func make(_ seconds: Double) -> Duration? {
-        guard seconds < 1e15 else { return nil }
+    private static func make(_ seconds: Double) -> Duration? { Duration.checked(seconds: seconds) }
+}
+
+extension Duration {
+    /// The longest duration or time offset Waymark handles, in seconds: 9 × 10⁹ s, about 285
+    /// years. Durations are kept to the nanosecond in 64 bits (at most about 9.22 × 10⁹ s).
+    public static let maximumSeconds: Double = 9e9
+
+    /// `seconds` to the nanosecond, or nil when it is not a number or beyond ±``maximumSeconds``.
+    ///
+    /// Every duration and time offset that Waymark makes from a number it read (an option, a
+    /// scenario key, a trace's times, a store's rows) goes through here, so none can trap.
+    public static func checked(seconds: Double) -> Duration? {
+        guard seconds.isFinite, abs(seconds) <= maximumSeconds else { return nil }
         return .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 }
