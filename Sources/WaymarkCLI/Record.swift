@@ -23,8 +23,8 @@ extension WaymarkCommand {
                 print as UI lines on standard output; background deliveries and events are \
                 logged on standard error. When gpsd goes away Waymark logs the outage, ends the \
                 track segment and reconnects (after 250 ms, doubling up to 10 s); a receiver that \
-                goes silent is reported. Ctrl-C (SIGINT) or SIGTERM stops cleanly, with a \
-                summary.
+                goes silent is reported. Ctrl-C (SIGINT), SIGTERM, SIGHUP (a dropped SSH \
+                session) or SIGQUIT stops cleanly, with a summary.
 
                 Every fix the app receives is committed to the session store (--store, or \
                 $XDG_DATA_HOME/waymark/waymark.sqlite) before it is shown: a crash, a kill -9 or a \
@@ -84,6 +84,13 @@ extension WaymarkCommand {
             if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
             if let duration, duration.value <= .zero { throw ValidationError("--duration must be longer than 0 s") }
             _ = try Self.endpoint(gpsd)
+            let outputs: [(option: String, path: String)] =
+                (output.map { [("-o", $0)] } ?? []) + (audit.map { [("--audit", $0)] } ?? [])
+                + (gpx.map { [("--gpx", $0)] } ?? [])
+            try OutputSafety.check(
+                outputs: outputs,
+                protected: OutputSafety.inputs(app.scenario.map { [$0] } ?? [])
+                    + (storage.noStore ? [] : OutputSafety.store(storage.location.path)))
         }
 
         static func endpoint(_ text: String) throws -> (host: String, port: String) {

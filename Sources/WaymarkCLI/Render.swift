@@ -72,6 +72,10 @@ extension WaymarkCommand {
             }
             if store.store != nil && session == nil { throw ValidationError("--store goes with --session") }
             if let width, width < 20 { throw ValidationError("--width must be at least 20") }
+            try OutputSafety.check(
+                outputs: output.map { [("-o", $0)] } ?? [],
+                protected: OutputSafety.inputs(trace.map { [$0] } ?? [])
+                    + (session != nil ? OutputSafety.store(store.path) : []))
             if format != .text && (points || noSketch || width != nil) {
                 throw ValidationError("--points, --no-sketch and --width apply to --format text only")
             }
@@ -80,6 +84,8 @@ extension WaymarkCommand {
         func run() throws {
             do {
                 let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+                let cleanup = removeUncommittedOutputsOnStopSignal([sink])
+                defer { for s in cleanup { s.cancel() } }
                 let events: EventSource
                 if let session {
                     let db = try store.openExisting()

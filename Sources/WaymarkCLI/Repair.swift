@@ -29,9 +29,16 @@ extension WaymarkCommand {
                 "Write the repaired GPX here (atomically) instead of standard output.", valueName: "file"))
         var output: String?
 
+        func validate() throws {
+            try OutputSafety.check(
+                outputs: output.map { [("-o", $0)] } ?? [], protected: OutputSafety.inputs([file]))
+        }
+
         func run() throws {
             do {
                 let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+                let cleanup = removeUncommittedOutputsOnStopSignal([sink])
+                defer { for s in cleanup { s.cancel() } }
                 let report = try GPXRepair.repair(source: try ProgressSource(path: file), name: file, to: sink)
                 try sink.commit()
                 let counts =

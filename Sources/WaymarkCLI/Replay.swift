@@ -109,6 +109,13 @@ extension WaymarkCommand {
             if let loop, loop != "forever", (Int(loop) ?? 0) < 1 {
                 throw ValidationError("--loop must be a number of plays (1 or more) or 'forever'")
             }
+            let outputs: [(option: String, path: String)] =
+                (output.map { [("-o", $0)] } ?? []) + (audit.map { [("--audit", $0)] } ?? [])
+                + (fetchSink.map { [("--fetch-sink", $0)] } ?? [])
+            try OutputSafety.check(
+                outputs: outputs,
+                protected: OutputSafety.inputs([trace] + (app.scenario.map { [$0] } ?? []))
+                    + (storage.noStore ? [] : OutputSafety.store(storage.location.path)))
         }
 
         func run() async throws {

@@ -124,11 +124,18 @@ extension WaymarkCommand.Sessions {
 
         @OptionGroup var store: StoreOptions
 
+        func validate() throws {
+            try OutputSafety.check(
+                outputs: output.map { [("-o", $0)] } ?? [], protected: OutputSafety.store(store.path))
+        }
+
         func run() throws {
             do {
                 let db = try store.openExisting()
                 let session = try db.session(id)
                 let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+                let cleanup = removeUncommittedOutputsOnStopSignal([sink])
+                defer { for s in cleanup { s.cancel() } }
                 try SessionExport.write(
                     session: session, from: db, format: format, to: sink, textWidth: Terminal.width,
                     color: output == nil && Terminal.wantsColor)

@@ -30,13 +30,33 @@ extension StoppableSource: SynchronousLocationSource where Inner: SynchronousLoc
     }
 }
 
-/// Turns SIGINT and SIGTERM into a call of `stop` (on a dispatch queue), instead of ending the
-/// process; cancel the returned sources to stop handling them.
+/// Turns SIGINT (Ctrl-C), SIGTERM, SIGHUP (the terminal or SSH session went away) and SIGQUIT
+/// (Ctrl-\) into a call of `stop` (on a dispatch queue), instead of ending the process or
+/// printing a crash report; cancel the returned sources to stop handling them.
 func handleStopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-    [SIGINT, SIGTERM].map { number in
+    [SIGINT, SIGTERM, SIGHUP, SIGQUIT].map { number in
         signal(number, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
         source.setEventHandler(handler: stop)
+        source.resume()
+        return source
+    }
+}
+
+/// For commands that stop at once rather than finish cleanly (render, repair, sessions export):
+/// a stop signal removes the uncommitted temporary files of `sinks`, so no `.NAME.waymark-XXXXXX`
+/// is left beside the outputs, and ends the process with 128 plus the signal's number, as the
+/// signal itself would have. Cancel the returned sources once the outputs are committed.
+func removeUncommittedOutputsOnStopSignal(_ sinks: [FileSink]) -> [any DispatchSourceSignal] {
+    let paths = sinks.compactMap(\.uncommittedPath)
+    guard !paths.isEmpty else { return [] }
+    return [SIGINT, SIGTERM, SIGHUP, SIGQUIT].map { number in
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler {
+            for path in paths { unlink(path) }
+            _exit(128 + number)
+        }
         source.resume()
         return source
     }

@@ -89,6 +89,31 @@ struct CrashSafetyTests {
         #expect(r.stderr.contains("Session \(Self.kills + 1):"), "\(r.stderr)")
     }
 
+    /// A dropped SSH session (SIGHUP) or SIGQUIT stops a recording as SIGINT and SIGTERM do:
+    /// the audit log and the live GPX are complete, the session is closed as stopped, and the
+    /// summary comes; no crash report.
+    @Test(.timeLimit(.minutes(2)), arguments: [SIGHUP, SIGQUIT, SIGTERM])
+    func everyStopSignalEndsARecordingCleanly(_ signal: Int32) throws {
+        let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, loop: true)
+        defer { h.tearDown() }
+        let store = h.directory + "/store.sqlite"
+        let gpx = h.directory + "/live.gpx"
+        let recording = try h.startRecording(["--store", store, "--gpx", gpx])
+        // Stop once a few fixes have been recorded.
+        for _ in 0..<400 where h.audit().filter({ $0["event"] as? String == "fix" }).count < 5 { usleep(25_000) }
+        kill(recording.pid, signal)
+        let (r, timedOut) = h.finish(recording, within: 20)
+        #expect(!timedOut, "signal \(signal): still running 20 s later")
+        #expect(r.status == 0, "signal \(signal): \(r.stderr.suffix(600))")
+        #expect(!r.stderr.contains("Crash") && !r.stderr.contains("Backtrace"), "\(r.stderr.suffix(600))")
+        #expect(r.stderr.contains("Recording of gpsd at localhost:\(h.gpsdPort)"), "the summary comes")
+        #expect(h.audit().last?["event"] as? String == "finished", "signal \(signal): the audit log is complete")
+        let (document, _) = try readDocument(gpx)
+        #expect(!document.tracks.isEmpty, "the live GPX is whole")
+        let db = try SessionStore(path: store, mode: .existing)
+        #expect(try db.sessions().first?.outcome == .stopped, "signal \(signal)")
+    }
+
     /// A live recording whose store fills up stops cleanly, says which file and why, exits 74,
     /// and keeps every fix it printed.
     @Test(.timeLimit(.minutes(1)))

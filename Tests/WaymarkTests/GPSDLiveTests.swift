@@ -255,6 +255,29 @@ final class GPSDLiveHarness {
             stderr: (try? String(contentsOfFile: r.err, encoding: .utf8)) ?? "")
     }
 
+    /// Waits for the recording to end, at most `seconds`: one still running then is killed
+    /// (SIGKILL), so a test of how it stops fails rather than hangs. `timedOut` says which.
+    func finish(_ r: Recording, within seconds: Double) -> (result: ProcessResult, timedOut: Bool) {
+        var status: Int32 = 0
+        var timedOut = false
+        var waited = 0.0
+        while true {
+            let done = waitpid(r.pid, &status, WNOHANG)
+            if done == r.pid || (done == -1 && errno != EINTR) { break }
+            if waited >= seconds && !timedOut {
+                kill(r.pid, SIGKILL)
+                timedOut = true
+            }
+            usleep(20_000)
+            waited += 0.02
+        }
+        let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let result = ProcessResult(
+            status: exit, stdout: (try? Data(contentsOf: URL(fileURLWithPath: r.out))) ?? Data(),
+            stderr: (try? String(contentsOfFile: r.err, encoding: .utf8)) ?? "")
+        return (result, timedOut)
+    }
+
     func record(_ extra: [String]) throws -> ProcessResult { try finish(try startRecording(extra)) }
 
     func fixes(_ r: ProcessResult) -> [[String: Any]] {

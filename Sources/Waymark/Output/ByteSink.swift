@@ -82,12 +82,28 @@ public final class FileSink: ByteSink {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[..<$0]) } ?? "."
         let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        var template = Array(((directory.isEmpty ? "/" : directory) + "/.\(base).waymark-XXXXXX").utf8CString)
+        let folder = directory.isEmpty ? "/" : directory
+        var template = Array((folder + "/.\(base).waymark-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             throw OutputError(path: path, message: "cannot create the output file: \(String(cString: strerror(errno)))")
         }
-        _ = fchmod(fd, 0o644)
+        // A file it replaces keeps its mode (a private trace stays private); a new file gets
+        // what the umask allows of rw-rw-rw-, as any program's new file does.
+        var existing = stat()
+        if stat(path, &existing) == 0 {
+            _ = fchmod(fd, existing.st_mode & 0o7777)
+        } else {
+            let mask = umask(0o022)
+            umask(mask)
+            _ = fchmod(fd, 0o666 & ~mask)
+        }
+        // The new file's time is the file system's "now", so no clock is read here.
+        var created = stat()
+        if fstat(fd, &created) == 0 {
+            Self.removeStaleTemporaryFiles(
+                in: folder, of: base, olderThan: 86_400, now: Double(created.st_mtim.tv_sec))
+        }
         descriptor = fd
         ownsDescriptor = true
         self.path = path
@@ -97,6 +113,27 @@ public final class FileSink: ByteSink {
     deinit {
         if ownsDescriptor && isOpen { close(descriptor) }
         if let temporaryPath { unlink(temporaryPath) }
+    }
+
+    /// The temporary file the output goes to until ``commit()``, if any: a program that can be
+    /// stopped by a signal removes it then.
+    public var uncommittedPath: String? { temporaryPath }
+
+    /// Removes `.NAME.waymark-XXXXXX` files of `base` in `directory` last modified more than
+    /// `age` seconds before `now` (seconds since 1970, the file system's time): what an earlier
+    /// run left when it was killed. Files of other names and recent ones (a run in progress) are
+    /// left alone.
+    static func removeStaleTemporaryFiles(in directory: String, of base: String, olderThan age: Double, now: Double) {
+        let prefix = ".\(base).waymark-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) && name.utf8.count == prefix.utf8.count + 6 {
+            let candidate = directory + "/" + name
+            var info = stat()
+            guard lstat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                now - Double(info.st_mtim.tv_sec) > age
+            else { continue }
+            unlink(candidate)
+        }
     }
 
     /// Buffers `text`; it is written by the next flush.

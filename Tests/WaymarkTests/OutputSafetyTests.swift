@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+
+@testable import WaymarkStore
+
+/// No output replaces what a run reads or keeps: the store and its SQLite files, an input, or
+/// another output of the same run, whatever name or link reaches it (issue 15, item 8).
+@Suite(
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
+        "run `swift build` first: .build/debug/waymark is missing"))
+struct OutputSafetyTests {
+    /// A private directory with a copy of the walk and a store holding one replay.
+    final class Place {
+        let directory = temporaryPath("-outputs")
+        var walk: String { directory + "/walk.gpx" }
+        var store: String { directory + "/store.sqlite" }
+
+        init() throws {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Paths.fixture("scenarios/traces/walk.gpx"), toPath: walk)
+            let r = try run(Paths.waymark.path, ["replay", walk, "--store", store, "--quiet", "--rate", "max"])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+        func contents(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+    }
+
+    func refused(_ arguments: [String], naming fragment: String) throws {
+        let r = try run(Paths.waymark.path, arguments)
+        #expect(r.status == 64, "\(arguments): \(r.stderr)")
+        #expect(r.stderr.contains(fragment), "\(arguments): \(r.stderr)")
+    }
+
+    @Test func anOutputThatIsTheStoreOrItsFilesIsRefused() throws {
+        let p = try Place()
+        let before = try #require(p.contents(p.store))
+        try refused(["replay", p.walk, "--store", p.store, "--audit", p.store], naming: "is the session store")
+        try refused(["replay", p.walk, "--store", p.store, "-o", p.store + "-wal"], naming: "-wal file")
+        try refused(["sessions", "export", "1", "--store", p.store, "-o", p.store], naming: "is the session store")
+        try refused(["render", "--session", "1", "--store", p.store, "-o", p.store], naming: "is the session store")
+        try refused(
+            ["record", "--gpsd", "localhost:9", "--store", p.store, "--gpx", p.store + "-shm"], naming: "-shm file")
+        // The default store, reached through XDG_DATA_HOME, is protected the same way.
+        let defaultStore = SessionStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+        try refused(["replay", p.walk, "--audit", defaultStore], naming: "is the session store")
+        #expect(p.contents(p.store) == before, "the store is untouched")
+        let db = try SessionStore(path: p.store, mode: .existing)
+        #expect(try db.sessions().count == 1)
+    }
+
+    @Test func anOutputThatIsAnInputIsRefusedThroughAnyNameOrLink() throws {
+        let p = try Place()
+        let before = try #require(p.contents(p.walk))
+        let hardLink = p.directory + "/hard.gpx"
+        let symbolicLink = p.directory + "/soft.gpx"
+        try FileManager.default.linkItem(atPath: p.walk, toPath: hardLink)
+        try FileManager.default.createSymbolicLink(atPath: symbolicLink, withDestinationPath: p.walk)
+        let dotted = p.directory + "/./walk.gpx"
+        for output in [p.walk, hardLink, symbolicLink, dotted] {
+            try refused(["render", p.walk, "--format", "gpx", "-o", output], naming: "is an input")
+            try refused(["repair", p.walk, "-o", output], naming: "is an input")
+            try refused(["replay", p.walk, "--no-store", "--audit", output], naming: "is an input")
+        }
+        let scenario = p.directory + "/s.yaml"
+        try "end: 1m\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        try refused(["replay", p.walk, "--no-store", "--scenario", scenario, "-o", scenario], naming: "is an input")
+        #expect(p.contents(p.walk) == before, "the input is untouched")
+    }
+
+    @Test func twoOutputsOfOneRunMayNotBeTheSameFile() throws {
+        let p = try Place()
+        let out = p.directory + "/out.ndjson"
+        try refused(["replay", p.walk, "--no-store", "-o", out, "--audit", out], naming: "are the same file")
+        try refused(
+            [
+                "replay", p.walk, "--no-store", "-o", out, "--audit",
+                p.directory + "/../" + URL(fileURLWithPath: p.directory).lastPathComponent + "/out.ndjson",
+            ],
+            naming: "are the same file")
+        // Distinct files, and a device written in place, are fine.
+        let ok = try run(
+            Paths.waymark.path,
+            ["replay", p.walk, "--no-store", "--rate", "max", "-o", "/dev/null", "--audit", p.directory + "/a.ndjson"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+    }
+
+    // MARK: - Modes and temporary files (issue 15, item 16)
+
+    static func mode(_ path: String) -> mode_t {
+        var info = stat()
+        return stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0
+    }
+
+    /// A new output follows the umask; one that replaces a file keeps that file's mode.
+    @Test func outputsFollowTheUmaskAndKeepTheModeTheyReplace() throws {
+        let p = try Place()
+        let fresh = p.directory + "/fresh.geojson"
+        let r = try run(
+            "/bin/sh",
+            [
+                "-c", "umask 077 && exec \"$0\" render \"$1\" --format geojson -o \"$2\"", Paths.waymark.path, p.walk,
+                fresh,
+            ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Self.mode(fresh) == 0o600)
+        let open = p.directory + "/open.geojson"
+        let r2 = try run(
+            "/bin/sh",
+            [
+                "-c", "umask 022 && exec \"$0\" render \"$1\" --format geojson -o \"$2\"", Paths.waymark.path, p.walk,
+                open,
+            ])
+        #expect(r2.status == 0, "\(r2.stderr)")
+        #expect(Self.mode(open) == 0o644)
+        // Replacing a private file keeps it private, whatever the umask.
+        chmod(open, 0o640)
+        let r3 = try run(Paths.waymark.path, ["sessions", "export", "1", "--store", p.store, "-o", open])
+        #expect(r3.status == 0, "\(r3.stderr)")
+        #expect(Self.mode(open) == 0o640)
+    }
+
+    /// A signal removes the temporary file of an output not yet complete; a later run removes
+    /// the ones a killed run left, when they are over a day old, and only its own.
+    @Test(.timeLimit(.minutes(1))) func temporaryFilesAreRemovedOnSignalsAndLaterWhenStale() throws {
+        let p = try Place()
+        let fifo = p.directory + "/input.gpx"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let out = p.directory + "/out.geojson"
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            let pid = try spawnUnblocked(
+                [Paths.waymark.path, "render", fifo, "--format", "geojson", "-o", out], output: p.directory + "/log")
+            // Writing half a document into the FIFO: render has made its temporary file and waits.
+            let writer = open(fifo, O_WRONLY)
+            #expect(writer >= 0)
+            let head = "<gpx version=\"1.1\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n"
+            _ = head.withCString { write(writer, $0, strlen($0)) }
+            var temporary: [String] = []
+            for _ in 0..<400 {
+                temporary = try FileManager.default.contentsOfDirectory(atPath: p.directory).filter {
+                    $0.hasPrefix(".out.geojson.waymark-")
+                }
+                if !temporary.isEmpty { break }
+                usleep(10_000)
+            }
+            #expect(temporary.count == 1, "the run has its temporary file")
+            kill(pid, number)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            close(writer)
+            #expect((status >> 8) & 0xFF == 128 + number, "signal \(number): status \(status)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: p.directory).filter {
+                $0.contains(".waymark-")
+            }
+            #expect(left.isEmpty, "signal \(number) left \(left)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+        // Stale leftovers: two days old goes, a minute old stays, another name stays.
+        let old = p.directory + "/.out.geojson.waymark-AbC123"
+        let recent = p.directory + "/.out.geojson.waymark-XyZ789"
+        let other = p.directory + "/.other.gpx.waymark-QwE456"
+        for path in [old, recent, other] {
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
+        }
+        let now = Date()
+        try FileManager.default.setAttributes(
+            [.modificationDate: now.addingTimeInterval(-2 * 86_400)], ofItemAtPath: old)
+        try FileManager.default.setAttributes([.modificationDate: now.addingTimeInterval(-60)], ofItemAtPath: recent)
+        try FileManager.default.setAttributes(
+            [.modificationDate: now.addingTimeInterval(-2 * 86_400)], ofItemAtPath: other)
+        let r = try run(Paths.waymark.path, ["render", p.walk, "--format", "geojson", "-o", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: old))
+        #expect(FileManager.default.fileExists(atPath: recent))
+        #expect(FileManager.default.fileExists(atPath: other))
+    }
+}
