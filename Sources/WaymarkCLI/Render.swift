@@ -83,9 +83,10 @@ extension WaymarkCommand {
 
         func run() throws {
             do {
+                let uncommitted = UncommittedOutputs()
+                defer { uncommitted.finish() }
                 let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
-                let cleanup = removeUncommittedOutputsOnStopSignal([sink])
-                defer { for s in cleanup { s.cancel() } }
+                uncommitted.add(sink)
                 let events: EventSource
                 if let session {
                     let db = try store.openExisting()

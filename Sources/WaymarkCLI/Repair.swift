@@ -36,9 +36,10 @@ extension WaymarkCommand {
 
         func run() throws {
             do {
+                let uncommitted = UncommittedOutputs()
+                defer { uncommitted.finish() }
                 let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
-                let cleanup = removeUncommittedOutputsOnStopSignal([sink])
-                defer { for s in cleanup { s.cancel() } }
+                uncommitted.add(sink)
                 let report = try GPXRepair.repair(source: try ProgressSource(path: file), name: file, to: sink)
                 try sink.commit()
                 let counts =

@@ -133,9 +133,10 @@ extension WaymarkCommand.Sessions {
             do {
                 let db = try store.openExisting()
                 let session = try db.session(id)
+                let uncommitted = UncommittedOutputs()
+                defer { uncommitted.finish() }
                 let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
-                let cleanup = removeUncommittedOutputsOnStopSignal([sink])
-                defer { for s in cleanup { s.cancel() } }
+                uncommitted.add(sink)
                 try SessionExport.write(
                     session: session, from: db, format: format, to: sink, textWidth: Terminal.width,
                     color: output == nil && Terminal.wantsColor)

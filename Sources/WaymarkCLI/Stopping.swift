@@ -34,30 +34,81 @@ extension StoppableSource: SynchronousLocationSource where Inner: SynchronousLoc
 /// (Ctrl-\) into a call of `stop` (on a dispatch queue), instead of ending the process or
 /// printing a crash report; cancel the returned sources to stop handling them.
 func handleStopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-    [SIGINT, SIGTERM, SIGHUP, SIGQUIT].map { number in
+    let sources = stopSignals.map { number in
         signal(number, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
         source.setEventHandler(handler: stop)
         source.resume()
         return source
     }
+    waitUntilDispatchHandles(stopSignals)
+    return sources
 }
 
-/// For commands that stop at once rather than finish cleanly (render, repair, sessions export):
-/// a stop signal removes the uncommitted temporary files of `sinks`, so no `.NAME.waymark-XXXXXX`
-/// is left beside the outputs, and ends the process with 128 plus the signal's number, as the
-/// signal itself would have. Cancel the returned sources once the outputs are committed.
-func removeUncommittedOutputsOnStopSignal(_ sinks: [FileSink]) -> [any DispatchSourceSignal] {
-    let paths = sinks.compactMap(\.uncommittedPath)
-    guard !paths.isEmpty else { return [] }
-    return [SIGINT, SIGTERM, SIGHUP, SIGQUIT].map { number in
-        signal(number, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler {
-            for path in paths { unlink(path) }
-            _exit(128 + number)
+/// The signals that stop a command.
+let stopSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+/// Waits, at most a second, until libdispatch has installed its handler for each of `signals`.
+///
+/// A signal source is registered on dispatch's own thread some time after `resume()`; until
+/// then the signal is still ignored (SIG_IGN, as the source needs) and one that comes is lost.
+/// Returning only once the handler is in place means a signal that comes after is seen.
+func waitUntilDispatchHandles(_ signals: [Int32]) {
+    for _ in 0..<1000 {
+        let pending = signals.filter { number in
+            var current = sigaction()
+            sigaction(number, nil, &current)
+            return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1  // SIG_IGN
         }
-        source.resume()
-        return source
+        if pending.isEmpty { return }
+        usleep(1000)
+    }
+}
+
+/// The uncommitted temporary files of a command's atomic outputs, for commands that stop at
+/// once rather than finish cleanly (render, repair, sessions export).
+///
+/// Install it before creating the outputs, then ``add(_:)`` each: a stop signal (SIGINT,
+/// SIGTERM, SIGHUP, SIGQUIT) then removes them, so no `.NAME.waymark-XXXXXX` is left beside the
+/// outputs, and ends the process with 128 plus the signal's number, as the signal itself would.
+/// Installed first (it returns once dispatch handles the signals), it never misses a signal that
+/// comes while an output is being created.
+final class UncommittedOutputs {
+    /// The paths, shared with the signal handlers on dispatch's queue.
+    private final class Paths: Sendable {
+        let list = Mutex<[String]>([])
+    }
+
+    private let paths = Paths()
+    private var sources: [any DispatchSourceSignal] = []
+
+    /// Starts handling the stop signals.
+    init() {
+        let paths = self.paths
+        sources = stopSignals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                paths.list.withLock { for path in $0 { unlink(path) } }
+                _exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+        waitUntilDispatchHandles(stopSignals)
+    }
+
+    /// Removes `sink`'s temporary file, if it has one, when a stop signal comes.
+    func add(_ sink: FileSink) {
+        guard let path = sink.uncommittedPath else { return }
+        paths.list.withLock { $0.append(path) }
+    }
+
+    /// Stops handling the signals (their default action applies again): call it once the
+    /// outputs are committed.
+    func finish() {
+        for source in sources { source.cancel() }
+        for number in stopSignals { signal(number, SIG_DFL) }
+        sources = []
     }
 }

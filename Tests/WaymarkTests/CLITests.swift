@@ -56,7 +56,7 @@ struct CLITests {
         try """
         <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
         <trkpt lat="41.9" lon="12.5"><time>-0044-03-15T11:00:00Z</time></trkpt></trkseg></trk></gpx>
-        """.write(toFile: ancient, atomically: true, encoding: .utf8)
+        """.write(toFile: ancient, atomically: false, encoding: .utf8)
         let gpx = try waymark("render", ancient, "--format", "gpx")
         #expect(gpx.status == 0, "\(gpx.stderr)")
         #expect(gpx.stdoutText.contains("<time>-0044-03-15T11:00:00.000Z</time>"), "\(gpx.stdoutText)")
@@ -218,7 +218,7 @@ struct CLITests {
     }
 
     @Test func aDirectoryAsOutputIsRefused() throws {
-        let r = try waymark("render", Paths.fixture("gpx/segments.gpx"), "-f", "geojson", "-o", NSTemporaryDirectory())
+        let r = try waymark("render", Paths.fixture("gpx/segments.gpx"), "-f", "geojson", "-o", TestScratch.directory)
         #expect(r.status == 74)
         #expect(r.stderr.contains("is a directory; name a file to write"))
     }

@@ -65,7 +65,7 @@ struct OutputSafetyTests {
             try refused(["replay", p.walk, "--no-store", "--audit", output], naming: "is an input")
         }
         let scenario = p.directory + "/s.yaml"
-        try "end: 1m\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        try "end: 1m\n".write(toFile: scenario, atomically: false, encoding: .utf8)
         try refused(["replay", p.walk, "--no-store", "--scenario", scenario, "-o", scenario], naming: "is an input")
         #expect(p.contents(p.walk) == before, "the input is untouched")
     }
@@ -133,8 +133,13 @@ struct OutputSafetyTests {
             let pid = try spawnUnblocked(
                 [Paths.waymark.path, "render", fifo, "--format", "geojson", "-o", out], output: p.directory + "/log")
             // Writing half a document into the FIFO: render has made its temporary file and waits.
-            let writer = open(fifo, O_WRONLY)
-            #expect(writer >= 0)
+            // (Opened without blocking, retried until render has the reading end, at most 10 s.)
+            var writer: Int32 = -1
+            for _ in 0..<1000 where writer < 0 {
+                writer = open(fifo, O_WRONLY | O_NONBLOCK)
+                if writer < 0 { usleep(10_000) }
+            }
+            #expect(writer >= 0, "render opened its input")
             let head = "<gpx version=\"1.1\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n"
             _ = head.withCString { write(writer, $0, strlen($0)) }
             var temporary: [String] = []
@@ -147,8 +152,14 @@ struct OutputSafetyTests {
             }
             #expect(temporary.count == 1, "the run has its temporary file")
             kill(pid, number)
+            // At most 10 s: a render that missed the signal is killed, and the test fails.
             var status: Int32 = 0
-            waitpid(pid, &status, 0)
+            var waited = 0
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                if waited == 1000 { kill(pid, SIGKILL) }
+                usleep(10_000)
+                waited += 1
+            }
             close(writer)
             #expect((status >> 8) & 0xFF == 128 + number, "signal \(number): status \(status)")
             let left = try FileManager.default.contentsOfDirectory(atPath: p.directory).filter {

@@ -17,7 +17,7 @@ struct ReplayCLITests {
 
     func scenario(_ text: String, suffix: String = ".yaml") throws -> String {
         let path = temporaryPath(suffix)
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }
 
@@ -242,7 +242,7 @@ struct ReplayCLITests {
         #expect(r.stderr.contains("lat-out-of-range.gpx:6:7:"))
         let empty = temporaryPath(".gpx")
         try #"<gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"/>"#.write(
-            toFile: empty, atomically: true, encoding: .utf8)
+            toFile: empty, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: empty) }
         let nothing = try waymark(["replay", empty])
         #expect(nothing.status == 65)
@@ -253,7 +253,7 @@ struct ReplayCLITests {
         <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
         <trkpt lat="41.9" lon="12.5"><time>1000-03-15T11:00:00Z</time></trkpt>
         <trkpt lat="41.9" lon="12.6"><time>1500-03-15T11:00:00Z</time></trkpt></trkseg></trk></gpx>
-        """.write(toFile: span, atomically: true, encoding: .utf8)
+        """.write(toFile: span, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: span) }
         let far = try waymark(["replay", span, "--no-store", "--rate", "max"])
         #expect(far.status == 65)

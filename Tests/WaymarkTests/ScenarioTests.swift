@@ -27,7 +27,7 @@ import Testing
 
     /// Runs `waymark replay` on a scenario and returns its audit log.
     static func audit(_ name: String, extra: [String] = []) throws -> (String, ProcessResult) {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-\(UUID()).ndjson")
+        let out = URL(fileURLWithPath: temporaryPath(".ndjson"))
         defer { try? FileManager.default.removeItem(at: out) }
         let result = try run(
             Paths.waymark.path,
@@ -54,7 +54,7 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         let golden = Self.directory.appendingPathComponent("\(name).audit.ndjson")
         if Self.recording {
-            try log.write(to: golden, atomically: true, encoding: .utf8)
+            try log.write(to: golden, atomically: false, encoding: .utf8)
             return
         }
         let expected = try String(contentsOf: golden, encoding: .utf8)

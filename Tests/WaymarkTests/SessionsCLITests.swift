@@ -207,7 +207,7 @@ struct SessionsCLITests {
                 "<trkpt lat=\"\(48.1 + Double(i) * 1e-5)\" lon=\"\(11.5 + Double(i) * 1e-5)\"><ele>500</ele><time>\(time)</time></trkpt>\n"
         }
         text += "</trkseg></trk></gpx>\n"
-        try? text.write(toFile: path, atomically: true, encoding: .utf8)
+        try? text.write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }()
 

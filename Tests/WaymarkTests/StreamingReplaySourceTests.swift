@@ -128,7 +128,7 @@ import Testing
     /// Writes `body` inside a `<gpx>` element to a temporary file.
     static func write(_ body: String) throws -> String {
         let path = temporaryPath(".gpx")
-        try (header + body + "</gpx>\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try (header + body + "</gpx>\n").write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }
 
@@ -327,7 +327,7 @@ import Testing
             close(fd)
         }
         writer.start()
-        let temporary = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        let temporary = TestScratch.directory
         func spools() -> Int {
             ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter {
                 $0.hasPrefix("waymark-replay-")

@@ -18,7 +18,7 @@ enum Paths {
     /// The built tool. Reaching it first points XDG_DATA_HOME, in this process and so in every
     /// child, at a fresh directory: the CLI tests never write into the user's own session store.
     static let waymark: URL = {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-test-data-\(getpid())")
+        let data = URL(fileURLWithPath: TestScratch.directory).appendingPathComponent("data")
         try? FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         setenv("XDG_DATA_HOME", data.path, 1)
         return root.appendingPathComponent(".build/debug/waymark")
@@ -152,7 +152,7 @@ func parseDocument(_ text: String, lenient: Bool = false, pieceSize: Int = .max)
 
 /// Writes into a temporary file through a FileSink and returns the bytes.
 func render(_ body: (FileSink) throws -> Void) throws -> Data {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-test-\(UUID().uuidString)").path
+    let path = temporaryPath("")
     let sink = try FileSink(atomicPath: path)
     try body(sink)
     try sink.commit()
@@ -161,7 +161,33 @@ func render(_ body: (FileSink) throws -> Void) throws -> Data {
 }
 
 func temporaryPath(_ suffix: String) -> String {
-    FileManager.default.temporaryDirectory.appendingPathComponent("waymark-test-\(UUID().uuidString)\(suffix)").path
+    TestScratch.directory + "/waymark-test-\(UUID().uuidString)\(suffix)"
+}
+
+/// The test process's own scratch directory, `waymark-tests-PID` in the system's temporary
+/// directory: every temporary file of the tests goes in it, and so does every temporary file of
+/// the programs they run (TMPDIR points there), and it is removed when the process exits.
+/// Directories that earlier test processes left (killed, so their exit handler never ran) are
+/// removed when the next one starts, if their process is gone.
+enum TestScratch {
+    static let directory: String = {
+        let system = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let base = system.hasSuffix("/") ? String(system.dropLast()) : system
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
+        where name.hasPrefix("waymark-tests-") {
+            if let pid = pid_t(name.dropFirst("waymark-tests-".count)), pid != getpid(),
+                kill(pid, 0) == -1 && errno == ESRCH
+            {
+                try? FileManager.default.removeItem(atPath: base + "/" + name)
+            }
+        }
+        let path = base + "/waymark-tests-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        chmod(path, 0o755)  // gpsd runs as nobody in directories made inside it
+        setenv("TMPDIR", path, 1)
+        atexit { try? FileManager.default.removeItem(atPath: TestScratch.directory) }
+        return path
+    }()
 }
 
 /// The ground truth computed with gpxpy and GeographicLib, from ../shared/corpus/gpx_truth.json.

@@ -39,7 +39,7 @@ import Testing
     /// Writes outputs for every readable trace into a folder and runs a shared checker on all of them.
     static func check(_ tool: String, suffix: String, arguments: [String] = [], produce: (String) throws -> Data) throws
     {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-check-\(UUID().uuidString)")
+        let dir = URL(fileURLWithPath: temporaryPath("-check"))
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         var files: [String] = []

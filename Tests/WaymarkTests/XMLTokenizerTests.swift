@@ -187,7 +187,7 @@ import Testing
                 "]]>", "--", "<!--", "<?", "?>", "<![CDATA[", "xmlns:q=\"u\"", "q:", "\u{7}", "é",
             ].map { Array($0.utf8) } + [[0xFF], [0xC3], [0xED, 0xA0, 0x80], [0xEF, 0xBF, 0xBE], [0]]
         var rng = SplitMix64(seed: 7)
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-mutants-\(UUID().uuidString)")
+        let dir = URL(fileURLWithPath: temporaryPath("-mutants"))
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         var disagreements: [String] = []
