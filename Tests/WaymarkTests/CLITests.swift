@@ -8,7 +8,7 @@ import Testing
 @Suite(
     .enabled(
         if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
-        "run `swift build` first: .build/debug/waymark is missing"))
+        "run `swift build` first: the waymark product is missing beside the tests"))
 struct CLITests {
     func waymark(_ arguments: String..., input: Data? = nil) throws -> ProcessResult {
         var environment = ProcessInfo.processInfo.environment

@@ -145,7 +145,7 @@ import Testing
     @Test(
         .enabled(
             if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
-            "run `swift build` first: .build/debug/waymark is missing"))
+            "run `swift build` first: the waymark product is missing beside the tests"))
     func theRepairCommandSaysWhatItCut() throws {
         let (path, ends) = try Self.liveFile()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -7,7 +7,7 @@ import Testing
 @Suite(
     .enabled(
         if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
-        "run `swift build` first: .build/debug/waymark is missing"))
+        "run `swift build` first: the waymark product is missing beside the tests"))
 struct ReplayCLITests {
     static let walk = Paths.fixture("scenarios/traces/walk.gpx")
 

@@ -21,7 +21,20 @@ enum Paths {
         let data = URL(fileURLWithPath: TestScratch.directory).appendingPathComponent("data")
         try? FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         setenv("XDG_DATA_HOME", data.path, 1)
-        return root.appendingPathComponent(".build/debug/waymark")
+        return builtProducts.appendingPathComponent("waymark")
+    }()
+
+    /// Where the build put its products: beside the test binary, whatever the configuration,
+    /// sanitizer or `--build-path` (on Linux the tests run as WaymarkPackageTests.xctest, an
+    /// executable among the products); else `.build/debug`.
+    static let builtProducts: URL = {
+        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+            if FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("waymark").path) {
+                return directory
+            }
+        }
+        return root.appendingPathComponent(".build/debug")
     }()
 
     static func fixture(_ relative: String) -> String { fixtures.appendingPathComponent(relative).path }
