@@ -150,9 +150,14 @@ public final class SessionStore: Sendable {
     ///
     /// Sessions that an earlier process left `running` and whose process is gone are marked
     /// `interrupted` first.
+    ///
+    /// The store is first read as `waymark sessions list` reads it (every session with its
+    /// counts, which reads every page of its tables): a store that command would refuse as
+    /// damaged is refused here, with the same error, before anything is written into it.
     public func beginSession(_ session: NewSession, mode: SessionRecorder.Mode) throws -> SessionRecorder {
         do {
             let id = try queue.write { db -> Int64 in
+                _ = try SessionInfo.fetch(db, where: "1", arguments: [])
                 try markInterrupted(db)
                 try db.execute(
                     sql: """

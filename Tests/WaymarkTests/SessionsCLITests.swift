@@ -173,6 +173,37 @@ struct SessionsCLITests {
         }
     }
 
+    /// A store whose pages are damaged is refused by replay and record exactly as `sessions`
+    /// refuses it, and nothing is written into it (issue 15, item 10).
+    @Test func aDamagedStoreIsRefusedBeforeAnythingIsWrittenIntoIt() throws {
+        let store = temporaryPath("-store") + "/s.sqlite"
+        for _ in 0..<3 { #expect(try replayIntoStore(store).status == 0) }
+        // Overwrite 200 bytes in the middle of every page after the second.
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        let size = try handle.seekToEnd()
+        #expect(size >= 5 * 4096, "a store of a few pages")
+        for page in stride(from: UInt64(2 * 4096), to: size, by: 4096) {
+            try handle.seek(toOffset: page + 100)
+            handle.write(Data(repeating: 0xFF, count: 200))
+        }
+        try handle.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let list = try waymark(["sessions", "list", "--store", store])
+        #expect(list.status == 65)
+        let message = "\(store): the database is damaged"
+        #expect(list.stderr.contains(message), "\(list.stderr)")
+        for args in [
+            ["replay", Self.walk, "-q", "--store", store],
+            ["record", "--gpsd", "localhost:9", "--store", store, "--duration", "1s"],
+        ] {
+            let r = try waymark(args)
+            #expect(r.status == 65, "\(args): \(r.stderr)")
+            #expect(r.stderr.contains(message), "\(args): \(r.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before, "nothing was written")
+        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: store).deletingLastPathComponent().path)
+    }
+
     // MARK: - Full and read-only file systems
 
     /// A small tmpfs, when this process may mount one (root in CI).
