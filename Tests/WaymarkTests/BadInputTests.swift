@@ -92,6 +92,31 @@ import Testing
         }
     }
 
+    /// Duplicate attributes are found in linear time: a tag with 400 000 attributes (4 MiB, the
+    /// limit raised for it) would take many minutes with the pairwise check (issue 15, item 5).
+    @Test(.timeLimit(.minutes(1))) func aTagWithManyAttributesIsCheckedInLinearTime() throws {
+        let count = 400_000
+        let names = (0..<count).map { "a" + String($0, radix: 36) }
+        let options = GPXReadOptions(limits: XMLLimits(maxTokenBytes: 8 << 20))
+        func parse(_ tag: String) throws -> GPXDocument {
+            let reader = GPXReader(
+                source: MemoryByteSource(Array(tag.utf8), pieceSize: .max), name: "test.gpx", options: options)
+            return try GPXDocument(reader: reader, warnings: nil)
+        }
+        let open =
+            #"<gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1" xmlns:p="urn:x" xmlns:q="urn:x""#
+        let all = names.map { " \($0)=\"1\"" }.joined()
+        _ = try parse(open + all + "/>")
+        // The last attribute repeats one from the middle: plainly, and under two prefixes of one
+        // namespace.
+        #expect {
+            _ = try parse(open + all + " \(names[count / 2])=\"2\"/>")
+        } throws: { ($0 as? GPXError)?.message.contains("appears twice") == true }
+        #expect {
+            _ = try parse(open + " p:\(names[7])=\"1\"" + all + " q:\(names[7])=\"2\"/>")
+        } throws: { ($0 as? GPXError)?.message.contains("appears twice in the same namespace") == true }
+    }
+
     /// Found by the fuzzer: whether a bad byte just past the construct limit was seen depended on
     /// the read size. The window now never holds more than the limit, so the answer is the same.
     @Test func theLimitIsReachedAtTheSameByteWhateverTheReadSize() throws {

@@ -109,6 +109,13 @@ public struct GPXExtensions: Sendable, Hashable, Codable {
     public var elements: [String] {
         get { storedElements ?? [] }
         set { storedElements = newValue.isEmpty ? nil : newValue }
+        // In place: appending one element must not copy the others (quadratic with thousands).
+        _modify {
+            var list = storedElements ?? []
+            storedElements = nil
+            defer { storedElements = list.isEmpty ? nil : list }
+            yield &list
+        }
     }
     /// Nil when there are none: a point without extension elements then holds no reference, so
     /// that copying it (once per point, from reader to writer) takes no reference counting.
@@ -196,6 +203,15 @@ public struct GPXPoint: Sendable, Hashable, Codable {
             return Details()
         }
         set { box = newValue == Details() ? nil : .details(newValue) }
+        // In place: the value leaves the box for the change, so a point's arrays (its links)
+        // are not copied on each append, which made a point with many links quadratic.
+        _modify {
+            var d: Details
+            if case .details(let existing)? = box { d = existing } else { d = Details() }
+            box = nil
+            defer { box = d == Details() ? nil : .details(d) }
+            yield &d
+        }
     }
 
     public init(coordinate: Coordinate) {
@@ -240,6 +256,7 @@ public struct GPXPoint: Sendable, Hashable, Codable {
     public var links: [GPXLink] {
         get { details.links }
         set { details.links = newValue }
+        _modify { yield &details.links }
     }
     public var symbol: String? {
         get { details.symbol }

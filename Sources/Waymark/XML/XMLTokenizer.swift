@@ -1131,7 +1131,12 @@ final class XMLTokenizer {
                 nameStart: nameOffset, nameCount: nameCount, prefixCount: prefixCount,
                 bindingCount: bindingsBefore, uri: uri, defaultBefore: defaultBefore))
         elementCount += 1
-        // Resolve attribute prefixes and reject duplicates.
+        // Resolve attribute prefixes and reject duplicates: pairwise for the few attributes of
+        // a usual tag, through hashes of the names beyond that, so that a tag with a hundred
+        // thousand attributes costs linear time, not quadratic.
+        let hashed = attributes.count > 16
+        var qualifiedNames: [Int: [Int]] = [:]
+        var namespacedNames: [Int: [Int]] = [:]
         for i in attributes.indices {
             let a = attributes[i]
             if !a.isNamespaceDeclaration && a.prefixCount > 0 {
@@ -1139,13 +1144,34 @@ final class XMLTokenizer {
                 attributes[i].uri = try resolve(prefix: p, isElement: false, at: a.nameStart)
             }
             let name = attributeQualifiedName(i)
+            let uri = attributes[i].uri
+            if hashed {
+                let key = Self.hash(name, uriSpan(-1))
+                if qualifiedNames[key, default: []].contains(where: { attributeQualifiedName($0).equals(name) }) {
+                    throw malformed(at: a.nameStart, "attribute '\(name.string)' appears twice")
+                }
+                qualifiedNames[key, default: []].append(i)
+                if uri >= 0 {
+                    let local = attributeLocalName(i)
+                    let namespaced = Self.hash(local, uriSpan(uri))
+                    let same = namespacedNames[namespaced, default: []].contains {
+                        attributeLocalName($0).equals(local) && uriSpan(attributes[$0].uri).equals(uriSpan(uri))
+                    }
+                    if same {
+                        throw malformed(
+                            at: a.nameStart, "attribute '\(name.string)' appears twice in the same namespace")
+                    }
+                    namespacedNames[namespaced, default: []].append(i)
+                }
+                continue
+            }
             for j in 0..<i where attributeQualifiedName(j).equals(name) {
                 throw malformed(at: a.nameStart, "attribute '\(name.string)' appears twice")
             }
-            if attributes[i].uri >= 0 {
+            if uri >= 0 {
                 for j in 0..<i where attributes[j].uri >= 0 {
                     if attributeLocalName(j).equals(attributeLocalName(i))
-                        && uriSpan(attributes[j].uri).equals(uriSpan(attributes[i].uri))
+                        && uriSpan(attributes[j].uri).equals(uriSpan(uri))
                     {
                         throw malformed(
                             at: a.nameStart, "attribute '\(name.string)' appears twice in the same namespace")
@@ -1153,6 +1179,15 @@ final class XMLTokenizer {
                 }
             }
         }
+    }
+
+    /// A hash of a name and a namespace name, for the duplicate check of tags with many attributes.
+    private static func hash(_ name: ByteSpan, _ namespace: ByteSpan) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(start: name.start, count: name.count))
+        hasher.combine(0xFF as UInt8)  // not a byte of UTF-8: the two parts cannot run together
+        hasher.combine(bytes: UnsafeRawBufferPointer(start: namespace.start, count: namespace.count))
+        return hasher.finalize()
     }
 
     private func resolve(prefix: ByteSpan, isElement: Bool, at index: Int) throws -> Int {
