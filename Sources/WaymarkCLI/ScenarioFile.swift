@@ -1,6 +1,10 @@
 import Waymark
 import Yams
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -41,10 +45,21 @@ struct ReplaySettings {
 enum ScenarioFile {
     static let topKeys = ["info", "device", "user", "manager", "app", "system", "replay", "timeline", "end"]
 
+    /// The largest scenario file read, in bytes: a hand-written or generated scenario is a few
+    /// kilobytes; the YAML tree of a larger one takes hundreds of bytes per entry in memory.
+    static let maximumBytes = 1 << 20
+    /// The most timeline entries a scenario may have (a change of state every 5 s for a day is
+    /// 17 280).
+    static let maximumTimelineEntries = 20_000
+
     static func load(path: String) throws -> (Scenario, ReplaySettings) {
         let text: String
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let data = try readAtMost(maximumBytes + 1, from: path)
+            guard data.count <= maximumBytes else {
+                throw ScenarioFileError(
+                    path: path, message: "is larger than \(maximumBytes >> 20) MiB; a scenario is at most that")
+            }
             guard let decoded = String(data: data, encoding: .utf8) else {
                 throw ScenarioFileError(path: path, message: "is not UTF-8 text")
             }
@@ -55,6 +70,28 @@ enum ScenarioFile {
             throw ScenarioFileError(path: path, message: "cannot be read (\(error.localizedDescription))")
         }
         return try parse(text, path: path)
+    }
+
+    /// The first `limit` bytes of the file at `path` (all of it when shorter): a file or a
+    /// device of any size costs no more than that.
+    private static func readAtMost(_ limit: Int, from path: String) throws -> Data {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw ScenarioFileError(path: path, message: "cannot be read (\(String(cString: strerror(errno))))")
+        }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var count = 0
+        while count < limit {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, limit - count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else {
+                throw ScenarioFileError(path: path, message: "cannot be read (\(String(cString: strerror(errno))))")
+            }
+            if n == 0 { break }
+            count += n
+        }
+        return Data(bytes[0..<count])
     }
 
     static func parse(_ text: String, path: String) throws -> (Scenario, ReplaySettings) {
@@ -269,7 +306,13 @@ enum ScenarioFile {
     }
 
     private static func readTimeline(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
-        for item in try r.list(node, key: "timeline") {
+        let items = try r.list(node, key: "timeline")
+        if items.count > maximumTimelineEntries {
+            throw r.error(
+                items[maximumTimelineEntries],
+                "the timeline has \(items.count) entries; a scenario has at most \(maximumTimelineEntries)")
+        }
+        for item in items {
             var at: Duration?
             var name: String?
             var nameNode: Node?

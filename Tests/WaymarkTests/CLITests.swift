@@ -66,6 +66,29 @@ struct CLITests {
             "\(again.stdoutText) \(again.stderr)")
     }
 
+    /// One extension element of more than 16 MiB is refused with its place when kept whole
+    /// (GPX output), instead of being held three times over in memory; outputs that do not keep
+    /// it read the file (issue 15, item 12).
+    @Test func aHugeExtensionElementIsALimitErrorWhereItIsKept() throws {
+        let path = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let child = "<x:c>" + String(repeating: "v", count: 1000) + "</x:c>"
+        let text =
+            #"<gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1" xmlns:x="urn:x"><trk><trkseg>"#
+            + "\n" + #"<trkpt lat="1" lon="2"><extensions><x:big>"# + String(repeating: child, count: 17_500)
+            + "</x:big></extensions></trkpt></trkseg></trk></gpx>"
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        for command in [["render", path, "--format", "gpx"], ["repair", path]] {
+            let r = try run(Paths.waymark.path, command)
+            #expect(r.status == 65, "\(command): \(r.stderr)")
+            #expect(
+                r.stderr.contains("\(path):2:36: the extension element <x:big> holds more than 16 MiB"),
+                "\(command): \(r.stderr)")
+        }
+        let geojson = try waymark("render", path, "--format", "geojson")
+        #expect(geojson.status == 0, "\(geojson.stderr)")
+    }
+
     @Test func missingFileExits66AndUsageErrorsExit64() throws {
         let missing = try waymark("info", "/no/such/walk.gpx")
         #expect(missing.status == 66)

@@ -170,6 +170,21 @@ struct ReplayCLITests {
             #expect(r.stderr.contains("waymark: \(file)\(message)"), "\(r.stderr)")
             #expect(r.stdout.isEmpty)
         }
+        // Size: a timeline past 20 000 entries is refused at the first entry too many, a file
+        // past 1 MiB before it is parsed (a million entries took 888 MB).
+        let long = try scenario(
+            "timeline:\n" + String(repeating: "  - at: 1m\n    do: background\n", count: 20_001))
+        defer { try? FileManager.default.removeItem(atPath: long) }
+        let tooLong = try waymark(["replay", Self.walk, "--scenario", long])
+        #expect(tooLong.status == 65)
+        #expect(
+            tooLong.stderr.contains("\(long):40002:5: the timeline has 20001 entries; a scenario has at most 20000"),
+            "\(tooLong.stderr)")
+        let huge = try scenario("# " + String(repeating: "x", count: 1 << 20) + "\n")
+        defer { try? FileManager.default.removeItem(atPath: huge) }
+        let tooBig = try waymark(["replay", Self.walk, "--scenario", huge])
+        #expect(tooBig.status == 65)
+        #expect(tooBig.stderr.contains("\(huge): is larger than 1 MiB"), "\(tooBig.stderr)")
         let missing = try waymark(["replay", Self.walk, "--scenario", "/no/such/scenario.yaml"])
         #expect(missing.status == 65)
         #expect(missing.stderr.contains("/no/such/scenario.yaml: cannot be read"))

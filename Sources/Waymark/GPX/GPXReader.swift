@@ -948,8 +948,14 @@ public final class GPXReader {
 
     /// Serialises the element at the tokenizer (and its subtree) as standalone XML, declaring the
     /// namespaces it uses that were declared outside it. Picks out known extension values.
+    /// The most bytes one extension element may hold when it is kept whole (for GPX output):
+    /// real ones hold bytes to kilobytes; a larger one is refused rather than held three times
+    /// over in memory (its text, the element, the string).
+    static let maximumExtensionElementBytes = 16 << 20
+
     private func captureFragment(into ext: inout GPXExtensions) throws -> String {
         let outerBindings = tokenizer.bindingCountBeforeElement
+        let (startLine, startColumn) = tokenizer.tokenLocation
         var used = Set<Int>()  // binding indices from outside the fragment
         let body = ByteStore(capacity: 256)
         let rootName = tokenizer.qualifiedName.string
@@ -1015,6 +1021,13 @@ public final class GPXReader {
                     XMLEscaping.appendEscaped(tokenizer.text, attribute: false, to: body)
                 case .endOfDocument:
                     depth = 0
+                }
+                if body.count > Self.maximumExtensionElementBytes {
+                    throw GPXError(
+                        code: .limitExceeded, file: fileName, line: startLine, column: startColumn,
+                        message:
+                            "the extension element <\(rootName)> holds more than \(Self.maximumExtensionElementBytes >> 20) MiB; Waymark keeps at most that of one element"
+                    )
                 }
             }
         }
