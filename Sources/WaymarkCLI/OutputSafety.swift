@@ -43,7 +43,7 @@ enum OutputSafety {
     /// output. `outputs` pairs each option (`-o`, `--audit`) with its path.
     static func check(outputs: [(option: String, path: String)], protected: [Protected]) throws {
         var seen: [(option: String, path: String, key: Key)] = []
-        for output in outputs where output.path != "-" {
+        for output in outputs {
             guard let key = key(output.path), !key.isSpecial else { continue }
             for p in protected where key.matches(Self.key(p.path)) {
                 throw ValidationError(

@@ -33,20 +33,31 @@ extension StoppableSource: SynchronousLocationSource where Inner: SynchronousLoc
 /// Turns SIGINT (Ctrl-C), SIGTERM, SIGHUP (the terminal or SSH session went away) and SIGQUIT
 /// (Ctrl-\) into a call of `stop` (on a dispatch queue), instead of ending the process or
 /// printing a crash report; cancel the returned sources to stop handling them.
+///
+/// A signal the process was started with ignored stays ignored: under `nohup` a dropped SSH
+/// session does not stop the recording, and a background job of a script keeps running on Ctrl-C.
 func handleStopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-    let sources = stopSignals.map { number in
+    let handled = stopSignals.filter { !isIgnored($0) }
+    let sources = handled.map { number in
         signal(number, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
         source.setEventHandler(handler: stop)
         source.resume()
         return source
     }
-    waitUntilDispatchHandles(stopSignals)
+    waitUntilDispatchHandles(handled)
     return sources
 }
 
 /// The signals that stop a command.
 let stopSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+/// Whether `number` is ignored now (SIG_IGN), as `nohup` or a shell's background job sets it.
+func isIgnored(_ number: Int32) -> Bool {
+    var current = sigaction()
+    sigaction(number, nil, &current)
+    return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1  // SIG_IGN
+}
 
 /// Waits, at most a second, until libdispatch has installed its handler for each of `signals`.
 ///
@@ -55,11 +66,7 @@ let stopSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 /// Returning only once the handler is in place means a signal that comes after is seen.
 func waitUntilDispatchHandles(_ signals: [Int32]) {
     for _ in 0..<1000 {
-        let pending = signals.filter { number in
-            var current = sigaction()
-            sigaction(number, nil, &current)
-            return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1  // SIG_IGN
-        }
+        let pending = signals.filter(isIgnored)
         if pending.isEmpty { return }
         usleep(1000)
     }
@@ -70,7 +77,7 @@ func waitUntilDispatchHandles(_ signals: [Int32]) {
 ///
 /// Install it before creating the outputs, then ``add(_:)`` each: a stop signal (SIGINT,
 /// SIGTERM, SIGHUP, SIGQUIT) then removes them, so no `.NAME.waymark-XXXXXX` is left beside the
-/// outputs, and ends the process with 128 plus the signal's number, as the signal itself would.
+/// outputs, and ends the process by that signal, as it would have without the handler.
 /// Installed first (it returns once dispatch handles the signals), it never misses a signal that
 /// comes while an output is being created.
 final class UncommittedOutputs {
@@ -81,21 +88,31 @@ final class UncommittedOutputs {
 
     private let paths = Paths()
     private var sources: [any DispatchSourceSignal] = []
+    private let handled: [Int32]
 
-    /// Starts handling the stop signals.
+    /// Starts handling the stop signals (not those the process was started with ignored).
     init() {
         let paths = self.paths
-        sources = stopSignals.map { number in
+        handled = stopSignals.filter { !isIgnored($0) }
+        sources = handled.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 paths.list.withLock { for path in $0 { unlink(path) } }
-                _exit(128 + number)
+                // Die by the signal, as without this handler, so that a shell loop or make
+                // sees the interruption.
+                signal(number, SIG_DFL)
+                var set = sigset_t()
+                sigemptyset(&set)
+                sigaddset(&set, number)
+                pthread_sigmask(SIG_UNBLOCK, &set, nil)
+                raise(number)
+                _exit(128 + number)  // SIGQUIT's default dumps core; if raise returns at all
             }
             source.resume()
             return source
         }
-        waitUntilDispatchHandles(stopSignals)
+        waitUntilDispatchHandles(handled)
     }
 
     /// Removes `sink`'s temporary file, if it has one, when a stop signal comes.
@@ -108,7 +125,7 @@ final class UncommittedOutputs {
     /// outputs are committed.
     func finish() {
         for source in sources { source.cancel() }
-        for number in stopSignals { signal(number, SIG_DFL) }
+        for number in handled { signal(number, SIG_DFL) }
         sources = []
     }
 }

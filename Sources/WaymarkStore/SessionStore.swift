@@ -156,8 +156,9 @@ public final class SessionStore: Sendable {
     /// damaged is refused here, with the same error, before anything is written into it.
     public func beginSession(_ session: NewSession, mode: SessionRecorder.Mode) throws -> SessionRecorder {
         do {
+            // A read, outside the write lock: a recording on the same store keeps committing.
+            _ = try queue.read { db in try SessionInfo.fetch(db, where: "1", arguments: []) }
             let id = try queue.write { db -> Int64 in
-                _ = try SessionInfo.fetch(db, where: "1", arguments: [])
                 try markInterrupted(db)
                 try db.execute(
                     sql: """

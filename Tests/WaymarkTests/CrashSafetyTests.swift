@@ -99,8 +99,12 @@ struct CrashSafetyTests {
         let store = h.directory + "/store.sqlite"
         let gpx = h.directory + "/live.gpx"
         let recording = try h.startRecording(["--store", store, "--gpx", gpx])
-        // Stop once a few fixes have been recorded.
-        for _ in 0..<400 where h.audit().filter({ $0["event"] as? String == "fix" }).count < 5 { usleep(25_000) }
+        // Stop once a few locations have been printed (the audit log appears only at the end).
+        func printed() -> Int {
+            ((try? String(contentsOfFile: recording.out, encoding: .utf8)) ?? "").split(separator: "\n").count
+        }
+        for _ in 0..<400 where printed() < 5 { usleep(25_000) }
+        #expect(printed() >= 5, "signal \(signal): locations were printed before it")
         kill(recording.pid, signal)
         let (r, timedOut) = h.finish(recording, within: 20)
         #expect(!timedOut, "signal \(signal): still running 20 s later")

@@ -161,13 +161,46 @@ struct OutputSafetyTests {
                 waited += 1
             }
             close(writer)
-            #expect((status >> 8) & 0xFF == 128 + number, "signal \(number): status \(status)")
+            #expect(status & 0x7F == number, "signal \(number): ended by it (status \(status))")
             let left = try FileManager.default.contentsOfDirectory(atPath: p.directory).filter {
                 $0.contains(".waymark-")
             }
             #expect(left.isEmpty, "signal \(number) left \(left)")
             #expect(!FileManager.default.fileExists(atPath: out))
         }
+        // Started with SIGINT ignored (a script's background job, nohup for SIGHUP), it keeps
+        // running on SIGINT and is stopped by SIGTERM.
+        let pid = try spawnUnblocked(
+            [
+                "/bin/sh", "-c", #"trap "" INT; exec "$0" render "$1" --format geojson -o "$2""#, Paths.waymark.path,
+                fifo, out,
+            ], output: p.directory + "/log")
+        var writer: Int32 = -1
+        for _ in 0..<1000 where writer < 0 {
+            writer = open(fifo, O_WRONLY | O_NONBLOCK)
+            if writer < 0 { usleep(10_000) }
+        }
+        #expect(writer >= 0)
+        for _ in 0..<400 {
+            let temporary = try FileManager.default.contentsOfDirectory(atPath: p.directory).filter {
+                $0.hasPrefix(".out.geojson.waymark-")
+            }
+            if !temporary.isEmpty { break }
+            usleep(10_000)
+        }
+        kill(pid, SIGINT)
+        usleep(300_000)
+        var status: Int32 = 0
+        #expect(waitpid(pid, &status, WNOHANG) == 0, "an ignored SIGINT stays ignored")
+        kill(pid, SIGTERM)
+        var waited = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if waited == 1000 { kill(pid, SIGKILL) }
+            usleep(10_000)
+            waited += 1
+        }
+        close(writer)
+        #expect(status & 0x7F == SIGTERM, "status \(status)")
         // Stale leftovers: two days old goes, a minute old stays, another name stays.
         let old = p.directory + "/.out.geojson.waymark-AbC123"
         let recent = p.directory + "/.out.geojson.waymark-XyZ789"

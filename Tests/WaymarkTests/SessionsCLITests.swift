@@ -201,6 +201,8 @@ struct SessionsCLITests {
             #expect(r.stderr.contains(message), "\(args): \(r.stderr)")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before, "nothing was written")
+        let wal = (try? Data(contentsOf: URL(fileURLWithPath: store + "-wal"))) ?? Data()
+        #expect(wal.isEmpty, "nothing was written into the write-ahead log either")
         try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: store).deletingLastPathComponent().path)
     }
 

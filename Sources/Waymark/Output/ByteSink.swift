@@ -88,15 +88,15 @@ public final class FileSink: ByteSink {
         guard fd >= 0 else {
             throw OutputError(path: path, message: "cannot create the output file: \(String(cString: strerror(errno)))")
         }
+        // Held while the run writes it: a later run's clean-up of stale files leaves it alone.
+        _ = flock(fd, LOCK_EX | LOCK_NB)
         // A file it replaces keeps its mode (a private trace stays private); a new file gets
         // what the umask allows of rw-rw-rw-, as any program's new file does.
         var existing = stat()
         if stat(path, &existing) == 0 {
             _ = fchmod(fd, existing.st_mode & 0o7777)
         } else {
-            let mask = umask(0o022)
-            umask(mask)
-            _ = fchmod(fd, 0o666 & ~mask)
+            _ = fchmod(fd, 0o666 & ~Self.processUmask())
         }
         // The new file's time is the file system's "now", so no clock is read here.
         var created = stat()
@@ -132,8 +132,24 @@ public final class FileSink: ByteSink {
             guard lstat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
                 now - Double(info.st_mtim.tv_sec) > age
             else { continue }
-            unlink(candidate)
+            // A run still writing it holds its lock (a slow recording may not touch it for a day).
+            let fd = open(candidate, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { unlink(candidate) }
+            close(fd)
         }
+    }
+
+    /// The process's umask, read without changing it (`umask(2)` can only set it, and setting
+    /// it back races with other threads creating files): from `/proc/self/status` on Linux.
+    static func processUmask() -> mode_t {
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+            let mask = mode_t(String(line.dropFirst("Umask:".count).filter { $0 != " " && $0 != "\t" }), radix: 8)
+        {
+            return mask
+        }
+        return 0o022
     }
 
     /// Buffers `text`; it is written by the next flush.

@@ -169,7 +169,7 @@ public struct ReplaySchedule: Sendable, Hashable {
         }
         self.fixes = fixes
         let total = raw.last?.last?.seconds ?? 0
-        duration = try Self.duration(total, file: file, index: index - 1)
+        duration = try Self.duration(total, file: file, index: raw.last?.last?.index ?? 0)
     }
 
     /// Fixes at a fixed period from the first point of a segment to its last, interpolated.
