@@ -100,14 +100,15 @@ final class UncommittedOutputs {
             source.setEventHandler {
                 paths.list.withLock { for path in $0 { unlink(path) } }
                 // Die by the signal, as without this handler, so that a shell loop or make
-                // sees the interruption.
+                // sees the interruption; SIGQUIT, whose default also dumps core, exits 131.
+                if number == SIGQUIT { _exit(128 + number) }
                 signal(number, SIG_DFL)
                 var set = sigset_t()
                 sigemptyset(&set)
                 sigaddset(&set, number)
                 pthread_sigmask(SIG_UNBLOCK, &set, nil)
                 raise(number)
-                _exit(128 + number)  // SIGQUIT's default dumps core; if raise returns at all
+                _exit(128 + number)  // if raise returns at all
             }
             source.resume()
             return source
