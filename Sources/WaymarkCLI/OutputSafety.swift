@@ -44,7 +44,8 @@ enum OutputSafety {
     static func check(outputs: [(option: String, path: String)], protected: [Protected]) throws {
         var seen: [(option: String, path: String, key: Key)] = []
         for output in outputs {
-            guard let key = key(output.path), !key.isSpecial else { continue }
+            let key = key(output.path)
+            guard !key.isSpecial else { continue }
             for p in protected where key.matches(Self.key(p.path)) {
                 throw ValidationError(
                     "\(output.option) \(output.path) is \(p.role) (\(p.path)); writing there would replace it. Choose another file"
@@ -65,14 +66,13 @@ enum OutputSafety {
         var resolved: String
         var isSpecial: Bool
 
-        func matches(_ other: Key?) -> Bool {
-            guard let other else { return false }
+        func matches(_ other: Key) -> Bool {
             if let identity, let o = other.identity { return identity == o }
             return resolved == other.resolved
         }
     }
 
-    private static func key(_ path: String) -> Key? {
+    private static func key(_ path: String) -> Key {
         var info = stat()
         let exists = stat(path, &info) == 0
         let identity = exists ? Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) : nil

@@ -58,7 +58,7 @@ extension WaymarkCommand {
 
         @Option(
             help: ArgumentHelp(
-                "max (virtual time, no waiting) or a factor of real time such as 1 or 20 (default: max when standard output is not a terminal, else 1).",
+                "max (virtual time, no waiting) or a factor of real time from 0.001 to 1000000, such as 1 or 20 (default: max when standard output is not a terminal, else 1).",
                 valueName: "rate"))
         var rate: String?
 

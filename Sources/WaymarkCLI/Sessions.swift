@@ -292,8 +292,7 @@ enum SessionTable {
     }
 
     static func duration(_ seconds: Double) -> String {
-        DurationText.format(
-            Duration.checked(seconds: (seconds * 1000).rounded() / 1000) ?? .seconds(Duration.maximumSeconds))
+        DurationText.format(Duration.saturating(seconds: (seconds * 1000).rounded() / 1000))
     }
 }
 

@@ -37,16 +37,24 @@ extension StoppableSource: SynchronousLocationSource where Inner: SynchronousLoc
 /// A signal the process was started with ignored stays ignored: under `nohup` a dropped SSH
 /// session does not stop the recording, and a background job of a script keeps running on Ctrl-C.
 func handleStopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
+    installStopSignalSources { _ in stop }.sources
+}
+
+/// Hands each stop signal the process was not started with ignored to a dispatch source running
+/// `handler(signal)`, and returns once dispatch handles them all (``waitUntilDispatchHandles(_:)``).
+func installStopSignalSources(_ handler: (Int32) -> @Sendable () -> Void)
+    -> (signals: [Int32], sources: [any DispatchSourceSignal])
+{
     let handled = stopSignals.filter { !isIgnored($0) }
     let sources = handled.map { number in
-        signal(number, SIG_IGN)
+        signal(number, SIG_IGN)  // as dispatch needs; its own handler replaces this
         let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler(handler: stop)
+        source.setEventHandler(handler: handler(number))
         source.resume()
         return source
     }
     waitUntilDispatchHandles(handled)
-    return sources
+    return (handled, sources)
 }
 
 /// The signals that stop a command.
@@ -87,17 +95,14 @@ final class UncommittedOutputs {
     }
 
     private let paths = Paths()
-    private var sources: [any DispatchSourceSignal] = []
+    private var sources: [any DispatchSourceSignal]
     private let handled: [Int32]
 
     /// Starts handling the stop signals (not those the process was started with ignored).
     init() {
         let paths = self.paths
-        handled = stopSignals.filter { !isIgnored($0) }
-        sources = handled.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
+        (handled, sources) = installStopSignalSources { number in
+            {
                 paths.list.withLock { for path in $0 { unlink(path) } }
                 // Die by the signal, as without this handler, so that a shell loop or make
                 // sees the interruption; SIGQUIT, whose default also dumps core, exits 131.
@@ -110,10 +115,7 @@ final class UncommittedOutputs {
                 raise(number)
                 _exit(128 + number)  // if raise returns at all
             }
-            source.resume()
-            return source
         }
-        waitUntilDispatchHandles(handled)
     }
 
     /// Removes `sink`'s temporary file, if it has one, when a stop signal comes.

@@ -84,8 +84,5 @@ struct LocationRow {
 
     /// A stored offset or time remaining; beyond what a duration holds (a row Waymark never
     /// wrote, from `sqlite3 .recover` say) it is held at the longest one rather than trap.
-    static func duration(_ seconds: Double) -> Duration {
-        Duration.checked(seconds: seconds)
-            ?? .seconds(seconds < 0 ? -Duration.maximumSeconds : Duration.maximumSeconds)
-    }
+    static func duration(_ seconds: Double) -> Duration { Duration.saturating(seconds: seconds) }
 }

@@ -73,13 +73,7 @@ struct GPSDCorpusTests {
                 if (r.status == 2 || r.status == 3) && attempt < 3 { continue }
                 throw ReplayFailed(log: log, status: r.status, stderr: r.stderr)
             }
-            let fixes = try r.stdoutText.split(whereSeparator: \.isNewline).map {
-                try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
-            }
-            let events = try String(contentsOfFile: audit, encoding: .utf8).split(whereSeparator: \.isNewline).map {
-                try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
-            }
-            return (fixes, events)
+            return (try ndjsonObjects(r.stdoutText), try ndjsonObjects(String(contentsOfFile: audit, encoding: .utf8)))
         }
     }
 

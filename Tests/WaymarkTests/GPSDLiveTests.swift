@@ -249,33 +249,21 @@ final class GPSDLiveHarness {
     func finish(_ r: Recording) throws -> ProcessResult {
         var status: Int32 = 0
         while waitpid(r.pid, &status, 0) == -1 && errno == EINTR {}
-        let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return ProcessResult(
-            status: exit, stdout: (try? Data(contentsOf: URL(fileURLWithPath: r.out))) ?? Data(),
+        return result(r, status: status)
+    }
+
+    /// What a finished recording left: its exit status and output.
+    private func result(_ r: Recording, status: Int32) -> ProcessResult {
+        ProcessResult(
+            status: exitStatus(status), stdout: (try? Data(contentsOf: URL(fileURLWithPath: r.out))) ?? Data(),
             stderr: (try? String(contentsOfFile: r.err, encoding: .utf8)) ?? "")
     }
 
     /// Waits for the recording to end, at most `seconds`: one still running then is killed
     /// (SIGKILL), so a test of how it stops fails rather than hangs. `timedOut` says which.
     func finish(_ r: Recording, within seconds: Double) -> (result: ProcessResult, timedOut: Bool) {
-        var status: Int32 = 0
-        var timedOut = false
-        var waited = 0.0
-        while true {
-            let done = waitpid(r.pid, &status, WNOHANG)
-            if done == r.pid || (done == -1 && errno != EINTR) { break }
-            if waited >= seconds && !timedOut {
-                kill(r.pid, SIGKILL)
-                timedOut = true
-            }
-            usleep(20_000)
-            waited += 0.02
-        }
-        let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        let result = ProcessResult(
-            status: exit, stdout: (try? Data(contentsOf: URL(fileURLWithPath: r.out))) ?? Data(),
-            stderr: (try? String(contentsOfFile: r.err, encoding: .utf8)) ?? "")
-        return (result, timedOut)
+        let (status, timedOut) = waitForExit(r.pid, within: seconds)
+        return (result(r, status: status), timedOut)
     }
 
     func record(_ extra: [String]) throws -> ProcessResult { try finish(try startRecording(extra)) }

@@ -94,25 +94,25 @@ struct OutputSafetyTests {
         return stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0
     }
 
+    /// `render INPUT --format geojson -o OUTPUT` under the umask `mask`.
+    static func render(_ input: String, to output: String, umask mask: String) throws -> ProcessResult {
+        try run(
+            "/bin/sh",
+            [
+                "-c", #"umask \#(mask) && exec "$0" render "$1" --format geojson -o "$2""#, Paths.waymark.path, input,
+                output,
+            ])
+    }
+
     /// A new output follows the umask; one that replaces a file keeps that file's mode.
     @Test func outputsFollowTheUmaskAndKeepTheModeTheyReplace() throws {
         let p = try Place()
         let fresh = p.directory + "/fresh.geojson"
-        let r = try run(
-            "/bin/sh",
-            [
-                "-c", "umask 077 && exec \"$0\" render \"$1\" --format geojson -o \"$2\"", Paths.waymark.path, p.walk,
-                fresh,
-            ])
+        let r = try Self.render(p.walk, to: fresh, umask: "077")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(Self.mode(fresh) == 0o600)
         let open = p.directory + "/open.geojson"
-        let r2 = try run(
-            "/bin/sh",
-            [
-                "-c", "umask 022 && exec \"$0\" render \"$1\" --format geojson -o \"$2\"", Paths.waymark.path, p.walk,
-                open,
-            ])
+        let r2 = try Self.render(p.walk, to: open, umask: "022")
         #expect(r2.status == 0, "\(r2.stderr)")
         #expect(Self.mode(open) == 0o644)
         // Replacing a private file keeps it private, whatever the umask.
@@ -122,6 +122,33 @@ struct OutputSafetyTests {
         #expect(Self.mode(open) == 0o640)
     }
 
+    /// A `render` started by `argv` (any command ending in render's own) that reads `fifo` and
+    /// writes `out` in `directory`: returns once it has its temporary output and has read half a
+    /// document, with the FIFO's writing end (which it is still waiting on).
+    static func renderWaitingOnFIFO(_ argv: [String], fifo: String, out: String, directory: String) throws
+        -> (pid: pid_t, writer: Int32)
+    {
+        let pid = try spawnUnblocked(argv, output: directory + "/log")
+        // Opened without blocking, retried until render has the reading end, at most 10 s.
+        var writer: Int32 = -1
+        for _ in 0..<1000 where writer < 0 {
+            writer = open(fifo, O_WRONLY | O_NONBLOCK)
+            if writer < 0 { usleep(10_000) }
+        }
+        #expect(writer >= 0, "render opened its input")
+        let head = "<gpx version=\"1.1\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n"
+        _ = head.withCString { write(writer, $0, strlen($0)) }
+        let prefix = "." + URL(fileURLWithPath: out).lastPathComponent + ".waymark-"
+        var temporary: [String] = []
+        for _ in 0..<400 {
+            temporary = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(prefix) }
+            if !temporary.isEmpty { break }
+            usleep(10_000)
+        }
+        #expect(temporary.count == 1, "the run has its temporary file")
+        return (pid, writer)
+    }
+
     /// A signal removes the temporary file of an output not yet complete; a later run removes
     /// the ones a killed run left, when they are over a day old, and only its own.
     @Test(.timeLimit(.minutes(1))) func temporaryFilesAreRemovedOnSignalsAndLaterWhenStale() throws {
@@ -129,37 +156,12 @@ struct OutputSafetyTests {
         let fifo = p.directory + "/input.gpx"
         #expect(mkfifo(fifo, 0o600) == 0)
         let out = p.directory + "/out.geojson"
+        let render = [Paths.waymark.path, "render", fifo, "--format", "geojson", "-o", out]
         for number in [SIGINT, SIGTERM, SIGHUP] {
-            let pid = try spawnUnblocked(
-                [Paths.waymark.path, "render", fifo, "--format", "geojson", "-o", out], output: p.directory + "/log")
-            // Writing half a document into the FIFO: render has made its temporary file and waits.
-            // (Opened without blocking, retried until render has the reading end, at most 10 s.)
-            var writer: Int32 = -1
-            for _ in 0..<1000 where writer < 0 {
-                writer = open(fifo, O_WRONLY | O_NONBLOCK)
-                if writer < 0 { usleep(10_000) }
-            }
-            #expect(writer >= 0, "render opened its input")
-            let head = "<gpx version=\"1.1\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n"
-            _ = head.withCString { write(writer, $0, strlen($0)) }
-            var temporary: [String] = []
-            for _ in 0..<400 {
-                temporary = try FileManager.default.contentsOfDirectory(atPath: p.directory).filter {
-                    $0.hasPrefix(".out.geojson.waymark-")
-                }
-                if !temporary.isEmpty { break }
-                usleep(10_000)
-            }
-            #expect(temporary.count == 1, "the run has its temporary file")
+            let (pid, writer) = try Self.renderWaitingOnFIFO(render, fifo: fifo, out: out, directory: p.directory)
             kill(pid, number)
             // At most 10 s: a render that missed the signal is killed, and the test fails.
-            var status: Int32 = 0
-            var waited = 0
-            while waitpid(pid, &status, WNOHANG) == 0 {
-                if waited == 1000 { kill(pid, SIGKILL) }
-                usleep(10_000)
-                waited += 1
-            }
+            let (status, _) = waitForExit(pid, within: 10)
             close(writer)
             #expect(status & 0x7F == number, "signal \(number): ended by it (status \(status))")
             let left = try FileManager.default.contentsOfDirectory(atPath: p.directory).filter {
@@ -170,35 +172,14 @@ struct OutputSafetyTests {
         }
         // Started with SIGINT ignored (a script's background job, nohup for SIGHUP), it keeps
         // running on SIGINT and is stopped by SIGTERM.
-        let pid = try spawnUnblocked(
-            [
-                "/bin/sh", "-c", #"trap "" INT; exec "$0" render "$1" --format geojson -o "$2""#, Paths.waymark.path,
-                fifo, out,
-            ], output: p.directory + "/log")
-        var writer: Int32 = -1
-        for _ in 0..<1000 where writer < 0 {
-            writer = open(fifo, O_WRONLY | O_NONBLOCK)
-            if writer < 0 { usleep(10_000) }
-        }
-        #expect(writer >= 0)
-        for _ in 0..<400 {
-            let temporary = try FileManager.default.contentsOfDirectory(atPath: p.directory).filter {
-                $0.hasPrefix(".out.geojson.waymark-")
-            }
-            if !temporary.isEmpty { break }
-            usleep(10_000)
-        }
+        let ignoring = ["/bin/sh", "-c", #"trap "" INT; exec "$0" "$@""#] + render
+        let (pid, writer) = try Self.renderWaitingOnFIFO(ignoring, fifo: fifo, out: out, directory: p.directory)
         kill(pid, SIGINT)
         usleep(300_000)
         var status: Int32 = 0
         #expect(waitpid(pid, &status, WNOHANG) == 0, "an ignored SIGINT stays ignored")
         kill(pid, SIGTERM)
-        var waited = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            if waited == 1000 { kill(pid, SIGKILL) }
-            usleep(10_000)
-            waited += 1
-        }
+        status = waitForExit(pid, within: 10).status
         close(writer)
         #expect(status & 0x7F == SIGTERM, "status \(status)")
         // Stale leftovers: two days old goes, a minute old stays, another name stays.

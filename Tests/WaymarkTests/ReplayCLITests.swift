@@ -218,9 +218,7 @@ struct ReplayCLITests {
                 "--end", "4m", "--held-delivery", which, "--no-store", "--quiet", "--audit", audit,
             ])
             #expect(r.status == 0, "\(r.stderr)")
-            let events = try String(contentsOfFile: audit, encoding: .utf8).split(separator: "\n").map {
-                try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
-            }
+            let events = try ndjsonObjects(String(contentsOfFile: audit, encoding: .utf8))
             #expect(events.filter { $0["decision"] as? String == "held" }.count == 11, "\(which)")
             outcomes[which] = events.compactMap { e in
                 switch e["event"] as? String {
@@ -242,9 +240,9 @@ struct ReplayCLITests {
         defer { try? FileManager.default.removeItem(atPath: audit) }
         let r = try waymark(["replay", Self.walk, "--accuracy", "reduced", "--no-store", "--quiet", "--audit", audit])
         #expect(r.status == 0, "\(r.stderr)")
-        let fixes = try String(contentsOfFile: audit, encoding: .utf8).split(separator: "\n").map {
-            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
-        }.filter { $0["event"] as? String == "fix" }
+        let fixes = try ndjsonObjects(String(contentsOfFile: audit, encoding: .utf8)).filter {
+            $0["event"] as? String == "fix"
+        }
         #expect(fixes.count == 61)
         #expect(fixes.allSatisfy { $0["positioning"] as? String == "reduced" })
         #expect(fixes.filter { $0["decision"] as? String == "delivered" }.count == 1)

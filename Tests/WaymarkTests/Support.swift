@@ -91,6 +91,38 @@ func freeLoopbackPorts(_ count: Int) throws -> [Int] {
     return ports
 }
 
+/// The JSON objects of NDJSON text, one per line; a line that is not an object is an error.
+func ndjsonObjects(_ text: String) throws -> [[String: Any]] {
+    try text.split(whereSeparator: \.isNewline).map {
+        try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+    }
+}
+
+/// A raw wait status as a shell reports it: the exit code, or 128 plus the signal that ended it.
+func exitStatus(_ raw: Int32) -> Int32 {
+    (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+}
+
+/// Waits for the child `pid` to end, at most `seconds`: one still running then is killed
+/// (SIGKILL), so a test of how a program stops fails rather than hangs. Returns its raw wait
+/// status and whether it had to be killed.
+func waitForExit(_ pid: pid_t, within seconds: Double) -> (status: Int32, timedOut: Bool) {
+    var status: Int32 = 0
+    var timedOut = false
+    var waited = 0.0
+    while true {
+        let done = waitpid(pid, &status, WNOHANG)
+        if done == pid || (done == -1 && errno != EINTR) { break }
+        if waited >= seconds && !timedOut {
+            kill(pid, SIGKILL)
+            timedOut = true
+        }
+        usleep(10_000)
+        waited += 0.01
+    }
+    return (status, timedOut)
+}
+
 /// Whether the child `pid` has exited (it is reaped if so).
 func hasExited(_ pid: pid_t) -> Bool {
     var status: Int32 = 0
@@ -238,7 +270,7 @@ func runUnblocked(_ argv: [String]) throws -> ProcessResult {
     let pid = try spawnUnblocked(argv, output: out, error: err)
     var status: Int32 = 0
     while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-    let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    let exit = exitStatus(status)
     return ProcessResult(
         status: exit, stdout: (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data(),
         stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")

@@ -195,9 +195,7 @@ public final class Simulation {
         return try await run(&source) { offset in
             // An offset so far ahead at so slow a rate that it passes Waymark's longest duration
             // waits that long: for ever, in practice, and never a trap.
-            let scaled =
-                rate == 1
-                ? offset : Duration.checked(seconds: offset.inSeconds / rate) ?? .seconds(Duration.maximumSeconds)
+            let scaled = rate == 1 ? offset : Duration.saturating(seconds: offset.inSeconds / rate)
             try await clock.sleep(until: start.advanced(by: scaled), tolerance: nil)
         }
     }

@@ -946,13 +946,15 @@ public final class GPXReader {
         }
     }
 
-    /// Serialises the element at the tokenizer (and its subtree) as standalone XML, declaring the
-    /// namespaces it uses that were declared outside it. Picks out known extension values.
     /// The most bytes one extension element may hold when it is kept whole (for GPX output):
     /// real ones hold bytes to kilobytes; a larger one is refused rather than held three times
     /// over in memory (its text, the element, the string).
     static let maximumExtensionElementBytes = 16 << 20
 
+    /// Serialises the element at the tokenizer (and its subtree) as standalone XML, declaring the
+    /// namespaces it uses that were declared outside it. Picks out known extension values.
+    /// - Throws: a `limitExceeded` ``GPXError`` at the element's start past
+    ///   ``maximumExtensionElementBytes``.
     private func captureFragment(into ext: inout GPXExtensions) throws -> String {
         let outerBindings = tokenizer.bindingCountBeforeElement
         let (startLine, startColumn) = tokenizer.tokenLocation

@@ -255,8 +255,8 @@ enum ValueParsing {
         // xsd:dateTime allows years of more than four digits (without leading zeros); Waymark
         // reads years -9999 to 9999, which every writer it knows uses and which it writes back the
         // same, and refuses the rest as out of range rather than read a time it cannot write.
-        guard yearDigits >= 4, yearDigits <= 18, let y = digits(yearDigits) else { return .failure(.format) }
-        guard yearDigits == 4 else { return .failure(.range("year (Waymark reads -9999 to 9999)")) }
+        guard (4...18).contains(yearDigits) else { return .failure(.format) }
+        guard yearDigits == 4, let y = digits(4) else { return .failure(.range("year (Waymark reads -9999 to 9999)")) }
         let year = y * yearSign
         guard expect("-"), let month = digits(2), expect("-"), let day = digits(2) else { return .failure(.format) }
         guard i < n, s[i] == UInt8(ascii: "T") || s[i] == UInt8(ascii: "t") else { return .failure(.format) }

@@ -224,8 +224,7 @@ extension StreamingReplaySource {
 
         /// The event of a fix, as ``GPXReplaySource`` makes it.
         private static func event(of fix: consuming ReplaySchedule.Fix) -> SourceEvent {
-            let index: Int
-            if case .file(_, let i) = fix.location.provenance.source { index = i } else { index = 0 }
+            let index = fix.location.provenance.fileIndex
             let offset = fix.offset
             let segment = fix.segment
             let kind: SourceEvent.Kind = fix.location.provenance.fixMode == .none ? .noFix : .fix(fix.location)

@@ -69,4 +69,11 @@ extension Duration {
         guard seconds.isFinite, abs(seconds) <= maximumSeconds else { return nil }
         return .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
+
+    /// `seconds` to the nanosecond, held at ±``maximumSeconds`` beyond them (not a number counts
+    /// as beyond): for values that are not the user's to correct, such as a damaged store row or
+    /// a wait that long at a slow rate.
+    public static func saturating(seconds: Double) -> Duration {
+        checked(seconds: seconds) ?? .seconds(seconds < 0 ? -maximumSeconds : maximumSeconds)
+    }
 }

@@ -1137,6 +1137,10 @@ final class XMLTokenizer {
         let hashed = attributes.count > 16
         var qualifiedNames: [Int: [Int]] = [:]
         var namespacedNames: [Int: [Int]] = [:]
+        /// Whether an attribute before `i` matches: among those of the same hash, or all of them.
+        func anyEarlier(than i: Int, key: Int, in table: [Int: [Int]], _ matches: (Int) -> Bool) -> Bool {
+            hashed ? table[key]?.contains(where: matches) ?? false : (0..<i).contains(where: matches)
+        }
         for i in attributes.indices {
             let a = attributes[i]
             if !a.isNamespaceDeclaration && a.prefixCount > 0 {
@@ -1144,40 +1148,23 @@ final class XMLTokenizer {
                 attributes[i].uri = try resolve(prefix: p, isElement: false, at: a.nameStart)
             }
             let name = attributeQualifiedName(i)
-            let uri = attributes[i].uri
-            if hashed {
-                let key = Self.hash(name, uriSpan(-1))
-                if qualifiedNames[key, default: []].contains(where: { attributeQualifiedName($0).equals(name) }) {
-                    throw malformed(at: a.nameStart, "attribute '\(name.string)' appears twice")
-                }
-                qualifiedNames[key, default: []].append(i)
-                if uri >= 0 {
-                    let local = attributeLocalName(i)
-                    let namespaced = Self.hash(local, uriSpan(uri))
-                    let same = namespacedNames[namespaced, default: []].contains {
-                        attributeLocalName($0).equals(local) && uriSpan(attributes[$0].uri).equals(uriSpan(uri))
-                    }
-                    if same {
-                        throw malformed(
-                            at: a.nameStart, "attribute '\(name.string)' appears twice in the same namespace")
-                    }
-                    namespacedNames[namespaced, default: []].append(i)
-                }
-                continue
-            }
-            for j in 0..<i where attributeQualifiedName(j).equals(name) {
+            let nameKey = hashed ? Self.hash(name, .empty) : 0
+            if anyEarlier(than: i, key: nameKey, in: qualifiedNames, { attributeQualifiedName($0).equals(name) }) {
                 throw malformed(at: a.nameStart, "attribute '\(name.string)' appears twice")
             }
-            if uri >= 0 {
-                for j in 0..<i where attributes[j].uri >= 0 {
-                    if attributeLocalName(j).equals(attributeLocalName(i))
-                        && uriSpan(attributes[j].uri).equals(uriSpan(uri))
-                    {
-                        throw malformed(
-                            at: a.nameStart, "attribute '\(name.string)' appears twice in the same namespace")
-                    }
-                }
+            if hashed { qualifiedNames[nameKey, default: []].append(i) }
+            let uri = attributes[i].uri
+            guard uri >= 0 else { continue }
+            let local = attributeLocalName(i)
+            let namespaceKey = hashed ? Self.hash(local, uriSpan(uri)) : 0
+            let same = anyEarlier(than: i, key: namespaceKey, in: namespacedNames) {
+                attributes[$0].uri >= 0 && attributeLocalName($0).equals(local)
+                    && uriSpan(attributes[$0].uri).equals(uriSpan(uri))
             }
+            if same {
+                throw malformed(at: a.nameStart, "attribute '\(name.string)' appears twice in the same namespace")
+            }
+            if hashed { namespacedNames[namespaceKey, default: []].append(i) }
         }
     }
 
