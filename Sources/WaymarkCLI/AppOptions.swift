@@ -121,7 +121,10 @@ struct AppOptions: ParsableArguments {
     @Option(help: ArgumentHelp("distanceFilter in metres, from the last delivered location.", valueName: "metres"))
     var distanceFilter: Double?
 
-    @Option(help: ArgumentHelp("The app's UIBackgroundModes, comma-separated: location, fetch.", valueName: "modes"))
+    @Option(
+        help: ArgumentHelp(
+            "The app's UIBackgroundModes, comma-separated: location, fetch, remote-notification, audio, processing.",
+            valueName: "modes"))
     var backgroundModes: String?
 
     @Flag(help: "Set allowsBackgroundLocationUpdates (needs the location background mode).")
@@ -142,6 +145,29 @@ struct AppOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("Bring the app back to the foreground at this time; repeatable.", valueName: "time"))
     var foregroundAt: [DurationArgument] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "The user swipes the app away in the app switcher at this time; repeatable.", valueName: "time"))
+    var terminateAt: [DurationArgument] = []
+
+    @Flag(
+        help:
+            "The app starts the significant-change location service at launch: a location every 500 m, at most every 5 minutes; it relaunches an Always app."
+    )
+    var significantChanges = false
+
+    @Option(
+        help: ArgumentHelp(
+            "A circular region the app monitors from launch, as ID:LATITUDE,LONGITUDE,RADIUS (metres); repeatable, at most 20.",
+            valueName: "region"))
+    var region: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "A background (content-available) push arrives at this time; repeatable (needs the remote-notification mode to wake the app).",
+            valueName: "time"))
+    var pushAt: [DurationArgument] = []
 
     @Flag(help: "The app begins a background task whenever it enters the background.")
     var backgroundTask = false
@@ -167,7 +193,9 @@ struct AppOptions: ParsableArguments {
     func validate() throws {
         if let modes = backgroundModes {
             for name in modes.split(separator: ",") where BackgroundModes(name: String(name)) == nil {
-                throw ValidationError("'\(name)' is not a background mode Waymark models (location, fetch)")
+                throw ValidationError(
+                    "'\(name)' is not a background mode Waymark models (\(BackgroundModes.allNames.joined(separator: ", ")))"
+                )
             }
         }
         if let d = distanceFilter, d < 0 && d != -1 {
@@ -176,6 +204,23 @@ struct AppOptions: ParsableArguments {
         if let f = fetchInterval, f != "never", f != "minimum", DurationText.parse(f) == nil {
             throw ValidationError("--fetch-interval must be never, minimum or a duration such as 15m")
         }
+        for text in region where Self.parseRegion(text) == nil {
+            throw ValidationError(
+                "--region '\(text)' must be ID:LATITUDE,LONGITUDE,RADIUS, such as home:47.26,11.39,200 (radius in metres above 0)"
+            )
+        }
+    }
+
+    /// `ID:LATITUDE,LONGITUDE,RADIUS`.
+    static func parseRegion(_ text: String) -> CircularRegion? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        let id = String(text[..<colon])
+        let numbers = text[text.index(after: colon)...].split(separator: ",", omittingEmptySubsequences: false)
+        guard !id.isEmpty, numbers.count == 3, let lat = Double(numbers[0]), let lon = Double(numbers[1]),
+            let radius = Double(numbers[2]), (-90...90).contains(lat), (-180...180).contains(lon), radius > 0,
+            radius.isFinite
+        else { return nil }
+        return CircularRegion(center: Coordinate(latitude: lat, longitude: lon), radius: radius, identifier: id)
     }
 
     /// The scenario, checked against its iOS release: a problem is a scenario error (65) when a
@@ -222,6 +267,10 @@ struct AppOptions: ParsableArguments {
         // first, then --background-at, then --foreground-at.
         s.timeline += backgroundAt.map { Scenario.TimedAction(at: $0.value, .background) }
         s.timeline += foregroundAt.map { Scenario.TimedAction(at: $0.value, .foreground) }
+        s.timeline += terminateAt.map { Scenario.TimedAction(at: $0.value, .terminate) }
+        s.timeline += pushAt.map { Scenario.TimedAction(at: $0.value, .push(contentAvailable: true)) }
+        if significantChanges { s.app.monitorsSignificantChanges = true }
+        s.app.regions += region.compactMap(Self.parseRegion)
         return s
     }
 }

@@ -175,6 +175,38 @@ final class ConsoleReporter: SimulationObserver {
         case .heldDiscarded(let count, let reason): return "\(count) held fix(es) discarded (\(reason))"
         case .terminated(let reason): return "app terminated (\(reason))"
         case .diagnostic(let message): return "note: \(message)"
+        case .serviceLocation(let r):
+            var text = "\(r.service) \(r.action)"
+            if let l = r.location, r.action == "delivered" || r.action == "held" || r.action == "dropped" {
+                text += ": \(r.appState.rawValue)  \(describe(l))"
+            }
+            return text + (r.reason.map { " (\($0))" } ?? "")
+        case .region(let action, let identifier, let state, let decision, let reason):
+            var text = "region \(identifier) \(action)"
+            if action == "determined", let state { text += ": \(state.rawValue)" }
+            if let decision, decision != "delivered" { text += ", \(decision)" }
+            return text + (reason.map { " (\($0))" } ?? "")
+        case .visit(let action, let visit, let decision, let reason):
+            var text = "visit \(action)"
+            if let v = visit {
+                text +=
+                    ": " + ValueFormatting.fixed(v.coordinate.latitude, decimals: 7) + ", "
+                    + ValueFormatting.fixed(v.coordinate.longitude, decimals: 7)
+                    + "  ±\(ValueFormatting.fixed(v.horizontalAccuracy, decimals: 0)) m"
+            }
+            if let decision, decision != "delivered" { text += ", \(decision)" }
+            return text + (reason.map { " (\($0))" } ?? "")
+        case .push(let action, let result, let reason):
+            return "push \(action)" + (result.map { ": \($0)" } ?? "") + (reason.map { " (\($0))" } ?? "")
+        case .scheduledTask(let action, let kind, let identifier, let success, let reason):
+            var text = "\(kind) task \(identifier) \(action)"
+            if let success { text += success ? ": success" : ": failure" }
+            return text + (reason.map { " (\($0))" } ?? "")
+        case .audio(let action, let reason): return "audio \(action)" + (reason.map { " (\($0))" } ?? "")
+        case .transfer(let action, let task, let count, let reason):
+            var text = "background upload \(task) \(action)"
+            if let count { text += ", \(count) location(s)" }
+            return text + (reason.map { " (\($0))" } ?? "")
         }
     }
 }
@@ -211,7 +243,8 @@ enum SummaryText {
     /// The decision a reason belongs to.
     private static func decision(for reason: FixReason) -> FixDecision {
         switch reason {
-        case .foreground, .backgroundSession, .gracePeriod, .backgroundTask, .backgroundFetch, .resumed, .alwaysGranted:
+        case .foreground, .backgroundSession, .gracePeriod, .backgroundTask, .backgroundFetch, .backgroundWake,
+            .backgroundAudio, .resumed, .alwaysGranted, .significantLocationChange, .requestLocation:
             .delivered
         case .suspended, .awaitingAlways: .held
         case .notUpdating: .ignored

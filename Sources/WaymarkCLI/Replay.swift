@@ -48,6 +48,10 @@ extension WaymarkCommand {
                     --allows-background-updates --background-at 1m \\
                     --audit run.ndjson --format geojson -o delivered.geojson
                   waymark replay walk.gpx --scenario commute.yaml --rate 20
+                  waymark replay drive.gpx --authorization authorizedAlways \\
+                    --significant-changes --background-at 1m --terminate-at 2m
+                  waymark replay walk.gpx --region home:47.26,11.39,200 \\
+                    --background-modes remote-notification --push-at 5m
                   waymark replay walk.gpx --quiet --format ndjson | jq .appState
                 """)
 
@@ -93,6 +97,12 @@ extension WaymarkCommand {
             help: ArgumentHelp("Where background fetch syncs stored locations (NDJSON, appended).", valueName: "file"))
         var fetchSink: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "The directory that stands in for the server of the app's background uploads (app.uploadsInBackground): one upload-N.csv per transfer.",
+                valueName: "dir"))
+        var uploadDir: String?
+
         @Flag(name: .shortAndLong, help: "Print only the summary (and the chosen output).")
         var quiet = false
 
@@ -101,6 +111,12 @@ extension WaymarkCommand {
         @OptionGroup(title: "Session store") var storage: SessionOptions
 
         func validate() throws {
+            if let uploadDir {
+                var info = stat()
+                guard stat(uploadDir, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                    throw ValidationError("--upload-dir \(uploadDir) is not a directory")
+                }
+            }
             if let rate, RateText.parse(rate) == nil {
                 throw ValidationError("--rate must be \(RateText.expected)")
             }
@@ -186,6 +202,7 @@ extension WaymarkCommand {
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced,
                 session: session)
             if let fetchSink { simulation.tutorialApp?.fetchSink = try AppendingFileSink(path: fetchSink) }
+            simulation.uploadDirectory = uploadDir
 
             // Ctrl-C, SIGTERM or a failing store end the source; the run then finishes normally.
             let stop = StopFlag()

@@ -86,7 +86,7 @@ final class RunOutputs: SimulationObserver {
             fail(session.failure!)
             return
         }
-        if let liveGPX, case .fix(let f) = event.kind, let location = f.delivered {
+        if let liveGPX, let f = event.deliveredRecord, let location = f.delivered {
             do {
                 try liveGPX.append(location, segment: f.segment)
             } catch {
@@ -191,7 +191,7 @@ final class DeliveredNDJSON: SimulationObserver {
     }
 
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
-        guard failure == nil, case .fix(let f) = event.kind else { return }
+        guard failure == nil, let f = event.deliveredRecord else { return }
         do {
             try writer.write(delivered: f)
             if flushEachLine { try writer.finish() }

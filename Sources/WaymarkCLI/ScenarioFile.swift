@@ -140,7 +140,8 @@ enum ScenarioFile {
 
     private static func readInfo(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
         for (key, value) in try r.mapping(
-            node, in: "info", keys: ["backgroundModes", "usageDescriptions", "defaultAccuracyReduced"])
+            node, in: "info",
+            keys: ["backgroundModes", "usageDescriptions", "defaultAccuracyReduced", "temporaryUsageDescriptions"])
         {
             switch key {
             case "backgroundModes":
@@ -148,7 +149,10 @@ enum ScenarioFile {
                 for item in try r.list(value, key: key) {
                     let name = try r.string(item, key: key)
                     guard let mode = BackgroundModes(name: name) else {
-                        throw r.error(item, "'\(name)' is not a background mode Waymark models (location, fetch)")
+                        throw r.error(
+                            item,
+                            "'\(name)' is not a background mode Waymark models (\(BackgroundModes.allNames.joined(separator: ", ")))"
+                        )
                     }
                     modes.insert(mode)
                 }
@@ -168,6 +172,9 @@ enum ScenarioFile {
                 s.info.usageDescriptions.alwaysAndWhenInUse = always
             case "defaultAccuracyReduced":
                 s.info.usageDescriptions.defaultsToReducedAccuracy = try r.bool(value, key: key)
+            case "temporaryUsageDescriptions":
+                s.info.temporaryUsageDescriptionKeys = Set(
+                    try r.list(value, key: key).map { try r.string($0, key: key) })
             default: break
             }
         }
@@ -175,10 +182,19 @@ enum ScenarioFile {
 
     private static func readDevice(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
         for (key, value) in try r.mapping(
-            node, in: "device", keys: ["locationServices", "authorization", "preciseLocation"])
+            node, in: "device",
+            keys: [
+                "locationServices", "authorization", "preciseLocation", "backgroundAppRefresh",
+                "appBackgroundAppRefresh", "lowPowerMode", "charging", "network",
+            ])
         {
             switch key {
             case "locationServices": s.device.locationServices = try r.bool(value, key: key)
+            case "backgroundAppRefresh": s.device.power.backgroundAppRefresh = try r.bool(value, key: key)
+            case "appBackgroundAppRefresh": s.device.power.appBackgroundAppRefresh = try r.bool(value, key: key)
+            case "lowPowerMode": s.device.power.lowPowerMode = try r.bool(value, key: key)
+            case "charging": s.device.power.charging = try r.bool(value, key: key)
+            case "network": s.device.power.network = try r.bool(value, key: key)
             case "authorization": s.device.authorization = try r.authorization(value, key: key)
             case "preciseLocation": s.device.preciseLocation = try r.bool(value, key: key)
             default: break
@@ -187,8 +203,16 @@ enum ScenarioFile {
     }
 
     private static func readUser(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
-        for (key, value) in try r.mapping(node, in: "user", keys: ["whenInUse", "always", "answerAfter"]) {
+        for (key, value) in try r.mapping(
+            node, in: "user", keys: ["whenInUse", "always", "answerAfter", "temporaryFullAccuracy"])
+        {
             switch key {
+            case "temporaryFullAccuracy":
+                switch value.string {
+                case "allow"?: s.user.temporaryFullAccuracy = true
+                case "deny"?: s.user.temporaryFullAccuracy = false
+                default: throw r.error(value, "'temporaryFullAccuracy' must be allow or deny")
+                }
             case "whenInUse": s.user.whenInUse = try r.choice(value, key: key, WhenInUseAnswer.self)
             case "always": s.user.always = try r.choice(value, key: key, AlwaysAnswer.self)
             case "answerAfter": s.user.answerAfter = try r.duration(value, key: key)
@@ -222,7 +246,9 @@ enum ScenarioFile {
         let keys = [
             "launchAt", "request", "startsUpdates", "backgroundTask", "backgroundTaskAtLaunch",
             "reRegistersTaskWhenActive", "endsTaskOnExpiration", "restartsUpdatesAfterPause", "heldDelivery",
-            "fetchInterval", "fetchDuration",
+            "fetchInterval", "fetchDuration", "monitorsSignificantChanges", "regions", "monitorsVisits",
+            "restartsUpdatesOnRelaunch", "pushHandlerDuration", "refreshTaskDuration", "processingTaskDuration",
+            "resubmitsAppRefresh", "uploadsInBackground",
         ]
         for (key, value) in try r.mapping(node, in: "app", keys: keys) {
             switch key {
@@ -240,6 +266,15 @@ enum ScenarioFile {
             case "heldDelivery": s.app.heldDelivery = try r.choice(value, key: key, Scenario.HeldDelivery.self)
             case "fetchInterval": s.app.fetchInterval = try r.fetchInterval(value, key: key)
             case "fetchDuration": s.app.fetchDuration = try r.duration(value, key: key)
+            case "monitorsSignificantChanges": s.app.monitorsSignificantChanges = try r.bool(value, key: key)
+            case "regions": s.app.regions = try r.list(value, key: key).map { try r.region($0) }
+            case "monitorsVisits": s.app.monitorsVisits = try r.bool(value, key: key)
+            case "restartsUpdatesOnRelaunch": s.app.restartsUpdatesOnRelaunch = try r.bool(value, key: key)
+            case "pushHandlerDuration": s.app.pushHandlerDuration = try r.duration(value, key: key)
+            case "refreshTaskDuration": s.app.refreshTaskDuration = try r.duration(value, key: key)
+            case "processingTaskDuration": s.app.processingTaskDuration = try r.duration(value, key: key)
+            case "resubmitsAppRefresh": s.app.resubmitsAppRefresh = try r.bool(value, key: key)
+            case "uploadsInBackground": s.app.uploadsInBackground = try r.bool(value, key: key)
             default: break
             }
         }
@@ -248,8 +283,32 @@ enum ScenarioFile {
     private static func readSystem(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
         let keys = [
             "iosVersion", "gracePeriod", "taskBudget", "expirationWarning", "fetchBudget", "minimumFetchInterval",
+            "serviceWakeTime", "locationRelaunchAfterSwipe", "locationRequestTimeout", "pushBudget", "pushesPerHour",
+            "appRefreshBudget", "processingBudget", "regionHysteresis", "visitRadius", "visitMinimumStay",
+            "transferDuration", "transferRetryAfter",
         ]
         for (key, value) in try r.mapping(node, in: "system", keys: keys) {
+            switch key {
+            case "locationRelaunchAfterSwipe":
+                s.system.locationRelaunchAfterSwipe = try r.bool(value, key: key)
+                continue
+            case "pushesPerHour":
+                guard let n = value.int, n >= 0 else {
+                    throw r.error(value, "'pushesPerHour' must be a whole number, 0 or more")
+                }
+                s.system.pushesPerHour = n
+                continue
+            case "regionHysteresis", "visitRadius":
+                let metres = try r.number(value, key: key)
+                guard metres > 0 else { throw r.error(value, "'\(key)' must be metres above 0") }
+                if key == "regionHysteresis" {
+                    s.system.regionHysteresis = metres
+                } else {
+                    s.system.visitRadius = metres
+                }
+                continue
+            default: break
+            }
             if key == "iosVersion" {
                 let text = try r.string(value, key: key)
                 guard let version = IOSVersion(parsing: text) else {
@@ -265,6 +324,14 @@ enum ScenarioFile {
             case "expirationWarning": s.system.expirationWarning = d
             case "fetchBudget": s.system.fetchBudget = d
             case "minimumFetchInterval": s.system.minimumFetchInterval = d
+            case "serviceWakeTime": s.system.serviceWakeTime = d
+            case "locationRequestTimeout": s.system.locationRequestTimeout = d
+            case "pushBudget": s.system.pushBudget = d
+            case "appRefreshBudget": s.system.appRefreshBudget = d
+            case "processingBudget": s.system.processingBudget = d
+            case "visitMinimumStay": s.system.visitMinimumStay = d
+            case "transferDuration": s.system.transferDuration = d
+            case "transferRetryAfter": s.system.transferRetryAfter = d
             default: break
             }
         }
@@ -343,7 +410,11 @@ enum TimelineActions {
         "foreground, background, deactivate, activate, terminate, requestWhenInUse, requestAlways, startUpdates, "
         + "stopUpdates, beginBackgroundTask, endBackgroundTask, setAuthorization, setPreciseLocation, "
         + "setLocationServices, setRestricted, setDesiredAccuracy, setDistanceFilter, setAllowsBackgroundLocationUpdates, "
-        + "setPausesLocationUpdatesAutomatically"
+        + "setPausesLocationUpdatesAutomatically, systemTerminate, startMonitoringSignificantLocationChanges, "
+        + "stopMonitoringSignificantLocationChanges, startMonitoring, stopMonitoring, requestState, "
+        + "startMonitoringVisits, stopMonitoringVisits, push, submitAppRefresh, submitProcessing, playAudio, stopAudio, "
+        + "requestLocation, requestTemporaryFullAccuracy, setBackgroundAppRefresh, setAppBackgroundAppRefresh, "
+        + "setLowPowerMode, setCharging, setNetwork"
 
     static func make(_ name: String, value: Node?, nameNode: Node, at item: Node, _ r: NodeReader) throws
         -> Scenario.Action
@@ -357,7 +428,11 @@ enum TimelineActions {
             "activate": .activate, "terminate": .terminate, "requestWhenInUse": .requestAuthorization(.whenInUse),
             "requestAlways": .requestAuthorization(.always), "startUpdates": .startUpdates,
             "stopUpdates": .stopUpdates, "beginBackgroundTask": .beginBackgroundTask,
-            "endBackgroundTask": .endBackgroundTask,
+            "endBackgroundTask": .endBackgroundTask, "systemTerminate": .systemTerminate,
+            "startMonitoringSignificantLocationChanges": .startMonitoringSignificantLocationChanges,
+            "stopMonitoringSignificantLocationChanges": .stopMonitoringSignificantLocationChanges,
+            "startMonitoringVisits": .startMonitoringVisits, "stopMonitoringVisits": .stopMonitoringVisits,
+            "playAudio": .playAudio, "stopAudio": .stopAudio, "requestLocation": .requestLocation,
         ]
         if let action = simple[name] {
             if let value { throw r.error(value, "'\(name)' takes no 'value'") }
@@ -383,6 +458,46 @@ enum TimelineActions {
             return .setAllowsBackgroundLocationUpdates(try r.bool(try needValue(), key: "value"))
         case "setPausesLocationUpdatesAutomatically":
             return .setPausesLocationUpdatesAutomatically(try r.bool(try needValue(), key: "value"))
+        case "startMonitoring": return .startMonitoring(try r.region(try needValue()))
+        case "stopMonitoring": return .stopMonitoring(identifier: try r.identifier(try needValue()))
+        case "requestState": return .requestState(identifier: try r.identifier(try needValue()))
+        case "push":
+            // `{contentAvailable: true}` (the default when there is no value) or false for an alert.
+            guard let node = value else { return .push(contentAvailable: true) }
+            var contentAvailable = true
+            for (key, v) in try r.mapping(node, in: "'push'", keys: ["contentAvailable"])
+            where key == "contentAvailable" {
+                contentAvailable = try r.bool(v, key: key)
+            }
+            return .push(contentAvailable: contentAvailable)
+        case "submitAppRefresh":
+            guard let node = value else { return .submitAppRefresh(earliestBegin: nil) }
+            var begin: Duration?
+            for (key, v) in try r.mapping(node, in: "'submitAppRefresh'", keys: ["earliestBegin"])
+            where key == "earliestBegin" {
+                begin = try r.duration(v, key: key)
+            }
+            return .submitAppRefresh(earliestBegin: begin)
+        case "submitProcessing":
+            var request = Scenario.ProcessingRequest()
+            guard let node = value else { return .submitProcessing(request) }
+            let keys = ["earliestBegin", "requiresExternalPower", "requiresNetworkConnectivity"]
+            for (key, v) in try r.mapping(node, in: "'submitProcessing'", keys: keys) {
+                switch key {
+                case "earliestBegin": request.earliestBegin = try r.duration(v, key: key)
+                case "requiresExternalPower": request.requiresExternalPower = try r.bool(v, key: key)
+                case "requiresNetworkConnectivity": request.requiresNetworkConnectivity = try r.bool(v, key: key)
+                default: break
+                }
+            }
+            return .submitProcessing(request)
+        case "requestTemporaryFullAccuracy":
+            return .requestTemporaryFullAccuracy(purposeKey: try r.string(try needValue(), key: "value"))
+        case "setBackgroundAppRefresh": return .setBackgroundAppRefresh(try r.bool(try needValue(), key: "value"))
+        case "setAppBackgroundAppRefresh": return .setAppBackgroundAppRefresh(try r.bool(try needValue(), key: "value"))
+        case "setLowPowerMode": return .setLowPowerMode(try r.bool(try needValue(), key: "value"))
+        case "setCharging": return .setCharging(try r.bool(try needValue(), key: "value"))
+        case "setNetwork": return .setNetwork(try r.bool(try needValue(), key: "value"))
         default:
             throw r.error(nameNode, "unknown action '\(name)' (expected one of: \(names))")
         }
@@ -477,6 +592,57 @@ struct NodeReader {
         let d = try number(node, key: key)
         guard d >= 0 || d == -1 else { throw error(node, "'\(key)' must be metres (0 or more) or 'none'") }
         return d
+    }
+
+    /// A circular region: `{identifier: home, latitude: 47.26, longitude: 11.39, radius: 200}`, with
+    /// optional `notifyOnEntry` and `notifyOnExit`.
+    func region(_ node: Node) throws -> CircularRegion {
+        let keys = ["identifier", "latitude", "longitude", "radius", "notifyOnEntry", "notifyOnExit"]
+        var identifier: String?
+        var latitude: Double?
+        var longitude: Double?
+        var radius: Double?
+        var entry = true
+        var exit = true
+        for (key, value) in try mapping(node, in: "a region", keys: keys) {
+            switch key {
+            case "identifier": identifier = try self.identifier(value)
+            case "latitude":
+                let d = try number(value, key: key)
+                guard (-90...90).contains(d) else { throw error(value, "'latitude' must be between -90 and 90") }
+                latitude = d
+            case "longitude":
+                let d = try number(value, key: key)
+                guard (-180...180).contains(d) else { throw error(value, "'longitude' must be between -180 and 180") }
+                longitude = d
+            case "radius":
+                let d = try number(value, key: key)
+                guard d > 0 else { throw error(value, "'radius' must be metres above 0") }
+                radius = d
+            case "notifyOnEntry": entry = try bool(value, key: key)
+            case "notifyOnExit": exit = try bool(value, key: key)
+            default: break
+            }
+        }
+        guard let identifier, let latitude, let longitude, let radius else {
+            throw error(node, "a region needs 'identifier', 'latitude', 'longitude' and 'radius' (metres)")
+        }
+        return CircularRegion(
+            center: Coordinate(latitude: latitude, longitude: longitude), radius: radius, identifier: identifier,
+            notifyOnEntry: entry, notifyOnExit: exit)
+    }
+
+    /// A region's identifier: a non-empty word, or `{identifier: …}`.
+    func identifier(_ node: Node) throws -> String {
+        if node.mapping != nil {
+            for (key, value) in try mapping(node, in: "the region", keys: ["identifier"]) where key == "identifier" {
+                return try identifier(value)
+            }
+            throw error(node, "the region needs an 'identifier'")
+        }
+        let text = try string(node, key: "identifier")
+        guard !text.isEmpty else { throw error(node, "a region's identifier must not be empty") }
+        return text
     }
 
     func fetchInterval(_ node: Node, key: String) throws -> Scenario.FetchInterval {

@@ -19,11 +19,28 @@ public enum LifecycleCause: String, Sendable, Hashable, Codable, CaseIterable {
     case idle
     /// The system woke or launched the app for background fetch.
     case backgroundFetch
+    /// The significant-change location service woke or launched the app.
+    case significantLocationChange
+    /// A region event woke or launched the app.
+    case region
+    /// A visit woke or launched the app.
+    case visit
+    /// A background push notification woke or launched the app.
+    case remoteNotification
+    /// A `BGAppRefreshTaskRequest` woke or launched the app.
+    case backgroundAppRefresh
+    /// A `BGProcessingTaskRequest` woke or launched the app.
+    case backgroundProcessing
+    /// A background URL session's events woke or launched the app.
+    case urlSession
     // Terminations (see ``TerminationCause``).
     case user
     case watchdog
     case fetchBudgetExceeded
     case fatalError
+    case remoteNotificationBudgetExceeded
+    case scheduledTaskExpired
+    case system
 }
 
 /// Why an app stopped running.
@@ -37,6 +54,14 @@ public enum TerminationCause: String, Sendable, Hashable, Codable, CaseIterable 
     /// A fatal error in the app, as when `allowsBackgroundLocationUpdates` is set without the
     /// `location` background mode ("a fatal error that terminates the app").
     case fatalError
+    /// A background push's handler did not call its completion within 30 s.
+    case remoteNotificationBudgetExceeded
+    /// A `BGTask` was still not completed when its time ran out and its expiration handler had
+    /// run.
+    case scheduledTaskExpired
+    /// The system ended the app to reclaim memory (while it was suspended or in the background).
+    /// Unlike a swipe, it leaves the app to be relaunched by every service.
+    case system
 
     var lifecycleCause: LifecycleCause {
         switch self {
@@ -44,13 +69,11 @@ public enum TerminationCause: String, Sendable, Hashable, Codable, CaseIterable 
         case .watchdog: .watchdog
         case .fetchBudgetExceeded: .fetchBudgetExceeded
         case .fatalError: .fatalError
+        case .remoteNotificationBudgetExceeded: .remoteNotificationBudgetExceeded
+        case .scheduledTaskExpired: .scheduledTaskExpired
+        case .system: .system
         }
     }
-}
-
-/// Why the system launched or woke an app in the background.
-public enum WakeCause: String, Sendable, Hashable, Codable, CaseIterable {
-    case backgroundFetch
 }
 
 /// The app's life, as UIKit runs it: a pure state machine.
@@ -240,6 +263,10 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
         case (.wake, _):
             break
 
+        case (.terminate(.user), .notRunning(let earlier)) where earlier != nil && earlier != .user:
+            // The system ended it, but it stays in the app switcher: the user can still swipe it
+            // away, with the same effect on what may relaunch it.
+            state = .notRunning(terminated: .user)
         case (.terminate, .notRunning):
             break
         case (.terminate(let cause), _):
@@ -253,6 +280,13 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
     private static func cause(_ wake: WakeCause) -> LifecycleCause {
         switch wake {
         case .backgroundFetch: .backgroundFetch
+        case .significantLocationChange: .significantLocationChange
+        case .region: .region
+        case .visit: .visit
+        case .remoteNotification: .remoteNotification
+        case .backgroundAppRefresh: .backgroundAppRefresh
+        case .backgroundProcessing: .backgroundProcessing
+        case .urlSession: .urlSession
         }
     }
 

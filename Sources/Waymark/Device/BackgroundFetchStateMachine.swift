@@ -44,6 +44,9 @@ public struct BackgroundFetchStateMachine: Sendable, Hashable {
         case setInterval(Duration?, at: Duration)
         /// The wake timer fired; `app` is the app's state then.
         case wakeDue(at: Duration, app: AppState, terminatedByUser: Bool)
+        /// The wake timer fired while Background App Refresh is unavailable: no fetch, the next
+        /// wake one interval later.
+        case wakeSkipped(at: Duration)
         /// The app entered the background (it may still run, or be suspended after).
         case appEnteredBackground(at: Duration)
         /// The handler called its completion.
@@ -121,6 +124,11 @@ public struct BackgroundFetchStateMachine: Sendable, Hashable {
                 return begin(.none, at: now)
             }
         case (.wakeDue, _):
+            return []
+
+        case (.wakeSkipped(let now), .waiting):
+            return rescheduled(from: now)
+        case (.wakeSkipped, _):
             return []
 
         case (.appEnteredBackground(let now), .deferred):

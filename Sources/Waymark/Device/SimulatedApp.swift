@@ -20,6 +20,12 @@ public protocol SimulatedApp: AnyObject {
     /// `application(_:performFetchWithCompletionHandler:)`: call `completion` within the fetch
     /// budget (30 s), or the system terminates the app.
     func performFetch(_ system: Simulation, completion: @escaping (FetchResult) -> Void)
+    /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)` for a background
+    /// push: call `completion` within 30 s, or the system terminates the app.
+    func didReceiveRemoteNotification(_ system: Simulation, completion: @escaping (FetchResult) -> Void)
+    /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`: the app's
+    /// background session has finished its transfers; call `completion` when done.
+    func handleEventsForBackgroundURLSession(_ system: Simulation, completion: @escaping () -> Void)
     /// The app was terminated. iOS gives a suspended app no notice; this is for the model's own
     /// bookkeeping (the next launch starts afresh).
     func didTerminate(_ system: Simulation, cause: TerminationCause)
@@ -34,6 +40,12 @@ extension SimulatedApp {
         completion(.noData)
     }
     public func didTerminate(_ system: Simulation, cause: TerminationCause) {}
+    public func didReceiveRemoteNotification(_ system: Simulation, completion: @escaping (FetchResult) -> Void) {
+        completion(.noData)
+    }
+    public func handleEventsForBackgroundURLSession(_ system: Simulation, completion: @escaping () -> Void) {
+        completion()
+    }
 }
 
 /// A background task, as `UIBackgroundTaskIdentifier`.

@@ -29,6 +29,7 @@ extension Simulation {
             // never reached is not reported.
             record(.stateChanged(from: reportedState, to: to, cause: cause.rawValue))
             reportedState = to
+            if from == .notRunning { launchCause = cause }
             if from == .suspended && to == .background {
                 // A resume on the way to the foreground hands held fixes over once the app is
                 // active; a service's wake hands them over at once.
@@ -50,6 +51,8 @@ extension Simulation {
             record(.managerCreated(authorization: authorization.status, reported: reports))
             app.didFinishLaunching(self, inBackground: inBackground)
             if reports && appCodeRuns { manager.delegate?.locationManagerDidChangeAuthorization(manager) }
+            deliverPendingServiceEvents()
+            if !inBackground { deliverHeldPush() }
         case .becameActive:
             if resumePending {
                 resumePending = false
@@ -65,12 +68,14 @@ extension Simulation {
             apply(tasks: tasks.handle(.enteredBackground(at: now)))
             app.didEnterBackground(self)
             apply(fetch: fetch.handle(.appEnteredBackground(at: now)))
+            runDueTasks()
         case .startGracePeriod(let duration):
             timers.schedule(.gracePeriodEnd, at: now + duration)
         case .cancelGracePeriod:
             timers.cancel(.gracePeriodEnd)
         case .suspended:
             apply(tasks: tasks.handle(.appSuspended))
+            servicesAppStopped(terminated: nil)
         case .terminated(let cause):
             dismissAlertOnLeaving()
             resumePending = false
@@ -81,6 +86,7 @@ extension Simulation {
             expirationHandlers.removeAll()
             appWork.removeAll()
             apply(fetch: fetch.handle(.appTerminated(at: now)))
+            servicesAppStopped(terminated: cause)
             manager.reset()
             app.didTerminate(self, cause: cause)
         }
@@ -93,11 +99,23 @@ extension Simulation {
         case .taskWarning: apply(tasks: tasks.handle(.warningDue(at: now)))
         case .taskDeadline: apply(tasks: tasks.handle(.deadlineDue))
         case .fetchWake:
+            if let off = power.backgroundRefreshOffReason {
+                // Background fetch is one of the behaviours the switch turns off.
+                record(.fetch(action: "skipped", result: nil, synced: nil, reason: off))
+                apply(fetch: fetch.handle(.wakeSkipped(at: now)))
+                return
+            }
             apply(
                 fetch: fetch.handle(
                     .wakeDue(at: now, app: appState, terminatedByUser: lifecycle.wasTerminatedByUser)))
         case .fetchDeadline: apply(fetch: fetch.handle(.deadlineDue(at: now)))
         case .answer(let alert): answer(alert)
+        case .serviceWakeEnd: serviceWakeUntil = nil
+        case .pushDeadline(let id): pushDeadlinePassed(id)
+        case .scheduledTaskDeadline(let id): scheduledTaskDeadlinePassed(id)
+        case .taskRequestsDue: taskRequestsDue()
+        case .locationRequestTimeout: locationRequestTimedOut()
+        case .transferDone(let id): transferFinished(id)
         }
     }
 
@@ -109,12 +127,27 @@ extension Simulation {
         case .background: lifecycleEvent(.leave)
         case .deactivate: lifecycleEvent(.interrupt)
         case .activate: lifecycleEvent(.endInterruption)
-        case .terminate: terminate(.user)
+        case .terminate:
+            let wasRunning = appState != .notRunning
+            terminate(.user)
+            if !wasRunning && lifecycle.wasTerminatedByUser { servicesAppStopped(terminated: .user) }
         case .setAuthorization(let status): perform(authorization: authorization.handle(.setAuthorization(status)))
         case .setRestricted(let on): perform(authorization: authorization.handle(.setRestricted(on)))
         case .setPreciseLocation(let precise):
             perform(authorization: authorization.handle(.setPreciseLocation(precise)))
         case .setLocationServices(let on): perform(authorization: authorization.handle(.setLocationServices(on)))
+        case .systemTerminate:
+            if appState == .notRunning {
+                record(.diagnostic(message: "systemTerminate: the app is not running"))
+            } else {
+                terminate(.system)
+            }
+        case .push(let contentAvailable): receivePush(contentAvailable: contentAvailable)
+        case .setBackgroundAppRefresh(let on): setPower { $0.backgroundAppRefresh = on }
+        case .setAppBackgroundAppRefresh(let on): setPower { $0.appBackgroundAppRefresh = on }
+        case .setLowPowerMode(let on): setPower { $0.lowPowerMode = on }
+        case .setCharging(let on): setPower { $0.charging = on }
+        case .setNetwork(let on): setPower { $0.network = on }
         default:
             // The rest is the app's own code: it runs only while the app does.
             guard appCodeRuns else {
@@ -139,6 +172,29 @@ extension Simulation {
         case .setDistanceFilter(let d): manager.distanceFilter = d
         case .setAllowsBackgroundLocationUpdates(let b): manager.allowsBackgroundLocationUpdates = b
         case .setPausesLocationUpdatesAutomatically(let b): manager.pausesLocationUpdatesAutomatically = b
+        case .startMonitoringSignificantLocationChanges: manager.startMonitoringSignificantLocationChanges()
+        case .stopMonitoringSignificantLocationChanges: manager.stopMonitoringSignificantLocationChanges()
+        case .startMonitoring(let region): manager.startMonitoring(for: region)
+        case .stopMonitoring(let identifier): managerStoppedMonitoring(identifier: identifier)
+        case .requestState(let identifier): managerRequestedState(identifier: identifier)
+        case .startMonitoringVisits: manager.startMonitoringVisits()
+        case .stopMonitoringVisits: manager.stopMonitoringVisits()
+        case .submitAppRefresh(let begin):
+            _ = submitTaskRequest(
+                .init(
+                    identifier: TutorialApp.refreshTaskIdentifier, kind: .appRefresh,
+                    earliestBegin: begin.map { now + $0 }))
+        case .submitProcessing(let r):
+            _ = submitTaskRequest(
+                .init(
+                    identifier: TutorialApp.processingTaskIdentifier, kind: .processing,
+                    earliestBegin: r.earliestBegin.map { now + $0 }, requiresExternalPower: r.requiresExternalPower,
+                    requiresNetworkConnectivity: r.requiresNetworkConnectivity))
+        case .playAudio: playAudio()
+        case .stopAudio: stopAudio(reason: "app")
+        case .requestLocation: manager.requestLocation()
+        case .requestTemporaryFullAccuracy(let key):
+            manager.requestTemporaryFullAccuracyAuthorization(withPurposeKey: key)
         default: break
         }
     }
@@ -298,6 +354,7 @@ extension Simulation {
         switch alert {
         case .authorization: perform(authorization: authorization.handle(.dismissPrompt))
         case .locationServices: record(.prompt(prompt: "locationServices", phase: "dismissed", answer: nil))
+        case .temporaryFullAccuracy: answerTemporaryFullAccuracy(nil)
         }
     }
 
@@ -307,6 +364,8 @@ extension Simulation {
         switch alert {
         case .locationServices:
             return ("cancel", nil)
+        case .temporaryFullAccuracy:
+            return user.temporaryFullAccuracy.map { ($0 ? "allow" : "deny", nil) }
         case .authorization(.whenInUse):
             // An answer the release does not offer leaves the prompt unanswered.
             if user.whenInUse == .allowOnce && !version.hasAllowOnceAndProvisionalAlways { return nil }
@@ -327,6 +386,12 @@ extension Simulation {
     }
 
     private func answer(_ alert: SystemAlert) {
+        if alert == .temporaryFullAccuracy {
+            guard let allow = scenario.user.temporaryFullAccuracy else { return }
+            hide(alert)
+            answerTemporaryFullAccuracy(allow)
+            return
+        }
         guard let (text, event) = userAnswer(to: alert) else { return }
         guard let event else {
             record(.prompt(prompt: "locationServices", phase: "answered", answer: text))
@@ -459,6 +524,7 @@ extension Simulation: LocationManagerHost {
 
     func managerStartedUpdates() {
         guard appCodeRuns else { return }
+        cancelLocationRequest()
         let wasRunning = location.isUpdating && !location.isPaused
         apply(location.handle(.start(context())))
         if !wasRunning && !authorization.locationServicesEnabled && appState.isForeground {

@@ -83,6 +83,53 @@ public final class Simulation {
     /// the run starts.
     var settingsBeforeAdoption: [(name: String, value: String)] = []
 
+    // MARK: The services that wake or relaunch the app (Simulation+Services.swift)
+
+    var significantChanges = SignificantChangeStateMachine()
+    var regionMonitor: RegionMonitorStateMachine
+    var visits: VisitStateMachine
+    var taskRequests = TaskSchedulerStateMachine()
+    var pushThrottle: PushThrottle
+    /// Background App Refresh, Low Power Mode, power and network, as the scenario and the user
+    /// set them.
+    public internal(set) var power: PowerAndRefresh
+    /// Whether any service looks at fixes (checked once per fix on the hot path).
+    var servicesWatchFixes = false
+    /// Whether this instance of the app started the significant-change service (after a
+    /// relaunch it must start it again to receive the events).
+    var significantChangesListening = false
+    /// Service events waiting for a launched or woken app.
+    var pendingServiceEvents: [PendingServiceEvent] = []
+    /// Until when a location service's wake keeps the app running.
+    var serviceWakeUntil: Duration?
+    /// The background pushes whose handlers have not completed, by id.
+    /// The background pushes whose handlers have not completed, by id; true when the handler
+    /// runs against the 30 s budget (off screen).
+    var pushHandlers: [Int: Bool] = [:]
+    var pushCounter = 0
+    /// The newest background push the system holds for the app ("only holds the newest one").
+    var heldPush = false
+    /// The `BGTask`s running, by id.
+    var runningTasks: [Int: ScheduledTask] = [:]
+    var taskCounter = 0
+    var taskHandlers: [String: (ScheduledTask) -> Void] = [:]
+    var audioPlaying = false
+    /// `requestLocation()` in progress: when it times out.
+    var locationRequestDeadline: Duration?
+    /// Full accuracy granted for now (`requestTemporaryFullAccuracyAuthorization`).
+    var temporaryFullAccuracy = false
+    var temporaryFullAccuracyCompletion: ((LocationError?) -> Void)?
+    var transfers: [Int: Transfer] = [:]
+    var transferCounter = 0
+    /// The app handles its URL session's events (it runs until it calls the completion).
+    var transferEventsPending = false
+    /// Why the app was launched this time (nil before the first launch).
+    public internal(set) var launchCause: LifecycleCause?
+    /// `BGTaskScheduler.shared` for the app.
+    public private(set) lazy var taskScheduler = BackgroundTaskScheduler(simulation: self)
+    /// The background URL session's uploads land here: one file per transfer (nil: nowhere).
+    public var uploadDirectory: String?
+
     /// A simulation of `scenario`, whose offset zero is the instant `epoch`, running `app`
     /// (by default the ``TutorialApp`` the scenario describes) with `manager` (by default a new
     /// one; pass the manager your app's code created with ``LocationManager/init()``, which must
@@ -106,6 +153,10 @@ public final class Simulation {
             budget: scenario.system.effectiveTaskBudget, warning: scenario.system.expirationWarning)
         fetch = BackgroundFetchStateMachine(
             hasFetchMode: scenario.info.backgroundModes.contains(.fetch), budget: scenario.system.fetchBudget)
+        regionMonitor = RegionMonitorStateMachine(hysteresis: scenario.system.regionHysteresis)
+        visits = VisitStateMachine(radius: scenario.system.visitRadius, minimumStay: scenario.system.visitMinimumStay)
+        pushThrottle = PushThrottle(perHour: scenario.system.pushesPerHour)
+        power = scenario.device.power
         settingsBeforeAdoption = manager.adopt(by: self)
         if let launch = scenario.app.launchAt {
             timers.schedule(.launch, at: launch, class: .action)
@@ -289,6 +340,7 @@ public final class Simulation {
         location.receive(event, context(), into: &actions)
         apply(actions, arrivals: true)
         actionScratch = actions
+        if servicesWatchFixes { servicesObserve(event) }
         settle()
     }
 
@@ -397,12 +449,14 @@ public final class Simulation {
             let inUse = lifecycle.isInUse || background.map { location.showsIndicator($0) } == true
             if wasInUse && !inUse {
                 wasInUse = false
+                endTemporaryFullAccuracy()
                 perform(authorization: authorization.handle(.appNoLongerInUse))
                 continue
             }
             wasInUse = inUse
             guard let background,
                 tasks.tasks.isEmpty && !fetch.isFetching && !location.hasBackgroundSession(background)
+                    && !keptRunningByServices
             else { return }
             let before = appState
             lifecycleEvent(.idle)
@@ -415,7 +469,10 @@ public final class Simulation {
         guard appState == .background else { return nil }
         if fetch.isFetching { return .backgroundFetch }
         if !tasks.tasks.isEmpty { return .backgroundTask }
-        return lifecycle.isInUse ? .gracePeriod : nil
+        if lifecycle.isInUse { return .gracePeriod }
+        if isWokenByService { return .backgroundWake }
+        if audioPlaying { return .backgroundAudio }
+        return nil
     }
 
     /// The app and the device now, for the location service.

@@ -44,9 +44,29 @@ public struct StoredLocation: Sendable, Hashable {
 /// - Background fetch syncs the stored locations to ``fetchSink`` and reports `newData`,
 ///   `noData` or `failed` after `fetchDuration`.
 ///
+/// - At every launch it registers its `BGTaskScheduler` handlers (``refreshTaskIdentifier``,
+///   ``processingTaskIdentifier``); with `monitorsSignificantChanges` it starts the
+///   significant-change service, as it also does after a relaunch by it (Apple: "Upon relaunch,
+///   you must still configure a location manager object and call this method"); with
+///   `monitorsVisits` the visits service; it monitors the scenario's `regions` unless they are
+///   monitored already (they persist across launches). With `restartsUpdatesOnRelaunch`, a
+///   relaunch by a location service starts standard updates again.
+/// - A background push, an app-refresh task and a processing task sync the stored locations as
+///   fetch does, after `pushHandlerDuration`, `refreshTaskDuration` or `processingTaskDuration`;
+///   the refresh task submits the next one (`resubmitsAppRefresh`), for
+///   `system.minimumFetchInterval` later. Its expiration handlers complete the task unsuccessfully
+///   when `endsTaskOnExpiration`.
+/// - With `uploadsInBackground` it uploads the locations it stored through a background URL
+///   session each time it leaves the foreground.
+///
 /// It becomes the manager's delegate at launch and forwards every call to the delegate set
 /// before it launched, if any.
 public final class TutorialApp: SimulatedApp {
+    /// The identifier of its `BGAppRefreshTaskRequest`s.
+    public static let refreshTaskIdentifier = "waymark.tutorial.refresh"
+    /// The identifier of its `BGProcessingTaskRequest`s.
+    public static let processingTaskIdentifier = "waymark.tutorial.processing"
+
     public let behaviour: Scenario.AppBehaviour
     public let managerSettings: Scenario.ManagerSettings
     private let fetchEnabled: Bool
@@ -70,10 +90,13 @@ public final class TutorialApp: SimulatedApp {
     private var needsForegroundSetup = true
     private var pausedBySystem = false
     private var launchTask: BackgroundTaskIdentifier?
+    private var uploadedCount = 0
+    private let resubmitDelay: Duration
 
     public init(scenario: Scenario) {
         behaviour = scenario.app
         managerSettings = scenario.manager
+        resubmitDelay = scenario.system.minimumFetchInterval
         if case .never = scenario.app.fetchInterval {
             fetchEnabled = false
         } else {
@@ -102,6 +125,55 @@ public final class TutorialApp: SimulatedApp {
         m.allowsBackgroundLocationUpdates = s.allowsBackgroundLocationUpdates
         system.setMinimumBackgroundFetchInterval(behaviour.fetchInterval)
         if behaviour.beginsBackgroundTaskAtLaunch { launchTask = system.beginTaskEndedOnExpiration(reason: "launch") }
+        registerTasks(system)
+        let cause = system.launchCause
+        if behaviour.monitorsSignificantChanges || cause == .significantLocationChange {
+            m.startMonitoringSignificantLocationChanges()
+        }
+        if behaviour.monitorsVisits { m.startMonitoringVisits() }
+        let monitored = Set(m.monitoredRegions.map(\.identifier))
+        for region in behaviour.regions where !monitored.contains(region.identifier) { m.startMonitoring(for: region) }
+        if behaviour.restartsUpdatesOnRelaunch,
+            cause == .significantLocationChange || cause == .region || cause == .visit
+        {
+            system.log("startUpdatingLocation", detail: "relaunchedByLocationService")
+            m.startUpdatingLocation()
+        }
+    }
+
+    private func registerTasks(_ system: Simulation) {
+        let ends = behaviour.endsTaskOnExpiration
+        system.taskScheduler.register(forTaskWithIdentifier: Self.refreshTaskIdentifier) {
+            [weak self, weak system] task in
+            guard let self, let system else { return }
+            if ends { task.expirationHandler = { task.setTaskCompleted(success: false) } }
+            if self.behaviour.resubmitsAppRefresh {
+                try? system.taskScheduler.submit(
+                    .init(
+                        identifier: Self.refreshTaskIdentifier, kind: .appRefresh,
+                        earliestBegin: system.now + self.resubmitDelay))
+            }
+            system.schedule(after: self.behaviour.refreshTaskDuration) { [weak self, weak system] in
+                guard let self, let system else { return }
+                task.setTaskCompleted(success: self.sync(system) != .failed)
+            }
+        }
+        system.taskScheduler.register(forTaskWithIdentifier: Self.processingTaskIdentifier) {
+            [weak self, weak system] task in
+            guard let self, let system else { return }
+            if ends { task.expirationHandler = { task.setTaskCompleted(success: false) } }
+            system.schedule(after: self.behaviour.processingTaskDuration) { [weak self, weak system] in
+                guard let self, let system else { return }
+                task.setTaskCompleted(success: self.sync(system) != .failed)
+            }
+        }
+    }
+
+    public func didReceiveRemoteNotification(_ system: Simulation, completion: @escaping (FetchResult) -> Void) {
+        system.schedule(after: behaviour.pushHandlerDuration) { [weak self, weak system] in
+            guard let self, let system else { return }
+            completion(self.sync(system))
+        }
     }
 
     public func didBecomeActive(_ system: Simulation) {
@@ -140,6 +212,15 @@ public final class TutorialApp: SimulatedApp {
         away = true
         arrivedWhileAway = 0
         if behaviour.beginsBackgroundTask { system.beginTaskEndedOnExpiration(reason: "enteredBackground") }
+        if behaviour.uploadsInBackground, uploadedCount < stored.count {
+            system.uploadInBackground(Array(stored[uploadedCount...]))
+            uploadedCount = stored.count
+            if !retainsStoredLocations && !fetchEnabled {
+                // Nothing else needs them: memory stays bounded on a long run.
+                stored.removeAll(keepingCapacity: true)
+                uploadedCount = 0
+            }
+        }
     }
 
     public func performFetch(_ system: Simulation, completion: @escaping (FetchResult) -> Void) {
@@ -170,6 +251,7 @@ public final class TutorialApp: SimulatedApp {
         if !retainsStoredLocations {
             stored.removeAll(keepingCapacity: true)
             syncedCount = 0
+            uploadedCount = 0
         }
         return .newData
     }
@@ -180,7 +262,7 @@ public final class TutorialApp: SimulatedApp {
         storedCount += updates.count
         for i in updates.indices {
             // Fields read in place: a whole update is copied only when it is kept.
-            if retainsStoredLocations || fetchEnabled {
+            if retainsStoredLocations || fetchEnabled || behaviour.uploadsInBackground {
                 stored.append(
                     StoredLocation(
                         location: updates[i].location, appState: updates[i].appState, reason: updates[i].reason,

@@ -23,24 +23,32 @@ public struct BackgroundModes: OptionSet, Sendable, Hashable, Codable {
 
     /// `location`: the app may keep receiving location updates in the background.
     public static let location = BackgroundModes(rawValue: 1 << 0)
-    /// `fetch`: the system may wake the app to fetch content.
+    /// `fetch`: the system may wake the app to fetch content (background fetch and
+    /// `BGAppRefreshTask`).
     public static let fetch = BackgroundModes(rawValue: 1 << 1)
+    /// `remote-notification`: background (`content-available`) pushes wake the app.
+    public static let remoteNotification = BackgroundModes(rawValue: 1 << 2)
+    /// `audio`: the app keeps running in the background while it plays audio.
+    public static let audio = BackgroundModes(rawValue: 1 << 3)
+    /// `processing`: the app may schedule `BGProcessingTask`s.
+    public static let processing = BackgroundModes(rawValue: 1 << 4)
+
+    private static let all: [(String, BackgroundModes)] = [
+        ("location", .location), ("fetch", .fetch), ("remote-notification", .remoteNotification),
+        ("audio", .audio), ("processing", .processing),
+    ]
+
+    /// Every mode's Info.plist name, in a fixed order.
+    public static let allNames = all.map(\.0)
 
     /// The modes by their Info.plist names, in a fixed order.
-    public var names: [String] {
-        var names: [String] = []
-        if contains(.location) { names.append("location") }
-        if contains(.fetch) { names.append("fetch") }
-        return names
-    }
+    public var names: [String] { Self.all.filter { contains($0.1) }.map(\.0) }
 
-    /// The mode called `name` in an Info.plist (`location`, `fetch`), or nil.
+    /// The mode called `name` in an Info.plist (`location`, `fetch`, `remote-notification`,
+    /// `audio`, `processing`), or nil.
     public init?(name: String) {
-        switch name {
-        case "location": self = .location
-        case "fetch": self = .fetch
-        default: return nil
-        }
+        guard let mode = Self.all.first(where: { $0.0 == name })?.1 else { return nil }
+        self = mode
     }
 }
 
@@ -48,9 +56,16 @@ public struct BackgroundModes: OptionSet, Sendable, Hashable, Codable {
 public struct AppInfo: Sendable, Hashable, Codable {
     public var backgroundModes: BackgroundModes
     public var usageDescriptions: LocationUsageDescriptions
+    /// The keys of `NSLocationTemporaryUsageDescriptionDictionary`: the purposes a temporary full
+    /// accuracy request may name.
+    public var temporaryUsageDescriptionKeys: Set<String>
 
-    public init(backgroundModes: BackgroundModes = [], usageDescriptions: LocationUsageDescriptions = .init()) {
+    public init(
+        backgroundModes: BackgroundModes = [], usageDescriptions: LocationUsageDescriptions = .init(),
+        temporaryUsageDescriptionKeys: Set<String> = []
+    ) {
         self.backgroundModes = backgroundModes
         self.usageDescriptions = usageDescriptions
+        self.temporaryUsageDescriptionKeys = temporaryUsageDescriptionKeys
     }
 }

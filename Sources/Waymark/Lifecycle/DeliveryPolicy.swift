@@ -29,10 +29,19 @@ public enum FixReason: String, Sendable, Hashable, Codable, CaseIterable {
     case backgroundTask
     /// In the background, woken for a background fetch.
     case backgroundFetch
+    /// In the background, woken or launched by a service (a location event, a push, a
+    /// `BGTask`, a URL session) and still within its time.
+    case backgroundWake
+    /// In the background, kept running by audio playback (the `audio` mode).
+    case backgroundAudio
     /// Held while suspended, delivered when the app resumed.
     case resumed
     /// Held for the Always prompt, delivered when the user changed to Always.
     case alwaysGranted
+    /// Delivered by the significant-change location service (not a standard update).
+    case significantLocationChange
+    /// The one location of `requestLocation()`.
+    case requestLocation
     // held
     /// The app is suspended.
     case suspended
@@ -88,12 +97,13 @@ public enum FixReason: String, Sendable, Hashable, Codable, CaseIterable {
 ///    fetch does not make it in use. Suspended, the same: `notInUse`.
 /// 9. Up to iOS 12, background, a When In Use app that started updates there: dropped,
 ///    `whenInUseStartedInBackground`.
-/// 10. Background, still running: delivered, `backgroundFetch`, `backgroundTask` or `gracePeriod`.
+/// 10. Background, still running: delivered, `backgroundFetch`, `backgroundTask`,
+///     `backgroundWake` (woken by a service), `backgroundAudio` or `gracePeriod`.
 /// 11. Suspended: held, `suspended`.
 public enum DeliveryPolicy {
     /// Why a backgrounded app is still running.
     public enum Running: Sendable, Hashable {
-        case gracePeriod, backgroundTask, backgroundFetch
+        case gracePeriod, backgroundTask, backgroundFetch, backgroundWake, backgroundAudio
     }
 
     /// Everything the policy looks at.
@@ -163,6 +173,8 @@ public enum DeliveryPolicy {
             switch c.running {
             case .backgroundFetch?: return (.delivered, .backgroundFetch)
             case .backgroundTask?: return (.delivered, .backgroundTask)
+            case .backgroundWake?: return (.delivered, .backgroundWake)
+            case .backgroundAudio?: return (.delivered, .backgroundAudio)
             case .gracePeriod?, nil: return (.delivered, .gracePeriod)
             }
         case .suspended:

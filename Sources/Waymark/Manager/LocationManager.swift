@@ -19,13 +19,24 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         case denied = 1
         /// The network is unavailable (`kCLErrorNetwork`).
         case network = 2
+        /// The user or the system denied region monitoring (`kCLErrorRegionMonitoringDenied`).
+        case regionMonitoringDenied = 4
+        /// A region cannot be monitored: 20 already, or too large a radius
+        /// (`kCLErrorRegionMonitoringFailure`).
+        case regionMonitoringFailure = 5
+        /// The temporary full accuracy request failed (`kCLErrorPromptDeclined`).
+        case promptDeclined = 18
 
-        /// The name used in audit logs: `locationUnknown`, `denied`, `network`.
+        /// The name used in audit logs: `locationUnknown`, `denied`, `network`,
+        /// `regionMonitoringDenied`, `regionMonitoringFailure`, `promptDeclined`.
         public var name: String {
             switch self {
             case .locationUnknown: "locationUnknown"
             case .denied: "denied"
             case .network: "network"
+            case .regionMonitoringDenied: "regionMonitoringDenied"
+            case .regionMonitoringFailure: "regionMonitoringFailure"
+            case .promptDeclined: "promptDeclined"
             }
         }
     }
@@ -83,6 +94,17 @@ public protocol LocationManagerDelegate: AnyObject {
     func locationManagerDidChangeAuthorization(_ manager: LocationManager)
     func locationManagerDidPauseLocationUpdates(_ manager: LocationManager)
     func locationManagerDidResumeLocationUpdates(_ manager: LocationManager)
+    /// The device entered a monitored region (`locationManager(_:didEnterRegion:)`).
+    func locationManager(_ manager: LocationManager, didEnterRegion region: CircularRegion)
+    /// The device left a monitored region (`locationManager(_:didExitRegion:)`).
+    func locationManager(_ manager: LocationManager, didExitRegion region: CircularRegion)
+    /// A region's state, after a crossing or for `requestState(for:)`.
+    func locationManager(_ manager: LocationManager, didDetermineState state: RegionState, for region: CircularRegion)
+    func locationManager(_ manager: LocationManager, didStartMonitoringFor region: CircularRegion)
+    func locationManager(
+        _ manager: LocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError)
+    /// A visit began or ended (`locationManager(_:didVisit:)`).
+    func locationManager(_ manager: LocationManager, didVisit visit: Visit)
 }
 
 extension LocationManagerDelegate {
@@ -91,6 +113,16 @@ extension LocationManagerDelegate {
     public func locationManagerDidChangeAuthorization(_ manager: LocationManager) {}
     public func locationManagerDidPauseLocationUpdates(_ manager: LocationManager) {}
     public func locationManagerDidResumeLocationUpdates(_ manager: LocationManager) {}
+    public func locationManager(_ manager: LocationManager, didEnterRegion region: CircularRegion) {}
+    public func locationManager(_ manager: LocationManager, didExitRegion region: CircularRegion) {}
+    public func locationManager(
+        _ manager: LocationManager, didDetermineState state: RegionState, for region: CircularRegion
+    ) {}
+    public func locationManager(_ manager: LocationManager, didStartMonitoringFor region: CircularRegion) {}
+    public func locationManager(
+        _ manager: LocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError
+    ) {}
+    public func locationManager(_ manager: LocationManager, didVisit visit: Visit) {}
 }
 
 /// What a ``LocationManager`` needs from the system it runs in (the ``Simulation``).
@@ -103,6 +135,16 @@ protocol LocationManagerHost: AnyObject {
     func managerStoppedUpdates()
     func managerChangedSetting(_ name: String, _ value: String)
     func managerMayAllowBackgroundUpdates() -> Bool
+    func managerStartedSignificantChanges()
+    func managerStoppedSignificantChanges()
+    func managerStartedMonitoring(_ region: CircularRegion)
+    func managerStoppedMonitoring(identifier: String)
+    func managerRequestedState(identifier: String)
+    var monitoredRegions: Set<CircularRegion> { get }
+    func managerStartedVisits()
+    func managerStoppedVisits()
+    func managerRequestedLocation()
+    func managerRequestedTemporaryFullAccuracy(purposeKey: String, completion: ((LocationError?) -> Void)?)
 }
 
 /// A CoreLocation-style location manager, owned by the simulated app.
@@ -229,6 +271,51 @@ public final class LocationManager {
     public func startUpdatingLocation() { host?.managerStartedUpdates() }
     /// Stops them (`stopUpdatingLocation()`).
     public func stopUpdatingLocation() { host?.managerStoppedUpdates() }
+
+    // MARK: Services that wake or relaunch the app
+
+    /// Starts the significant-change location service
+    /// (`startMonitoringSignificantLocationChanges()`): a location when the device has moved
+    /// 500 m and at least 5 minutes after the last. It relaunches an Always app; after a relaunch,
+    /// call it again to receive the events ("Upon relaunch, you must still configure a location
+    /// manager object and call this method").
+    public func startMonitoringSignificantLocationChanges() { host?.managerStartedSignificantChanges() }
+    /// `stopMonitoringSignificantLocationChanges()`.
+    public func stopMonitoringSignificantLocationChanges() { host?.managerStoppedSignificantChanges() }
+
+    /// `startMonitoring(for:)`: entry and exit events for a circular region, at most 20 per app
+    /// (one more fails with `regionMonitoringFailure`). Regions persist across launches.
+    public func startMonitoring(for region: CircularRegion) { host?.managerStartedMonitoring(region) }
+    /// `stopMonitoring(for:)`.
+    public func stopMonitoring(for region: CircularRegion) {
+        host?.managerStoppedMonitoring(identifier: region.identifier)
+    }
+    /// `requestState(for:)`: the delegate's `didDetermineState` answers.
+    public func requestState(for region: CircularRegion) { host?.managerRequestedState(identifier: region.identifier) }
+    /// The regions the app monitors (`monitoredRegions`), across launches.
+    public var monitoredRegions: Set<CircularRegion> { host?.monitoredRegions ?? [] }
+    /// `maximumRegionMonitoringDistance`, in metres (an assumption: Apple documents no value).
+    public var maximumRegionMonitoringDistance: Double { RegionMonitorStateMachine.maximumRadius }
+
+    /// `startMonitoringVisits()`: arrivals and departures (``VisitStateMachine`` has the model).
+    public func startMonitoringVisits() { host?.managerStartedVisits() }
+    /// `stopMonitoringVisits()`.
+    public func stopMonitoringVisits() { host?.managerStoppedVisits() }
+
+    /// `requestLocation()`: one location, then the request ends; `didFailWithError` with
+    /// `locationUnknown` if none comes in time. Starting updates cancels it; while updates run it
+    /// does nothing.
+    public func requestLocation() { host?.managerRequestedLocation() }
+
+    /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:completion:)`: asks the user for
+    /// full accuracy until the app is no longer in use. Fails with `promptDeclined` when the
+    /// Info has no such purpose key, the app already has full accuracy, or it is in the
+    /// background.
+    public func requestTemporaryFullAccuracyAuthorization(
+        withPurposeKey purposeKey: String, completion: ((LocationError?) -> Void)? = nil
+    ) {
+        host?.managerRequestedTemporaryFullAccuracy(purposeKey: purposeKey, completion: completion)
+    }
 
     /// Delivered locations as an asynchronous sequence, as `CLLocationUpdate.liveUpdates()`.
     ///

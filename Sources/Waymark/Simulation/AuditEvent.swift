@@ -10,7 +10,7 @@
 /// numbers in a fixed format, so the same run always gives the same bytes.
 public struct AuditEvent: Sendable, Hashable {
     /// The audit log's format version, written in the `started` event (`docs/audit-log.md`).
-    public static let formatVersion = 2
+    public static let formatVersion = 3
 
     /// Time since the start of the run.
     public var offset: Duration
@@ -105,6 +105,77 @@ public struct AuditEvent: Sendable, Hashable {
         case diagnostic(message: String)
         /// The run ended, with its counts.
         case finished(RunSummary)
+        /// A location from a service other than standard updates (the significant-change
+        /// service, `requestLocation()`): `delivered`, `held` for the app or `dropped`, with a
+        /// reason (the service's name when delivered); or the service `started`, `stopped`,
+        /// `requested` or `failed`.
+        case serviceLocation(ServiceLocationRecord)
+        /// A region: monitoring `started`, `failed` or `stopped`; the device `entered` or `exited`
+        /// it (delivered, or dropped with a reason); its state `determined`.
+        case region(action: String, identifier: String, state: RegionState?, decision: String?, reason: String?)
+        /// A visit's `arrival` or `departure` (delivered, held or dropped with a reason), or the
+        /// service `started` or `stopped`.
+        case visit(action: String, visit: Visit?, decision: String?, reason: String?)
+        /// A push notification: `received`, `delivered` to the app's handler, `completed` (with its
+        /// result), `expired`, `throttled` or `dropped` with a reason.
+        case push(action: String, result: String?, reason: String?)
+        /// A `BGTaskScheduler` request: `submitted`, `rejected` (with the error), `waiting` (with
+        /// why), `began`, `expiring`, `completed` (with success), `expired`, `dropped`, `cancelled`.
+        case scheduledTask(action: String, kind: String, identifier: String, success: Bool?, reason: String?)
+        /// Audio playback `started` or `stopped`, with why.
+        case audio(action: String, reason: String?)
+        /// A background URL session's transfer: `scheduled`, `completed`, `failed` (retried),
+        /// `cancelled`, and the app's `eventsHandled`.
+        case transfer(action: String, task: Int, count: Int?, reason: String?)
+    }
+
+    /// A service's location, for the audit log.
+    public struct ServiceLocationRecord: Sendable, Hashable {
+        /// `significantLocationChange` or `requestLocation`.
+        public var service: String
+        /// `started`, `stopped`, `requested`, `failed`, `delivered`, `held` or `dropped`.
+        public var action: String
+        public var reason: String?
+        public var index: Int?
+        public var segment: Int?
+        public var appState: AppState
+        public var location: Location?
+        /// The app's authorization and accuracy then (not written in the audit log; for outputs
+        /// that keep delivered locations).
+        public var authorization: AuthorizationStatus
+        public var accuracy: AccuracyAuthorization
+
+        public init(
+            service: String, action: String, reason: String? = nil, index: Int? = nil, segment: Int? = nil,
+            appState: AppState, location: Location? = nil, authorization: AuthorizationStatus = .authorizedAlways,
+            accuracy: AccuracyAuthorization = .fullAccuracy
+        ) {
+            self.service = service
+            self.action = action
+            self.reason = reason
+            self.index = index
+            self.segment = segment
+            self.appState = appState
+            self.location = location
+            self.authorization = authorization
+            self.accuracy = accuracy
+        }
+    }
+
+    /// The location the app received in this event, as a fix record: a standard update's, or a
+    /// service's (the significant-change service, `requestLocation()`); nil for other events.
+    public var deliveredRecord: FixRecord? {
+        switch kind {
+        case .fix(let f): return f.delivered == nil ? nil : f
+        case .serviceLocation(let r):
+            guard r.action == "delivered", let location = r.location else { return nil }
+            return FixRecord(
+                index: r.index ?? 0, segment: r.segment ?? 0, decision: .delivered,
+                reason: r.service == "requestLocation" ? .requestLocation : .significantLocationChange,
+                appState: r.appState, authorization: r.authorization, accuracy: r.accuracy,
+                coordinate: location.coordinate, delivered: location, backgroundTimeRemaining: nil, indicator: false)
+        default: return nil
+        }
     }
 
     /// The event's name in the audit log.
@@ -134,6 +205,13 @@ public struct AuditEvent: Sendable, Hashable {
         case .terminated: "terminated"
         case .diagnostic: "diagnostic"
         case .finished: "finished"
+        case .serviceLocation: "serviceLocation"
+        case .region: "region"
+        case .visit: "visit"
+        case .push: "push"
+        case .scheduledTask: "scheduledTask"
+        case .audio: "audio"
+        case .transfer: "transfer"
         }
     }
 
@@ -243,6 +321,53 @@ public struct AuditEvent: Sendable, Hashable {
             w.int("count", count)
         case .diagnostic(let message):
             w.string("message", message)
+        case .serviceLocation(let r):
+            w.string("service", r.service)
+            w.string("action", r.action)
+            w.string("reason", r.reason)
+            if let index = r.index { w.int("index", index) }
+            if let segment = r.segment { w.int("segment", segment) }
+            w.string("appState", r.appState.rawValue)
+            if let l = r.location {
+                w.number("latitude", l.coordinate.latitude, decimals: 7)
+                w.number("longitude", l.coordinate.longitude, decimals: 7)
+                w.number("horizontalAccuracy", l.horizontalAccuracy, decimals: 1)
+            }
+        case .region(let action, let identifier, let state, let decision, let reason):
+            w.string("action", action)
+            w.string("identifier", identifier)
+            w.string("state", state?.rawValue)
+            w.string("decision", decision)
+            w.string("reason", reason)
+        case .visit(let action, let visit, let decision, let reason):
+            w.string("action", action)
+            w.string("decision", decision)
+            w.string("reason", reason)
+            if let v = visit {
+                w.number("latitude", v.coordinate.latitude, decimals: 7)
+                w.number("longitude", v.coordinate.longitude, decimals: 7)
+                w.number("horizontalAccuracy", v.horizontalAccuracy, decimals: 1)
+                w.date("arrival", v.arrivalDate)
+                if !v.isArrival { w.date("departure", v.departureDate) }
+            }
+        case .push(let action, let result, let reason):
+            w.string("action", action)
+            w.string("result", result)
+            w.string("reason", reason)
+        case .scheduledTask(let action, let kind, let identifier, let success, let reason):
+            w.string("action", action)
+            w.string("kind", kind)
+            w.string("identifier", identifier)
+            if let success { w.bool("success", success) }
+            w.string("reason", reason)
+        case .audio(let action, let reason):
+            w.string("action", action)
+            w.string("reason", reason)
+        case .transfer(let action, let task, let count, let reason):
+            w.string("action", action)
+            w.int("task", task)
+            if let count { w.int("count", count) }
+            w.string("reason", reason)
         case .finished(let s):
             w.int("fixes", s.fixes)
             w.int("delivered", s.count(.delivered))
@@ -302,6 +427,14 @@ struct JSONFields {
         } else {
             out.append("null")
         }
+    }
+
+    func date(_ key: StaticString, _ value: Date) {
+        appendKey(key)
+        out.append(UInt8(ascii: "\""))
+        var cache = ValueFormatting.DayCache()
+        ValueFormatting.appendISO8601(value, to: out, cache: &cache)
+        out.append(UInt8(ascii: "\""))
     }
 
     func bool(_ key: StaticString, _ value: Bool) {

@@ -34,6 +34,8 @@ public struct Scenario: Sendable, Hashable {
         public var authorization: AuthorizationStatus = .authorizedWhenInUse
         /// Precise Location; nil follows the Info's default (`NSLocationDefaultAccuracyReduced`).
         public var preciseLocation: Bool?
+        /// Background App Refresh (global and the app's), Low Power Mode, power and network.
+        public var power = PowerAndRefresh()
         public init() {}
     }
 
@@ -45,6 +47,10 @@ public struct Scenario: Sendable, Hashable {
         public var always: AlwaysAnswer?
         /// How long the user takes to answer.
         public var answerAfter: Duration = .zero
+        /// The answer to the temporary full accuracy prompt
+        /// (`requestTemporaryFullAccuracyAuthorization`): true allows, false denies, nil leaves it
+        /// on screen.
+        public var temporaryFullAccuracy: Bool?
         public init() {}
     }
 
@@ -101,6 +107,29 @@ public struct Scenario: Sendable, Hashable {
         public var fetchInterval: FetchInterval = .never
         /// How long the app's fetch handler takes.
         public var fetchDuration: Duration = .seconds(2)
+        /// Whether the app starts the significant-change service at every launch (and so after a
+        /// relaunch by it, as Apple asks: "Upon relaunch, you must still configure a location
+        /// manager object and call this method to continue receiving location events").
+        public var monitorsSignificantChanges = false
+        /// The regions the app starts monitoring at its first launch (they persist across launches).
+        public var regions: [CircularRegion] = []
+        /// Whether the app starts the visits service at every launch.
+        public var monitorsVisits = false
+        /// Whether the app starts standard updates when a location service relaunches it (the
+        /// seeds' way to resume tracking after the system or the user ended the app).
+        public var restartsUpdatesOnRelaunch = false
+        /// How long the app's handler of a background push takes before it calls its completion.
+        public var pushHandlerDuration: Duration = .seconds(2)
+        /// How long the app's `BGAppRefreshTask` and `BGProcessingTask` work takes before it
+        /// calls `setTaskCompleted`; longer than the task's time, the expiration handler runs.
+        public var refreshTaskDuration: Duration = .seconds(5)
+        public var processingTaskDuration: Duration = .seconds(60)
+        /// Whether the app submits a new app-refresh request when one runs, for the same delay
+        /// after it (the usual pattern: "resubmit … in the task's launch handler").
+        public var resubmitsAppRefresh = true
+        /// Whether the app uploads the locations it stored through a background URL session when
+        /// it leaves the foreground (seed 002); the transfer goes on while it is suspended.
+        public var uploadsInBackground = false
         public init() {}
     }
 
@@ -119,10 +148,61 @@ public struct Scenario: Sendable, Hashable {
         public var fetchBudget: Duration = .seconds(30)
         /// The interval ``FetchInterval/minimum`` stands for.
         public var minimumFetchInterval: Duration = .seconds(900)
+        /// How long a location service's event (significant change, region, visit) keeps a woken
+        /// app running in the background (*assumption*: about 10 s).
+        public var serviceWakeTime: Duration = .seconds(10)
+        /// Whether the location services (significant changes, regions, visits) relaunch an app the
+        /// user swiped away, as from iOS 7.1 (a developer reports they no longer do on iOS 26.4;
+        /// Apple documents neither way).
+        public var locationRelaunchAfterSwipe = true
+        /// How long `requestLocation()` waits for a fix before it fails (*assumption*).
+        public var locationRequestTimeout: Duration = .seconds(10)
+        /// The time a background push's handler has ("up to 30 seconds").
+        public var pushBudget: Duration = .seconds(30)
+        /// How many background pushes an hour wake the app; more are throttled ("don't try to send
+        /// more than two or three per hour").
+        public var pushesPerHour = 3
+        /// The time a `BGAppRefreshTask` has (about 30 s).
+        public var appRefreshBudget: Duration = .seconds(30)
+        /// The time a `BGProcessingTask` has ("several minutes"; *assumption*: 5 minutes).
+        public var processingBudget: Duration = .seconds(300)
+        /// Metres past a region's boundary before a crossing counts (*assumption*).
+        public var regionHysteresis = 100.0
+        /// The visits model: the radius of a stay and its least length (*assumptions*).
+        public var visitRadius = 100.0
+        public var visitMinimumStay: Duration = .seconds(600)
+        /// How long a background URL session's transfer takes, and how long after a failure it is
+        /// retried.
+        public var transferDuration: Duration = .seconds(20)
+        public var transferRetryAfter: Duration = .seconds(60)
         public init() {}
 
         /// The budget in force: ``taskBudget``, or the release's.
         public var effectiveTaskBudget: Duration { taskBudget ?? iosVersion.backgroundTaskBudget }
+    }
+
+    /// A `BGProcessingTaskRequest`, as a scenario submits it.
+    public struct ProcessingRequest: Sendable, Hashable, CustomStringConvertible {
+        /// How long from the submission the task may begin at the earliest (nil: none).
+        public var earliestBegin: Duration?
+        public var requiresExternalPower = false
+        public var requiresNetworkConnectivity = false
+        public init(
+            earliestBegin: Duration? = nil, requiresExternalPower: Bool = false,
+            requiresNetworkConnectivity: Bool = false
+        ) {
+            self.earliestBegin = earliestBegin
+            self.requiresExternalPower = requiresExternalPower
+            self.requiresNetworkConnectivity = requiresNetworkConnectivity
+        }
+
+        public var description: String {
+            var parts: [String] = []
+            if let earliestBegin { parts.append("earliestBegin \(DurationText.format(earliestBegin))") }
+            if requiresExternalPower { parts.append("requiresExternalPower") }
+            if requiresNetworkConnectivity { parts.append("requiresNetworkConnectivity") }
+            return parts.joined(separator: " ")
+        }
     }
 
     /// Which authorization an app asks for.
@@ -169,6 +249,39 @@ public struct Scenario: Sendable, Hashable {
         case setDistanceFilter(Double)
         case setAllowsBackgroundLocationUpdates(Bool)
         case setPausesLocationUpdatesAutomatically(Bool)
+        /// The system ends the app to reclaim memory (unlike a swipe, every service may relaunch it).
+        case systemTerminate
+        case startMonitoringSignificantLocationChanges
+        case stopMonitoringSignificantLocationChanges
+        /// `startMonitoring(for:)` with a circular region.
+        case startMonitoring(CircularRegion)
+        /// `stopMonitoring(for:)` the region with this identifier.
+        case stopMonitoring(identifier: String)
+        /// `requestState(for:)` the region with this identifier.
+        case requestState(identifier: String)
+        case startMonitoringVisits
+        case stopMonitoringVisits
+        /// A push notification arrives; `contentAvailable` makes it a background push.
+        case push(contentAvailable: Bool)
+        /// The app submits a `BGAppRefreshTaskRequest` whose earliest begin date is this long from
+        /// now (nil: none).
+        case submitAppRefresh(earliestBegin: Duration?)
+        /// The app submits a `BGProcessingTaskRequest`.
+        case submitProcessing(ProcessingRequest)
+        /// The app starts or stops playing audio.
+        case playAudio
+        case stopAudio
+        /// `requestLocation()`: one location, then the request ends.
+        case requestLocation
+        /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:)`.
+        case requestTemporaryFullAccuracy(purposeKey: String)
+        /// The user switches Background App Refresh for the device, or for the app.
+        case setBackgroundAppRefresh(Bool)
+        case setAppBackgroundAppRefresh(Bool)
+        case setLowPowerMode(Bool)
+        /// The device is plugged in, or not.
+        case setCharging(Bool)
+        case setNetwork(Bool)
 
         /// The action's name in scenario files and audit logs.
         public var name: String {
@@ -191,6 +304,26 @@ public struct Scenario: Sendable, Hashable {
             case .setDistanceFilter: "setDistanceFilter"
             case .setAllowsBackgroundLocationUpdates: "setAllowsBackgroundLocationUpdates"
             case .setPausesLocationUpdatesAutomatically: "setPausesLocationUpdatesAutomatically"
+            case .systemTerminate: "systemTerminate"
+            case .startMonitoringSignificantLocationChanges: "startMonitoringSignificantLocationChanges"
+            case .stopMonitoringSignificantLocationChanges: "stopMonitoringSignificantLocationChanges"
+            case .startMonitoring: "startMonitoring"
+            case .stopMonitoring: "stopMonitoring"
+            case .requestState: "requestState"
+            case .startMonitoringVisits: "startMonitoringVisits"
+            case .stopMonitoringVisits: "stopMonitoringVisits"
+            case .push: "push"
+            case .submitAppRefresh: "submitAppRefresh"
+            case .submitProcessing: "submitProcessing"
+            case .playAudio: "playAudio"
+            case .stopAudio: "stopAudio"
+            case .requestLocation: "requestLocation"
+            case .requestTemporaryFullAccuracy: "requestTemporaryFullAccuracy"
+            case .setBackgroundAppRefresh: "setBackgroundAppRefresh"
+            case .setAppBackgroundAppRefresh: "setAppBackgroundAppRefresh"
+            case .setLowPowerMode: "setLowPowerMode"
+            case .setCharging: "setCharging"
+            case .setNetwork: "setNetwork"
             }
         }
 
@@ -200,10 +333,20 @@ public struct Scenario: Sendable, Hashable {
             case .setAuthorization(let s): s.rawValue
             case .setPreciseLocation(let b), .setLocationServices(let b), .setRestricted(let b),
                 .setAllowsBackgroundLocationUpdates(let b),
-                .setPausesLocationUpdatesAutomatically(let b):
+                .setPausesLocationUpdatesAutomatically(let b), .setBackgroundAppRefresh(let b),
+                .setAppBackgroundAppRefresh(let b), .setLowPowerMode(let b), .setCharging(let b), .setNetwork(let b):
                 "\(b)"
             case .setDesiredAccuracy(let a): "\(a)"
             case .setDistanceFilter(let d): ValueFormatting.fixed(d, decimals: 1)
+            case .startMonitoring(let r):
+                "\(r.identifier) \(ValueFormatting.fixed(r.center.latitude, decimals: 7)),"
+                    + "\(ValueFormatting.fixed(r.center.longitude, decimals: 7)) radius "
+                    + ValueFormatting.fixed(r.radius, decimals: 1)
+            case .stopMonitoring(let id), .requestState(let id): id
+            case .push(let contentAvailable): contentAvailable ? "contentAvailable" : "alert"
+            case .submitAppRefresh(let begin): begin.map(DurationText.format)
+            case .submitProcessing(let r): r.description
+            case .requestTemporaryFullAccuracy(let key): key
             default: nil
             }
         }

@@ -106,10 +106,20 @@ enum TimerKey: Hashable {
     case fetchWake
     case fetchDeadline
     case answer(SystemAlert)
+    /// A location service's wake stops keeping the app running.
+    case serviceWakeEnd
+    case pushDeadline(Int)
+    case scheduledTaskDeadline(Int)
+    /// A `BGTaskScheduler` request comes due.
+    case taskRequestsDue
+    case locationRequestTimeout
+    case transferDone(Int)
 }
 
 /// A system alert on screen: a permission prompt, or the alert to turn on Location Services.
 enum SystemAlert: Hashable {
     case authorization(AuthorizationStateMachine.Prompt)
     case locationServices
+    /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:)`.
+    case temporaryFullAccuracy
 }

@@ -1,0 +1,750 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// An event of a location service, on its way to the app.
+enum PendingServiceEvent {
+    case significantChange(SignificantChangeStateMachine.Fix)
+    case region(CircularRegion, RegionState)
+    case visit(Visit)
+
+    var cause: WakeCause {
+        switch self {
+        case .significantChange: .significantLocationChange
+        case .region: .region
+        case .visit: .visit
+        }
+    }
+}
+
+/// The services that wake or relaunch the app: the significant-change service, regions,
+/// visits, background pushes, `BGTaskScheduler`, audio, background URL sessions, and the
+/// one-shot requests (`requestLocation()`, temporary full accuracy). The rules are in
+/// ``ServiceDelivery``, ``SignificantChangeStateMachine``, ``RegionMonitorStateMachine``,
+/// ``VisitStateMachine``, ``PushThrottle`` and ``TaskSchedulerStateMachine``; this carries them out.
+extension Simulation {
+    // MARK: - What keeps a woken app running
+
+    /// Woken by a service and still within its time: a location event's few seconds, a push's
+    /// handler, a `BGTask`, a URL session's events.
+    var isWokenByService: Bool {
+        if let until = serviceWakeUntil, now < until { return true }
+        return pushHandlers.values.contains(true) || !runningTasks.isEmpty || transferEventsPending
+    }
+
+    /// Whether audio keeps the app running: playing, with the `audio` mode.
+    var audioKeepsRunning: Bool { audioPlaying && scenario.info.backgroundModes.contains(.audio) }
+
+    var keptRunningByServices: Bool { isWokenByService || audioKeepsRunning }
+
+    func serviceContext() -> ServiceDelivery.Context {
+        ServiceDelivery.Context(
+            appState: appState, appInUse: isInUse, terminatedByUser: lifecycle.wasTerminatedByUser,
+            authorization: authorization.status, isProvisionalAlways: authorization.isProvisionalAlways,
+            locationServicesEnabled: authorization.locationServicesEnabled,
+            backgroundModes: scenario.info.backgroundModes, power: power)
+    }
+
+    func updateServicesWatch() {
+        servicesWatchFixes =
+            significantChanges.isMonitoring || regionMonitor.isMonitoring || visits.isMonitoring
+            || locationRequestDeadline != nil
+    }
+
+    /// The services see every fix of the device, whatever the app's state.
+    func servicesObserve(_ event: SourceEvent) {
+        guard case .fix(let location) = event.kind else { return }
+        if locationRequestDeadline != nil { answerLocationRequest(location, event) }
+        if significantChanges.isMonitoring {
+            let fix = SignificantChangeStateMachine.Fix(location: location, index: event.index, segment: event.segment)
+            for case .report(let fix) in significantChanges.handle(.fix(fix, at: now)) {
+                locationServiceEvent(.significantChange(fix))
+            }
+        }
+        if regionMonitor.isMonitoring {
+            for action in regionMonitor.handle(.fix(location.coordinate, at: now)) { apply(region: action) }
+        }
+        if visits.isMonitoring {
+            for case .visit(let visit) in visits.handle(.fix(location.coordinate, date: location.timestamp, at: now)) {
+                locationServiceEvent(.visit(visit))
+            }
+        }
+    }
+
+    // MARK: - Location services' events
+
+    /// Decides a location service's event: to the running app, waking or launching it, or
+    /// dropped.
+    func locationServiceEvent(_ event: PendingServiceEvent) {
+        var outcome = ServiceDelivery.locationEvent(serviceContext())
+        if outcome == .wake || outcome == .launch, let off = power.backgroundRefreshOffReason {
+            // "When background refresh is available for an application, it may launched or resumed
+            // in the background to handle significant location changes" (UIApplication.h).
+            outcome = .drop(off)
+        }
+        if outcome == .launch && lifecycle.wasTerminatedByUser && !scenario.system.locationRelaunchAfterSwipe {
+            outcome = .drop("userTerminated")
+        }
+        switch outcome {
+        case .drop(let reason):
+            record(event, decision: "dropped", reason: reason)
+        case .deliver:
+            if appState == .background { openServiceWake() }
+            deliver(event)
+        case .wake:
+            lifecycleEvent(.wake(event.cause))
+            openServiceWake()
+            deliver(event)
+        case .launch:
+            pendingServiceEvents.append(event)
+            lifecycleEvent(.wake(event.cause))
+            openServiceWake()
+            deliverPendingServiceEvents()
+        }
+    }
+
+    /// A service's wake keeps the app running for a few seconds (``Scenario/SystemSettings/serviceWakeTime``).
+    func openServiceWake() {
+        serviceWakeUntil = now + scenario.system.serviceWakeTime
+        timers.schedule(.serviceWakeEnd, at: now + scenario.system.serviceWakeTime)
+    }
+
+    /// Hands over what waited for the app's launch: region and visit events go to the delegate
+    /// the launch code set; significant changes once the app has started the service again.
+    func deliverPendingServiceEvents() {
+        guard appCodeRuns, !pendingServiceEvents.isEmpty else { return }
+        let events = pendingServiceEvents
+        pendingServiceEvents = []
+        for event in events { deliver(event) }
+    }
+
+    private func deliver(_ event: PendingServiceEvent) {
+        guard appCodeRuns else {
+            record(event, decision: "dropped", reason: appState.rawValue)
+            return
+        }
+        switch event {
+        case .significantChange(let fix):
+            guard significantChangesListening else {
+                // Relaunched: the event waits for the app to start the service again.
+                pendingServiceEvents.append(event)
+                record(event, decision: "held", reason: "awaitingRestart")
+                return
+            }
+            let delivered = serviceAccuracy(fix.location)
+            record(
+                .serviceLocation(
+                    .init(
+                        service: "significantLocationChange", action: "delivered", reason: "significantLocationChange",
+                        index: fix.index, segment: fix.segment, appState: appState, location: delivered,
+                        authorization: authorization.status, accuracy: authorization.accuracy)))
+            handOver(
+                LocationUpdate(
+                    location: delivered, appState: appState, reason: .significantLocationChange, index: fix.index,
+                    segment: fix.segment))
+        case .region(let region, let state):
+            record(
+                .region(
+                    action: state == .inside ? "entered" : "exited", identifier: region.identifier, state: state,
+                    decision: "delivered", reason: nil))
+            if state == .inside {
+                manager.delegate?.locationManager(manager, didEnterRegion: region)
+            } else {
+                manager.delegate?.locationManager(manager, didExitRegion: region)
+            }
+            manager.delegate?.locationManager(manager, didDetermineState: state, for: region)
+        case .visit(let visit):
+            var v = visit
+            if authorization.accuracy == .reducedAccuracy {
+                v.coordinate = AccuracyModel.coarsen(
+                    v.coordinate, radius: AccuracyModel.Positioning.reduced.accuracyFloor)
+                v.horizontalAccuracy = max(v.horizontalAccuracy, AccuracyModel.Positioning.reduced.accuracyFloor)
+            }
+            record(.visit(action: v.isArrival ? "arrival" : "departure", visit: v, decision: "delivered", reason: nil))
+            manager.delegate?.locationManager(manager, didVisit: v)
+        }
+    }
+
+    /// A service's location: the significant-change service works from Wi-Fi and cell towers
+    /// ("only when it detects changes to the device's associated cell towers"), so it has at
+    /// best the Wi-Fi source's accuracy (*assumption*), and the reduced grid without full accuracy.
+    private func serviceAccuracy(_ location: Location) -> Location {
+        let source: AccuracyModel.Positioning = authorization.accuracy == .reducedAccuracy ? .reduced : .wifi
+        return AccuracyModel.apply(source, to: location)
+    }
+
+    /// Calls `didUpdateLocations` (and the update streams) with one location from a service.
+    func handOver(_ update: LocationUpdate) {
+        if !appState.isForeground { summary.deliveredWhileAway += 1 }
+        currentUpdates = [update]
+        manager.deliver(currentUpdates)
+        currentUpdates = []
+    }
+
+    private func record(_ event: PendingServiceEvent, decision: String, reason: String) {
+        switch event {
+        case .significantChange(let fix):
+            record(
+                .serviceLocation(
+                    .init(
+                        service: "significantLocationChange", action: decision, reason: reason, index: fix.index,
+                        segment: fix.segment, appState: appState, location: fix.location)))
+        case .region(let region, let state):
+            record(
+                .region(
+                    action: state == .inside ? "entered" : "exited", identifier: region.identifier, state: state,
+                    decision: decision, reason: reason))
+        case .visit(let visit):
+            record(
+                .visit(
+                    action: visit.isArrival ? "arrival" : "departure", visit: visit, decision: decision, reason: reason)
+            )
+        }
+    }
+
+    func apply(region action: RegionMonitorStateMachine.Action) {
+        switch action {
+        case .started(let region):
+            record(.region(action: "started", identifier: region.identifier, state: nil, decision: nil, reason: nil))
+            if appCodeRuns { manager.delegate?.locationManager(manager, didStartMonitoringFor: region) }
+        case .failed(let region, let failure):
+            record(
+                .region(
+                    action: "failed", identifier: region.identifier, state: nil, decision: nil, reason: failure.rawValue
+                ))
+            if appCodeRuns {
+                manager.delegate?.locationManager(
+                    manager, monitoringDidFailFor: region,
+                    withError: LocationError(.regionMonitoringFailure, reason: failure.rawValue))
+            }
+        case .stopped(let identifier):
+            record(.region(action: "stopped", identifier: identifier, state: nil, decision: nil, reason: nil))
+        case .crossed(let region, let state):
+            locationServiceEvent(.region(region, state))
+        case .determined(let region, let state):
+            record(
+                .region(action: "determined", identifier: region.identifier, state: state, decision: nil, reason: nil))
+            if appCodeRuns { manager.delegate?.locationManager(manager, didDetermineState: state, for: region) }
+        }
+    }
+
+    /// What a launch or a wake leaves behind when the app stops running: events still waiting
+    /// are dropped.
+    func servicesAppStopped(terminated: TerminationCause?) {
+        let why = terminated == nil ? "suspended" : "terminated"
+        for event in pendingServiceEvents { record(event, decision: "dropped", reason: why) }
+        pendingServiceEvents = []
+        serviceWakeUntil = nil
+        timers.cancel(.serviceWakeEnd)
+        if audioPlaying { stopAudio(reason: why) }
+        guard let terminated else { return }
+        significantChangesListening = false
+        for (id, _) in pushHandlers { timers.cancel(.pushDeadline(id)) }
+        pushHandlers = [:]
+        if heldPush {
+            // "If something force quits or kills the app, the system discards the held notification."
+            heldPush = false
+            record(.push(action: "discarded", result: nil, reason: "terminated"))
+        }
+        for (id, task) in runningTasks.sorted(by: { $0.key < $1.key }) {
+            task.isCompleted = true
+            timers.cancel(.scheduledTaskDeadline(id))
+            record(
+                .scheduledTask(
+                    action: "ended", kind: task.kind.rawValue, identifier: task.identifier, success: nil,
+                    reason: "terminated"))
+        }
+        runningTasks = [:]
+        taskHandlers = [:]
+        if locationRequestDeadline != nil {
+            locationRequestDeadline = nil
+            timers.cancel(.locationRequestTimeout)
+            updateServicesWatch()
+        }
+        transferEventsPending = false
+        if terminated == .user, !transfers.isEmpty {
+            // "If the user terminates the app from the multitasking screen, the system cancels all
+            // of the session's background transfers."
+            for id in transfers.keys.sorted() {
+                timers.cancel(.transferDone(id))
+                record(.transfer(action: "cancelled", task: id, count: transfers[id]?.count, reason: "userTerminated"))
+            }
+            transfers = [:]
+        }
+    }
+
+    // MARK: - The app's calls (LocationManagerHost)
+
+    func managerStartedSignificantChanges() {
+        guard appCodeRuns else { return }
+        significantChangesListening = true
+        if significantChanges.handle(.start(at: now, cached: nil)).contains(.started) {
+            record(.serviceLocation(.init(service: "significantLocationChange", action: "started", appState: appState)))
+        }
+        updateServicesWatch()
+        deliverPendingServiceEvents()
+    }
+
+    func managerStoppedSignificantChanges() {
+        guard appCodeRuns else { return }
+        significantChangesListening = false
+        if significantChanges.handle(.stop).contains(.stopped) {
+            record(.serviceLocation(.init(service: "significantLocationChange", action: "stopped", appState: appState)))
+        }
+        pendingServiceEvents.removeAll { if case .significantChange = $0 { true } else { false } }
+        updateServicesWatch()
+    }
+
+    func managerStartedMonitoring(_ region: CircularRegion) {
+        guard appCodeRuns else { return }
+        if authorization.status == .denied || authorization.status == .restricted {
+            record(
+                .region(action: "failed", identifier: region.identifier, state: nil, decision: nil, reason: "denied"))
+            manager.delegate?.locationManager(
+                manager, monitoringDidFailFor: region,
+                withError: LocationError(.regionMonitoringDenied, reason: authorization.status.rawValue))
+            return
+        }
+        for action in regionMonitor.handle(.start(region)) { apply(region: action) }
+        updateServicesWatch()
+    }
+
+    func managerStoppedMonitoring(identifier: String) {
+        guard appCodeRuns else { return }
+        for action in regionMonitor.handle(.stop(identifier: identifier)) { apply(region: action) }
+        updateServicesWatch()
+    }
+
+    func managerRequestedState(identifier: String) {
+        guard appCodeRuns else { return }
+        for action in regionMonitor.handle(.requestState(identifier: identifier)) { apply(region: action) }
+    }
+
+    var monitoredRegions: Set<CircularRegion> { Set(regionMonitor.regions.map(\.region)) }
+
+    func managerStartedVisits() {
+        guard appCodeRuns else { return }
+        if visits.handle(.start).contains(.started) {
+            record(.visit(action: "started", visit: nil, decision: nil, reason: nil))
+        }
+        updateServicesWatch()
+    }
+
+    func managerStoppedVisits() {
+        guard appCodeRuns else { return }
+        if visits.handle(.stop).contains(.stopped) {
+            record(.visit(action: "stopped", visit: nil, decision: nil, reason: nil))
+        }
+        pendingServiceEvents.removeAll { if case .visit = $0 { true } else { false } }
+        updateServicesWatch()
+    }
+
+    // MARK: - requestLocation()
+
+    func managerRequestedLocation() {
+        guard appCodeRuns else { return }
+        if location.isUpdating && !location.isPaused {
+            // "Calling this method while location services are already running does nothing."
+            record(.diagnostic(message: "requestLocation() while standard updates run does nothing"))
+            return
+        }
+        record(.serviceLocation(.init(service: "requestLocation", action: "requested", appState: appState)))
+        locationRequestDeadline = now + scenario.system.locationRequestTimeout
+        timers.schedule(.locationRequestTimeout, at: now + scenario.system.locationRequestTimeout)
+        updateServicesWatch()
+    }
+
+    /// Starting updates "cancels any pending request made using" `requestLocation()`.
+    func cancelLocationRequest() {
+        guard locationRequestDeadline != nil else { return }
+        locationRequestDeadline = nil
+        timers.cancel(.locationRequestTimeout)
+        record(.serviceLocation(.init(service: "requestLocation", action: "cancelled", appState: appState)))
+        updateServicesWatch()
+    }
+
+    private func answerLocationRequest(_ fix: Location, _ event: SourceEvent) {
+        let c = context()
+        let reason: String?
+        if !c.locationServicesEnabled {
+            reason = "locationServicesDisabled"
+        } else if !c.authorization.isAuthorized {
+            reason = c.authorization.rawValue
+        } else if !appCodeRuns {
+            reason = appState.rawValue
+        } else if version.restrictsWhenInUseToInUse
+            && (c.authorization == .authorizedWhenInUse || c.isProvisionalAlways) && !isInUse
+        {
+            reason = "notInUse"
+        } else {
+            reason = nil
+        }
+        if let reason {
+            record(
+                .serviceLocation(
+                    .init(
+                        service: "requestLocation", action: "dropped", reason: reason, index: event.index,
+                        segment: event.segment, appState: appState, location: fix)))
+            return
+        }
+        locationRequestDeadline = nil
+        timers.cancel(.locationRequestTimeout)
+        updateServicesWatch()
+        let source = AccuracyModel.positioning(
+            desiredAccuracy: c.settings.desiredAccuracy, accuracy: c.accuracy, version: version)
+        let delivered = AccuracyModel.apply(source, to: fix)
+        record(
+            .serviceLocation(
+                .init(
+                    service: "requestLocation", action: "delivered", reason: "requestLocation", index: event.index,
+                    segment: event.segment, appState: appState, location: delivered,
+                    authorization: authorization.status, accuracy: authorization.accuracy)))
+        handOver(
+            LocationUpdate(
+                location: delivered, appState: appState, reason: .requestLocation, index: event.index,
+                segment: event.segment))
+    }
+
+    func locationRequestTimedOut() {
+        guard locationRequestDeadline != nil else { return }
+        locationRequestDeadline = nil
+        updateServicesWatch()
+        record(
+            .serviceLocation(.init(service: "requestLocation", action: "failed", reason: "timeout", appState: appState))
+        )
+        let error = LocationError(.locationUnknown, reason: "requestLocationTimeout")
+        record(.error(error))
+        if appCodeRuns { manager.delegate?.locationManager(manager, didFailWithError: error) }
+    }
+
+    // MARK: - Temporary full accuracy
+
+    func managerRequestedTemporaryFullAccuracy(purposeKey: String, completion: ((LocationError?) -> Void)?) {
+        guard appCodeRuns else { return }
+        let declined: String? =
+            if !version.hasReducedAccuracy {
+                "notInThisVersion"
+            } else if !scenario.info.temporaryUsageDescriptionKeys.contains(purposeKey) {
+                "noSuchPurposeKey"
+            } else if authorization.accuracy == .fullAccuracy {
+                "alreadyFullAccuracy"
+            } else if !appState.isForeground {
+                "notInForeground"
+            } else if alertOnScreen != nil {
+                "promptAlreadyShowing"
+            } else {
+                nil
+            }
+        if let declined {
+            // "The request always fails with a CLError.Code.promptDeclined error in the following
+            // cases: … no entry for the given purposeKey … already authorized for full accuracy …
+            // in the background."
+            record(.prompt(prompt: "temporaryFullAccuracy", phase: "declined", answer: declined))
+            completion?(LocationError(.promptDeclined, reason: declined))
+            return
+        }
+        temporaryFullAccuracyCompletion = completion
+        record(.prompt(prompt: "temporaryFullAccuracy", phase: "shown", answer: nil))
+        show(.temporaryFullAccuracy)
+    }
+
+    /// The user answered the temporary full accuracy prompt (or left the app over it).
+    func answerTemporaryFullAccuracy(_ allow: Bool?) {
+        let completion = temporaryFullAccuracyCompletion
+        temporaryFullAccuracyCompletion = nil
+        guard let allow else {
+            record(.prompt(prompt: "temporaryFullAccuracy", phase: "dismissed", answer: nil))
+            completion?(LocationError(.promptDeclined, reason: "dismissed"))
+            return
+        }
+        record(.prompt(prompt: "temporaryFullAccuracy", phase: "answered", answer: allow ? "allow" : "deny"))
+        if allow {
+            temporaryFullAccuracy = true
+            perform(authorization: authorization.handle(.setPreciseLocation(true)))
+        }
+        if appCodeRuns { completion?(nil) }
+    }
+
+    /// Full accuracy granted for now ends when the app is no longer in use.
+    func endTemporaryFullAccuracy() {
+        guard temporaryFullAccuracy else { return }
+        temporaryFullAccuracy = false
+        perform(authorization: authorization.handle(.setPreciseLocation(false)))
+    }
+
+    // MARK: - Background pushes
+
+    /// A push notification arrives. Only a background (`content-available`) push runs the app's
+    /// code; an alert push is for the user.
+    func receivePush(contentAvailable: Bool) {
+        guard contentAvailable else {
+            record(.push(action: "received", result: nil, reason: "alert"))
+            return
+        }
+        let outcome = ServiceDelivery.push(serviceContext())
+        if case .drop(let reason) = outcome {
+            record(.push(action: "dropped", result: nil, reason: reason))
+            return
+        }
+        if !appState.isForeground && !pushThrottle.admit(at: now) {
+            // "The system may throttle the delivery … it discards the older notification and only
+            // holds the newest one … If the user launches the app, the system immediately delivers
+            // the held notification."
+            if heldPush { record(.push(action: "discarded", result: nil, reason: "newerHeld")) }
+            heldPush = true
+            record(.push(action: "held", result: nil, reason: "throttled"))
+            return
+        }
+        switch outcome {
+        case .wake, .launch: lifecycleEvent(.wake(.remoteNotification))
+        default: break
+        }
+        callPushHandler(reason: outcome == .deliver ? (appState.isForeground ? "foreground" : "running") : "woken")
+    }
+
+    /// Delivers the held push when the user launches the app.
+    func deliverHeldPush() {
+        guard heldPush, appCodeRuns else { return }
+        heldPush = false
+        callPushHandler(reason: "held")
+    }
+
+    private func callPushHandler(reason: String) {
+        guard appCodeRuns else { return }
+        pushCounter += 1
+        let id = pushCounter
+        let timed = !appState.isForeground
+        pushHandlers[id] = timed
+        if timed { timers.schedule(.pushDeadline(id), at: now + scenario.system.pushBudget) }
+        record(.push(action: "delivered", result: nil, reason: reason))
+        app.didReceiveRemoteNotification(self) { [weak self] result in self?.pushCompleted(id, result) }
+    }
+
+    private func pushCompleted(_ id: Int, _ result: FetchResult) {
+        guard pushHandlers.removeValue(forKey: id) != nil else { return }
+        timers.cancel(.pushDeadline(id))
+        let note = fetchNote
+        fetchNote = nil
+        record(.push(action: "completed", result: result.rawValue, reason: note?.reason))
+        settle()
+    }
+
+    func pushDeadlinePassed(_ id: Int) {
+        guard pushHandlers[id] == true else { return }
+        record(.push(action: "expired", result: nil, reason: "budget"))
+        terminate(.remoteNotificationBudgetExceeded)
+    }
+
+    // MARK: - Audio
+
+    func playAudio() {
+        guard !audioPlaying else { return }
+        audioPlaying = true
+        record(.audio(action: "started", reason: scenario.info.backgroundModes.contains(.audio) ? nil : "noAudioMode"))
+    }
+
+    func stopAudio(reason: String) {
+        guard audioPlaying else { return }
+        audioPlaying = false
+        record(.audio(action: "stopped", reason: reason))
+    }
+
+    // MARK: - BGTaskScheduler
+
+    func submitTaskRequest(_ request: TaskSchedulerStateMachine.Request) -> TaskSchedulerStateMachine.SubmitError? {
+        guard appCodeRuns else { return .unavailable }
+        if let error = taskRequests.submit(request, at: now, modes: scenario.info.backgroundModes, power: power) {
+            record(
+                .scheduledTask(
+                    action: "rejected", kind: request.kind.rawValue, identifier: request.identifier, success: nil,
+                    reason: error.rawValue))
+            return error
+        }
+        let begin = request.earliestBegin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" }
+        record(
+            .scheduledTask(
+                action: "submitted", kind: request.kind.rawValue, identifier: request.identifier, success: nil,
+                reason: begin))
+        scheduleTaskCheck()
+        return nil
+    }
+
+    func cancelTaskRequests(_ identifier: String?) {
+        guard appCodeRuns else { return }
+        for r in taskRequests.pendingRequests where identifier == nil || r.identifier == identifier {
+            record(
+                .scheduledTask(
+                    action: "cancelled", kind: r.kind.rawValue, identifier: r.identifier, success: nil, reason: nil))
+        }
+        taskRequests.cancel(identifier: identifier)
+        scheduleTaskCheck()
+    }
+
+    /// Sets the timer for the next request to come due; requests already due that wait are
+    /// checked again when what they wait for changes.
+    func scheduleTaskCheck() {
+        if taskRequests.pendingRequests.contains(where: { ($0.earliestBegin ?? .zero) <= now }) {
+            timers.schedule(.taskRequestsDue, at: now)
+        } else if let next = taskRequests.nextDue(after: now) {
+            timers.schedule(.taskRequestsDue, at: next)
+        } else {
+            timers.cancel(.taskRequestsDue)
+        }
+    }
+
+    /// The timer fired: run what may run, say why the rest waits.
+    func taskRequestsDue() {
+        let power = power
+        for (r, why) in taskRequests.waiting(
+            at: now, app: appState, terminatedByUser: lifecycle.wasTerminatedByUser, power: power)
+        {
+            record(
+                .scheduledTask(
+                    action: "waiting", kind: r.kind.rawValue, identifier: r.identifier, success: nil, reason: why))
+        }
+        runDueTasks()
+        if let next = taskRequests.nextDue(after: now) { timers.schedule(.taskRequestsDue, at: next) }
+    }
+
+    /// Runs the due requests that may run now (after the app left the screen, a setting changed).
+    func runDueTasks() {
+        let runnable = taskRequests.takeRunnable(
+            at: now, app: appState, terminatedByUser: lifecycle.wasTerminatedByUser, power: power)
+        for request in runnable { start(request) }
+    }
+
+    private func start(_ request: TaskSchedulerStateMachine.Request) {
+        if appState == .suspended || appState == .notRunning { lifecycleEvent(.wake(request.kind.wakeCause)) }
+        guard appCodeRuns, let handler = taskHandlers[request.identifier] else {
+            record(
+                .scheduledTask(
+                    action: "dropped", kind: request.kind.rawValue, identifier: request.identifier, success: nil,
+                    reason: "notRegistered"))
+            return
+        }
+        taskCounter += 1
+        let task = ScheduledTask(id: taskCounter, identifier: request.identifier, kind: request.kind, simulation: self)
+        runningTasks[task.id] = task
+        let budget = request.kind == .appRefresh ? scenario.system.appRefreshBudget : scenario.system.processingBudget
+        timers.schedule(.scheduledTaskDeadline(task.id), at: now + budget)
+        record(
+            .scheduledTask(
+                action: "began", kind: request.kind.rawValue, identifier: request.identifier, success: nil, reason: nil)
+        )
+        handler(task)
+    }
+
+    func completeTask(_ task: ScheduledTask, success: Bool) {
+        guard runningTasks.removeValue(forKey: task.id) != nil else { return }
+        task.isCompleted = true
+        timers.cancel(.scheduledTaskDeadline(task.id))
+        let note = fetchNote
+        fetchNote = nil
+        record(
+            .scheduledTask(
+                action: "completed", kind: task.kind.rawValue, identifier: task.identifier, success: success,
+                reason: note?.reason))
+        settle()
+    }
+
+    /// The task's time ran out: its expiration handler runs; still not completed, the app is
+    /// terminated ("Not calling setTaskCompleted(success:) before the time for the task expires
+    /// may result in the system killing your app").
+    func scheduledTaskDeadlinePassed(_ id: Int) {
+        guard let task = runningTasks[id] else { return }
+        record(
+            .scheduledTask(
+                action: "expiring", kind: task.kind.rawValue, identifier: task.identifier, success: nil, reason: nil))
+        if let handler = task.expirationHandler {
+            handler()
+        } else {
+            // "Not setting an expiration handler results in the system marking your task as
+            // complete and unsuccessful."
+            completeTask(task, success: false)
+        }
+        guard runningTasks[id] != nil else { return }
+        record(
+            .scheduledTask(
+                action: "expired", kind: task.kind.rawValue, identifier: task.identifier, success: nil, reason: "budget"
+            ))
+        terminate(.scheduledTaskExpired)
+    }
+
+    // MARK: - Background URL session
+
+    /// Uploads `locations` through the app's background URL session: the transfer goes on while
+    /// the app is suspended or terminated by the system, and the app is woken to handle its
+    /// completion. The file lands in ``uploadDirectory``, which stands in for the server.
+    public func uploadInBackground(_ locations: [StoredLocation]) {
+        guard appCodeRuns, !locations.isEmpty else { return }
+        transferCounter += 1
+        let id = transferCounter
+        transfers[id] = Transfer(count: locations.count, payload: Self.payload(locations))
+        record(.transfer(action: "scheduled", task: id, count: locations.count, reason: nil))
+        timers.schedule(.transferDone(id), at: now + scenario.system.transferDuration)
+    }
+
+    private static func payload(_ locations: [StoredLocation]) -> String {
+        var text = ""
+        for l in locations {
+            text += "\(ValueFormatting.fixed(l.location.coordinate.latitude, decimals: 7)),"
+            text += "\(ValueFormatting.fixed(l.location.coordinate.longitude, decimals: 7)),"
+            text += "\(ValueFormatting.fixed(l.location.timestamp.timeIntervalSince1970, decimals: 3))\n"
+        }
+        return text
+    }
+
+    func transferFinished(_ id: Int) {
+        guard var transfer = transfers[id] else { return }
+        transfer.attempts += 1
+        var failure: String?
+        if !power.network {
+            failure = "noNetwork"
+        } else if let directory = uploadDirectory {
+            failure = Self.write(transfer.payload, to: directory + "/upload-\(id).csv")
+        }
+        if let failure {
+            transfers[id] = transfer
+            record(.transfer(action: "failed", task: id, count: transfer.count, reason: failure))
+            timers.schedule(.transferDone(id), at: now + scenario.system.transferRetryAfter)
+            return
+        }
+        transfers[id] = nil
+        record(.transfer(action: "completed", task: id, count: transfer.count, reason: nil))
+        // "When a background transfer completes … if your app is no longer running, your app is
+        // automatically relaunched in the background."
+        switch appState {
+        case .suspended, .notRunning:
+            lifecycleEvent(.wake(.urlSession))
+            guard appCodeRuns else { return }
+            transferEventsPending = true
+            app.handleEventsForBackgroundURLSession(self) { [weak self] in
+                guard let self, self.transferEventsPending else { return }
+                self.transferEventsPending = false
+                self.record(.transfer(action: "eventsHandled", task: id, count: nil, reason: nil))
+                self.settle()
+            }
+        default:
+            break
+        }
+    }
+
+    /// Writes `text` to `path`; the error in words, or nil.
+    private static func write(_ text: String, to path: String) -> String? {
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            return nil
+        } catch {
+            return "cannot write \(path): \(error)"
+        }
+    }
+
+    // MARK: - Device settings
+
+    func setPower(_ change: (inout PowerAndRefresh) -> Void) {
+        change(&power)
+        runDueTasks()
+    }
+}

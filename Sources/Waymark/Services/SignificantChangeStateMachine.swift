@@ -1,0 +1,82 @@
+/// The significant-change location service (`startMonitoringSignificantLocationChanges()`): a
+/// pure state machine that decides which fixes of the device become events.
+///
+/// It holds no clock and does no I/O; times come with the events. Whether an event reaches the
+/// app, wakes it or relaunches it is the owner's decision (``ServiceDelivery``). The rules:
+///
+/// - Starting the service reports the most recent fix at once, if there is one ("The first event
+///   to be delivered is usually the most recently cached location event").
+/// - After that, a fix is an event when the device is at least ``distance`` (500 m) from the last
+///   event and at least ``minimumInterval`` (5 minutes) has passed since it ("Apps can expect a
+///   notification as soon as the device moves 500 meters or more from its previous notification.
+///   It should not expect notifications more frequently than once every five minutes").
+/// - The service keeps running while the app is suspended or terminated, until the app stops it.
+public struct SignificantChangeStateMachine: Sendable, Hashable {
+    /// Metres from the last event to the next.
+    public static let distance = 500.0
+    /// The least time between two events.
+    public static let minimumInterval: Duration = .seconds(300)
+
+    /// A fix of the device, as the service sees it.
+    public struct Fix: Sendable, Hashable {
+        public var location: Location
+        public var index: Int
+        public var segment: Int
+        public init(location: Location, index: Int, segment: Int) {
+            self.location = location
+            self.index = index
+            self.segment = segment
+        }
+    }
+
+    public enum Event: Sendable, Hashable {
+        /// The app starts the service; `cached` is the device's most recent fix, if any.
+        case start(at: Duration, cached: Fix?)
+        case stop
+        /// A fix of the device.
+        case fix(Fix, at: Duration)
+    }
+
+    public enum Action: Sendable, Hashable {
+        case started
+        case stopped
+        /// The fix is a significant change: an event for the app.
+        case report(Fix)
+    }
+
+    public private(set) var isMonitoring = false
+    /// Where and when the last event was.
+    private struct Last: Sendable, Hashable {
+        var coordinate: Coordinate
+        var at: Duration
+    }
+    private var last: Last?
+
+    public init() {}
+
+    public mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .start(let now, let cached):
+            guard !isMonitoring else { return [] }
+            isMonitoring = true
+            last = nil
+            guard let cached else { return [.started] }
+            last = Last(coordinate: cached.location.coordinate, at: now)
+            return [.started, .report(cached)]
+        case .stop:
+            guard isMonitoring else { return [] }
+            isMonitoring = false
+            last = nil
+            return [.stopped]
+        case .fix(let fix, let now):
+            guard isMonitoring else { return [] }
+            if let last {
+                guard now - last.at >= Self.minimumInterval,
+                    Geodesic.distance(last.coordinate, fix.location.coordinate) >= Self.distance
+                else { return [] }
+            }
+            last = Last(coordinate: fix.location.coordinate, at: now)
+            return [.report(fix)]
+        }
+    }
+}

@@ -1,0 +1,124 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The visits service (`startMonitoringVisits()`): a pure state machine that finds the places
+/// where the device stayed.
+///
+/// Apple describes a visit as a place where the user spent time, reported with an arrival and
+/// a departure, without publishing how it is found. Waymark's model, its numbers all
+/// assumptions that scenarios can change (`system.visitRadius`, `system.visitMinimumStay`):
+///
+/// - A stay begins at a fix (its anchor) and goes on while the fixes stay within ``radius`` of
+///   it.
+/// - Once the stay has lasted ``minimumStay``, its arrival is an event (a ``Visit`` whose
+///   departure date is `Date.distantFuture`): visits come late by nature, at least that long
+///   after the arrival they report.
+/// - The first fix farther than ``radius`` from the anchor ends the stay: the whole visit is an
+///   event, departing at the last fix within the radius. That fix starts the next stay.
+/// - A visit's coordinate is the mean of the stay's fixes; its accuracy is the radius (visits
+///   come with the lower accuracy of the service, never that of a single fix).
+public struct VisitStateMachine: Sendable, Hashable {
+    public enum Event: Sendable, Hashable {
+        case start
+        case stop
+        /// A fix of the device at `date`, at the offset `at`.
+        case fix(Coordinate, date: Date, at: Duration)
+    }
+
+    public enum Action: Sendable, Hashable {
+        case started
+        case stopped
+        /// An arrival or a whole visit, and the fix index that revealed it.
+        case visit(Visit)
+    }
+
+    /// Metres a stay may wander from its first fix.
+    public let radius: Double
+    /// How long a stay must last to be a visit.
+    public let minimumStay: Duration
+
+    public private(set) var isMonitoring = false
+
+    private struct Stay: Sendable, Hashable {
+        var anchor: Coordinate
+        var since: Duration
+        var arrival: Date
+        var lastInside: Date
+        var sumLatitude = 0.0
+        var sumLongitude = 0.0
+        var count = 0
+        var arrived = false
+
+        /// The mean of the stay's fixes; longitudes are summed as offsets from the anchor, so a
+        /// stay on the antimeridian keeps its place.
+        var mean: Coordinate {
+            let n = Double(max(count, 1))
+            var lon = anchor.longitude + sumLongitude / n
+            if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
+            return Coordinate(latitude: anchor.latitude + sumLatitude / n, longitude: lon)
+        }
+
+        mutating func add(_ c: Coordinate) {
+            sumLatitude += c.latitude - anchor.latitude
+            var dLon = c.longitude - anchor.longitude
+            if dLon > 180 { dLon -= 360 } else if dLon < -180 { dLon += 360 }
+            sumLongitude += dLon
+            count += 1
+        }
+    }
+
+    private var stay: Stay?
+
+    public init(radius: Double = 100, minimumStay: Duration = .seconds(600)) {
+        self.radius = radius
+        self.minimumStay = minimumStay
+    }
+
+    public mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .start:
+            guard !isMonitoring else { return [] }
+            isMonitoring = true
+            stay = nil
+            return [.started]
+        case .stop:
+            guard isMonitoring else { return [] }
+            isMonitoring = false
+            stay = nil
+            return [.stopped]
+        case .fix(let c, let date, let now):
+            guard isMonitoring else { return [] }
+            guard var current = stay else {
+                stay = Self.begin(c, date, now)
+                return []
+            }
+            guard Geodesic.distance(current.anchor, c) <= radius else {
+                stay = Self.begin(c, date, now)
+                guard current.arrived else { return [] }
+                return [.visit(visit(current, departure: current.lastInside))]
+            }
+            current.add(c)
+            current.lastInside = date
+            var actions: [Action] = []
+            if !current.arrived && now - current.since >= minimumStay {
+                current.arrived = true
+                actions.append(.visit(visit(current, departure: .distantFuture)))
+            }
+            stay = current
+            return actions
+        }
+    }
+
+    private static func begin(_ c: Coordinate, _ date: Date, _ now: Duration) -> Stay {
+        var s = Stay(anchor: c, since: now, arrival: date, lastInside: date)
+        s.add(c)
+        return s
+    }
+
+    private func visit(_ s: Stay, departure: Date) -> Visit {
+        Visit(coordinate: s.mean, horizontalAccuracy: radius, arrivalDate: s.arrival, departureDate: departure)
+    }
+}
