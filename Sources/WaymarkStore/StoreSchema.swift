@@ -133,18 +133,25 @@ public enum StoreSchema {
         }
         migrator.registerMigration("v2: codes and positioning of the rebuilt device") { db in
             try db.execute(sql: "DROP VIEW location_view; " + locationView(positioning: true))
-            // New cases go at the end of their table; a store made before them learns their names.
-            for (kind, names) in StoreCodes.tables {
-                for (code, name) in names.enumerated() {
-                    try db.execute(
-                        sql: """
-                            INSERT INTO code (kind, code, name) SELECT ?, ?, ?
-                            WHERE NOT EXISTS (SELECT 1 FROM code WHERE kind = ? AND code = ?)
-                            """, arguments: [kind, code, name, kind, code])
-                }
-            }
+            try addNewCodes(db)
+        }
+        migrator.registerMigration("v3: codes of the wake-up services") { db in
+            try addNewCodes(db)
         }
         return migrator
+    }
+
+    /// New cases go at the end of their table; a store made before them learns their names.
+    private static func addNewCodes(_ db: Database) throws {
+        for (kind, names) in StoreCodes.tables {
+            for (code, name) in names.enumerated() {
+                try db.execute(
+                    sql: """
+                        INSERT INTO code (kind, code, name) SELECT ?, ?, ?
+                        WHERE NOT EXISTS (SELECT 1 FROM code WHERE kind = ? AND code = ?)
+                        """, arguments: [kind, code, name, kind, code])
+            }
+        }
     }
 
     /// The view of locations with their codes named; from v2 with the positioning source.
@@ -191,6 +198,8 @@ enum StoreCodes {
         .paused, .distanceFilter, .accuracyThrottle, .noFix, .notUpdating,
         // v2: the rebuilt device.
         .alwaysGranted, .awaitingAlways, .notInUse, .alwaysPromptShowing,
+        // v3: the wake-up services.
+        .backgroundWake, .backgroundAudio, .significantLocationChange, .requestLocation,
     ]
     /// CoreLocation's own numbers (CLAuthorizationStatus).
     static let authorization: [AuthorizationStatus] = [

@@ -139,7 +139,7 @@ struct ReplayCLITests {
         let cases: [(String, String)] = [
             (
                 "info:\n  backgroundMode: [location]\n",
-                ":2:3: unknown key 'backgroundMode' in info (expected one of: backgroundModes, usageDescriptions, defaultAccuracyReduced)"
+                ":2:3: unknown key 'backgroundMode' in info (expected one of: backgroundModes, usageDescriptions, defaultAccuracyReduced, temporaryUsageDescriptions)"
             ),
             ("device:\n  authorization: sometimes\n", ":2:18: 'sometimes' is not an authorization"),
             ("timeline:\n  - at: soon\n    do: background\n", ":2:9: 'at' must be a duration"),
@@ -193,13 +193,17 @@ struct ReplayCLITests {
     @Test func usageErrorsExit64() throws {
         for arguments in [
             ["--rate", "fast"], ["--background-at", "soon"], ["--authorization", "sometimes"], ["--accuracy", "close"],
-            ["--background-modes", "audio"], ["--loop", "forever"], ["--speed", "0"], ["--fetch-interval", "often"],
+            ["--background-modes", "voip"], ["--loop", "forever"], ["--speed", "0"], ["--fetch-interval", "often"],
             ["--ios", "11"], ["--ios", "27"], ["--held-delivery", "some"], ["--accuracy", "reduced", "--ios", "13"],
             // Every duration and time offset past 285 years, and rates that would trap the pacing.
             ["--end", "1e10"], ["--background-at", "9.3e9"], ["--foreground-at", "2922789d"],
             ["--task-budget", "1e12s"], ["--start-offset", "99999999999h"], ["--interval", "1e300"],
             ["--fetch-interval", "1e16"], ["--rate", "1e-12"], ["--rate", "1e-300"], ["--rate", "0.0009"],
             ["--rate", "inf"], ["--rate", "nan"], ["--rate", "-1"],
+            // Regions: ID:LATITUDE,LONGITUDE,RADIUS, in range, with a radius above 0.
+            ["--region", "home:47.26,11.39"], ["--region", ":47.26,11.39,200"], ["--region", "home:91,11.39,200"],
+            ["--region", "home:47.26,181,200"], ["--region", "home:47.26,11.39,0"], ["--region", "home"],
+            ["--push-at", "later"], ["--terminate-at", "-5s"], ["--upload-dir", "/nonexistent/directory"],
         ] {
             let r = try waymark(["replay", Self.walk] + arguments)
             #expect(r.status == 64, "\(arguments): \(r.stderr)")

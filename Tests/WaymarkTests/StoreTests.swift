@@ -298,13 +298,40 @@ import Testing
             sqlite3,
             [path, "SELECT name FROM code WHERE kind = 'reason' AND code >= \(firstNew) ORDER BY code"]
         ).stdoutText
-        #expect(names.split(separator: "\n") == ["alwaysGranted", "awaitingAlways", "notInUse", "alwaysPromptShowing"])
+        #expect(
+            names.split(separator: "\n") == [
+                "alwaysGranted", "awaitingAlways", "notInUse", "alwaysPromptShowing", "backgroundWake",
+                "backgroundAudio", "significantLocationChange", "requestLocation",
+            ])
         let positioning = try run(
             sqlite3, [path, "SELECT DISTINCT positioning FROM location_view ORDER BY positioning"]
         ).stdoutText
         #expect(
             positioning.split(separator: "\n").allSatisfy { ["satellite", "reduced"].contains($0) }, "\(positioning)")
         #expect(positioning.contains("reduced"), "the busy scenario turns Precise Location off")
+    }
+
+    /// A store made before the wake-up services learns the names of their reasons (v3), and keeps
+    /// its sessions.
+    @Test func aV2StoreIsMigratedToV3() async throws {
+        let path = Self.newStorePath()
+        let store = try SessionStore(path: path)
+        let (_, _, recorder) = try await Self.runBusyScenario(into: store, mode: .durable)
+        let sqlite3 = try #require(which("sqlite3"))
+        let firstNew = StoreCodes.reason.firstIndex(of: .backgroundWake)!
+        let back =
+            "DELETE FROM grdb_migrations WHERE identifier LIKE 'v3%'; "
+            + "DELETE FROM code WHERE kind = 'reason' AND code >= \(firstNew);"
+        #expect(try run(sqlite3, [path, back]).status == 0)
+        let reopened = try SessionStore(path: path, mode: .existing)
+        #expect(try reopened.locations(of: recorder.id).count > 10)
+        let names = try run(
+            sqlite3, [path, "SELECT name FROM code WHERE kind = 'reason' AND code >= \(firstNew) ORDER BY code"]
+        ).stdoutText
+        #expect(
+            names.split(separator: "\n") == [
+                "backgroundWake", "backgroundAudio", "significantLocationChange", "requestLocation",
+            ])
     }
 
     @Test func aStoreFromANewerWaymarkIsRefused() throws {

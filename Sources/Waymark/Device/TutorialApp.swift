@@ -146,7 +146,8 @@ public final class TutorialApp: SimulatedApp {
         system.taskScheduler.register(forTaskWithIdentifier: Self.refreshTaskIdentifier) {
             [weak self, weak system] task in
             guard let self, let system else { return }
-            if ends { task.expirationHandler = { task.setTaskCompleted(success: false) } }
+            // A well-behaved handler completes the task; the other ignores the warning.
+            task.expirationHandler = ends ? { [weak task] in task?.setTaskCompleted(success: false) } : {}
             if self.behaviour.resubmitsAppRefresh {
                 try? system.taskScheduler.submit(
                     .init(
@@ -161,7 +162,7 @@ public final class TutorialApp: SimulatedApp {
         system.taskScheduler.register(forTaskWithIdentifier: Self.processingTaskIdentifier) {
             [weak self, weak system] task in
             guard let self, let system else { return }
-            if ends { task.expirationHandler = { task.setTaskCompleted(success: false) } }
+            task.expirationHandler = ends ? { [weak task] in task?.setTaskCompleted(success: false) } : {}
             system.schedule(after: self.behaviour.processingTaskDuration) { [weak self, weak system] in
                 guard let self, let system else { return }
                 task.setTaskCompleted(success: self.sync(system) != .failed)
@@ -302,5 +303,25 @@ private final class DelegateRelay: LocationManagerDelegate {
     }
     func locationManagerDidResumeLocationUpdates(_ manager: LocationManager) {
         next?.locationManagerDidResumeLocationUpdates(manager)
+    }
+    func locationManager(_ manager: LocationManager, didEnterRegion region: CircularRegion) {
+        next?.locationManager(manager, didEnterRegion: region)
+    }
+    func locationManager(_ manager: LocationManager, didExitRegion region: CircularRegion) {
+        next?.locationManager(manager, didExitRegion: region)
+    }
+    func locationManager(_ manager: LocationManager, didDetermineState state: RegionState, for region: CircularRegion) {
+        next?.locationManager(manager, didDetermineState: state, for: region)
+    }
+    func locationManager(_ manager: LocationManager, didStartMonitoringFor region: CircularRegion) {
+        next?.locationManager(manager, didStartMonitoringFor: region)
+    }
+    func locationManager(
+        _ manager: LocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError
+    ) {
+        next?.locationManager(manager, monitoringDidFailFor: region, withError: error)
+    }
+    func locationManager(_ manager: LocationManager, didVisit visit: Visit) {
+        next?.locationManager(manager, didVisit: visit)
     }
 }

@@ -1,0 +1,267 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// The rules of the services that wake or relaunch an app, one test each, on the pure state
+/// machines, each citing the Apple page it follows (`docs/apple-citations.md`, W1–W12).
+@Suite struct WakeServiceMachineTests {
+    static let origin = Coordinate(latitude: 47.26, longitude: 11.39)
+
+    static func fix(_ metresEast: Double, index: Int = 0) -> SignificantChangeStateMachine.Fix {
+        let c = Geodesic.destination(from: origin, bearing: 90, distance: metresEast)
+        return SignificantChangeStateMachine.Fix(
+            location: Location(
+                coordinate: c, horizontalAccuracy: 5, timestamp: Date(timeIntervalSince1970: 1_714_550_400),
+                provenance: Provenance(
+                    source: .file(path: "t", index: index), isSimulatedBySoftware: true, fixMode: .threeD)),
+            index: index, segment: 0)
+    }
+
+    static func east(_ metres: Double) -> Coordinate {
+        Geodesic.destination(from: origin, bearing: 90, distance: metres)
+    }
+
+    // MARK: - Significant-change service (W1)
+
+    /// "Apps can expect a notification as soon as the device moves 500 meters or more from its
+    /// previous notification. It should not expect notifications more frequently than once every
+    /// five minutes." (startMonitoringSignificantLocationChanges())
+    @Test func aSignificantChangeNeedsFiveHundredMetresAndFiveMinutes() {
+        var m = SignificantChangeStateMachine()
+        #expect(m.handle(.start(at: .zero, cached: nil)) == [.started])
+        // The first fix after the start is the first event ("usually the most recently cached").
+        #expect(m.handle(.fix(Self.fix(0), at: .seconds(1))) == [.report(Self.fix(0))])
+        // 2 km in 2 minutes: far enough, too soon.
+        #expect(m.handle(.fix(Self.fix(2000), at: .seconds(121))).isEmpty)
+        // 10 minutes later, 400 m away: late enough, not far enough.
+        var still = m
+        #expect(still.handle(.fix(Self.fix(400), at: .seconds(601))).isEmpty)
+        // 5 minutes and 500 m: an event; the next is measured from it.
+        #expect(m.handle(.fix(Self.fix(500), at: .seconds(301))) == [.report(Self.fix(500))])
+        #expect(m.handle(.fix(Self.fix(999), at: .seconds(700))).isEmpty)
+        #expect(m.handle(.fix(Self.fix(1000), at: .seconds(701))) == [.report(Self.fix(1000))])
+    }
+
+    /// "Calling stopMonitoringSignificantLocationChanges() in between, however, does cause a new
+    /// initial event to be sent the next time you call this method"; starting it again while it
+    /// runs does not.
+    @Test func onlyAStopThenAStartSendsANewInitialEvent() {
+        var m = SignificantChangeStateMachine()
+        _ = m.handle(.start(at: .zero, cached: nil))
+        _ = m.handle(.fix(Self.fix(0), at: .zero))
+        #expect(m.handle(.start(at: .seconds(10), cached: nil)).isEmpty)
+        #expect(m.handle(.fix(Self.fix(10), at: .seconds(20))).isEmpty)
+        #expect(m.handle(.stop) == [.stopped])
+        #expect(m.handle(.fix(Self.fix(5000), at: .seconds(1000))).isEmpty, "stopped: no events")
+        _ = m.handle(.start(at: .seconds(1001), cached: nil))
+        #expect(m.handle(.fix(Self.fix(5001), at: .seconds(1002))) == [.report(Self.fix(5001))])
+    }
+
+    // MARK: - Region monitoring (W2)
+
+    /// "An app can register up to 20 regions at a time"; one more fails with
+    /// `regionMonitoringFailure`, as does a radius above `maximumRegionMonitoringDistance`; "If
+    /// an existing region with the same identifier is already being monitored by the app, the
+    /// old region is replaced by the new one." (startMonitoring(for:), CLError.regionMonitoringFailure)
+    @Test func twentyRegionsAtMostAndTheSameIdentifierReplaces() {
+        var m = RegionMonitorStateMachine()
+        for i in 0..<20 {
+            let r = CircularRegion(center: Self.origin, radius: 100, identifier: "r\(i)")
+            #expect(m.handle(.start(r)) == [.started(r)])
+        }
+        let extra = CircularRegion(center: Self.origin, radius: 100, identifier: "r20")
+        #expect(m.handle(.start(extra)) == [.failed(extra, .limitReached)])
+        let again = CircularRegion(center: Self.east(1000), radius: 300, identifier: "r3")
+        #expect(m.handle(.start(again)) == [.started(again)], "a replacement is not one more")
+        #expect(m.regions.count == 20 && m.regions.contains { $0.region == again })
+        var one = RegionMonitorStateMachine()
+        let huge = CircularRegion(center: Self.origin, radius: 1e7, identifier: "huge")
+        #expect(one.handle(.start(huge)) == [.failed(huge, .radiusTooLarge)])
+    }
+
+    /// "The user must travel a minimum distance over the boundary and remain on the same side of
+    /// the boundary for at least 20 seconds" (region monitoring, Apple's earlier article); the
+    /// first fix only sets the state: "The initial state is unknown" until then, and only a
+    /// crossing is an event.
+    @Test func aCrossingCountsPastTheHysteresisAfterTwentySeconds() {
+        var m = RegionMonitorStateMachine(hysteresis: 100)
+        let home = CircularRegion(center: Self.origin, radius: 500, identifier: "home")
+        _ = m.handle(.start(home))
+        #expect(m.handle(.requestState(identifier: "home")) == [.determined(home, .unknown)])
+        #expect(m.handle(.fix(Self.east(1000), at: .zero)).isEmpty, "the first fix sets the state silently")
+        #expect(m.handle(.requestState(identifier: "home")) == [.determined(home, .outside)])
+        // Just inside the boundary, within the hysteresis: nothing, however long.
+        #expect(m.handle(.fix(Self.east(450), at: .seconds(10))).isEmpty)
+        #expect(m.handle(.fix(Self.east(450), at: .seconds(60))).isEmpty)
+        // 100 m past it: the dwell starts; 19 s is not enough, 20 s is.
+        #expect(m.handle(.fix(Self.east(390), at: .seconds(70))).isEmpty)
+        #expect(m.handle(.fix(Self.east(380), at: .seconds(89))).isEmpty)
+        #expect(m.handle(.fix(Self.east(370), at: .seconds(90))) == [.crossed(home, .inside)])
+        // Out again, but back into the band before 20 s: the dwell starts over.
+        #expect(m.handle(.fix(Self.east(700), at: .seconds(100))).isEmpty)
+        #expect(m.handle(.fix(Self.east(520), at: .seconds(110))).isEmpty)
+        #expect(m.handle(.fix(Self.east(700), at: .seconds(125))).isEmpty, "15 s since it left the band again")
+        #expect(m.handle(.fix(Self.east(700), at: .seconds(145))) == [.crossed(home, .outside)])
+    }
+
+    /// `notifyOnEntry` and `notifyOnExit` choose which crossings are reported; the state follows
+    /// either way.
+    @Test func aRegionReportsOnlyTheCrossingsItAsksFor() {
+        var m = RegionMonitorStateMachine(hysteresis: 50)
+        let r = CircularRegion(center: Self.origin, radius: 200, identifier: "exit-only", notifyOnEntry: false)
+        _ = m.handle(.start(r))
+        _ = m.handle(.fix(Self.east(1000), at: .zero))
+        _ = m.handle(.fix(Self.east(0), at: .seconds(10)))
+        #expect(m.handle(.fix(Self.east(0), at: .seconds(30))).isEmpty)
+        #expect(m.handle(.requestState(identifier: "exit-only")) == [.determined(r, .inside)])
+        _ = m.handle(.fix(Self.east(1000), at: .seconds(40)))
+        #expect(m.handle(.fix(Self.east(1000), at: .seconds(60))) == [.crossed(r, .outside)])
+    }
+
+    // MARK: - Visits (W3)
+
+    /// "When the user arrives at a location, the system may send an event with only an arrival
+    /// time"; the departure, when it comes, completes the visit. `departureDate` is
+    /// `distantFuture` while "the visit object does not include departure information". The
+    /// model: a stay within the radius for the minimum time.
+    @Test func aVisitIsAnArrivalThenADeparture() {
+        var m = VisitStateMachine(radius: 100, minimumStay: .seconds(600))
+        _ = m.handle(.start)
+        let t0 = Date(timeIntervalSince1970: 1_714_550_400)
+        func at(_ s: Int, _ metres: Double) -> [VisitStateMachine.Action] {
+            m.handle(.fix(Self.east(metres), date: t0.addingTimeInterval(Double(s)), at: .seconds(s)))
+        }
+        #expect(at(0, 0).isEmpty)
+        #expect(at(300, 30).isEmpty)
+        let arrival = at(600, 20)
+        guard case .visit(let v)? = arrival.first else {
+            Issue.record("no arrival after the minimum stay")
+            return
+        }
+        #expect(v.isArrival && v.arrivalDate == t0 && v.departureDate == .distantFuture)
+        #expect(Geodesic.distance(v.coordinate, Self.east(50.0 / 3)) < 0.5, "the mean of the stay's fixes")
+        #expect(v.horizontalAccuracy == 100)
+        #expect(at(900, 40).isEmpty)
+        guard case .visit(let whole)? = at(1000, 500).first else {
+            Issue.record("no departure when the device left")
+            return
+        }
+        #expect(!whole.isArrival && whole.arrivalDate == t0 && whole.departureDate == t0.addingTimeInterval(900))
+        // A stop shorter than the minimum is no visit.
+        #expect(at(1200, 520).isEmpty && at(1500, 3000).isEmpty)
+    }
+
+    // MARK: - Where an event goes (W4, W5)
+
+    static func context(
+        _ state: AppState, _ status: AuthorizationStatus, inUse: Bool = false, byUser: Bool = false,
+        modes: BackgroundModes = [], power: PowerAndRefresh = PowerAndRefresh(), services: Bool = true
+    ) -> ServiceDelivery.Context {
+        ServiceDelivery.Context(
+            appState: state, appInUse: inUse, terminatedByUser: byUser, authorization: status,
+            isProvisionalAlways: false, locationServicesEnabled: services, backgroundModes: modes, power: power)
+    }
+
+    /// "When In Use: Your app can use all location services and receive events while the app is in
+    /// use." "Always: … If your app isn't running, the system launches your app and delivers the
+    /// event." (Choosing the Location Services Authorization to Request)
+    @Test func onlyAlwaysWakesOrLaunchesForALocationEvent() {
+        typealias D = ServiceDelivery
+        #expect(D.locationEvent(Self.context(.suspended, .authorizedAlways)) == .wake)
+        #expect(D.locationEvent(Self.context(.notRunning, .authorizedAlways)) == .launch)
+        #expect(D.locationEvent(Self.context(.notRunning, .authorizedAlways, byUser: true)) == .launch)
+        #expect(D.locationEvent(Self.context(.background, .authorizedAlways)) == .deliver)
+        #expect(D.locationEvent(Self.context(.notRunning, .authorizedWhenInUse)) == .drop("notInUse"))
+        #expect(D.locationEvent(Self.context(.suspended, .authorizedWhenInUse)) == .drop("notInUse"))
+        #expect(D.locationEvent(Self.context(.background, .authorizedWhenInUse, inUse: true)) == .deliver)
+        #expect(D.locationEvent(Self.context(.active, .authorizedWhenInUse)) == .deliver)
+        #expect(D.locationEvent(Self.context(.active, .denied)) == .drop("denied"))
+        #expect(
+            D.locationEvent(Self.context(.notRunning, .authorizedAlways, services: false))
+                == .drop("locationServicesDisabled"))
+    }
+
+    /// "The system does not automatically launch your app if the user has force-quit it"
+    /// (application(_:didReceiveRemoteNotification:fetchCompletionHandler:)); background pushes
+    /// need the `remote-notification` mode, and Background App Refresh ("it may launched or
+    /// resumed in the background to handle … remote notifications", UIApplication.h), which Low
+    /// Power Mode turns off ("Background App Refresh is disabled automatically when a device is
+    /// operating in low-power mode", backgroundRefreshStatus).
+    @Test func aBackgroundPushWakesOrLaunchesUnlessTheUserSwipedTheAppAway() {
+        typealias D = ServiceDelivery
+        let mode: BackgroundModes = [.remoteNotification]
+        #expect(D.push(Self.context(.active, .authorizedAlways)) == .deliver, "on screen, without the mode too")
+        #expect(D.push(Self.context(.suspended, .denied, modes: mode)) == .wake, "pushes need no location")
+        #expect(D.push(Self.context(.notRunning, .denied, modes: mode)) == .launch)
+        #expect(D.push(Self.context(.notRunning, .denied, byUser: true, modes: mode)) == .drop("userTerminated"))
+        #expect(D.push(Self.context(.suspended, .denied)) == .drop("noRemoteNotificationMode"))
+        var lowPower = PowerAndRefresh()
+        lowPower.lowPowerMode = true
+        #expect(D.push(Self.context(.suspended, .denied, modes: mode, power: lowPower)) == .drop("lowPowerMode"))
+        var off = PowerAndRefresh()
+        off.appBackgroundAppRefresh = false
+        #expect(
+            D.push(Self.context(.suspended, .denied, modes: mode, power: off)) == .drop("appBackgroundAppRefreshOff"))
+    }
+
+    /// "Don't try to send more than two or three per hour" (Pushing background updates to your
+    /// App): the fourth in an hour is throttled, and an hour after the first one more passes.
+    @Test func pushesAreThrottledToThreeAnHour() {
+        var t = PushThrottle(perHour: 3)
+        let admitted = [0, 60, 120, 3599, 3600, 3601].map { t.admit(at: .seconds($0)) }
+        #expect(admitted == [true, true, true, false, true, false])
+    }
+
+    // MARK: - BGTaskScheduler (W6, W7)
+
+    /// `notPermitted`: "The app didn't set the appropriate mode in the UIBackgroundModes array";
+    /// `unavailable`: "A person disabled background refresh in settings"; "There can be a total of 1
+    /// refresh task and 10 processing tasks scheduled at any time"; "Submitting a task request for
+    /// an unexecuted task that's already in the queue replaces the previous task request."
+    /// (BGTaskScheduler.submit(_:) and its error codes)
+    @Test func submissionsNeedTheModeRefreshAndRoom() {
+        var m = TaskSchedulerStateMachine()
+        let refresh = TaskSchedulerStateMachine.Request(identifier: "r", kind: .appRefresh)
+        let all: BackgroundModes = [.fetch, .processing]
+        #expect(m.submit(refresh, at: .zero, modes: [.processing], power: .init()) == .notPermitted)
+        var off = PowerAndRefresh()
+        off.backgroundAppRefresh = false
+        #expect(m.submit(refresh, at: .zero, modes: all, power: off) == .unavailable)
+        #expect(m.submit(refresh, at: .zero, modes: all, power: .init()) == nil)
+        #expect(m.submit(refresh, at: .seconds(5), modes: all, power: .init()) == nil, "the same identifier replaces")
+        let other = TaskSchedulerStateMachine.Request(identifier: "r2", kind: .appRefresh)
+        #expect(m.submit(other, at: .zero, modes: all, power: .init()) == .tooManyPendingTaskRequests)
+        for i in 0..<10 {
+            let p = TaskSchedulerStateMachine.Request(identifier: "p\(i)", kind: .processing)
+            #expect(m.submit(p, at: .zero, modes: all, power: .init()) == nil)
+        }
+        let p10 = TaskSchedulerStateMachine.Request(identifier: "p10", kind: .processing)
+        #expect(m.submit(p10, at: .zero, modes: all, power: .init()) == .tooManyPendingTaskRequests)
+        #expect(m.pendingRequests.count == 11)
+    }
+
+    /// `earliestBeginDate`: "the system doesn't guarantee launching the task at the specified
+    /// date, but only that it won't begin sooner"; `requiresExternalPower` and
+    /// `requiresNetworkConnectivity` hold a processing task until they are met; a force-quit app
+    /// runs no task until the user opens it again.
+    @Test func aRequestRunsFromItsEarliestBeginWhenItsConditionsHold() {
+        var m = TaskSchedulerStateMachine()
+        let all: BackgroundModes = [.fetch, .processing]
+        let power = TaskSchedulerStateMachine.Request(
+            identifier: "p", kind: .processing, earliestBegin: .seconds(600), requiresExternalPower: true)
+        _ = m.submit(power, at: .zero, modes: all, power: .init())
+        #expect(m.nextDue(after: .zero) == .seconds(600))
+        #expect(m.takeRunnable(at: .seconds(599), app: .suspended, terminatedByUser: false, power: .init()).isEmpty)
+        #expect(m.takeRunnable(at: .seconds(600), app: .suspended, terminatedByUser: false, power: .init()).isEmpty)
+        #expect(
+            m.waiting(at: .seconds(600), app: .suspended, terminatedByUser: false, power: .init()).map(\.1)
+                == ["requiresExternalPower"])
+        var charging = PowerAndRefresh()
+        charging.charging = true
+        #expect(m.takeRunnable(at: .seconds(700), app: .active, terminatedByUser: false, power: charging).isEmpty)
+        #expect(m.takeRunnable(at: .seconds(700), app: .notRunning, terminatedByUser: true, power: charging).isEmpty)
+        #expect(m.takeRunnable(at: .seconds(700), app: .suspended, terminatedByUser: false, power: charging) == [power])
+        #expect(m.pendingRequests.isEmpty, "a request runs once")
+    }
+}

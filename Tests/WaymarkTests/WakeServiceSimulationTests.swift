@@ -1,0 +1,545 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// The wake-up services on the simulated device, end to end: who is woken or relaunched, with
+/// what cause, and what reaches the app's delegate. Each test cites the rule it checks
+/// (`docs/apple-citations.md`, W1–W12).
+@MainActor @Suite struct WakeServiceSimulationTests {
+    typealias Run = DeviceRuleTests.Run
+
+    /// A drive east at 90 km/h: a fix every 10 s for `duration` seconds.
+    static func drive(for duration: Int) -> ListSource { .walk(for: duration, every: 10, step: 250) }
+
+    static func scenario(_ build: (inout Scenario) -> Void) -> Scenario { DeviceRuleTests.scenario(build) }
+
+    static func run(
+        _ scenario: Scenario, _ source: ListSource, delegate: (any LocationManagerDelegate)? = nil,
+        app: (any SimulatedApp)? = nil
+    ) async throws -> Run {
+        let simulation = Simulation(scenario: scenario, epoch: DeviceRuleTests.epoch, app: app)
+        simulation.manager.delegate = delegate
+        let recorder = AuditRecorder()
+        simulation.addObserver(recorder)
+        try await simulation.run(source)
+        return Run(simulation: simulation, events: recorder.events)
+    }
+
+    /// The launches and wakes, as (offset in seconds, from, to, cause).
+    static func transitions(_ run: Run) -> [(Int, AppState, AppState, String)] {
+        run.events.compactMap { e in
+            guard case .stateChanged(let from, let to, let cause) = e.kind else { return nil }
+            return (Int(e.offset.components.seconds), from, to, cause)
+        }
+    }
+
+    static func serviceLocations(_ run: Run, _ action: String? = nil) -> [(Int, AuditEvent.ServiceLocationRecord)] {
+        run.events.compactMap { e in
+            guard case .serviceLocation(let r) = e.kind, r.location != nil, action.map({ r.action == $0 }) ?? true
+            else { return nil }
+            return (Int(e.offset.components.seconds), r)
+        }
+    }
+
+    /// A delegate that keeps what it hears.
+    final class Listener: LocationManagerDelegate {
+        var locations: [Location] = []
+        var entered: [String] = []
+        var exited: [String] = []
+        var states: [(String, RegionState)] = []
+        var failures: [LocationError] = []
+        var visits: [Visit] = []
+        var errors: [LocationError] = []
+        func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+            self.locations += locations
+        }
+        func locationManager(_ manager: LocationManager, didEnterRegion region: CircularRegion) {
+            entered.append(region.identifier)
+        }
+        func locationManager(_ manager: LocationManager, didExitRegion region: CircularRegion) {
+            exited.append(region.identifier)
+        }
+        func locationManager(
+            _ manager: LocationManager, didDetermineState state: RegionState, for region: CircularRegion
+        ) {
+            states.append((region.identifier, state))
+        }
+        func locationManager(
+            _ manager: LocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError
+        ) {
+            failures.append(error)
+        }
+        func locationManager(_ manager: LocationManager, didVisit visit: Visit) { visits.append(visit) }
+        func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) { errors.append(error) }
+    }
+
+    // MARK: - Significant changes (W1)
+
+    /// "If you start this service and your app is subsequently terminated, the system
+    /// automatically relaunches the app into the background if a new event arrives"; "Upon
+    /// relaunch, you must still configure a location manager object and call this method to
+    /// continue receiving location events." An Always app swiped away is relaunched (from iOS 7.1,
+    /// every release Waymark models), and its launch names the service.
+    @Test func anAlwaysAppSwipedAwayIsRelaunchedBySignificantChanges() async throws {
+        let listener = Listener()
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.app.monitorsSignificantChanges = true
+                $0.timeline = [.init(at: .seconds(60), .background), .init(at: .seconds(120), .terminate)]
+            }, Self.drive(for: 1200), delegate: listener)
+        let launches = Self.transitions(run).filter { $0.1 == .notRunning && $0.2 == .background }
+        #expect(launches.count == 1)
+        #expect(launches.first?.3 == "significantLocationChange")
+        #expect(launches.first.map { $0.0 >= 300 } == true, "no sooner than 5 minutes after the first event")
+        let delivered = Self.serviceLocations(run, "delivered")
+        #expect(delivered.first?.0 == 0, "the first fix after the start is an event")
+        #expect(delivered.count >= 3)
+        #expect(delivered.allSatisfy { $0.1.reason == "significantLocationChange" })
+        for (a, b) in zip(delivered, delivered.dropFirst()) {
+            #expect(b.0 - a.0 >= 300)
+            #expect(Geodesic.distance(a.1.location!.coordinate, b.1.location!.coordinate) >= 500)
+        }
+        // After the relaunch, the app's delegate receives them through didUpdateLocations.
+        #expect(listener.locations.count >= delivered.count)
+        #expect(run.simulation.launchCause == .significantLocationChange)
+    }
+
+    /// The same with When In Use: "receive events while the app is in use"; no relaunch.
+    @Test func aWhenInUseAppSwipedAwayIsNotRelaunched() async throws {
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedWhenInUse
+                $0.app.monitorsSignificantChanges = true
+                $0.timeline = [.init(at: .seconds(60), .background), .init(at: .seconds(120), .terminate)]
+            }, Self.drive(for: 1200))
+        #expect(!Self.transitions(run).contains { $0.1 == .notRunning && $0.2 == .background })
+        let dropped = Self.serviceLocations(run, "dropped")
+        #expect(!dropped.isEmpty && dropped.allSatisfy { $0.1.reason == "notInUse" })
+        #expect(Self.serviceLocations(run, "delivered").map(\.0) == [0], "only the event on screen")
+    }
+
+    /// A suspended Always app is woken, and suspended again once the event's time is over; a
+    /// relaunched app that does not start the service again does not receive the event.
+    @Test func aSuspendedAppIsWokenAndARelaunchedOneMustRestartTheService() async throws {
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.timeline = [
+                    .init(at: .zero, .startMonitoringSignificantLocationChanges), .init(at: .seconds(60), .background),
+                ]
+            }, Self.drive(for: 700))
+        let wake = Self.transitions(run).first { $0.1 == .suspended && $0.2 == .background }
+        #expect(wake?.3 == "significantLocationChange")
+        #expect(
+            Self.transitions(run).contains { $0.0 == wake!.0 + 10 && $0.2 == .suspended },
+            "suspended again after the wake's 10 s")
+
+        // An app whose launch code does not start the service again (the tutorial app does, as
+        // Apple asks) does not receive the events after a relaunch.
+        final class ForgetfulApp: SimulatedApp {}
+        let relaunched = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.timeline = [
+                    .init(at: .zero, .startMonitoringSignificantLocationChanges), .init(at: .seconds(60), .background),
+                    .init(at: .seconds(120), .systemTerminate),
+                ]
+            }, Self.drive(for: 700), app: ForgetfulApp())
+        #expect(Self.transitions(relaunched).contains { $0.2 == .background && $0.3 == "significantLocationChange" })
+        let after = Self.serviceLocations(relaunched).filter { $0.0 > 120 }
+        #expect(!after.isEmpty && after.allSatisfy { $0.1.action != "delivered" })
+        #expect(after.contains { $0.1.action == "held" && $0.1.reason == "awaitingRestart" })
+    }
+
+    /// The scenario switch for the report that iOS 26.4 no longer relaunches a swiped-away app.
+    @Test func theRelaunchAfterASwipeCanBeTurnedOff() async throws {
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.app.monitorsSignificantChanges = true
+                $0.system.locationRelaunchAfterSwipe = false
+                $0.timeline = [.init(at: .seconds(60), .terminate)]
+            }, Self.drive(for: 900))
+        #expect(Self.transitions(run).last?.2 == .notRunning)
+        #expect(Self.serviceLocations(run, "dropped").allSatisfy { $0.1.reason == "userTerminated" })
+    }
+
+    // MARK: - Regions (W2)
+
+    /// "If a region boundary is crossed while an app isn't running, that app is relaunched into
+    /// the background to handle the event"; the delegate hears `didEnterRegion` and
+    /// `didDetermineState`.
+    @Test func aRegionEnteredAfterASwipeRelaunchesTheApp() async throws {
+        let listener = Listener()
+        let start = Coordinate(latitude: 48.137, longitude: 11.575)
+        let ahead = Geodesic.destination(from: start, bearing: 90, distance: 5000)
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.app.regions = [CircularRegion(center: ahead, radius: 1000, identifier: "office")]
+                $0.timeline = [.init(at: .seconds(30), .terminate)]
+            }, Self.drive(for: 600), delegate: listener)
+        let launch = Self.transitions(run).first { $0.1 == .notRunning && $0.2 == .background }
+        #expect(launch?.3 == "region")
+        // The first fix 100 m inside the boundary is at 170 s (4 250 m from the start, 750 m from
+        // the centre); 20 s later, still inside, the entry is reported.
+        #expect(launch?.0 == 190)
+        #expect(listener.entered == ["office"])
+        #expect(listener.states.first.map { $0.0 == "office" && $0.1 == .inside } == true)
+    }
+
+    /// A When In Use app hears of region events only while in use; the 21st region fails.
+    @Test func regionsNeedAlwaysOffScreenAndStopAtTwenty() async throws {
+        let listener = Listener()
+        let start = Coordinate(latitude: 48.137, longitude: 11.575)
+        var regions = (0..<21).map {
+            CircularRegion(
+                center: Geodesic.destination(from: start, bearing: 0, distance: 10_000), radius: 100,
+                identifier: "far\($0)")
+        }
+        regions[0] = CircularRegion(
+            center: Geodesic.destination(from: start, bearing: 90, distance: 3000), radius: 1000, identifier: "near")
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedWhenInUse
+                $0.app.regions = regions
+                $0.timeline = [.init(at: .seconds(30), .background)]
+            }, Self.drive(for: 600), delegate: listener)
+        #expect(listener.failures.map(\.code) == [.regionMonitoringFailure])
+        #expect(listener.entered.isEmpty)
+        #expect(
+            run.events.contains {
+                if case .region("entered", "near", _, "dropped", "notInUse") = $0.kind { true } else { false }
+            })
+    }
+
+    // MARK: - Visits (W3)
+
+    /// "If your app is terminated while this service is active, the system relaunches your app
+    /// when new visit events are ready to be delivered … You don't need to call this method again."
+    @Test func aVisitRelaunchesTheApp() async throws {
+        let listener = Listener()
+        // Walk 5 minutes, stop 15 minutes, walk on.
+        var events: [SourceEvent] = []
+        let start = Coordinate(latitude: 48.137, longitude: 11.575)
+        var position = 0.0
+        for (i, t) in stride(from: 0, through: 1800, by: 10).enumerated() {
+            if t < 300 || t >= 1200 { position += 14 }
+            let location = Location(
+                coordinate: Geodesic.destination(from: start, bearing: 90, distance: position), horizontalAccuracy: 5,
+                timestamp: DeviceRuleTests.epoch.addingTimeInterval(Double(t)),
+                provenance: Provenance(
+                    source: .file(path: "stop", index: i), isSimulatedBySoftware: true, fixMode: .threeD))
+            events.append(SourceEvent(offset: .seconds(t), kind: .fix(location), index: i, segment: 0))
+        }
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.app.monitorsVisits = true
+                $0.timeline = [.init(at: .seconds(60), .terminate)]
+            }, ListSource(events), delegate: listener)
+        #expect(Self.transitions(run).contains { $0.1 == .notRunning && $0.2 == .background && $0.3 == "visit" })
+        #expect(listener.visits.count == 2)
+        #expect(listener.visits.first?.isArrival == true)
+        #expect(listener.visits.last.map { !$0.isArrival } == true)
+    }
+
+    // MARK: - Background pushes (W4)
+
+    /// A push wakes a suspended app and launches one the system ended, for 30 s at most; it does
+    /// not launch an app the user swiped away ("the system does not automatically launch your app
+    /// if the user has force-quit it").
+    @Test func silentPushesBeforeAndAfterASwipe() async throws {
+        let run = try await Self.run(
+            Self.scenario {
+                $0.info.backgroundModes = [.remoteNotification]
+                $0.timeline = [
+                    .init(at: .seconds(10), .push(contentAvailable: true)),
+                    .init(at: .seconds(30), .background),
+                    .init(at: .seconds(60), .push(contentAvailable: true)),
+                    .init(at: .seconds(100), .systemTerminate),
+                    .init(at: .seconds(120), .push(contentAvailable: true)),
+                    .init(at: .seconds(200), .terminate),
+                    .init(at: .seconds(220), .push(contentAvailable: true)),
+                ]
+            }, .walk(for: 300))
+        let pushes = run.events.compactMap { e -> (Int, String, String?)? in
+            guard case .push(let action, _, let reason) = e.kind else { return nil }
+            return (Int(e.offset.components.seconds), action, reason)
+        }
+        #expect(pushes.contains { $0 == (10, "delivered", "foreground") })
+        #expect(pushes.contains { $0 == (60, "delivered", "woken") })
+        #expect(pushes.contains { $0 == (120, "delivered", "woken") })
+        #expect(pushes.contains { $0 == (220, "dropped", "userTerminated") })
+        let wakes = Self.transitions(run).filter { $0.3 == "remoteNotification" }
+        #expect(wakes.map(\.0) == [60, 120])
+        #expect(wakes.map(\.1) == [.suspended, .notRunning])
+    }
+
+    /// "Your app has 30 seconds to perform any tasks and call the provided completion handler";
+    /// overrun terminates the app, as with fetch.
+    @Test func aPushHandlerThatOverrunsGetsTheAppTerminated() async throws {
+        let run = try await Self.run(
+            Self.scenario {
+                $0.info.backgroundModes = [.remoteNotification]
+                $0.app.pushHandlerDuration = .seconds(40)
+                $0.timeline = [
+                    .init(at: .seconds(30), .background), .init(at: .seconds(60), .push(contentAvailable: true)),
+                ]
+            }, .walk(for: 300))
+        #expect(
+            run.events.contains {
+                $0.offset == .seconds(90) && $0.kind == .terminated(reason: "remoteNotificationBudgetExceeded")
+            })
+    }
+
+    /// Throttled pushes are held, the newest only, and delivered when the user launches the app;
+    /// "If something force quits or kills the app, the system discards the held notification."
+    @Test func throttledPushesAreHeldNewestFirstUntilTheUserLaunchesTheApp() async throws {
+        var s = Self.scenario {
+            $0.info.backgroundModes = [.remoteNotification]
+            $0.app.launchAt = nil
+            $0.system.pushesPerHour = 0
+            $0.timeline = [
+                .init(at: .seconds(10), .push(contentAvailable: true)),
+                .init(at: .seconds(20), .push(contentAvailable: true)),
+                .init(at: .seconds(30), .foreground),
+            ]
+        }
+        var run = try await Self.run(s, .walk(for: 60))
+        var pushes = run.events.compactMap { e -> String? in
+            if case .push(let action, _, let reason) = e.kind { return "\(action) \(reason ?? "")" } else { return nil }
+        }
+        #expect(pushes == ["held throttled", "discarded newerHeld", "held throttled", "delivered held", "completed "])
+        s.app.launchAt = .zero
+        s.timeline = [
+            .init(at: .seconds(5), .background), .init(at: .seconds(10), .push(contentAvailable: true)),
+            .init(at: .seconds(20), .systemTerminate),
+        ]
+        run = try await Self.run(s, .walk(for: 60))
+        pushes = run.events.compactMap { e -> String? in
+            if case .push(let action, _, let reason) = e.kind { return "\(action) \(reason ?? "")" } else { return nil }
+        }
+        #expect(pushes == ["held throttled", "discarded terminated"])
+    }
+
+    // MARK: - BGTaskScheduler (W6, W7)
+
+    /// An app-refresh task runs from its earliest begin date, waits while the app is on screen,
+    /// and has about 30 s: its expiration handler runs, and a task still not completed gets the
+    /// app terminated ("Not calling setTaskCompleted(success:) before the time for the task
+    /// expires may result in the system killing your app").
+    @Test func anAppRefreshTaskRunsWhenDueAndMustComplete() async throws {
+        let run = try await Self.run(
+            Self.scenario {
+                $0.info.backgroundModes = [.fetch]
+                $0.app.resubmitsAppRefresh = false
+                $0.timeline = [
+                    .init(at: .seconds(10), .submitAppRefresh(earliestBegin: .seconds(60))),
+                    .init(at: .seconds(120), .background),
+                ]
+            }, .walk(for: 300))
+        let tasks = run.events.compactMap { e -> (Int, String, String?)? in
+            guard case .scheduledTask(let action, _, _, _, let reason) = e.kind else { return nil }
+            return (Int(e.offset.components.seconds), action, reason)
+        }
+        #expect(tasks.contains { $0 == (70, "waiting", "appInForeground") })
+        #expect(tasks.contains { $0.0 == 120 && $0.1 == "began" })
+        #expect(tasks.contains { $0.0 == 125 && $0.1 == "completed" })
+
+        let overrun = try await Self.run(
+            Self.scenario {
+                $0.info.backgroundModes = [.fetch]
+                $0.app.resubmitsAppRefresh = false
+                $0.app.refreshTaskDuration = .seconds(60)
+                $0.app.endsTaskOnExpiration = false
+                $0.timeline = [
+                    .init(at: .seconds(10), .background),
+                    .init(at: .seconds(10), .submitAppRefresh(earliestBegin: nil)),
+                ]
+            }, .walk(for: 300))
+        #expect(overrun.events.contains { $0.kind == .terminated(reason: "scheduledTaskExpired") })
+        #expect(
+            overrun.events.contains {
+                $0.offset == .seconds(40) && $0.kind == .terminated(reason: "scheduledTaskExpired")
+            })
+
+        let polite = try await Self.run(
+            Self.scenario {
+                $0.info.backgroundModes = [.fetch]
+                $0.app.resubmitsAppRefresh = false
+                $0.app.refreshTaskDuration = .seconds(60)
+                $0.timeline = [
+                    .init(at: .seconds(10), .background),
+                    .init(at: .seconds(10), .submitAppRefresh(earliestBegin: nil)),
+                ]
+            }, .walk(for: 300))
+        #expect(!polite.events.contains { if case .terminated = $0.kind { true } else { false } })
+        #expect(
+            polite.events.contains {
+                if case .scheduledTask("completed", _, _, false, _) = $0.kind { true } else { false }
+            })
+    }
+
+    /// A processing task that requires external power waits for the charger; Background App
+    /// Refresh off makes the submission fail with `unavailable`, and turns background fetch off.
+    @Test func settingsGateScheduledTasksAndFetch() async throws {
+        let run = try await Self.run(
+            Self.scenario {
+                $0.info.backgroundModes = [.processing, .fetch]
+                $0.timeline = [
+                    .init(at: .seconds(5), .background),
+                    .init(at: .seconds(5), .submitProcessing(.init(requiresExternalPower: true))),
+                    .init(at: .seconds(100), .setCharging(true)),
+                    .init(at: .seconds(200), .setBackgroundAppRefresh(false)),
+                    .init(at: .seconds(250), .foreground),
+                    .init(at: .seconds(260), .submitAppRefresh(earliestBegin: nil)),
+                ]
+            }, .walk(for: 300))
+        #expect(Self.transitions(run).contains { $0.0 == 100 && $0.3 == "backgroundProcessing" })
+        #expect(
+            run.events.contains {
+                $0.offset == .seconds(260)
+                    && $0.kind
+                        == .scheduledTask(
+                            action: "rejected", kind: "appRefresh", identifier: TutorialApp.refreshTaskIdentifier,
+                            success: nil, reason: "unavailable")
+            })
+
+        var fetch = Self.scenario {
+            $0.info.backgroundModes = [.fetch]
+            $0.app.fetchInterval = .every(.seconds(60))
+            $0.device.power.lowPowerMode = true
+            $0.timeline = [.init(at: .seconds(5), .background)]
+        }
+        let lowPower = try await Self.run(fetch, .walk(for: 300))
+        #expect(
+            lowPower.events.contains {
+                $0.kind == .fetch(action: "skipped", result: nil, synced: nil, reason: "lowPowerMode")
+            })
+        #expect(!lowPower.events.contains { $0.kind == .fetch(action: "began", result: nil, synced: nil, reason: nil) })
+        fetch.device.power.lowPowerMode = false
+        let normal = try await Self.run(fetch, .walk(for: 300))
+        #expect(normal.events.contains { $0.kind == .fetch(action: "began", result: nil, synced: nil, reason: nil) })
+    }
+
+    // MARK: - Audio (W8)
+
+    /// "As long as it is playing audio … the app continues to run in the background"; it does not
+    /// make a When In Use app "in use" (Apple's three cases are the foreground, the grace period
+    /// and the indicator).
+    @Test func audioKeepsTheAppRunningButNotInUse() async throws {
+        func run(_ status: AuthorizationStatus, modes: BackgroundModes) async throws -> Run {
+            try await Self.run(
+                Self.scenario {
+                    $0.device.authorization = status
+                    $0.info.backgroundModes = modes
+                    $0.timeline = [
+                        .init(at: .seconds(10), .playAudio), .init(at: .seconds(60), .background),
+                        .init(at: .seconds(200), .stopAudio),
+                    ]
+                }, .walk(for: 300))
+        }
+        let whenInUse = try await run(.authorizedWhenInUse, modes: [.audio])
+        #expect(whenInUse.reasons(from: 70, to: 200) == [.notInUse])
+        #expect(whenInUse.fixes(from: 70, to: 200).allSatisfy { $0.appState == .background })
+        let always = try await run(.authorizedAlways, modes: [.audio])
+        #expect(always.reasons(from: 70, to: 200) == [.backgroundAudio])
+        #expect(always.reasons(from: 210) == [.suspended], "suspended once the audio stops")
+        let noMode = try await run(.authorizedAlways, modes: [])
+        #expect(noMode.reasons(from: 70, to: 200) == [.suspended])
+    }
+
+    // MARK: - Background URL session (W9)
+
+    /// "Transfers … continue even when the app itself is suspended or terminated", and the app is
+    /// "automatically relaunched in the background" to handle them; "If the user terminates the app
+    /// from the multitasking screen, the system cancels all of the session's background transfers."
+    @Test func aBackgroundUploadWakesTheAppAndASwipeCancelsIt() async throws {
+        let directory = temporaryPath("-uploads")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scenario = Self.scenario {
+            $0.app.uploadsInBackground = true
+            $0.system.transferDuration = .seconds(60)
+            $0.timeline = [.init(at: .seconds(30), .background), .init(at: .seconds(50), .systemTerminate)]
+        }
+        let simulation = Simulation(scenario: scenario, epoch: DeviceRuleTests.epoch)
+        simulation.uploadDirectory = directory
+        let recorder = AuditRecorder()
+        simulation.addObserver(recorder)
+        try await simulation.run(ListSource.walk(for: 200))
+        let run = Run(simulation: simulation, events: recorder.events)
+        #expect(Self.transitions(run).contains { $0.0 == 90 && $0.1 == .notRunning && $0.3 == "urlSession" })
+        let uploaded = try String(contentsOfFile: directory + "/upload-1.csv", encoding: .utf8)
+        #expect(uploaded.split(separator: "\n").count == 3, "the locations delivered before it left (0–20 s)")
+
+        let swiped = try await Self.run(
+            Self.scenario {
+                $0.app.uploadsInBackground = true
+                $0.timeline = [.init(at: .seconds(30), .background), .init(at: .seconds(40), .terminate)]
+            }, .walk(for: 200))
+        #expect(
+            swiped.events.contains {
+                $0.kind == .transfer(action: "cancelled", task: 1, count: 3, reason: "userTerminated")
+            })
+        #expect(!swiped.events.contains { if case .transfer("completed", _, _, _) = $0.kind { true } else { false } })
+    }
+
+    // MARK: - requestLocation() and temporary full accuracy (W10, W11)
+
+    /// "Only one location fix is reported to the delegate, after which location services are
+    /// stopped. If a location fix cannot be determined in a timely manner, the location manager
+    /// calls the delegate's locationManager(_:didFailWithError:) … locationUnknown."
+    @Test func requestLocationDeliversOneLocationOrFails() async throws {
+        let listener = Listener()
+        let run = try await Self.run(
+            Self.scenario {
+                $0.app.startsUpdates = false
+                $0.timeline = [.init(at: .seconds(15), .requestLocation)]
+            }, .walk(for: 120), delegate: listener)
+        #expect(Self.serviceLocations(run, "delivered").map(\.0) == [20])
+        #expect(listener.locations.count == 1)
+
+        let late = Listener()
+        _ = try await Self.run(
+            Self.scenario {
+                $0.app.startsUpdates = false
+                $0.timeline = [.init(at: .seconds(200), .requestLocation), .init(at: .seconds(300), .background)]
+            }, .walk(for: 120), delegate: late)
+        #expect(late.locations.isEmpty)
+        #expect(late.errors.map(\.code) == [.locationUnknown])
+    }
+
+    /// "Your app can access that data in the foreground or in the background, until its permission
+    /// automatically expires. Expiration is postponed while your app is actively in use"; the
+    /// request "always fails with a CLError.Code.promptDeclined error" without the purpose key.
+    @Test func temporaryFullAccuracyLastsWhileTheAppIsInUse() async throws {
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.preciseLocation = false
+                $0.info.temporaryUsageDescriptionKeys = ["navigation"]
+                $0.user.temporaryFullAccuracy = true
+                $0.timeline = [
+                    .init(at: .seconds(10), .requestTemporaryFullAccuracy(purposeKey: "navigation")),
+                    .init(at: .seconds(100), .background),
+                    .init(at: .seconds(150), .foreground),
+                    .init(at: .seconds(160), .requestTemporaryFullAccuracy(purposeKey: "unknown")),
+                ]
+            }, .walk(for: 200))
+        let changes = run.events.compactMap { e -> (Int, AccuracyAuthorization)? in
+            if case .accuracyChanged(_, let to) = e.kind { (Int(e.offset.components.seconds), to) } else { nil }
+        }
+        #expect(changes.map(\.0) == [10, 105])
+        #expect(changes.map(\.1) == [.fullAccuracy, .reducedAccuracy])
+        #expect(
+            run.fixes(from: 20, to: 100).allSatisfy { $0.accuracy == .fullAccuracy && $0.positioning == .satellite })
+        #expect(run.fixes(from: 110, to: 150).allSatisfy { $0.accuracy == .reducedAccuracy })
+        #expect(
+            run.events.contains {
+                $0.kind == .prompt(prompt: "temporaryFullAccuracy", phase: "declined", answer: "noSuchPurposeKey")
+            })
+    }
+}
