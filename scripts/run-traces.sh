@@ -4,6 +4,9 @@
 # replays traces/city-walk.gpx into the simulated app scripted by traces/commute.yaml, writing
 # its audit log and the delivered locations (GeoJSON) beside them, and storing the run as a
 # session in out/traces/waymark.sqlite, which it then lists, shows and exports (GPX, GeoJSON).
+# Then it replays every other traces/*.yaml scenario (the wake-up services: significant changes,
+# regions, visits, pushes, BGTaskScheduler, audio, uploads) on the trace its first line names,
+# writing each audit log and the launches and wakes it caused.
 # When ../shared/tools is present, the outputs are checked with check-geojson and check-gpx.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +37,21 @@ store=out/traces/waymark.sqlite
 rm -f "$store" "$store-wal" "$store-shm"
 "$waymark" replay traces/city-walk.gpx --scenario traces/commute.yaml --rate max --quiet --store "$store" \
     --audit out/traces/city-walk.replay.audit.ndjson --format geojson -o out/traces/city-walk.delivered.geojson
+for scenario in traces/*.yaml; do
+    name=$(basename "$scenario" .yaml)
+    [ "$name" = commute ] && continue
+    # Each scenario names its trace in its first line: "# trace: NAME".
+    trace="traces/$(head -n 1 "$scenario" | sed -n 's/^# trace: //p').gpx"
+    echo
+    echo "== replay of $trace with $scenario"
+    mkdir -p "out/traces/$name.uploads"
+    "$waymark" replay "$trace" --scenario "$scenario" --rate max --quiet --no-store \
+        --upload-dir "out/traces/$name.uploads" --audit "out/traces/$name.audit.ndjson" \
+        --format geojson -o "out/traces/$name.delivered.geojson"
+    # The launches and wakes, and what caused them.
+    grep -E '"from":"(notRunning|suspended)","to":"background"' "out/traces/$name.audit.ndjson" \
+        | grep -v '"cause":"resumed"' | sed 's/^/  /' || true
+done
 echo
 echo "== the session it stored"
 "$waymark" sessions list --store "$store"
