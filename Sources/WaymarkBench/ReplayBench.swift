@@ -9,6 +9,24 @@ import Waymark
     import Glibc
 #endif
 
+/// Counts launches and wakes by cause, and service events.
+final class WakeCounter: SimulationObserver {
+    var counts: [String: Int] = [:]
+    func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
+        switch event.kind {
+        case .stateChanged(let from, .background, let cause) where from == .notRunning || from == .suspended:
+            counts["wakes by \(cause)", default: 0] += 1
+        case .region(let action, _, _, _, _) where action == "entered" || action == "exited":
+            counts["region events", default: 0] += 1
+        case .visit(let action, _, _, _) where action == "arrival" || action == "departure":
+            counts["visit events", default: 0] += 1
+        case .serviceLocation(let r) where r.action == "delivered":
+            counts["significant changes delivered", default: 0] += 1
+        default: break
+        }
+    }
+}
+
 enum ReplayBench {
     static func run(arguments: [String]) async throws {
         var hours = 24
@@ -45,7 +63,10 @@ enum ReplayBench {
                 fixes, layout, Double(fixes) / layout))
 
         var rows: [(String, Double)] = []
-        for (name, scenario) in [("foreground, best accuracy", Scenario()), ("busy lifecycle", busyScenario(hours))] {
+        for (name, scenario) in [
+            ("foreground, best accuracy", Scenario()), ("busy lifecycle", busyScenario(hours)),
+            ("20 regions, significant changes, visits", servicesScenario(hours)),
+        ] {
             var best = Double.infinity
             for _ in 0..<3 {
                 let simulation = Simulation(scenario: scenario, epoch: Date(timeIntervalSince1970: 0))
@@ -65,6 +86,17 @@ enum ReplayBench {
             let size = (try? FileManager.default.attributesOfItem(atPath: auditPath)[.size] as? Int) ?? 0
             rows.append(("\(name), audit log written (\(size >> 20) MiB)", Double(fixes) / elapsed))
             try? FileManager.default.removeItem(atPath: auditPath)
+            if name.hasPrefix("20 regions") {
+                // What the services did, so that the row is not a run where nothing happens.
+                let counter = WakeCounter()
+                let check = Simulation(scenario: scenario, epoch: Date(timeIntervalSince1970: 0))
+                check.addObserver(counter)
+                try await check.run(GPXReplaySource(schedule: schedule, name: path))
+                print(
+                    "services run: "
+                        + counter.counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(
+                            separator: ", "))
+            }
         }
 
         let peer = try gpsfakeRate(fixes: peerFixes, dir: dir)
@@ -97,6 +129,27 @@ enum ReplayBench {
         for hour in stride(from: 1, to: hours, by: 2) {
             s.timeline.append(.init(at: .seconds(hour * 3600), .background))
             s.timeline.append(.init(at: .seconds(hour * 3600 + 3600), .foreground))
+        }
+        return s
+    }
+
+    /// An Always app that monitors 20 regions along and around the day's route, significant
+    /// changes and visits, and is swiped away and relaunched by them all day.
+    static func servicesScenario(_ hours: Int) -> Scenario {
+        var s = Scenario()
+        s.device.authorization = .authorizedAlways
+        s.app.monitorsSignificantChanges = true
+        s.app.monitorsVisits = true
+        let home = Coordinate(latitude: 48.137, longitude: 11.575)
+        for i in 0..<20 {
+            let bearing = Double(i) * 18
+            let distance = 500 + 400 * Double(i)
+            let center = Geodesic.destination(from: home, bearing: bearing, distance: distance)
+            let radius = 150 + 50 * Double(i % 5)
+            s.app.regions.append(CircularRegion(center: center, radius: radius, identifier: "r\(i)"))
+        }
+        for hour in stride(from: 1, to: hours, by: 3) {
+            s.timeline.append(.init(at: .seconds(hour * 3600), .terminate))
         }
         return s
     }

@@ -97,3 +97,28 @@ import Testing
                     - 20_003_931.458) < 1e-2)
     }
 }
+
+/// The cheap bounds the wake-up services use on every fix must bound the geodesic.
+@Suite struct DistanceBoundsTests {
+    @Test func theBoundsHoldTheGeodesicDistance() {
+        var rng = SystemRandomNumberGenerator()
+        var checked = 0
+        for _ in 0..<200_000 {
+            let p = Coordinate(
+                latitude: .random(in: -89.9...89.9, using: &rng), longitude: .random(in: -180...180, using: &rng))
+            // Mostly near (metres to a degree), sometimes anywhere, sometimes across the antimeridian.
+            let scale = [0.0001, 0.01, 0.5, 0.99, 3, 60].randomElement(using: &rng)!
+            var lon = p.longitude + .random(in: -scale...scale, using: &rng)
+            if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
+            let q = Coordinate(
+                latitude: min(89.9, max(-89.9, p.latitude + .random(in: -scale...scale, using: &rng))), longitude: lon)
+            let d = Geodesic.distance(p, q)
+            let (lower, upper) = Geodesic.distanceBounds(p, q)
+            #expect(lower <= d && d <= upper, "\(p) \(q): \(lower) ≤ \(d) ≤ \(upper)")
+            #expect(Geodesic.isWithin(d + 0.001, p, q) && !Geodesic.isWithin(d - 0.001, p, q) || d < 0.001)
+            checked += 1
+            if lower > d || d > upper { break }
+        }
+        #expect(checked == 200_000)
+    }
+}

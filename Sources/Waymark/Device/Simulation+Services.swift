@@ -57,11 +57,9 @@ extension Simulation {
     func servicesObserve(_ event: SourceEvent) {
         guard case .fix(let location) = event.kind else { return }
         if locationRequestDeadline != nil { answerLocationRequest(location, event) }
-        if significantChanges.isMonitoring {
+        if significantChanges.observe(location.coordinate, at: now) {
             let fix = SignificantChangeStateMachine.Fix(location: location, index: event.index, segment: event.segment)
-            for case .report(let fix) in significantChanges.handle(.fix(fix, at: now)) {
-                locationServiceEvent(.significantChange(fix))
-            }
+            locationServiceEvent(.significantChange(fix))
         }
         if regionMonitor.isMonitoring {
             for action in regionMonitor.handle(.fix(location.coordinate, at: now)) { apply(region: action) }

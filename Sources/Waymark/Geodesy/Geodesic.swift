@@ -46,6 +46,41 @@ public enum Geodesic {
         return viaMidpoint(p, q).distance
     }
 
+    /// Cheap bounds on the geodesic distance in metres between `p` and `q`, for a hot path that
+    /// only needs to compare it with a threshold: `lower` ≤ distance ≤ `upper`.
+    ///
+    /// On WGS 84 a degree of latitude is 110 574–111 694 m, and a degree of longitude
+    /// 111 319–111 694 m times the cosine of the latitude; within a degree of each other (below
+    /// 85° of latitude) the flat-Earth distances with the least and the most of these, widened by
+    /// 0.01 %, bound the geodesic. Farther apart, the latitude difference alone bounds it from
+    /// below (at least the meridian arc), and `upper` is infinite. Near the poles, nothing is
+    /// claimed (0 and infinity): compute the distance.
+    @inline(__always)
+    public static func distanceBounds(_ p: Coordinate, _ q: Coordinate) -> (lower: Double, upper: Double) {
+        let dLat = abs(q.latitude - p.latitude)
+        var dLon = abs(q.longitude - p.longitude)
+        if dLon > 180 { dLon = 360 - dLon }
+        guard abs(p.latitude) < 85, abs(q.latitude) < 85 else { return (0, .infinity) }
+        guard dLat < 1, dLon < 1 else { return (dLat * 110_574 * 0.9999, .infinity) }
+        let north = max(abs(p.latitude), abs(q.latitude)) * .pi / 180
+        let south = min(abs(p.latitude), abs(q.latitude)) * .pi / 180
+        let y0 = dLat * 110_574
+        let x0 = dLon * 111_319 * cos(north)
+        let y1 = dLat * 111_694
+        let x1 = dLon * 111_694 * cos(south)
+        return ((y0 * y0 + x0 * x0).squareRoot() * 0.9999, (y1 * y1 + x1 * x1).squareRoot() * 1.0001)
+    }
+
+    /// Whether the geodesic distance between `p` and `q` is at most `metres`, computing it only
+    /// when ``distanceBounds(_:_:)`` cannot tell.
+    @inline(__always)
+    public static func isWithin(_ metres: Double, _ p: Coordinate, _ q: Coordinate) -> Bool {
+        let (lower, upper) = distanceBounds(p, q)
+        if upper <= metres { return true }
+        if lower > metres { return false }
+        return distance(p, q) <= metres
+    }
+
     /// Distance and bearings between two coordinates.
     public static func inverse(_ p: Coordinate, _ q: Coordinate) -> Inverse {
         if p.latitude == q.latitude && p.longitude == q.longitude {

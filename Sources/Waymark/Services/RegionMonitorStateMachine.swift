@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Region monitoring (`startMonitoring(for:)` with circular regions): a pure state machine.
 ///
 /// It holds no clock and does no I/O; times come with the events. Whether an event reaches the
@@ -36,6 +42,30 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         }
         var pendingState: RegionState?
         var pendingSince: Duration = .zero
+        /// Degrees of latitude and of longitude from the centre beyond which a fix is surely past
+        /// the outer threshold (radius plus hysteresis): the hot path's first test. Nil for a
+        /// region too large for it.
+        var outerLimit: (latitude: Double, longitude: Double)? {
+            outerLatitude.isFinite ? (outerLatitude, outerLongitude) : nil
+        }
+        var outerLatitude = Double.infinity
+        var outerLongitude = Double.infinity
+
+        init(region: CircularRegion, state: RegionState, hysteresis: Double) {
+            self.region = region
+            self.state = state
+            // The same bounds as Geodesic.distanceBounds: a degree of latitude is at least
+            // 110 574 m, a degree of longitude at least 111 319 m times the cosine of the
+            // latitude, less 0.01 %; only within a degree, and below 85° of latitude.
+            let outer = region.radius + min(hysteresis, region.radius / 2)
+            let latitude = outer / (110_574 * 0.9999)
+            let north = abs(region.center.latitude) + latitude
+            guard north < 85 else { return }
+            let longitude = outer / (111_319 * cos(north * .pi / 180) * 0.9999)
+            guard latitude < 1, longitude < 1 else { return }
+            outerLatitude = latitude
+            outerLongitude = longitude
+        }
     }
 
     public enum Failure: String, Sendable, Hashable {
@@ -84,10 +114,10 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
                 return [.failed(region, .radiusTooLarge)]
             }
             if let i = regions.firstIndex(where: { $0.region.identifier == region.identifier }) {
-                regions[i] = Monitored(region: region, state: .unknown)
+                regions[i] = Monitored(region: region, state: .unknown, hysteresis: hysteresis)
             } else {
                 guard regions.count < Self.limit else { return [.failed(region, .limitReached)] }
-                regions.append(Monitored(region: region, state: .unknown))
+                regions.append(Monitored(region: region, state: .unknown, hysteresis: hysteresis))
             }
             return [.started(region)]
         case .stop(let identifier):
@@ -100,22 +130,41 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         case .fix(let coordinate, let now):
             var actions: [Action] = []
             for i in regions.indices {
+                if regions[i].state == .outside && regions[i].pendingState == nil
+                    && regions[i].isSurelyOutside(coordinate)
+                {
+                    continue  // far away and known to be: nothing to do
+                }
                 if let crossed = observe(&regions[i], coordinate, now) { actions.append(crossed) }
             }
             return actions
         }
     }
 
+    /// The hot path: every fix against every region. ``Geodesic/distanceBounds(_:_:)`` settles
+    /// the clear cases (a region far away, a device deep inside); the geodesic decides near a
+    /// threshold.
     private func observe(_ m: inout Monitored, _ c: Coordinate, _ now: Duration) -> Action? {
-        let d = Geodesic.distance(m.region.center, c)
+        let r = m.region.radius
+        let (lower, upper) = Geodesic.distanceBounds(m.region.center, c)
         if m.state == .unknown {
-            m.state = d <= m.region.radius ? .inside : .outside
+            let inside = upper <= r || (lower <= r && Geodesic.distance(m.region.center, c) <= r)
+            m.state = inside ? .inside : .outside
             return nil
         }
         // A small region cannot hold the whole distance inside it: half its radius then.
-        let h = min(hysteresis, m.region.radius / 2)
-        let beyond: RegionState? =
-            if d <= m.region.radius - h { .inside } else if d >= m.region.radius + h { .outside } else { nil }
+        let h = min(hysteresis, r / 2)
+        let beyond: RegionState?
+        if lower >= r + h {
+            beyond = .outside
+        } else if upper <= r - h {
+            beyond = .inside
+        } else if lower > r - h && upper < r + h {
+            beyond = nil
+        } else {
+            let d = Geodesic.distance(m.region.center, c)
+            beyond = d <= r - h ? .inside : (d >= r + h ? .outside : nil)
+        }
         guard let beyond, beyond != m.state else {
             // Back within the hysteresis band, or on the same side: a crossing under way starts over.
             m.pendingState = nil
@@ -130,5 +179,18 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         m.pendingState = nil
         let wanted = beyond == .inside ? m.region.notifyOnEntry : m.region.notifyOnExit
         return wanted ? .crossed(m.region, beyond) : nil
+    }
+}
+
+extension RegionMonitorStateMachine.Monitored {
+    /// Whether `c` is surely farther than the outer threshold, by degrees alone.
+    @inline(__always)
+    func isSurelyOutside(_ c: Coordinate) -> Bool {
+        guard abs(c.latitude) < 85 else { return false }
+        let dLat = abs(c.latitude - region.center.latitude)
+        if dLat >= outerLatitude { return true }
+        var dLon = abs(c.longitude - region.center.longitude)
+        if dLon > 180 { dLon = 360 - dLon }
+        return dLon >= outerLongitude && dLat < 1
     }
 }

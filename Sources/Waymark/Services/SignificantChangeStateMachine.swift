@@ -33,7 +33,7 @@ public struct SignificantChangeStateMachine: Sendable, Hashable {
         /// The app starts the service; `cached` is the device's most recent fix, if any.
         case start(at: Duration, cached: Fix?)
         case stop
-        /// A fix of the device.
+        /// A fix of the device (``observe(_:at:)`` is the same without building a ``Fix``).
         case fix(Fix, at: Duration)
     }
 
@@ -69,14 +69,22 @@ public struct SignificantChangeStateMachine: Sendable, Hashable {
             last = nil
             return [.stopped]
         case .fix(let fix, let now):
-            guard isMonitoring else { return [] }
-            if let last {
-                guard now - last.at >= Self.minimumInterval,
-                    Geodesic.distance(last.coordinate, fix.location.coordinate) >= Self.distance
-                else { return [] }
-            }
-            last = Last(coordinate: fix.location.coordinate, at: now)
-            return [.report(fix)]
+            return observe(fix.location.coordinate, at: now) ? [.report(fix)] : []
         }
+    }
+
+    /// The hot path: whether a fix at `coordinate` is an event (it then becomes the last one).
+    public mutating func observe(_ coordinate: Coordinate, at now: Duration) -> Bool {
+        guard isMonitoring else { return false }
+        if let last {
+            guard now - last.at >= Self.minimumInterval else { return false }
+            let (lower, upper) = Geodesic.distanceBounds(last.coordinate, coordinate)
+            guard
+                lower >= Self.distance
+                    || (upper >= Self.distance && Geodesic.distance(last.coordinate, coordinate) >= Self.distance)
+            else { return false }
+        }
+        last = Last(coordinate: coordinate, at: now)
+        return true
     }
 }

@@ -95,7 +95,7 @@ public struct VisitStateMachine: Sendable, Hashable {
                 stay = Self.begin(c, date, now)
                 return []
             }
-            guard Geodesic.distance(current.anchor, c) <= radius else {
+            guard Geodesic.isWithin(radius, current.anchor, c) else {
                 stay = Self.begin(c, date, now)
                 guard current.arrived else { return [] }
                 return [.visit(visit(current, departure: current.lastInside))]
