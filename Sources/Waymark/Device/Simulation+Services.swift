@@ -30,6 +30,7 @@ extension Simulation {
     /// Woken by a service and still within its time: a location event's few seconds, a push's
     /// handler, a `BGTask`, a URL session's events.
     var isWokenByService: Bool {
+        guard serviceActivity else { return false }
         if let until = serviceWakeUntil, now < until { return true }
         return pushHandlers.values.contains(true) || !runningTasks.isEmpty || transferEventsPending
     }
@@ -37,7 +38,7 @@ extension Simulation {
     /// Whether audio keeps the app running: playing, with the `audio` mode.
     var audioKeepsRunning: Bool { audioPlaying && scenario.info.backgroundModes.contains(.audio) }
 
-    var keptRunningByServices: Bool { isWokenByService || audioKeepsRunning }
+    var keptRunningByServices: Bool { serviceActivity && (isWokenByService || audioKeepsRunning) }
 
     func serviceContext() -> ServiceDelivery.Context {
         ServiceDelivery.Context(

@@ -101,19 +101,19 @@ public final class Simulation {
     /// Service events waiting for a launched or woken app.
     var pendingServiceEvents: [PendingServiceEvent] = []
     /// Until when a location service's wake keeps the app running.
-    var serviceWakeUntil: Duration?
+    var serviceWakeUntil: Duration? { didSet { refreshServiceActivity() } }
     /// The background pushes whose handlers have not completed, by id.
     /// The background pushes whose handlers have not completed, by id; true when the handler
     /// runs against the 30 s budget (off screen).
-    var pushHandlers: [Int: Bool] = [:]
+    var pushHandlers: [Int: Bool] = [:] { didSet { refreshServiceActivity() } }
     var pushCounter = 0
     /// The newest background push the system holds for the app ("only holds the newest one").
     var heldPush = false
     /// The `BGTask`s running, by id.
-    var runningTasks: [Int: ScheduledTask] = [:]
+    var runningTasks: [Int: ScheduledTask] = [:] { didSet { refreshServiceActivity() } }
     var taskCounter = 0
     var taskHandlers: [String: (ScheduledTask) -> Void] = [:]
-    var audioPlaying = false
+    var audioPlaying = false { didSet { refreshServiceActivity() } }
     /// `requestLocation()` in progress: when it times out.
     var locationRequestDeadline: Duration?
     /// Full accuracy granted for now (`requestTemporaryFullAccuracyAuthorization`).
@@ -122,7 +122,16 @@ public final class Simulation {
     var transfers: [Int: Transfer] = [:]
     var transferCounter = 0
     /// The app handles its URL session's events (it runs until it calls the completion).
-    var transferEventsPending = false
+    var transferEventsPending = false { didSet { refreshServiceActivity() } }
+    /// Whether any of the five above may keep the app running: the one fact the per-fix path
+    /// reads (each read of a class property costs an exclusivity check).
+    var serviceActivity = false
+
+    func refreshServiceActivity() {
+        serviceActivity =
+            serviceWakeUntil != nil || !pushHandlers.isEmpty || !runningTasks.isEmpty || transferEventsPending
+            || audioPlaying
+    }
     /// Why the app was launched this time (nil before the first launch).
     public internal(set) var launchCause: LifecycleCause?
     /// `BGTaskScheduler.shared` for the app.
@@ -470,8 +479,9 @@ public final class Simulation {
         if fetch.isFetching { return .backgroundFetch }
         if !tasks.tasks.isEmpty { return .backgroundTask }
         if lifecycle.isInUse { return .gracePeriod }
+        guard serviceActivity else { return nil }
         if isWokenByService { return .backgroundWake }
-        if audioPlaying { return .backgroundAudio }
+        if audioKeepsRunning { return .backgroundAudio }
         return nil
     }
 
