@@ -207,6 +207,15 @@ final class ConsoleReporter: SimulationObserver {
             var text = "background upload \(task) \(action)"
             if let count { text += ", \(count) location(s)" }
             return text + (reason.map { " (\($0))" } ?? "")
+        case .session(let kind, let action, let reason):
+            let name = kind == "service" ? "service session" : "background activity session"
+            return "\(name) \(action)" + (reason.map { " (\($0))" } ?? "")
+        case .monitor(let name, let identifier, let action, let decision, let reason):
+            var text = "monitor \(name): condition \(identifier) \(action)"
+            if let decision, decision != "delivered" { text += ", \(decision)" }
+            return text + (reason.map { " (\($0))" } ?? "")
+        case .liveUpdate(let stationary, let diagnostic):
+            return "live update: " + (stationary ? "stationary" : (diagnostic ?? ""))
         }
     }
 }

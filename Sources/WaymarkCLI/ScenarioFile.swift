@@ -141,7 +141,10 @@ enum ScenarioFile {
     private static func readInfo(_ node: Node, _ r: NodeReader, _ s: inout Scenario) throws {
         for (key, value) in try r.mapping(
             node, in: "info",
-            keys: ["backgroundModes", "usageDescriptions", "defaultAccuracyReduced", "temporaryUsageDescriptions"])
+            keys: [
+                "backgroundModes", "usageDescriptions", "defaultAccuracyReduced", "temporaryUsageDescriptions",
+                "requiresExplicitServiceSession",
+            ])
         {
             switch key {
             case "backgroundModes":
@@ -172,6 +175,8 @@ enum ScenarioFile {
                 s.info.usageDescriptions.alwaysAndWhenInUse = always
             case "defaultAccuracyReduced":
                 s.info.usageDescriptions.defaultsToReducedAccuracy = try r.bool(value, key: key)
+            case "requiresExplicitServiceSession":
+                s.info.requiresExplicitServiceSession = try r.bool(value, key: key)
             case "temporaryUsageDescriptions":
                 s.info.temporaryUsageDescriptionKeys = Set(
                     try r.list(value, key: key).map { try r.string($0, key: key) })
@@ -414,7 +419,8 @@ enum TimelineActions {
         + "stopMonitoringSignificantLocationChanges, startMonitoring, stopMonitoring, requestState, "
         + "startMonitoringVisits, stopMonitoringVisits, push, submitAppRefresh, submitProcessing, playAudio, stopAudio, "
         + "requestLocation, requestTemporaryFullAccuracy, setBackgroundAppRefresh, setAppBackgroundAppRefresh, "
-        + "setLowPowerMode, setCharging, setNetwork"
+        + "setLowPowerMode, setCharging, setNetwork, startBackgroundActivitySession, invalidateBackgroundActivitySession, "
+        + "startServiceSession, invalidateServiceSession, liveUpdates, addCondition, removeCondition"
 
     static func make(_ name: String, value: Node?, nameNode: Node, at item: Node, _ r: NodeReader) throws
         -> Scenario.Action
@@ -433,6 +439,9 @@ enum TimelineActions {
             "stopMonitoringSignificantLocationChanges": .stopMonitoringSignificantLocationChanges,
             "startMonitoringVisits": .startMonitoringVisits, "stopMonitoringVisits": .stopMonitoringVisits,
             "playAudio": .playAudio, "stopAudio": .stopAudio, "requestLocation": .requestLocation,
+            "startBackgroundActivitySession": .startBackgroundActivitySession,
+            "invalidateBackgroundActivitySession": .invalidateBackgroundActivitySession,
+            "invalidateServiceSession": .invalidateServiceSession, "liveUpdates": .liveUpdates,
         ]
         if let action = simple[name] {
             if let value { throw r.error(value, "'\(name)' takes no 'value'") }
@@ -498,6 +507,28 @@ enum TimelineActions {
         case "setLowPowerMode": return .setLowPowerMode(try r.bool(try needValue(), key: "value"))
         case "setCharging": return .setCharging(try r.bool(try needValue(), key: "value"))
         case "setNetwork": return .setNetwork(try r.bool(try needValue(), key: "value"))
+        case "startServiceSession":
+            return .startServiceSession(try r.choice(try needValue(), key: "value", ServiceSession.Authorization.self))
+        case "addCondition", "removeCondition":
+            // `{monitor: NAME, identifier: …, latitude: …, longitude: …, radius: …}`; removal names
+            // the monitor and the identifier only.
+            let node = try needValue()
+            guard let mapping = node.mapping else { throw r.error(node, "'\(name)' needs a mapping with 'monitor'") }
+            var monitor: String?
+            var rest: [(Node, Node)] = []
+            for (k, v) in mapping {
+                if k.string == "monitor" {
+                    monitor = try r.string(v, key: "monitor")
+                } else {
+                    rest.append((k, v))
+                }
+            }
+            guard let monitor, !monitor.isEmpty else { throw r.error(node, "'\(name)' needs a 'monitor' name") }
+            let remainder = Node.mapping(Node.Mapping(rest, node.mapping?.tag ?? .implicit, .block, node.mark))
+            if name == "removeCondition" {
+                return .removeCondition(monitor: monitor, identifier: try r.identifier(remainder))
+            }
+            return .addCondition(monitor: monitor, try r.region(remainder))
         default:
             throw r.error(nameNode, "unknown action '\(name)' (expected one of: \(names))")
         }

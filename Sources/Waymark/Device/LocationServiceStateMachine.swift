@@ -63,12 +63,16 @@ public struct LocationServiceStateMachine: Sendable {
         /// The Info declares the `location` background mode.
         public var hasLocationMode: Bool
         public var settings: Settings
+        /// A `CLBackgroundActivitySession` (iOS 17+) started in use is held: like
+        /// `allowsBackgroundLocationUpdates`, with the indicator.
+        public var activitySession: Bool
 
         public init(
             now: Duration, appState: AppState, appInUse: Bool, running: DeliveryPolicy.Running?,
             authorization: AuthorizationStatus, isProvisionalAlways: Bool, accuracy: AccuracyAuthorization,
-            locationServicesEnabled: Bool, hasLocationMode: Bool, settings: Settings
+            locationServicesEnabled: Bool, hasLocationMode: Bool, settings: Settings, activitySession: Bool = false
         ) {
+            self.activitySession = activitySession
             self.now = now
             self.appState = appState
             self.appInUse = appInUse
@@ -189,7 +193,8 @@ public struct LocationServiceStateMachine: Sendable {
     /// `allowsBackgroundLocationUpdates`, and updates started in use or under (confirmed) Always.
     public func hasBackgroundSession(_ c: Context) -> Bool {
         guard case .updating(let startedInUse) = state else { return false }
-        return c.hasLocationMode && c.settings.allowsBackgroundLocationUpdates && c.authorization.isAuthorized
+        return c.hasLocationMode && (c.settings.allowsBackgroundLocationUpdates || c.activitySession)
+            && c.authorization.isAuthorized
             && (startedInUse || (c.authorization == .authorizedAlways && !c.isProvisionalAlways))
     }
 
@@ -198,7 +203,7 @@ public struct LocationServiceStateMachine: Sendable {
     public func showsIndicator(_ c: Context) -> Bool {
         hasBackgroundSession(c)
             && (c.authorization == .authorizedWhenInUse || c.isProvisionalAlways
-                || c.settings.showsBackgroundLocationIndicator)
+                || c.settings.showsBackgroundLocationIndicator || c.activitySession)
     }
 
     public mutating func handle(_ event: Event) -> [Action] {

@@ -59,6 +59,7 @@ extension Simulation {
                 apply(location.handle(.appResumed(context())))
             }
             app.didBecomeActive(self)
+            if !serviceSessions.isEmpty && appCodeRuns { askForServiceSessionAuthorization() }
         case .willEnterForeground:
             apply(tasks: tasks.handle(.enteredForeground))
             apply(location.handle(.appEnteredForeground(context())))
@@ -195,6 +196,30 @@ extension Simulation {
         case .requestLocation: manager.requestLocation()
         case .requestTemporaryFullAccuracy(let key):
             manager.requestTemporaryFullAccuracyAuthorization(withPurposeKey: key)
+        case .startBackgroundActivitySession: scriptedActivitySessions.append(startBackgroundActivitySession())
+        case .invalidateBackgroundActivitySession:
+            if scriptedActivitySessions.isEmpty {
+                record(.diagnostic(message: "invalidateBackgroundActivitySession: the app holds no session"))
+            } else {
+                scriptedActivitySessions.removeFirst().invalidate()
+            }
+        case .startServiceSession(let wanted):
+            scriptedServiceSessions.append(startServiceSession(authorization: wanted))
+        case .invalidateServiceSession:
+            if scriptedServiceSessions.isEmpty {
+                record(.diagnostic(message: "invalidateServiceSession: the app holds no session"))
+            } else {
+                scriptedServiceSessions.removeFirst().invalidate()
+            }
+        case .liveUpdates:
+            if liveUpdatesAvailable {
+                manager.scriptedLiveListener = true
+                managerStartedLiveUpdates()
+            }
+        case .addCondition(let name, let region):
+            if conditionMonitors[name] == nil { _ = monitor(named: name) }
+            addCondition(region, identifier: region.identifier, to: name)
+        case .removeCondition(let name, let identifier): removeCondition(identifier, from: name)
         default: break
         }
     }
@@ -429,6 +454,11 @@ extension Simulation {
                 } else if o.decision == .delivered {
                     summary.resumedDeliveries += 1
                 }
+                if o.decision == .dropped, manager.hasLiveListeners, let d = LiveUpdate.Diagnostic(o.reason),
+                    d != .authorizationRequestInProgress || authorization.pendingPrompt != nil
+                {
+                    sendLiveDiagnostic(d)
+                }
                 guard hasObservers else { continue }
                 record(
                     .fix(
@@ -446,6 +476,7 @@ extension Simulation {
             case .paused:
                 record(.paused(reason: "stationary"))
                 manager.delegate?.locationManagerDidPauseLocationUpdates(manager)
+                if manager.hasLiveListeners { sendLiveStationary() }
             case .resumed:
                 record(.resumed(reason: "appRestarted"))
                 manager.delegate?.locationManagerDidResumeLocationUpdates(manager)
@@ -472,6 +503,7 @@ extension Simulation {
             pendingUpdates.removeAll(keepingCapacity: true)
         }
         guard !updates.isEmpty else { return }
+        if lastLiveDiagnostic != nil { lastLiveDiagnostic = nil }
         if !appState.isForeground || reason == .resumed || reason == .alwaysGranted {
             summary.deliveredWhileAway += updates.count
         }

@@ -9,11 +9,13 @@ enum PendingServiceEvent {
     case significantChange(SignificantChangeStateMachine.Fix)
     case region(CircularRegion, RegionState)
     case visit(Visit)
+    /// A `CLMonitor` condition's new state.
+    case condition(monitor: String, identifier: String, state: RegionState)
 
     var cause: WakeCause {
         switch self {
         case .significantChange: .significantLocationChange
-        case .region: .region
+        case .region, .condition: .region
         case .visit: .visit
         }
     }
@@ -51,7 +53,7 @@ extension Simulation {
     func updateServicesWatch() {
         servicesWatchFixes =
             significantChanges.isMonitoring || regionMonitor.isMonitoring || visits.isMonitoring
-            || locationRequestDeadline != nil
+            || locationRequestDeadline != nil || !conditionRegions.isEmpty
     }
 
     /// The services see every fix of the device, whatever the app's state.
@@ -70,6 +72,7 @@ extension Simulation {
                 locationServiceEvent(.visit(visit))
             }
         }
+        if !conditionRegions.isEmpty { conditionsObserve(location.coordinate) }
     }
 
     // MARK: - Location services' events
@@ -163,6 +166,13 @@ extension Simulation {
             }
             record(.visit(action: v.isArrival ? "arrival" : "departure", visit: v, decision: "delivered", reason: nil))
             manager.delegate?.locationManager(manager, didVisit: v)
+        case .condition(let name, let identifier, let state):
+            guard deliverCondition(name, identifier, state) else {
+                // Relaunched: the event waits for the app to create the monitor again.
+                pendingServiceEvents.append(event)
+                record(event, decision: "held", reason: "awaitingMonitor")
+                return
+            }
         }
     }
 
@@ -199,6 +209,12 @@ extension Simulation {
             record(
                 .visit(
                     action: visit.isArrival ? "arrival" : "departure", visit: visit, decision: decision, reason: reason)
+            )
+        case .condition(let name, let identifier, let state):
+            let monitoring: MonitoringState = state == .inside ? .satisfied : .unsatisfied
+            record(
+                .monitor(
+                    name: name, identifier: identifier, action: monitoring.rawValue, decision: decision, reason: reason)
             )
         }
     }
@@ -240,6 +256,7 @@ extension Simulation {
         if audioPlaying { stopAudio(reason: why) }
         guard let terminated else { return }
         significantChangesListening = false
+        sessionsAppTerminated()
         for (id, _) in pushHandlers { timers.cancel(.pushDeadline(id)) }
         pushHandlers = [:]
         if heldPush {

@@ -132,6 +132,21 @@ public final class Simulation {
             serviceWakeUntil != nil || !pushHandlers.isEmpty || !runningTasks.isEmpty || transferEventsPending
             || audioPlaying
     }
+    /// The `CLBackgroundActivitySession`s the app holds (started in use, not invalidated).
+    var activitySessions = 0
+    /// The `CLServiceSession`s the app holds, by id, with the authorization each asks for.
+    var serviceSessions: [Int: ServiceSession.Authorization] = [:]
+    var sessionCounter = 0
+    /// The `CLMonitor`s the app created in this launch, by name (their conditions persist).
+    var conditionMonitors: [String: ConditionMonitor] = [:]
+    /// The conditions of the app's `CLMonitor`s, by monitor name: the system keeps them across
+    /// launches.
+    var conditionRegions: [String: RegionMonitorStateMachine] = [:]
+    /// The sessions scripted actions started (the tutorial app's).
+    var scriptedActivitySessions: [BackgroundActivitySession] = []
+    var scriptedServiceSessions: [ServiceSession] = []
+    /// The last diagnostic the live-update streams heard (iOS 18), so that each is sent once.
+    var lastLiveDiagnostic: LiveUpdate.Diagnostic?
     /// Why the app was launched this time (nil before the first launch).
     public internal(set) var launchCause: LifecycleCause?
     /// `BGTaskScheduler.shared` for the app.
@@ -491,7 +506,8 @@ public final class Simulation {
             now: now, appState: lifecycle.appState, appInUse: lifecycle.isInUse, running: runningReason,
             authorization: authorization.status, isProvisionalAlways: authorization.isProvisionalAlways,
             accuracy: authorization.accuracy, locationServicesEnabled: authorization.locationServicesEnabled,
-            hasLocationMode: scenario.info.backgroundModes.contains(.location), settings: manager.settings)
+            hasLocationMode: scenario.info.backgroundModes.contains(.location), settings: manager.settings,
+            activitySession: activitySessions > 0)
     }
 
     func record(_ kind: AuditEvent.Kind) {

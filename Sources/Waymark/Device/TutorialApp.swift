@@ -126,6 +126,8 @@ public final class TutorialApp: SimulatedApp {
         system.setMinimumBackgroundFetchInterval(behaviour.fetchInterval)
         if behaviour.beginsBackgroundTaskAtLaunch { launchTask = system.beginTaskEndedOnExpiration(reason: "launch") }
         registerTasks(system)
+        // "When the app relaunches, recreate the monitor with the same identifier."
+        for name in system.monitorNames { _ = system.monitor(named: name) }
         let cause = system.launchCause
         if behaviour.monitorsSignificantChanges || cause == .significantLocationChange {
             m.startMonitoringSignificantLocationChanges()

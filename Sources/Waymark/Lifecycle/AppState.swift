@@ -59,6 +59,8 @@ public struct AppInfo: Sendable, Hashable, Codable {
     /// The keys of `NSLocationTemporaryUsageDescriptionDictionary`: the purposes a temporary full
     /// accuracy request may name.
     public var temporaryUsageDescriptionKeys: Set<String>
+    /// `NSLocationRequireExplicitServiceSession` (iOS 18): live updates need a `CLServiceSession`.
+    public var requiresExplicitServiceSession = false
 
     public init(
         backgroundModes: BackgroundModes = [], usageDescriptions: LocationUsageDescriptions = .init(),

@@ -145,6 +145,8 @@ protocol LocationManagerHost: AnyObject {
     func managerStoppedVisits()
     func managerRequestedLocation()
     func managerRequestedTemporaryFullAccuracy(purposeKey: String, completion: ((LocationError?) -> Void)?)
+    var liveUpdatesAvailable: Bool { get }
+    func managerStartedLiveUpdates()
 }
 
 /// A CoreLocation-style location manager, owned by the simulated app.
@@ -248,6 +250,14 @@ public final class LocationManager {
     public var isUpdatingLocation: Bool { host?.isUpdating ?? false }
 
     private var continuations: [Int: AsyncStream<LocationUpdate>.Continuation] = [:]
+    private var liveContinuations: [Int: AsyncStream<LiveUpdate>.Continuation] = [:]
+    /// Whether anything listens to live updates (``liveUpdates()``, or the simulation's own
+    /// listener for a scripted `liveUpdates`).
+    var hasLiveListeners: Bool { !liveContinuations.isEmpty || scriptedLiveListener }
+    var scriptedLiveListener = false
+    /// With `NSLocationRequireExplicitServiceSession` and no `CLServiceSession` (iOS 18), live
+    /// updates carry no location.
+    var liveLocationsBlocked = false
     /// The array handed to the delegate, reused from call to call.
     private var spareLocations: [Location] = []
     private var nextContinuationID = 0
@@ -330,6 +340,35 @@ public final class LocationManager {
         return stream
     }
 
+    /// Live updates, as `CLLocationUpdate.liveUpdates()` (iOS 17+): the locations the app
+    /// receives, and the updates that say why none comes: ``LiveUpdate/isStationary`` when the
+    /// device stops (iOS 17), ``LiveUpdate/diagnostic`` (iOS 18) when one is dropped, each
+    /// diagnostic once until a location comes again.
+    ///
+    /// Asking for them starts the manager's updates ("Tells Core Location to start delivering
+    /// the location updates"), and from notDetermined asks for When In Use, as an implicit service
+    /// session does. Before iOS 17 the stream ends at once (the API does not exist).
+    public func liveUpdates() -> AsyncStream<LiveUpdate> {
+        let (stream, continuation) = AsyncStream<LiveUpdate>.makeStream(bufferingPolicy: .unbounded)
+        guard host?.liveUpdatesAvailable ?? false else {
+            continuation.finish()
+            return stream
+        }
+        let id = nextContinuationID
+        nextContinuationID += 1
+        liveContinuations[id] = continuation
+        host?.managerStartedLiveUpdates()
+        return stream
+    }
+
+    func yieldLive(_ update: LiveUpdate) {
+        var ended: [Int] = []
+        for (id, continuation) in liveContinuations {
+            if case .terminated = continuation.yield(update) { ended.append(id) }
+        }
+        for id in ended { liveContinuations[id] = nil }
+    }
+
     /// A new app instance's manager: the properties it had when the device adopted it (the
     /// defaults, unless the app's code set them up before), no location (the delegate and the
     /// streams stay, as the app's own code owns them).
@@ -345,6 +384,9 @@ public final class LocationManager {
     func deliver(_ updates: [LocationUpdate]) {
         guard !updates.isEmpty else { return }
         location = updates[updates.count - 1].location
+        if !liveContinuations.isEmpty && !liveLocationsBlocked {
+            for update in updates { yieldLive(LiveUpdate(location: update.location)) }
+        }
         if let delegate {
             var locations = spareLocations
             spareLocations = []
@@ -373,5 +415,14 @@ public final class LocationManager {
     func finishUpdates() {
         for continuation in continuations.values { continuation.finish() }
         continuations.removeAll()
+        for continuation in liveContinuations.values { continuation.finish() }
+        liveContinuations.removeAll()
+    }
+
+    /// The app ended: its live-update streams end with it.
+    func endLiveUpdates() {
+        for continuation in liveContinuations.values { continuation.finish() }
+        liveContinuations.removeAll()
+        scriptedLiveListener = false
     }
 }

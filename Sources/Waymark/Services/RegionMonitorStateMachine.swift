@@ -99,10 +99,16 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
 
     /// Metres past the boundary before a crossing counts.
     public let hysteresis: Double
+    /// Whether the first state of a region is an event too (`CLMonitor`'s conditions), rather than
+    /// set silently (`CLCircularRegion`).
+    public let reportsInitialState: Bool
     /// The monitored regions, in the order they were started.
     public private(set) var regions: [Monitored] = []
 
-    public init(hysteresis: Double = 100) { self.hysteresis = hysteresis }
+    public init(hysteresis: Double = 100, reportsInitialState: Bool = false) {
+        self.hysteresis = hysteresis
+        self.reportsInitialState = reportsInitialState
+    }
 
     /// Whether any region is monitored.
     public var isMonitoring: Bool { !regions.isEmpty }
@@ -150,7 +156,7 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         if m.state == .unknown {
             let inside = upper <= r || (lower <= r && Geodesic.distance(m.region.center, c) <= r)
             m.state = inside ? .inside : .outside
-            return nil
+            return reportsInitialState ? .crossed(m.region, m.state) : nil
         }
         // A small region cannot hold the whole distance inside it: half its radius then.
         let h = min(hysteresis, r / 2)

@@ -127,6 +127,15 @@ public struct AuditEvent: Sendable, Hashable {
         /// A background URL session's transfer: `scheduled`, `completed`, `failed` (retried),
         /// `cancelled`, and the app's `eventsHandled`.
         case transfer(action: String, task: Int, count: Int?, reason: String?)
+        /// A `CLBackgroundActivitySession` or `CLServiceSession` (`kind` `backgroundActivity`,
+        /// `service`) `started`, `invalidated` or `ignored` (with why).
+        case session(kind: String, action: String, reason: String?)
+        /// A `CLMonitor`'s condition `added`, `removed`, or its state `satisfied`, `unsatisfied`
+        /// (delivered to the monitor's events, or dropped with a reason).
+        case monitor(name: String, identifier: String, action: String, decision: String?, reason: String?)
+        /// A live update without a location (iOS 17+): the device is `stationary`, or (iOS 18) a
+        /// `diagnostic` says why no location comes.
+        case liveUpdate(stationary: Bool, diagnostic: String?)
     }
 
     /// A service's location, for the audit log.
@@ -212,6 +221,9 @@ public struct AuditEvent: Sendable, Hashable {
         case .scheduledTask: "scheduledTask"
         case .audio: "audio"
         case .transfer: "transfer"
+        case .session: "session"
+        case .monitor: "monitor"
+        case .liveUpdate: "liveUpdate"
         }
     }
 
@@ -368,6 +380,19 @@ public struct AuditEvent: Sendable, Hashable {
             w.int("task", task)
             if let count { w.int("count", count) }
             w.string("reason", reason)
+        case .session(let kind, let action, let reason):
+            w.string("kind", kind)
+            w.string("action", action)
+            w.string("reason", reason)
+        case .monitor(let name, let identifier, let action, let decision, let reason):
+            w.string("name", name)
+            w.string("identifier", identifier)
+            w.string("action", action)
+            w.string("decision", decision)
+            w.string("reason", reason)
+        case .liveUpdate(let stationary, let diagnostic):
+            if stationary { w.bool("stationary", true) }
+            w.string("diagnostic", diagnostic)
         case .finished(let s):
             w.int("fixes", s.fixes)
             w.int("delivered", s.count(.delivered))

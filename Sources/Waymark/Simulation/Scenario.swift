@@ -282,6 +282,19 @@ public struct Scenario: Sendable, Hashable {
         /// The device is plugged in, or not.
         case setCharging(Bool)
         case setNetwork(Bool)
+        /// The app starts a `CLBackgroundActivitySession` (iOS 17+), or invalidates its oldest.
+        case startBackgroundActivitySession
+        case invalidateBackgroundActivitySession
+        /// The app starts a `CLServiceSession` (iOS 18+) asking for this authorization, or
+        /// invalidates its oldest.
+        case startServiceSession(ServiceSession.Authorization)
+        case invalidateServiceSession
+        /// The app asks for `CLLocationUpdate.liveUpdates()` (iOS 17+).
+        case liveUpdates
+        /// The app adds a circular condition to its `CLMonitor` of this name (iOS 17+), or removes
+        /// one.
+        case addCondition(monitor: String, CircularRegion)
+        case removeCondition(monitor: String, identifier: String)
 
         /// The action's name in scenario files and audit logs.
         public var name: String {
@@ -324,6 +337,13 @@ public struct Scenario: Sendable, Hashable {
             case .setLowPowerMode: "setLowPowerMode"
             case .setCharging: "setCharging"
             case .setNetwork: "setNetwork"
+            case .startBackgroundActivitySession: "startBackgroundActivitySession"
+            case .invalidateBackgroundActivitySession: "invalidateBackgroundActivitySession"
+            case .startServiceSession: "startServiceSession"
+            case .invalidateServiceSession: "invalidateServiceSession"
+            case .liveUpdates: "liveUpdates"
+            case .addCondition: "addCondition"
+            case .removeCondition: "removeCondition"
             }
         }
 
@@ -347,6 +367,12 @@ public struct Scenario: Sendable, Hashable {
             case .submitAppRefresh(let begin): begin.map(DurationText.format)
             case .submitProcessing(let r): r.description
             case .requestTemporaryFullAccuracy(let key): key
+            case .startServiceSession(let a): a.rawValue
+            case .addCondition(let name, let r):
+                "\(name) \(r.identifier) \(ValueFormatting.fixed(r.center.latitude, decimals: 7)),"
+                    + "\(ValueFormatting.fixed(r.center.longitude, decimals: 7)) radius "
+                    + ValueFormatting.fixed(r.radius, decimals: 1)
+            case .removeCondition(let name, let id): "\(name) \(id)"
             default: nil
             }
         }

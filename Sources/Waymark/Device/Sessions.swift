@@ -1,0 +1,149 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `CLBackgroundActivitySession` (iOS 17+): "An object that manages a visual indicator that keeps
+/// your app in use in the background, allowing it to receive updates or events."
+///
+/// Start one with ``Simulation/startBackgroundActivitySession()`` while the app is in use; until
+/// ``invalidate()`` (or the app's end) its standard updates go on in the background as with
+/// `allowsBackgroundLocationUpdates`, with the location indicator, so a When In Use app stays in
+/// use. Like that property, it needs the `location` background mode.
+public final class BackgroundActivitySession {
+    weak var simulation: Simulation?
+    /// Whether the session keeps the app in use now (started in use, not invalidated, the app
+    /// not ended since).
+    public internal(set) var isActive: Bool
+    let launch: Int
+
+    init(simulation: Simulation, active: Bool, launch: Int) {
+        self.simulation = simulation
+        self.isActive = active
+        self.launch = launch
+    }
+
+    /// `invalidate()`.
+    public func invalidate() { simulation?.invalidate(self) }
+}
+
+/// `CLServiceSession` (iOS 18+): the app declares the authorization a feature needs; while a
+/// session is held, Core Location asks for it when the app can show a prompt, and asks again
+/// when a temporary authorization lapsed ("including automatically re-asking as needed after
+/// temporary authorization lapses"). With `NSLocationRequireExplicitServiceSession` in the Info,
+/// live updates deliver nothing without one (``LiveUpdate/Diagnostic/serviceSessionRequired``).
+public final class ServiceSession {
+    public enum Authorization: String, Sendable, Hashable, CaseIterable {
+        case none, whenInUse, always
+    }
+
+    public let authorization: Authorization
+    weak var simulation: Simulation?
+    let id: Int
+
+    init(id: Int, authorization: Authorization, simulation: Simulation) {
+        self.id = id
+        self.authorization = authorization
+        self.simulation = simulation
+    }
+
+    /// `invalidate()`.
+    public func invalidate() { simulation?.invalidate(self) }
+}
+
+/// One element of ``LocationManager/liveUpdates()``, as `CLLocationUpdate`: a location, or
+/// (iOS 18) why there is none.
+public struct LiveUpdate: Sendable, Hashable {
+    /// Why no location comes (iOS 18's diagnostic properties of `CLLocationUpdate`).
+    public enum Diagnostic: String, Sendable, Hashable, CaseIterable {
+        case authorizationDenied, authorizationDeniedGlobally, authorizationRestricted
+        case authorizationRequestInProgress, insufficientlyInUse, locationUnavailable, accuracyLimited
+        case serviceSessionRequired
+
+        /// The diagnostic a dropped fix's reason stands for, if any.
+        init?(_ reason: FixReason) {
+            switch reason {
+            case .denied: self = .authorizationDenied
+            case .locationServicesDisabled: self = .authorizationDeniedGlobally
+            case .restricted: self = .authorizationRestricted
+            case .notDetermined: self = .authorizationRequestInProgress  // while a prompt shows
+            case .notInUse, .whenInUseStartedInBackground: self = .insufficientlyInUse
+            case .noFix: self = .locationUnavailable
+            case .accuracyThrottle: self = .accuracyLimited
+            default: return nil
+            }
+        }
+    }
+
+    public var location: Location?
+    /// The device is stationary: updates pause until it moves ("If Core Location stops
+    /// delivering updates because the device is stationary, then it sets isStationary to true").
+    public var isStationary: Bool
+    public var diagnostic: Diagnostic?
+
+    public init(location: Location?, isStationary: Bool = false, diagnostic: Diagnostic? = nil) {
+        self.location = location
+        self.isStationary = isStationary
+        self.diagnostic = diagnostic
+    }
+
+    public var authorizationDenied: Bool { diagnostic == .authorizationDenied }
+    public var authorizationDeniedGlobally: Bool { diagnostic == .authorizationDeniedGlobally }
+    public var authorizationRestricted: Bool { diagnostic == .authorizationRestricted }
+    public var authorizationRequestInProgress: Bool { diagnostic == .authorizationRequestInProgress }
+    public var insufficientlyInUse: Bool { diagnostic == .insufficientlyInUse }
+    public var locationUnavailable: Bool { diagnostic == .locationUnavailable }
+    public var accuracyLimited: Bool { diagnostic == .accuracyLimited }
+    public var serviceSessionRequired: Bool { diagnostic == .serviceSessionRequired }
+}
+
+/// The state of a `CLMonitor` condition, as `CLMonitor.Event.state`.
+public enum MonitoringState: String, Sendable, Hashable, CaseIterable {
+    case unknown, satisfied, unsatisfied, unmonitored
+}
+
+/// One event of a ``ConditionMonitor``, as `CLMonitor.Event`.
+public struct ConditionEvent: Sendable, Hashable {
+    public var identifier: String
+    public var state: MonitoringState
+    /// When it happened (the simulation's clock).
+    public var date: Date
+}
+
+/// `CLMonitor` (iOS 17+): circular geographic conditions whose state changes come as an
+/// asynchronous sequence, ``events``. Unlike region monitoring, the first state of a condition
+/// is an event too ("The initial state is unknown", then satisfied or unsatisfied).
+///
+/// Create one with ``Simulation/monitor(named:)``. Conditions persist across launches with the
+/// monitor's name; a condition's change relaunches an Always app, which receives the event once
+/// it creates the monitor again ("When the app relaunches, recreate the monitor with the same
+/// identifier"). Conditions count toward the 20 regions an app may monitor (Apple gives no
+/// number for `CLMonitor`: an assumption).
+public final class ConditionMonitor {
+    public let name: String
+    /// The condition events, from the monitor's creation until the simulation finishes or the
+    /// app ends.
+    public let events: AsyncStream<ConditionEvent>
+    let continuation: AsyncStream<ConditionEvent>.Continuation
+    weak var simulation: Simulation?
+
+    init(name: String, simulation: Simulation) {
+        self.name = name
+        self.simulation = simulation
+        (events, continuation) = AsyncStream<ConditionEvent>.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// `add(_:identifier:)` with a `CircularGeographicCondition` (the region's centre and radius).
+    public func add(_ condition: CircularRegion, identifier: String) {
+        simulation?.addCondition(condition, identifier: identifier, to: name)
+    }
+
+    /// `remove(_:)`.
+    public func remove(_ identifier: String) { simulation?.removeCondition(identifier, from: name) }
+
+    /// The identifiers of the monitor's conditions.
+    public var identifiers: [String] {
+        simulation?.conditionIdentifiers(of: name) ?? []
+    }
+}
