@@ -615,7 +615,9 @@ extension Simulation {
         let power = power
         for (r, why) in taskRequests.waiting(
             at: now, app: appState, terminatedByUser: lifecycle.wasTerminatedByUser, power: power)
-        {
+        where waitingReported[r.identifier] != why {
+            // Said once for each request and reason.
+            waitingReported[r.identifier] = why
             record(
                 .scheduledTask(
                     action: "waiting", kind: r.kind.rawValue, identifier: r.identifier, success: nil, reason: why))
@@ -632,6 +634,7 @@ extension Simulation {
     }
 
     private func start(_ request: TaskSchedulerStateMachine.Request) {
+        waitingReported[request.identifier] = nil
         if appState == .suspended || appState == .notRunning { lifecycleEvent(.wake(request.kind.wakeCause)) }
         guard appCodeRuns, let handler = taskHandlers[request.identifier] else {
             record(

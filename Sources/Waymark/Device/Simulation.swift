@@ -113,6 +113,8 @@ public final class Simulation {
     var runningTasks: [Int: ScheduledTask] = [:] { didSet { refreshServiceActivity() } }
     var taskCounter = 0
     var taskHandlers: [String: (ScheduledTask) -> Void] = [:]
+    /// Why each due request was last said to wait (each reason is said once).
+    var waitingReported: [String: String] = [:]
     var audioPlaying = false { didSet { refreshServiceActivity() } }
     /// `requestLocation()` in progress: when it times out.
     var locationRequestDeadline: Duration?
