@@ -367,3 +367,108 @@ struct ReplayCLITests {
         #expect(r.stdoutText.contains("--scenario"))
     }
 }
+
+/// The wake-up services from the command line: the flags for the common cases, and the scenario
+/// file's errors for the new keys and actions.
+@Suite(
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
+        "run `swift build` first: the waymark product is missing beside the tests"))
+struct WakeServiceCLITests {
+    static let drive = Paths.fixture("scenarios/traces/drive.gpx")
+
+    func audit(_ arguments: [String]) throws -> (ProcessResult, [[String: Any]]) {
+        let out = temporaryPath(".ndjson")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let r = try run(
+            Paths.waymark.path,
+            ["replay", Self.drive, "--rate", "max", "--no-store", "--quiet", "--audit", out, "-o", "/dev/null"]
+                + arguments)
+        let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        return (r, try ndjsonObjects(text))
+    }
+
+    static func launches(_ events: [[String: Any]]) -> [String] {
+        events.compactMap {
+            guard $0["event"] as? String == "stateChanged", $0["from"] as? String == "notRunning",
+                $0["to"] as? String == "background"
+            else { return nil }
+            return $0["cause"] as? String
+        }
+    }
+
+    /// `--significant-changes` with Always relaunches the swiped-away app; with When In Use it
+    /// does not.
+    @Test func significantChangesRelaunchAnAlwaysAppFromTheCommandLine() throws {
+        let (always, events) = try audit([
+            "--authorization", "always", "--significant-changes", "--background-at", "30s", "--terminate-at", "1m",
+        ])
+        #expect(always.status == 0, "\(always.stderr)")
+        #expect(Self.launches(events) == ["significantLocationChange"])
+        let (whenInUse, wiuEvents) = try audit([
+            "--authorization", "whenInUse", "--significant-changes", "--background-at", "30s", "--terminate-at", "1m",
+        ])
+        #expect(whenInUse.status == 0)
+        #expect(Self.launches(wiuEvents).isEmpty)
+    }
+
+    /// `--region` and `--push-at`.
+    @Test func regionsAndPushesFromTheCommandLine() throws {
+        let (r, events) = try audit([
+            "--authorization", "always", "--region", "depot:48.1937,11.575,500", "--terminate-at", "20s",
+            "--background-modes", "remote-notification", "--push-at", "1m",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Self.launches(events) == ["region"])
+        #expect(
+            events.contains {
+                $0["event"] as? String == "region" && $0["action"] as? String == "entered"
+                    && $0["identifier"] as? String == "depot"
+            })
+        #expect(
+            events.contains {
+                $0["event"] as? String == "push" && $0["action"] as? String == "dropped"
+                    && $0["reason"] as? String == "userTerminated"
+            }, "the push after the swipe launches nothing")
+    }
+
+    @Test func badServiceScenariosNameTheFileLineAndColumn() throws {
+        let cases: [(String, String)] = [
+            (
+                "timeline:\n  - at: 1m\n    do: startMonitoring\n    value: {identifier: a, latitude: 91, longitude: 0, radius: 10}\n",
+                ":4:38: 'latitude' must be between -90 and 90"
+            ),
+            (
+                "timeline:\n  - at: 1m\n    do: startMonitoring\n    value: {identifier: a, latitude: 1, longitude: 0}\n",
+                ":4:12: a region needs 'identifier', 'latitude', 'longitude' and 'radius'"
+            ),
+            (
+                "timeline:\n  - at: 1m\n    do: submitProcessing\n    value: {requiresPower: true}\n",
+                ":4:13: unknown key 'requiresPower' in 'submitProcessing'"
+            ),
+            (
+                "timeline:\n  - at: 1m\n    do: startServiceSession\n    value: sometimes\n",
+                ":4:12: 'sometimes' is not a valid 'value'"
+            ),
+            (
+                "info:\n  backgroundModes: [voip]\n",
+                ":2:21: 'voip' is not a background mode Waymark models (location, fetch, remote-notification, audio, processing)"
+            ),
+            ("device:\n  lowPowerMode: maybe\n", ":2:17: 'lowPowerMode' must be true or false"),
+            ("system:\n  pushesPerHour: -1\n", ":2:18: 'pushesPerHour' must be a whole number"),
+            ("user:\n  temporaryFullAccuracy: sure\n", ":2:26: 'temporaryFullAccuracy' must be allow or deny"),
+            (
+                "app:\n  regions:\n    - {identifier: a, latitude: 1, longitude: 2, radius: 0}\n",
+                ":3:58: 'radius' must be metres above 0"
+            ),
+        ]
+        for (text, message) in cases {
+            let path = temporaryPath(".yaml")
+            try text.write(toFile: path, atomically: false, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let r = try run(Paths.waymark.path, ["replay", Self.drive, "--scenario", path, "--no-store"])
+            #expect(r.status == 65, "\(text)")
+            #expect(r.stderr.contains("waymark: \(path)\(message)"), "\(r.stderr)")
+        }
+    }
+}
