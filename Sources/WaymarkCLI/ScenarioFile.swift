@@ -501,7 +501,9 @@ enum TimelineActions {
             }
             return .submitProcessing(request)
         case "requestTemporaryFullAccuracy":
-            return .requestTemporaryFullAccuracy(purposeKey: try r.string(try needValue(), key: "value"))
+            // The purpose key; without one, "default".
+            return .requestTemporaryFullAccuracy(
+                purposeKey: try value.map { try r.string($0, key: "value") } ?? "default")
         case "setBackgroundAppRefresh": return .setBackgroundAppRefresh(try r.bool(try needValue(), key: "value"))
         case "setAppBackgroundAppRefresh": return .setAppBackgroundAppRefresh(try r.bool(try needValue(), key: "value"))
         case "setLowPowerMode": return .setLowPowerMode(try r.bool(try needValue(), key: "value"))

@@ -139,7 +139,7 @@ struct ReplayCLITests {
         let cases: [(String, String)] = [
             (
                 "info:\n  backgroundMode: [location]\n",
-                ":2:3: unknown key 'backgroundMode' in info (expected one of: backgroundModes, usageDescriptions, defaultAccuracyReduced, temporaryUsageDescriptions)"
+                ":2:3: unknown key 'backgroundMode' in info (expected one of: backgroundModes, usageDescriptions, defaultAccuracyReduced, temporaryUsageDescriptions, requiresExplicitServiceSession)"
             ),
             ("device:\n  authorization: sometimes\n", ":2:18: 'sometimes' is not an authorization"),
             ("timeline:\n  - at: soon\n    do: background\n", ":2:9: 'at' must be a duration"),

@@ -150,7 +150,7 @@ extension Simulation {
             record(
                 .region(
                     action: state == .inside ? "entered" : "exited", identifier: region.identifier, state: state,
-                    decision: "delivered", reason: nil))
+                    decision: "delivered", reason: "region"))
             if state == .inside {
                 manager.delegate?.locationManager(manager, didEnterRegion: region)
             } else {
@@ -164,7 +164,8 @@ extension Simulation {
                     v.coordinate, radius: AccuracyModel.Positioning.reduced.accuracyFloor)
                 v.horizontalAccuracy = max(v.horizontalAccuracy, AccuracyModel.Positioning.reduced.accuracyFloor)
             }
-            record(.visit(action: v.isArrival ? "arrival" : "departure", visit: v, decision: "delivered", reason: nil))
+            record(
+                .visit(action: v.isArrival ? "arrival" : "departure", visit: v, decision: "delivered", reason: "visit"))
             manager.delegate?.locationManager(manager, didVisit: v)
         case .condition(let name, let identifier, let state):
             guard deliverCondition(name, identifier, state) else {
@@ -442,7 +443,7 @@ extension Simulation {
         let declined: String? =
             if !version.hasReducedAccuracy {
                 "notInThisVersion"
-            } else if !scenario.info.temporaryUsageDescriptionKeys.contains(purposeKey) {
+            } else if let keys = scenario.info.temporaryUsageDescriptionKeys, !keys.contains(purposeKey) {
                 "noSuchPurposeKey"
             } else if authorization.accuracy == .fullAccuracy {
                 "alreadyFullAccuracy"

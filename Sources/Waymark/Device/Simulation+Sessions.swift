@@ -154,7 +154,7 @@ extension Simulation {
     }
 
     /// The names of the monitors whose conditions the system keeps.
-    public var monitorNames: [String] { conditionRegions.keys.sorted() }
+    public var monitorNames: [String] { conditionNames }
 
     func addCondition(_ condition: CircularRegion, identifier: String, to name: String) {
         guard appCodeRuns else { return }
@@ -184,6 +184,7 @@ extension Simulation {
             }
         }
         conditionRegions[name] = machine
+        conditionNames = conditionRegions.keys.sorted()
         updateServicesWatch()
     }
 
@@ -192,6 +193,7 @@ extension Simulation {
         guard !machine.handle(.stop(identifier: identifier)).isEmpty else { return }
         record(.monitor(name: name, identifier: identifier, action: "removed", decision: nil, reason: nil))
         conditionRegions[name] = machine.regions.isEmpty ? nil : machine
+        conditionNames = conditionRegions.keys.sorted()
         updateServicesWatch()
     }
 
@@ -201,7 +203,7 @@ extension Simulation {
 
     /// Every monitor's conditions see the fix.
     func conditionsObserve(_ coordinate: Coordinate) {
-        for name in conditionRegions.keys.sorted() {
+        for name in conditionNames {
             guard var machine = conditionRegions[name] else { continue }
             let actions = machine.handle(.fix(coordinate, at: now))
             conditionRegions[name] = machine
@@ -218,7 +220,8 @@ extension Simulation {
         let monitoring: MonitoringState = state == .inside ? .satisfied : .unsatisfied
         record(
             .monitor(
-                name: name, identifier: identifier, action: monitoring.rawValue, decision: "delivered", reason: nil))
+                name: name, identifier: identifier, action: monitoring.rawValue, decision: "delivered", reason: "region"
+            ))
         monitor.continuation.yield(
             ConditionEvent(identifier: identifier, state: monitoring, date: epoch.addingTimeInterval(now.inSeconds)))
         return true

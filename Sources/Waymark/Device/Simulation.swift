@@ -144,6 +144,8 @@ public final class Simulation {
     /// The conditions of the app's `CLMonitor`s, by monitor name: the system keeps them across
     /// launches.
     var conditionRegions: [String: RegionMonitorStateMachine] = [:]
+    /// Their names, sorted: the order the fixes visit them in.
+    var conditionNames: [String] = []
     /// The sessions scripted actions started (the tutorial app's).
     var scriptedActivitySessions: [BackgroundActivitySession] = []
     var scriptedServiceSessions: [ServiceSession] = []

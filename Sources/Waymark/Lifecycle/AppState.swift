@@ -57,14 +57,15 @@ public struct AppInfo: Sendable, Hashable, Codable {
     public var backgroundModes: BackgroundModes
     public var usageDescriptions: LocationUsageDescriptions
     /// The keys of `NSLocationTemporaryUsageDescriptionDictionary`: the purposes a temporary full
-    /// accuracy request may name.
-    public var temporaryUsageDescriptionKeys: Set<String>
+    /// accuracy request may name; nil (the default) stands for an Info that has one for every
+    /// purpose the app's code names.
+    public var temporaryUsageDescriptionKeys: Set<String>?
     /// `NSLocationRequireExplicitServiceSession` (iOS 18): live updates need a `CLServiceSession`.
     public var requiresExplicitServiceSession = false
 
     public init(
         backgroundModes: BackgroundModes = [], usageDescriptions: LocationUsageDescriptions = .init(),
-        temporaryUsageDescriptionKeys: Set<String> = []
+        temporaryUsageDescriptionKeys: Set<String>? = nil
     ) {
         self.backgroundModes = backgroundModes
         self.usageDescriptions = usageDescriptions
