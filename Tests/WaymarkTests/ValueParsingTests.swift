@@ -221,3 +221,81 @@ import Testing
         }
     }
 }
+
+/// Issue 14, item 9: numbers are rounded correctly and written as plain decimals the GPX schema's
+/// `xsd:decimal` accepts, at every edge.
+@Suite struct NumberFormattingEdgeTests {
+    @Test func fixedDecimalsRoundTheExactValueHalfAwayFromZero() {
+        // The largest double below 0.5: "+0.5 then truncate" made it 1.
+        #expect(ValueFormatting.fixed(0.49999999999999994, decimals: 0) == "0")
+        #expect(ValueFormatting.fixed(-0.49999999999999994, decimals: 0) == "0")
+        #expect(ValueFormatting.fixed(0.5, decimals: 0) == "1")
+        #expect(ValueFormatting.fixed(-0.5, decimals: 0) == "-1")
+        #expect(ValueFormatting.fixed(2.5, decimals: 0) == "3")
+        // 1.005 is 1.00499999999999989…: two decimals give 1 (the product 100.49999… is below the tie).
+        #expect(ValueFormatting.fixed(1.005, decimals: 2) == "1")
+        // 0.125 is exact: a true tie, away from zero.
+        #expect(ValueFormatting.fixed(0.125, decimals: 2) == "0.13")
+        #expect(ValueFormatting.fixed(-0.125, decimals: 2) == "-0.13")
+        // A product that rounds up to the tie although the value is below it: 0.145 is
+        // 0.14499999999999999…, and 0.145 × 100 is 14.5 exactly in doubles.
+        #expect(0.145 * 100 == 14.5)
+        #expect(ValueFormatting.fixed(0.145, decimals: 2) == "0.14")
+        #expect(ValueFormatting.fixed(-0.0, decimals: 3) == "0")
+        #expect(ValueFormatting.fixed(-0.0004, decimals: 3) == "0")
+    }
+
+    @Test func largeAndTinyValuesAreWrittenWithoutAnExponent() {
+        #expect(ValueFormatting.fixed(1e16, decimals: 1) == "10000000000000000")
+        #expect(ValueFormatting.fixed(-1e16, decimals: 3) == "-10000000000000000")
+        // Above 2^53, doubles are integers; every digit of the shortest form, then zeros.
+        #expect(ValueFormatting.fixed(9_007_199_254_740_993, decimals: 0) == "9007199254740992")
+        #expect(ValueFormatting.fixed(1.2345e20, decimals: 2) == "123450000000000000000")
+        #expect(ValueFormatting.fixed(4.6e15, decimals: 1) == "4600000000000000")
+        #expect(ValueFormatting.fixed(1.5e-10, decimals: 7) == "0")
+        #expect(ValueFormatting.fixed(.infinity, decimals: 2) == "null")
+        func decimal(_ v: Double) -> String {
+            let out = ByteStore(capacity: 64)
+            ValueFormatting.appendDecimal(v, to: out)
+            return out.string
+        }
+        #expect(decimal(1.5e-10) == "0.00000000015")
+        #expect(decimal(-1.5e-10) == "-0.00000000015")
+        #expect(decimal(1e16) == "10000000000000000")
+        #expect(decimal(1e300).count == 301 && !decimal(1e300).contains("e"))
+        #expect(decimal(123.25) == "123.25")
+        #expect(decimal(5e-324).hasPrefix("0.0000") && !decimal(5e-324).contains("e"))
+        // Every one of them reads back as the same double, and matches xsd:decimal.
+        for v in [1.5e-10, -1.5e-10, 1e16, 1e300, 123.25, 5e-324, 0.1, 1.7976931348623157e308, 2.2250738585072014e-308]
+        {
+            let text = decimal(v)
+            #expect(Double(text) == v, "\(text)")
+            #expect(text.wholeMatch(of: /-?[0-9]+(\.[0-9]+)?/) != nil, "\(text)")
+        }
+    }
+
+    /// The integer path against the plain path on many random values: the same digits wherever
+    /// both apply.
+    @Test func theFastPathAgreesWithCorrectRounding() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<100_000 {
+            let decimals = Int.random(in: 0...9, using: &rng)
+            let v = Double.random(in: -1e6...1e6, using: &rng) / Double([1, 10, 1000, 1e5].randomElement(using: &rng)!)
+            let fast = ValueFormatting.fixed(v, decimals: decimals)
+            // The oracle: Foundation's correctly rounded "%.*f" (round half even on the exact
+            // binary value, which has no ties at these magnitudes but exact ones), trailing zeros off.
+            var oracle = String(format: "%.\(decimals)f", v)
+            if oracle.contains(".") {
+                while oracle.hasSuffix("0") { oracle.removeLast() }
+                if oracle.hasSuffix(".") { oracle.removeLast() }
+            }
+            if oracle == "-0" { oracle = "0" }
+            // Only an exact tie of the true product may differ (half away from zero against half even).
+            let scale = pow(10, Double(decimals))
+            let product = abs(v) * scale
+            let exactTie =
+                product.truncatingRemainder(dividingBy: 1) == 0.5 && (-product).addingProduct(abs(v), scale) == 0
+            if !exactTie { #expect(fast == oracle, "\(v) with \(decimals): \(fast) vs \(oracle)") }
+        }
+    }
+}

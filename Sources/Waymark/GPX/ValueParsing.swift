@@ -556,17 +556,23 @@ public enum ValueFormatting {
     private static func appendFixed<P: Precision>(_ value: Double, _: P.Type, to out: ByteStore) {
         let decimals = P.decimals
         let scale = ValueParsing.exactPower(decimals)
-        let product = value * scale
-        // Round half away from zero without a libm call: add a half, then truncate (the
-        // conversion to an integer truncates toward zero).
-        let shifted = product + (product < 0 ? -0.5 : 0.5)
-        guard value.isFinite, abs(shifted) < 9.0e15 else {
-            appendUnscaled(value, to: out)
+        let product = abs(value) * scale
+        guard value.isFinite, product < 4.5e15 else {
+            appendUnscaled(value, decimals: decimals, to: out)
             return
         }
-        let whole = Int64(shifted)
-        let negative = whole < 0
-        let units = UInt64(negative ? -whole : whole)
+        // Round half away from zero, on the exact product. The fraction of the rounded product is
+        // exact (below 2^52 a double minus its integer part is), and the product's own rounding
+        // error is below half its ulp, so it can only matter at an exact tie: there the fused
+        // multiply-add says which side the true product lies on ("+0.5 then truncate" rounded
+        // 0.49999999999999994 up).
+        // The conversion truncates toward zero (one instruction; `rounded(.towardZero)` may call libm).
+        var units = UInt64(Int64(product))
+        let fractionOfProduct = product - Double(units)
+        if fractionOfProduct > 0.5 || (fractionOfProduct == 0.5 && Self.productError(abs(value), scale, product) >= 0) {
+            units += 1
+        }
+        let negative = value < 0 && units != 0
         if units == 0 {
             out.append(UInt8(ascii: "0"))
             return
@@ -629,10 +635,105 @@ public enum ValueFormatting {
         return four(high) | four(value &- high &* 10000) &<< 32
     }
 
-    /// A value too large for ``appendFixed(_:decimals:to:)``: Swift's shortest form, or `null`.
+    /// The rounding error of `product`, the double nearest `value × scale`: their exact
+    /// difference (a fused multiply-add computes it without rounding).
     @inline(never)
-    private static func appendUnscaled(_ value: Double, to out: ByteStore) {
-        out.append(value.isFinite ? "\(value)" : "null")
+    private static func productError(_ value: Double, _ scale: Double, _ product: Double) -> Double {
+        (-product).addingProduct(value, scale)  // fused: -product + value × scale, rounded once
+    }
+
+    /// A value too large for the integer path of ``appendFixed(_:decimals:to:)`` (its scaled
+    /// magnitude is above 4.5 × 10^15; every double that large with `decimals` 0 is an integer),
+    /// or not finite: the plain decimal digits of its shortest form, never an exponent (the GPX
+    /// schema's `xsd:decimal` refuses one), or `null`.
+    @inline(never)
+    private static func appendUnscaled(_ value: Double, decimals: Int, to out: ByteStore) {
+        guard value.isFinite else {
+            out.append("null")
+            return
+        }
+        appendPlain(value, maximumDecimals: decimals, to: out)
+    }
+
+    /// `value`'s shortest round-trip digits written as a plain decimal, without an exponent,
+    /// with at most `maximumDecimals` fraction digits (rounded half away from zero on the shortest
+    /// digits, which are the value's to the last digit shown).
+    static func appendPlain(_ value: Double, maximumDecimals: Int = .max, to out: ByteStore) {
+        // Swift's description is the shortest decimal that reads back as the same double:
+        // "1e+16", "1.5e-10", "123.25".
+        let text = value.description
+        var digits: [UInt8] = []
+        var pointAt = 0
+        var exponent = 0
+        var negative = false
+        var seenPoint = false
+        var bytes = Substring(text).utf8[...]
+        if bytes.first == UInt8(ascii: "-") {
+            negative = true
+            bytes = bytes.dropFirst()
+        }
+        while let c = bytes.first {
+            bytes = bytes.dropFirst()
+            if c == UInt8(ascii: ".") {
+                seenPoint = true
+            } else if c == UInt8(ascii: "e") || c == UInt8(ascii: "E") {
+                exponent = Int(String(decoding: bytes, as: UTF8.self)) ?? 0
+                break
+            } else {
+                digits.append(c)
+                if !seenPoint { pointAt += 1 }
+            }
+        }
+        pointAt += exponent
+        // The digits are d[0] d[1] … with the decimal point after `pointAt` of them.
+        var fractionCount = max(0, digits.count - pointAt)
+        if fractionCount > maximumDecimals {
+            // Round the digit string half away from zero at `maximumDecimals`.
+            let keep = pointAt + maximumDecimals
+            var roundUp = false
+            if keep >= 0 && keep < digits.count { roundUp = digits[keep] >= UInt8(ascii: "5") }
+            if keep < 0 {
+                digits = []
+            } else {
+                digits.removeLast(digits.count - keep)
+            }
+            if roundUp {
+                var i = digits.count - 1
+                while i >= 0 {
+                    if digits[i] == UInt8(ascii: "9") {
+                        digits[i] = UInt8(ascii: "0")
+                        i -= 1
+                    } else {
+                        digits[i] += 1
+                        break
+                    }
+                }
+                if i < 0 {
+                    digits.insert(UInt8(ascii: "1"), at: 0)
+                    pointAt += 1
+                }
+            }
+            fractionCount = max(0, digits.count - pointAt)
+        }
+        var integer: [UInt8] =
+            pointAt <= 0
+            ? []
+            : Array(digits.prefix(pointAt)) + Array(repeating: UInt8(ascii: "0"), count: max(0, pointAt - digits.count))
+        while integer.count > 1, integer.first == UInt8(ascii: "0") { integer.removeFirst() }
+        if integer.isEmpty { integer = [UInt8(ascii: "0")] }
+        var fraction: [UInt8] = []
+        if fractionCount > 0 && !digits.isEmpty {
+            fraction =
+                Array(repeating: UInt8(ascii: "0"), count: max(0, -pointAt))
+                + Array(digits.suffix(min(digits.count, fractionCount)))
+        }
+        while fraction.last == UInt8(ascii: "0") { fraction.removeLast() }
+        if negative && !(integer == [UInt8(ascii: "0")] && fraction.isEmpty) { out.append(UInt8(ascii: "-")) }
+        integer.withUnsafeBufferPointer { out.append($0.baseAddress!, count: $0.count) }
+        if !fraction.isEmpty {
+            out.append(UInt8(ascii: "."))
+            fraction.withUnsafeBufferPointer { out.append($0.baseAddress!, count: $0.count) }
+        }
     }
 
     /// Writes the last `count` digits of `value` (with leading zeros) just before `end`.
@@ -668,7 +769,7 @@ public enum ValueFormatting {
         """
 
     /// Writes `value` in the shortest form that reads back as the same `Double`, as an
-    /// `xsd:decimal` (never with an exponent: tiny or huge values fall back to fixed decimals).
+    /// `xsd:decimal` (never with an exponent).
     static func appendDecimal(_ value: Double, to out: ByteStore) {
         guard value.isFinite else {
             out.append("0")
@@ -678,12 +779,9 @@ public enum ValueFormatting {
             appendInteger(Int64(value), to: out)
             return
         }
-        let text = value.description
-        if text.contains("e") {
-            appendFixed(value, decimals: 9, to: out)
-        } else {
-            out.append(text)
-        }
+        // The shortest form, as plain digits: 1e16 is "10000000000000000", 1.5e-10
+        // "0.00000000015".
+        appendPlain(value, to: out)
     }
 
     static func appendInteger(_ value: Int64, to out: ByteStore) {
