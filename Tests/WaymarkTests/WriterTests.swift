@@ -420,3 +420,84 @@ import Testing
         }
     }
 }
+
+/// Issue 14, items 3 and 11: the antimeridian in GeoJSON and GPX output.
+@Suite struct AntimeridianOutputTests {
+    static func file(_ points: [(Double, Double)]) throws -> String {
+        let path = temporaryPath(".gpx")
+        var text = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+
+            """
+        for (i, (lat, lon)) in points.enumerated() {
+            text += "<trkpt lat=\"\(lat)\" lon=\"\(lon)\"><time>2024-01-01T00:0\(i):00Z</time></trkpt>\n"
+        }
+        text += "</trkseg></trk></gpx>\n"
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        return path
+    }
+
+    static func geometry(_ points: [(Double, Double)]) throws -> (lines: [[[Double]]], bbox: [Double], root: [Double]) {
+        let path = try file(points)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let root = try WriterTests.json(try WriterTests.geojson(path))
+        let feature = try #require((root["features"] as? [[String: Any]])?.first)
+        let geometry = try #require(feature["geometry"] as? [String: Any])
+        let multi = geometry["coordinates"] as? [[[Double]]]
+        let lines = try multi ?? [try #require(geometry["coordinates"] as? [[Double]])]
+        return (lines, try #require(feature["bbox"] as? [Double]), try #require(root["bbox"] as? [Double]))
+    }
+
+    /// A point exactly on the antimeridian ends (or starts) the line itself: no repeated vertex.
+    @Test func aPointOnTheAntimeridianIsNotRepeated() throws {
+        let east = try Self.geometry([(-16, 179.5), (-16.5, 180), (-17, -179.5)])
+        #expect(east.lines.count == 2)
+        #expect(east.lines[0].map { $0[0] } == [179.5, 180])
+        #expect(east.lines[1].map { $0[0] } == [-180, -179.5])
+        #expect(east.lines[1][0][1] == -16.5)
+        let west = try Self.geometry([(-17, -179.5), (-16.5, 180), (-16, 179.5)])
+        #expect(west.lines.map { $0.map { $0[0] } } == [[-179.5, -180], [180, 179.5]])
+        for g in [east, west] {
+            for line in g.lines { #expect(Set(line.map { "\($0)" }).count == line.count, "\(line)") }
+        }
+    }
+
+    /// Consecutive points at 180 and −180 (the same meridian) split the line, with no
+    /// interpolated position and never a null latitude.
+    @Test func oneEightyThenMinusOneEightyOnlySplits() throws {
+        let g = try Self.geometry([(10, 179), (10.5, 180), (11, -180), (11.5, -179)])
+        #expect(g.lines.map { $0.map { $0[0] } } == [[179, 180], [-180, -179]])
+        #expect(g.lines.flatMap { $0 }.allSatisfy { $0.count >= 2 && $0[1].isFinite })
+    }
+
+    /// "The bounding box of a geometry that crosses the antimeridian is written with the
+    /// westernmost longitude greater than the easternmost" (RFC 7946 §5.2), eastward and westward.
+    @Test func theBBoxOfALineAcrossTheAntimeridianIsWestGreaterThanEast() throws {
+        let eastward = try Self.geometry([(-16, 179.5), (-16.5, 179.9), (-17.5, -179.9), (-18, -179.5)])
+        #expect(eastward.bbox == [179.5, -18, -179.5, -16])
+        #expect(eastward.root == [179.5, -18, -179.5, -16])
+        let westward = try Self.geometry([(50, -170), (51, 175), (52, 170)])
+        #expect(westward.bbox == [170, 50, -170, 52])
+        // A line that does not cross keeps the plain box.
+        let plain = try Self.geometry([(1, -10), (2, 10)])
+        #expect(plain.bbox == [-10, 1, 10, 2])
+    }
+
+    /// GPX 1.1 requires longitude below 180: a point read at lon="180" is written as -180, and the
+    /// output validates against the schema.
+    @Test func longitude180IsWrittenAsMinus180InGPX() throws {
+        let path = try Self.file([(10, 179.5), (10, 180)])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let text = String(decoding: try WriterTests.gpx(path), as: UTF8.self)
+        #expect(text.contains("lon=\"-180\""))
+        #expect(!text.contains("lon=\"180\""))
+        #expect(!text.contains("maxlon=\"180\""))
+        guard Paths.sharedAvailable, which("xmllint") != nil else { return }
+        let out = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        try text.write(toFile: out, atomically: false, encoding: .utf8)
+        let r = try run(Paths.shared.appendingPathComponent("tools/check-gpx").path, [out])
+        #expect(r.status == 0, "\(r.stdoutText)\(r.stderr)")
+    }
+}

@@ -160,11 +160,13 @@ public final class GPXWriter {
             out.append("    <bounds minlat=\"")
             ValueFormatting.appendDecimal(b.minLatitude, to: out)
             out.append("\" minlon=\"")
-            ValueFormatting.appendDecimal(b.minLongitude, to: out)
+            ValueFormatting.appendDecimal(b.minLongitude == 180 ? -180 : b.minLongitude, to: out)
             out.append("\" maxlat=\"")
             ValueFormatting.appendDecimal(b.maxLatitude, to: out)
             out.append("\" maxlon=\"")
-            ValueFormatting.appendDecimal(b.maxLongitude, to: out)
+            // A box reaching 180 cannot say so in GPX 1.1 (lon < 180): its edge is written as the
+            // greatest longitude below 180 that the writer's precision shows apart from it.
+            ValueFormatting.appendDecimal(b.maxLongitude == 180 ? 179.9999999 : b.maxLongitude, to: out)
             out.append("\"/>\n")
         }
         Self.writeExtensions(m.extensions, indent: "    ", to: out)
@@ -245,7 +247,8 @@ public final class GPXWriter {
         o.append(" lat=\"")
         ValueFormatting.appendDecimal(p.coordinate.latitude, to: o)
         o.append("\" lon=\"")
-        ValueFormatting.appendDecimal(p.coordinate.longitude, to: o)
+        // GPX 1.1's longitudeType is -180 ≤ lon < 180: 180 is written as the same meridian, -180.
+        ValueFormatting.appendDecimal(p.coordinate.longitude == 180 ? -180 : p.coordinate.longitude, to: o)
         o.append(UInt8(ascii: "\""))
         let simple = p.elevation == nil && p.time == nil && p.extensions.isEmpty && !p.hasDetails
         if simple {

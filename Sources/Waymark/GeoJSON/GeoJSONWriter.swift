@@ -52,6 +52,12 @@ public final class GeoJSONWriter {
     @exclusivity(unchecked) private var previousCoordinate: Coordinate?
     @exclusivity(unchecked) private var previousElevation: Double?
     @exclusivity(unchecked) private var featureBounds: Bounds?
+    /// The longitudes of the feature's points by hemisphere, and whether its line crossed the
+    /// antimeridian: the bbox is then written west > east when that is the smaller box.
+    @exclusivity(unchecked) private var featureLongitudes = LongitudeExtent()
+    @exclusivity(unchecked) private var featureCrossed = false
+    @exclusivity(unchecked) private var collectionLongitudes = LongitudeExtent()
+    @exclusivity(unchecked) private var collectionCrossed = false
     @exclusivity(unchecked) private var inPath = false
     @exclusivity(unchecked) private var firstTime: Date?
     @exclusivity(unchecked) private var dayCache = ValueFormatting.DayCache()
@@ -200,7 +206,7 @@ public final class GeoJSONWriter {
         out.append("\n]")
         if let b = collectionBounds {
             out.append(",\"bbox\":")
-            appendBBox(b, to: out)
+            appendBBox(b, collectionLongitudes.interval(crossed: collectionCrossed), to: out)
         }
         out.append("}\n")
         try sink.flush()
@@ -236,6 +242,7 @@ public final class GeoJSONWriter {
         appendLinks(p.links)
         out.append("}}")
         collectionBounds.extend(p.coordinate)
+        collectionLongitudes.add(p.coordinate.longitude)
         try sink.flushIfNeeded()
     }
 
@@ -247,6 +254,8 @@ public final class GeoJSONWriter {
         lineFirst = nil
         previousCoordinate = nil
         featureBounds = nil
+        featureLongitudes = LongitudeExtent()
+        featureCrossed = false
         firstTime = nil
         for i in allColumns.indices {
             allColumns[i].line = 0
@@ -303,6 +312,7 @@ public final class GeoJSONWriter {
         appendPosition(
             longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: o)
         featureBounds.extend(p.coordinate)
+        featureLongitudes.add(p.coordinate.longitude)
         let line = lineLengths.count
         if let t = p.time {
             put(.times, line: line) { c in
@@ -341,21 +351,36 @@ public final class GeoJSONWriter {
         }
     }
 
+    /// Ends the line on the meridian and starts the next one on its other side. A point that lies
+    /// on the meridian itself is that end (or start): no vertex is repeated, and two points on it
+    /// (180 then −180) only split the line.
     private func splitAtAntimeridian(from q: Coordinate, elevation qElevation: Double?, to p: GPXPoint) {
+        featureCrossed = true
+        collectionCrossed = true
         let lon0 = q.longitude
         var lon1 = p.coordinate.longitude
         let eastward = lon1 - lon0 < -180  // e.g. 179 → -179
         lon1 += eastward ? 360 : -360
         let meridian = eastward ? 180.0 : -180.0
-        let t = (meridian - lon0) / (lon1 - lon0)
-        let lat = q.latitude + t * (p.coordinate.latitude - q.latitude)
-        var elevation: Double?
-        if let e0 = qElevation, let e1 = p.elevation { elevation = e0 + t * (e1 - e0) }
-        appendBoundaryPosition(longitude: meridian, latitude: lat, elevation: elevation)
+        let qOnMeridian = abs(lon0) == 180
+        let pOnMeridian = abs(p.coordinate.longitude) == 180
+        var lat = q.latitude
+        var elevation = qElevation
+        if qOnMeridian {
+            // q ends the line where it is.
+        } else if pOnMeridian {
+            lat = p.coordinate.latitude
+            elevation = p.elevation
+        } else {
+            let t = (meridian - lon0) / (lon1 - lon0)
+            lat = q.latitude + t * (p.coordinate.latitude - q.latitude)
+            if let e0 = qElevation, let e1 = p.elevation { elevation = e0 + t * (e1 - e0) } else { elevation = nil }
+        }
+        if !qOnMeridian { appendBoundaryPosition(longitude: meridian, latitude: lat, elevation: elevation) }
         lineLengths.append(pointsInLine)
         lineOpen = false
         startLine()
-        appendBoundaryPosition(longitude: -meridian, latitude: lat, elevation: elevation)
+        if !pOnMeridian { appendBoundaryPosition(longitude: -meridian, latitude: lat, elevation: elevation) }
     }
 
     private func appendBoundaryPosition(longitude: Double, latitude: Double, elevation: Double?) {
@@ -460,9 +485,10 @@ public final class GeoJSONWriter {
         out.append("}")
         if let b = featureBounds {
             out.append(",\"bbox\":")
-            appendBBox(b, to: out)
+            appendBBox(b, featureLongitudes.interval(crossed: featureCrossed), to: out)
             collectionBounds.extend(Coordinate(latitude: b.minLatitude, longitude: b.minLongitude))
             collectionBounds.extend(Coordinate(latitude: b.maxLatitude, longitude: b.maxLongitude))
+            collectionLongitudes.merge(featureLongitudes)
         }
         out.append("}")
         try sink.flushIfNeeded()
@@ -483,13 +509,15 @@ public final class GeoJSONWriter {
         o.append(UInt8(ascii: "]"))
     }
 
-    private func appendBBox(_ b: Bounds, to o: ByteStore) {
+    /// `[west, south, east, north]`: the longitudes from `longitudes` when it has them (west >
+    /// east across the antimeridian, RFC 7946 §5.2), else the bounds'.
+    private func appendBBox(_ b: Bounds, _ longitudes: (west: Double, east: Double)?, to o: ByteStore) {
         o.append(UInt8(ascii: "["))
-        ValueFormatting.appendFixed(b.minLongitude, decimals: 7, to: o)
+        ValueFormatting.appendFixed(longitudes?.west ?? b.minLongitude, decimals: 7, to: o)
         o.append(UInt8(ascii: ","))
         ValueFormatting.appendFixed(b.minLatitude, decimals: 7, to: o)
         o.append(UInt8(ascii: ","))
-        ValueFormatting.appendFixed(b.maxLongitude, decimals: 7, to: o)
+        ValueFormatting.appendFixed(longitudes?.east ?? b.maxLongitude, decimals: 7, to: o)
         o.append(UInt8(ascii: ","))
         ValueFormatting.appendFixed(b.maxLatitude, decimals: 7, to: o)
         o.append(UInt8(ascii: "]"))
@@ -554,4 +582,47 @@ enum JSONEscaping {
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+}
+
+/// The longitudes of a feature's (or a collection's) points, by hemisphere: enough for the box
+/// across the antimeridian.
+struct LongitudeExtent {
+    /// The least and greatest longitude at or east of Greenwich (0…180).
+    var eastMin = Double.infinity
+    var eastMax = -Double.infinity
+    /// The least and greatest longitude west of it (−180…0).
+    var westMin = Double.infinity
+    var westMax = -Double.infinity
+
+    @inline(__always)
+    mutating func add(_ longitude: Double) {
+        if longitude >= 0 {
+            if longitude < eastMin { eastMin = longitude }
+            if longitude > eastMax { eastMax = longitude }
+        } else {
+            if longitude < westMin { westMin = longitude }
+            if longitude > westMax { westMax = longitude }
+        }
+    }
+
+    mutating func merge(_ other: LongitudeExtent) {
+        eastMin = min(eastMin, other.eastMin)
+        eastMax = max(eastMax, other.eastMax)
+        westMin = min(westMin, other.westMin)
+        westMax = max(westMax, other.westMax)
+    }
+
+    /// West and east of the bbox: across the antimeridian (west > east) when a line crossed it,
+    /// as GDAL writes it; nil without points.
+    func interval(crossed: Bool) -> (west: Double, east: Double)? {
+        let hasEast = eastMin <= eastMax
+        let hasWest = westMin <= westMax
+        guard hasEast || hasWest else { return nil }
+        let west = hasWest ? westMin : eastMin
+        let east = hasEast ? eastMax : westMax
+        // A line that crossed has positions on the meridian itself, ±180: the plain box would be
+        // the whole world; the box across always holds them and every point.
+        if crossed && hasEast && hasWest { return (eastMin, westMax) }
+        return (west, east)
+    }
 }
