@@ -501,3 +501,31 @@ import Testing
         #expect(r.status == 0, "\(r.stdoutText)\(r.stderr)")
     }
 }
+
+/// Issue 14, item 4: an unknown namespace on the root is read as GPX, with a warning naming it
+/// (as gpxpy, GPSBabel and GDAL read it), and so is a root without one.
+@Suite struct RootNamespaceTests {
+    static func read(_ root: String) throws -> (points: Int, warnings: [String]) {
+        let text = """
+            <?xml version="1.0"?>
+            \(root)<trk><trkseg><trkpt lat="1" lon="2"><ele>3</ele><time>2024-01-01T00:00:00Z</time></trkpt>
+            <trkpt lat="1.1" lon="2.1"><time>2024-01-01T00:01:00Z</time></trkpt></trkseg></trk>
+            <wpt lat="5" lon="6"><name>w</name></wpt></gpx>
+            """
+        var warnings: [String] = []
+        let document = try GPXDocument(data: Array(text.utf8)) { warnings.append($0.description) }
+        let points = document.tracks.flatMap { $0.segments.flatMap(\.points) }.count + document.waypoints.count
+        return (points, warnings)
+    }
+
+    @Test func anUnknownRootNamespaceIsReadAsGPXWithAWarning() throws {
+        let v12 = try Self.read(#"<gpx version="1.2" creator="t" xmlns="http://www.topografix.com/GPX/1/2">"#)
+        #expect(v12.points == 3)
+        #expect(v12.warnings.contains { $0.contains("http://www.topografix.com/GPX/1/2") })
+        let none = try Self.read(#"<gpx version="1.1" creator="t">"#)
+        #expect(none.points == 3)
+        #expect(none.warnings.contains { $0.contains("no namespace") })
+        let known = try Self.read(#"<gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">"#)
+        #expect(known.points == 3 && known.warnings.isEmpty)
+    }
+}

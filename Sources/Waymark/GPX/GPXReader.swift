@@ -181,7 +181,7 @@ public final class GPXReader {
         refreshBindingCache()
         if binding == gpxBinding { return true }
         if binding == otherBinding { return false }
-        let isGPX = Self.isGPXURI(tokenizer.namespaceURI)
+        let isGPX = isGPXURI(tokenizer.namespaceURI)
         if isGPX { gpxBinding = binding } else { otherBinding = binding }
         return isGPX
     }
@@ -201,8 +201,13 @@ public final class GPXReader {
         } else if ns.equals("http://www.topografix.com/GPX/1/0") {
             version = "1.0"
         }
-        if !(ns.count == 0 || Self.isGPXURI(ns)) {
+        if ns.count == 0 {
+            warn("the <gpx> element has no namespace (GPX 1.1's is \(Self.gpx11)); reading it as GPX")
+        } else if !Self.isGPXURI(ns) {
+            // As gpxpy, GPSBabel and GDAL do: the root's namespace, whatever it is, is GPX's here
+            // (GPX/1/2, a typo, a vendor's), so its elements are read, not skipped as foreign.
             warn("the <gpx> element is in namespace '\(ns.string)', not GPX's; reading it as GPX")
+            rootNamespace = Array(UnsafeBufferPointer(start: ns.start, count: ns.count))
         }
         let creator = tokenizer.attribute("creator").map { $0.string }
         try handler(.header(GPXHeader(version: version, creator: creator)))
@@ -711,7 +716,17 @@ public final class GPXReader {
 
     private func isGPXBinding(_ index: Int?) -> Bool {
         guard let index else { return false }
-        return index < 0 || Self.isGPXURI(tokenizer.namespaceURI(ofBinding: index))
+        return index < 0 || isGPXURI(tokenizer.namespaceURI(ofBinding: index))
+    }
+
+    /// The root's namespace when it is not GPX's (nil when it is, or has none): read as GPX's.
+    @exclusivity(unchecked) private var rootNamespace: [UInt8]?
+
+    /// GPX 1.0's or 1.1's namespace, or the root's unknown one.
+    private func isGPXURI(_ ns: ByteSpan) -> Bool {
+        if Self.isGPXURI(ns) { return true }
+        guard let root = rootNamespace, root.count == ns.count else { return false }
+        return root.withUnsafeBufferPointer { ByteSpan.bytesEqual(ns.start, $0.baseAddress!, ns.count) }
     }
 
     private static func isGPXURI(_ ns: ByteSpan) -> Bool {
@@ -990,7 +1005,7 @@ public final class GPXReader {
         let rootURI = tokenizer.namespaceURI
         let rehome =
             tokenizer.qualifiedName.count == tokenizer.localName.count
-            && (rootURI.count == 0 || Self.isGPXURI(rootURI))
+            && (rootURI.count == 0 || isGPXURI(rootURI))
         noteStart(rootAttributes, includeName: false, dropDefaultDeclaration: rehome)
         values.start(knownExtensionTarget())
         let rootEmpty = tokenizer.isEmptyElement
