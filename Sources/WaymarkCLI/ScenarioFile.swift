@@ -323,6 +323,13 @@ enum ScenarioFile {
                 continue
             }
             let d = try r.duration(value, key: key)
+            if d <= .zero
+                && ["minimumFetchInterval", "transferRetryAfter", "pushBudget", "appRefreshBudget", "processingBudget"]
+                    .contains(key)
+            {
+                // A zero wait would come due again in the same instant, for ever.
+                throw r.error(value, "'\(key)' must be longer than 0 s")
+            }
             switch key {
             case "gracePeriod": s.system.gracePeriod = d
             case "taskBudget": s.system.taskBudget = d

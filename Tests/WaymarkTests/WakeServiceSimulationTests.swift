@@ -163,7 +163,8 @@ import Testing
                 $0.timeline = [.init(at: .seconds(60), .terminate)]
             }, Self.drive(for: 900))
         #expect(Self.transitions(run).last?.2 == .notRunning)
-        #expect(Self.serviceLocations(run, "dropped").allSatisfy { $0.1.reason == "userTerminated" })
+        let dropped = Self.serviceLocations(run, "dropped")
+        #expect(!dropped.isEmpty && dropped.allSatisfy { $0.1.reason == "userTerminated" })
     }
 
     // MARK: - Regions (W2)
@@ -541,5 +542,179 @@ import Testing
             run.events.contains {
                 $0.kind == .prompt(prompt: "temporaryFullAccuracy", phase: "declined", answer: "noSuchPurposeKey")
             })
+    }
+}
+
+/// The rules a second read found untested, and the fixes it led to.
+@MainActor @Suite struct WakeServiceEdgeTests {
+    typealias T = WakeServiceSimulationTests
+
+    /// Background App Refresh off (or Low Power Mode) keeps location services from waking or
+    /// launching the app ("it may launched or resumed in the background to handle significant
+    /// location changes", UIApplication.h); a running app still gets the events.
+    @Test func backgroundAppRefreshOffStopsLocationWakes() async throws {
+        let run = try await T.run(
+            T.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.device.power.lowPowerMode = true
+                $0.app.monitorsSignificantChanges = true
+                $0.timeline = [.init(at: .seconds(30), .terminate)]
+            }, T.drive(for: 900))
+        #expect(!T.transitions(run).contains { $0.2 == .background })
+        let dropped = T.serviceLocations(run, "dropped")
+        #expect(!dropped.isEmpty && dropped.allSatisfy { $0.1.reason == "lowPowerMode" })
+        #expect(T.serviceLocations(run, "delivered").map(\.0) == [0], "on screen it was delivered")
+    }
+
+    /// A swipe is remembered until the user launches the app: a relaunch by a location service
+    /// does not clear it, so a later push still launches nothing ("the user must relaunch your
+    /// app"). And a system-ended app swiped from the switcher counts as swiped.
+    @Test func aSwipeLastsUntilTheUserLaunchesTheApp() async throws {
+        let run = try await T.run(
+            T.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.info.backgroundModes = [.remoteNotification]
+                $0.app.monitorsSignificantChanges = true
+                $0.timeline = [
+                    .init(at: .seconds(30), .terminate),
+                    .init(at: .seconds(700), .systemTerminate),
+                    .init(at: .seconds(710), .push(contentAvailable: true)),
+                ]
+            }, T.drive(for: 800))
+        #expect(T.transitions(run).contains { $0.1 == .notRunning && $0.3 == "significantLocationChange" })
+        #expect(run.events.contains { $0.kind == .push(action: "dropped", result: nil, reason: "userTerminated") })
+
+        let swipedAfterSystem = try await T.run(
+            T.scenario {
+                $0.info.backgroundModes = [.remoteNotification]
+                $0.timeline = [
+                    .init(at: .seconds(10), .background), .init(at: .seconds(30), .systemTerminate),
+                    .init(at: .seconds(40), .terminate), .init(at: .seconds(50), .push(contentAvailable: true)),
+                ]
+            }, .walk(for: 100))
+        #expect(
+            swipedAfterSystem.events.contains {
+                $0.kind == .push(action: "dropped", result: nil, reason: "userTerminated")
+            })
+    }
+
+    /// A held (throttled) push comes when the user opens the app, not only at a cold launch.
+    @Test func aHeldPushComesWhenTheUserOpensTheApp() async throws {
+        let run = try await T.run(
+            T.scenario {
+                $0.info.backgroundModes = [.remoteNotification]
+                $0.system.pushesPerHour = 0
+                $0.timeline = [
+                    .init(at: .seconds(10), .background), .init(at: .seconds(30), .push(contentAvailable: true)),
+                    .init(at: .seconds(60), .foreground),
+                ]
+            }, .walk(for: 100))
+        #expect(
+            run.events.contains {
+                $0.offset == .seconds(60) && $0.kind == .push(action: "delivered", result: nil, reason: "held")
+            })
+    }
+
+    /// "The system terminates any background processing tasks running when the user starts using
+    /// the device": the task ends, unsuccessful, and the app is not terminated.
+    @Test func aProcessingTaskEndsWhenTheUserOpensTheApp() async throws {
+        let run = try await T.run(
+            T.scenario {
+                $0.info.backgroundModes = [.processing]
+                $0.app.processingTaskDuration = .seconds(200)
+                $0.timeline = [
+                    .init(at: .seconds(10), .background), .init(at: .seconds(10), .submitProcessing(.init())),
+                    .init(at: .seconds(60), .foreground),
+                ]
+            }, .walk(for: 400))
+        #expect(
+            run.events.contains {
+                $0.offset == .seconds(60)
+                    && $0.kind
+                        == .scheduledTask(
+                            action: "completed", kind: "processing", identifier: TutorialApp.processingTaskIdentifier,
+                            success: false, reason: nil)
+            })
+        #expect(!run.events.contains { if case .terminated = $0.kind { true } else { false } })
+    }
+
+    /// A handler that resubmits its request at once, and completes at once, cannot run for ever in
+    /// one instant: the resubmission runs a second later at the earliest.
+    @Test func anImmediateResubmissionDoesNotSpinInOneInstant() async throws {
+        let run = try await T.run(
+            T.scenario {
+                $0.info.backgroundModes = [.fetch]
+                $0.app.refreshTaskDuration = .zero
+                $0.system.minimumFetchInterval = .zero
+                $0.timeline = [
+                    .init(at: .seconds(10), .background),
+                    .init(at: .seconds(10), .submitAppRefresh(earliestBegin: nil)),
+                ]
+                $0.end = .seconds(15)
+            }, .walk(for: 20))
+        let began = run.events.filter { if case .scheduledTask("began", _, _, _, _) = $0.kind { true } else { false } }
+        #expect(began.map { Int($0.offset.components.seconds) } == [10, 11, 12, 13, 14, 15])
+    }
+
+    /// Regions and CLMonitor conditions share the 20.
+    @Test func regionsAndConditionsShareTheLimit() async throws {
+        let start = Coordinate(latitude: 48.137, longitude: 11.575)
+        var timeline: [Scenario.TimedAction] = (0..<20).map { i in
+            .init(
+                at: .seconds(5),
+                .addCondition(
+                    monitor: "m",
+                    CircularRegion(
+                        center: Geodesic.destination(from: start, bearing: 0, distance: 5000), radius: 100,
+                        identifier: "c\(i)")))
+        }
+        timeline.append(
+            .init(at: .seconds(6), .startMonitoring(CircularRegion(center: start, radius: 100, identifier: "r"))))
+        let listener = T.Listener()
+        var s = Scenario()
+        s.device.authorization = .authorizedAlways
+        s.timeline = timeline
+        let run = try await T.run(s, .walk(for: 30), delegate: listener)
+        #expect(listener.failures.map(\.code) == [.regionMonitoringFailure])
+        #expect(
+            run.events.contains {
+                $0.kind == .region(action: "failed", identifier: "r", state: nil, decision: nil, reason: "limitReached")
+            })
+    }
+
+    /// "Calling this method while location services are already running does nothing"; starting
+    /// updates "cancels any pending request".
+    @Test func requestLocationWhileUpdatingDoesNothingAndStartingCancelsIt() async throws {
+        let busy = try await T.run(
+            T.scenario { $0.timeline = [.init(at: .seconds(15), .requestLocation)] }, .walk(for: 60))
+        #expect(T.serviceLocations(busy).isEmpty)
+        #expect(
+            busy.events.contains {
+                if case .diagnostic(let m) = $0.kind { m.contains("requestLocation") } else { false }
+            })
+        let cancelled = try await T.run(
+            T.scenario {
+                $0.app.startsUpdates = false
+                $0.timeline = [.init(at: .seconds(15), .requestLocation), .init(at: .seconds(16), .startUpdates)]
+            }, .walk(for: 60))
+        #expect(
+            cancelled.events.contains {
+                if case .serviceLocation(let r) = $0.kind { r.action == "cancelled" } else { false }
+            })
+        #expect(T.serviceLocations(cancelled, "delivered").isEmpty)
+    }
+}
+
+@Suite struct SwipeAfterSystemTerminationTests {
+    /// The system ended the app, which stays in the app switcher: a swipe marks it swiped, with no
+    /// state change and nothing for the app's code; before any launch there is nothing to swipe.
+    @Test func aSwipeOfASystemEndedAppMarksItSwiped() {
+        var m = AppLifecycleStateMachine(gracePeriod: .seconds(5), state: .notRunning(terminated: .system))
+        #expect(!m.wasTerminatedByUser)
+        #expect(m.handle(.terminate(.user)).isEmpty)
+        #expect(m.wasTerminatedByUser && m.state == .notRunning(terminated: .user))
+        var never = AppLifecycleStateMachine(gracePeriod: .seconds(5))
+        #expect(never.handle(.terminate(.user)).isEmpty)
+        #expect(!never.wasTerminatedByUser)
     }
 }

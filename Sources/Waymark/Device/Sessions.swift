@@ -13,15 +13,21 @@
 /// use. Like that property, it needs the `location` background mode.
 public final class BackgroundActivitySession {
     weak var simulation: Simulation?
-    /// Whether the session keeps the app in use now (started in use, not invalidated, the app
-    /// not ended since).
-    public internal(set) var isActive: Bool
+    /// Started in use and not invalidated.
+    var valid: Bool
     let launch: Int
 
     init(simulation: Simulation, active: Bool, launch: Int) {
         self.simulation = simulation
-        self.isActive = active
+        self.valid = active
         self.launch = launch
+    }
+
+    /// Whether the session keeps the app in use now: started in use, not invalidated, and the
+    /// app not ended since (a session ends with its app).
+    public var isActive: Bool {
+        guard valid, let s = simulation else { return false }
+        return s.launchCount == launch && s.appState != .notRunning
     }
 
     /// `invalidate()`.

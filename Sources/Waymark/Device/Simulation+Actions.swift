@@ -29,7 +29,15 @@ extension Simulation {
             // never reached is not reported.
             record(.stateChanged(from: reportedState, to: to, cause: cause.rawValue))
             reportedState = to
-            if from == .notRunning { launchCause = cause }
+            if from == .notRunning {
+                launchCause = cause
+                if cause == .userLaunch { userForceQuit = false }
+            }
+            if to == .notRunning && cause == .user { userForceQuit = true }
+            if to == .notRunning || (to == .background && (from == .notRunning || from == .suspended)) {
+                // What the app's state kept from running may run now (after the current step).
+                if !taskRequests.pendingRequests.isEmpty { timers.schedule(.taskRequestsDue, at: now) }
+            }
             if from == .suspended && to == .background {
                 // A resume on the way to the foreground hands held fixes over once the app is
                 // active; a service's wake hands them over at once.
@@ -52,7 +60,6 @@ extension Simulation {
             app.didFinishLaunching(self, inBackground: inBackground)
             if reports && appCodeRuns { manager.delegate?.locationManagerDidChangeAuthorization(manager) }
             deliverPendingServiceEvents()
-            if !inBackground { deliverHeldPush() }
         case .becameActive:
             if resumePending {
                 resumePending = false
@@ -60,7 +67,10 @@ extension Simulation {
             }
             app.didBecomeActive(self)
             if !serviceSessions.isEmpty && appCodeRuns { askForServiceSessionAuthorization() }
+            // "If the user launches the app, the system immediately delivers the held notification."
+            if heldPush { deliverHeldPush() }
         case .willEnterForeground:
+            servicesEnteredForeground()
             apply(tasks: tasks.handle(.enteredForeground))
             apply(location.handle(.appEnteredForeground(context())))
             app.willEnterForeground(self)
@@ -69,6 +79,7 @@ extension Simulation {
             apply(tasks: tasks.handle(.enteredBackground(at: now)))
             app.didEnterBackground(self)
             apply(fetch: fetch.handle(.appEnteredBackground(at: now)))
+            servicesEnteredBackground()
             runDueTasks()
         case .startGracePeriod(let duration):
             timers.schedule(.gracePeriodEnd, at: now + duration)
@@ -108,12 +119,14 @@ extension Simulation {
             }
             apply(
                 fetch: fetch.handle(
-                    .wakeDue(at: now, app: appState, terminatedByUser: lifecycle.wasTerminatedByUser)))
+                    .wakeDue(at: now, app: appState, terminatedByUser: userForceQuit)))
         case .fetchDeadline: apply(fetch: fetch.handle(.deadlineDue(at: now)))
         case .answer(let alert): answer(alert)
         case .serviceWakeEnd: serviceWakeUntil = nil
         case .pushDeadline(let id): pushDeadlinePassed(id)
         case .scheduledTaskDeadline(let id): scheduledTaskDeadlinePassed(id)
+        case .scheduledTaskWarning(let id): scheduledTaskWarningDue(id)
+        case .transferEventsDeadline: transferEventsTimedOut()
         case .taskRequestsDue: taskRequestsDue()
         case .locationRequestTimeout: locationRequestTimedOut()
         case .transferDone(let id): transferFinished(id)
@@ -131,10 +144,16 @@ extension Simulation {
         case .terminate:
             let wasRunning = appState != .notRunning
             terminate(.user)
-            if !wasRunning && lifecycle.wasTerminatedByUser { servicesAppStopped(terminated: .user) }
+            if !wasRunning && lifecycle.wasTerminatedByUser && !userForceQuit {
+                // Swiped away from the app switcher after the system ended it.
+                userForceQuit = true
+                servicesAppStopped(terminated: .user)
+            }
         case .setAuthorization(let status): perform(authorization: authorization.handle(.setAuthorization(status)))
         case .setRestricted(let on): perform(authorization: authorization.handle(.setRestricted(on)))
         case .setPreciseLocation(let precise):
+            // The user's own choice replaces a temporary grant: it is not undone when it ends.
+            temporaryFullAccuracy = false
             perform(authorization: authorization.handle(.setPreciseLocation(precise)))
         case .setLocationServices(let on): perform(authorization: authorization.handle(.setLocationServices(on)))
         case .systemTerminate:

@@ -40,11 +40,13 @@ extension Simulation {
     /// Whether audio keeps the app running: playing, with the `audio` mode.
     var audioKeepsRunning: Bool { audioPlaying && scenario.info.backgroundModes.contains(.audio) }
 
-    var keptRunningByServices: Bool { serviceActivity && (isWokenByService || audioKeepsRunning) }
+    var keptRunningByServices: Bool {
+        serviceActivity && (isWokenByService || audioKeepsRunning || activitySessions > 0)
+    }
 
     func serviceContext() -> ServiceDelivery.Context {
         ServiceDelivery.Context(
-            appState: appState, appInUse: isInUse, terminatedByUser: lifecycle.wasTerminatedByUser,
+            appState: appState, appInUse: isInUse, terminatedByUser: userForceQuit,
             authorization: authorization.status, isProvisionalAlways: authorization.isProvisionalAlways,
             locationServicesEnabled: authorization.locationServicesEnabled,
             backgroundModes: scenario.info.backgroundModes, power: power)
@@ -86,21 +88,31 @@ extension Simulation {
             // in the background to handle significant location changes" (UIApplication.h).
             outcome = .drop(off)
         }
-        if outcome == .launch && lifecycle.wasTerminatedByUser && !scenario.system.locationRelaunchAfterSwipe {
+        if outcome == .launch && userForceQuit && !scenario.system.locationRelaunchAfterSwipe {
             outcome = .drop("userTerminated")
+        }
+        if !version.restrictsWhenInUseToInUse && authorization.status == .authorizedWhenInUse {
+            // Up to iOS 12 these services need Always ("Significant-change location service: Not
+            // available" to When In Use, Choosing the Location Services Authorization to Request).
+            if case .drop = outcome {} else { outcome = .drop("needsAlways") }
         }
         switch outcome {
         case .drop(let reason):
             record(event, decision: "dropped", reason: reason)
         case .deliver:
-            if appState == .background { openServiceWake() }
+            // Only Always is woken: a running Always app gets the event's time too.
+            if appState == .background && authorization.status == .authorizedAlways
+                && !authorization.isProvisionalAlways
+            {
+                openServiceWake()
+            }
             deliver(event)
         case .wake:
             lifecycleEvent(.wake(event.cause))
             openServiceWake()
             deliver(event)
         case .launch:
-            pendingServiceEvents.append(event)
+            pendingServiceEvents.append((event, false))
             lifecycleEvent(.wake(event.cause))
             openServiceWake()
             deliverPendingServiceEvents()
@@ -109,17 +121,37 @@ extension Simulation {
 
     /// A service's wake keeps the app running for a few seconds (``Scenario/SystemSettings/serviceWakeTime``).
     func openServiceWake() {
+        guard appCodeRuns else { return }
         serviceWakeUntil = now + scenario.system.serviceWakeTime
         timers.schedule(.serviceWakeEnd, at: now + scenario.system.serviceWakeTime)
     }
 
-    /// Hands over what waited for the app's launch: region and visit events go to the delegate
-    /// the launch code set; significant changes once the app has started the service again.
-    func deliverPendingServiceEvents() {
+    /// Hands over what waited for the app's launch, of the kinds `only` admits: region and visit
+    /// events go to the delegate the launch code set (after it ran); significant changes once the
+    /// app has started the service again; a monitor's once the app created it again. What cannot
+    /// be handed over yet stays, said `held` once.
+    func deliverPendingServiceEvents(only admits: (PendingServiceEvent) -> Bool = { _ in true }) {
         guard appCodeRuns, !pendingServiceEvents.isEmpty else { return }
-        let events = pendingServiceEvents
+        let waiting = pendingServiceEvents
         pendingServiceEvents = []
-        for event in events { deliver(event) }
+        for (event, said) in waiting {
+            guard admits(event), appCodeRuns else {
+                pendingServiceEvents.append((event, said))
+                continue
+            }
+            let why: String? =
+                switch event {
+                case .significantChange: significantChangesListening ? nil : "awaitingRestart"
+                case .condition(let name, _, _): conditionMonitors[name] == nil ? "awaitingMonitor" : nil
+                case .region, .visit: nil
+                }
+            if let why {
+                if !said { record(event, decision: "held", reason: why) }
+                pendingServiceEvents.append((event, true))
+            } else {
+                deliver(event)
+            }
+        }
     }
 
     private func deliver(_ event: PendingServiceEvent) {
@@ -131,7 +163,7 @@ extension Simulation {
         case .significantChange(let fix):
             guard significantChangesListening else {
                 // Relaunched: the event waits for the app to start the service again.
-                pendingServiceEvents.append(event)
+                pendingServiceEvents.append((event, true))
                 record(event, decision: "held", reason: "awaitingRestart")
                 return
             }
@@ -170,7 +202,7 @@ extension Simulation {
         case .condition(let name, let identifier, let state):
             guard deliverCondition(name, identifier, state) else {
                 // Relaunched: the event waits for the app to create the monitor again.
-                pendingServiceEvents.append(event)
+                pendingServiceEvents.append((event, true))
                 record(event, decision: "held", reason: "awaitingMonitor")
                 return
             }
@@ -250,7 +282,7 @@ extension Simulation {
     /// are dropped.
     func servicesAppStopped(terminated: TerminationCause?) {
         let why = terminated == nil ? "suspended" : "terminated"
-        for event in pendingServiceEvents { record(event, decision: "dropped", reason: why) }
+        for (event, _) in pendingServiceEvents { record(event, decision: "dropped", reason: why) }
         pendingServiceEvents = []
         serviceWakeUntil = nil
         timers.cancel(.serviceWakeEnd)
@@ -268,6 +300,7 @@ extension Simulation {
         for (id, task) in runningTasks.sorted(by: { $0.key < $1.key }) {
             task.isCompleted = true
             timers.cancel(.scheduledTaskDeadline(id))
+            timers.cancel(.scheduledTaskWarning(id))
             record(
                 .scheduledTask(
                     action: "ended", kind: task.kind.rawValue, identifier: task.identifier, success: nil,
@@ -301,7 +334,7 @@ extension Simulation {
             record(.serviceLocation(.init(service: "significantLocationChange", action: "started", appState: appState)))
         }
         updateServicesWatch()
-        deliverPendingServiceEvents()
+        deliverPendingServiceEvents { if case .significantChange = $0 { true } else { false } }
     }
 
     func managerStoppedSignificantChanges() {
@@ -310,7 +343,7 @@ extension Simulation {
         if significantChanges.handle(.stop).contains(.stopped) {
             record(.serviceLocation(.init(service: "significantLocationChange", action: "stopped", appState: appState)))
         }
-        pendingServiceEvents.removeAll { if case .significantChange = $0 { true } else { false } }
+        pendingServiceEvents.removeAll { if case .significantChange = $0.event { true } else { false } }
         updateServicesWatch()
     }
 
@@ -322,6 +355,14 @@ extension Simulation {
             manager.delegate?.locationManager(
                 manager, monitoringDidFailFor: region,
                 withError: LocationError(.regionMonitoringDenied, reason: authorization.status.rawValue))
+            return
+        }
+        // The 20 are the app's, regions and CLMonitor conditions together (*assumption* for the
+        // conditions: Apple gives no number for CLMonitor).
+        let conditions = conditionRegions.values.reduce(0) { $0 + $1.regions.count }
+        let replacing = regionMonitor.regions.contains { $0.region.identifier == region.identifier }
+        if !replacing && regionMonitor.regions.count + conditions >= RegionMonitorStateMachine.limit {
+            apply(region: .failed(region, .limitReached))
             return
         }
         for action in regionMonitor.handle(.start(region)) { apply(region: action) }
@@ -354,7 +395,7 @@ extension Simulation {
         if visits.handle(.stop).contains(.stopped) {
             record(.visit(action: "stopped", visit: nil, decision: nil, reason: nil))
         }
-        pendingServiceEvents.removeAll { if case .visit = $0 { true } else { false } }
+        pendingServiceEvents.removeAll { if case .visit = $0.event { true } else { false } }
         updateServicesWatch()
     }
 
@@ -554,6 +595,38 @@ extension Simulation {
         terminate(.remoteNotificationBudgetExceeded)
     }
 
+    // MARK: - On screen and off
+
+    /// The app came on screen: the budgets of a push's handler and of an app-refresh task stop
+    /// running (no watchdog on screen), and running processing tasks end ("The system terminates
+    /// any background processing tasks running when the user starts using the device").
+    func servicesEnteredForeground() {
+        for (id, timed) in pushHandlers where timed {
+            pushHandlers[id] = false
+            timers.cancel(.pushDeadline(id))
+        }
+        for (id, task) in runningTasks.sorted(by: { $0.key < $1.key }) {
+            timers.cancel(.scheduledTaskWarning(id))
+            timers.cancel(.scheduledTaskDeadline(id))
+            guard task.kind == .processing else { continue }
+            scheduledTaskWarningDue(id, reason: "userActive")
+            if runningTasks[id] != nil { completeTask(task, success: false) }
+        }
+    }
+
+    /// The app left the screen: handlers and tasks still running get their budgets afresh.
+    func servicesEnteredBackground() {
+        for (id, timed) in pushHandlers.sorted(by: { $0.key < $1.key }) where !timed {
+            pushHandlers[id] = true
+            timers.schedule(.pushDeadline(id), at: now + scenario.system.pushBudget)
+        }
+        for (id, task) in runningTasks.sorted(by: { $0.key < $1.key }) {
+            armTaskTimers(
+                id,
+                budget: task.kind == .appRefresh ? scenario.system.appRefreshBudget : scenario.system.processingBudget)
+        }
+    }
+
     // MARK: - Audio
 
     func playAudio() {
@@ -572,6 +645,22 @@ extension Simulation {
 
     func submitTaskRequest(_ request: TaskSchedulerStateMachine.Request) -> TaskSchedulerStateMachine.SubmitError? {
         guard appCodeRuns else { return .unavailable }
+        guard version.major >= 13 else {
+            // BGTaskScheduler arrived with iOS 13.
+            record(
+                .scheduledTask(
+                    action: "rejected", kind: request.kind.rawValue, identifier: request.identifier, success: nil,
+                    reason: "needsIOS13"))
+            return .unavailable
+        }
+        var request = request
+        if !runningTasks.isEmpty {
+            // Submitted from a running task (the usual resubmission): it runs no sooner than a
+            // second later, so that a handler that resubmits at once cannot run for ever in one
+            // instant (*assumption*: the system never runs it at once).
+            request.earliestBegin = max(request.earliestBegin ?? now, now + .seconds(1))
+        }
+        waitingReported[request.identifier] = nil
         if let error = taskRequests.submit(request, at: now, modes: scenario.info.backgroundModes, power: power) {
             record(
                 .scheduledTask(
@@ -591,6 +680,7 @@ extension Simulation {
     func cancelTaskRequests(_ identifier: String?) {
         guard appCodeRuns else { return }
         for r in taskRequests.pendingRequests where identifier == nil || r.identifier == identifier {
+            waitingReported[r.identifier] = nil
             record(
                 .scheduledTask(
                     action: "cancelled", kind: r.kind.rawValue, identifier: r.identifier, success: nil, reason: nil))
@@ -615,7 +705,7 @@ extension Simulation {
     func taskRequestsDue() {
         let power = power
         for (r, why) in taskRequests.waiting(
-            at: now, app: appState, terminatedByUser: lifecycle.wasTerminatedByUser, power: power)
+            at: now, app: appState, terminatedByUser: userForceQuit, power: power)
         where waitingReported[r.identifier] != why {
             // Said once for each request and reason.
             waitingReported[r.identifier] = why
@@ -630,7 +720,7 @@ extension Simulation {
     /// Runs the due requests that may run now (after the app left the screen, a setting changed).
     func runDueTasks() {
         let runnable = taskRequests.takeRunnable(
-            at: now, app: appState, terminatedByUser: lifecycle.wasTerminatedByUser, power: power)
+            at: now, app: appState, terminatedByUser: userForceQuit, power: power)
         for request in runnable { start(request) }
     }
 
@@ -648,7 +738,7 @@ extension Simulation {
         let task = ScheduledTask(id: taskCounter, identifier: request.identifier, kind: request.kind, simulation: self)
         runningTasks[task.id] = task
         let budget = request.kind == .appRefresh ? scenario.system.appRefreshBudget : scenario.system.processingBudget
-        timers.schedule(.scheduledTaskDeadline(task.id), at: now + budget)
+        armTaskTimers(task.id, budget: budget)
         record(
             .scheduledTask(
                 action: "began", kind: request.kind.rawValue, identifier: request.identifier, success: nil, reason: nil)
@@ -660,6 +750,7 @@ extension Simulation {
         guard runningTasks.removeValue(forKey: task.id) != nil else { return }
         task.isCompleted = true
         timers.cancel(.scheduledTaskDeadline(task.id))
+        timers.cancel(.scheduledTaskWarning(task.id))
         let note = fetchNote
         fetchNote = nil
         record(
@@ -672,11 +763,22 @@ extension Simulation {
     /// The task's time ran out: its expiration handler runs; still not completed, the app is
     /// terminated ("Not calling setTaskCompleted(success:) before the time for the task expires
     /// may result in the system killing your app").
-    func scheduledTaskDeadlinePassed(_ id: Int) {
+    /// Sets a task's two timers: the expiration handler `expirationWarning` before the end of its
+    /// time ("called before the background process uses the full amount of its allocated time"),
+    /// and the end.
+    func armTaskTimers(_ id: Int, budget: Duration) {
+        let warning = max(.zero, budget - scenario.system.expirationWarning)
+        timers.schedule(.scheduledTaskWarning(id), at: now + warning)
+        timers.schedule(.scheduledTaskDeadline(id), at: now + budget)
+    }
+
+    /// The task's time is nearly over: its expiration handler runs.
+    func scheduledTaskWarningDue(_ id: Int, reason: String? = nil) {
         guard let task = runningTasks[id] else { return }
         record(
             .scheduledTask(
-                action: "expiring", kind: task.kind.rawValue, identifier: task.identifier, success: nil, reason: nil))
+                action: "expiring", kind: task.kind.rawValue, identifier: task.identifier, success: nil, reason: reason)
+        )
         if let handler = task.expirationHandler {
             handler()
         } else {
@@ -684,7 +786,11 @@ extension Simulation {
             // complete and unsuccessful."
             completeTask(task, success: false)
         }
-        guard runningTasks[id] != nil else { return }
+    }
+
+    /// The task's time is over: still not completed, the app is terminated.
+    func scheduledTaskDeadlinePassed(_ id: Int) {
+        guard let task = runningTasks[id] else { return }
         record(
             .scheduledTask(
                 action: "expired", kind: task.kind.rawValue, identifier: task.identifier, success: nil, reason: "budget"
@@ -703,7 +809,7 @@ extension Simulation {
         let id = transferCounter
         transfers[id] = Transfer(count: locations.count, payload: Self.payload(locations))
         record(.transfer(action: "scheduled", task: id, count: locations.count, reason: nil))
-        timers.schedule(.transferDone(id), at: now + scenario.system.transferDuration)
+        timers.schedule(.transferDone(id), at: now + max(.zero, scenario.system.transferDuration))
     }
 
     private static func payload(_ locations: [StoredLocation]) -> String {
@@ -728,7 +834,7 @@ extension Simulation {
         if let failure {
             transfers[id] = transfer
             record(.transfer(action: "failed", task: id, count: transfer.count, reason: failure))
-            timers.schedule(.transferDone(id), at: now + scenario.system.transferRetryAfter)
+            timers.schedule(.transferDone(id), at: now + max(.seconds(1), scenario.system.transferRetryAfter))
             return
         }
         transfers[id] = nil
@@ -740,15 +846,26 @@ extension Simulation {
             lifecycleEvent(.wake(.urlSession))
             guard appCodeRuns else { return }
             transferEventsPending = true
+            // The app has about 30 s, as for a push, to call the completion (*assumption*).
+            timers.schedule(.transferEventsDeadline, at: now + scenario.system.pushBudget)
+            let launch = launchCount
             app.handleEventsForBackgroundURLSession(self) { [weak self] in
-                guard let self, self.transferEventsPending else { return }
+                guard let self, self.transferEventsPending, self.launchCount == launch else { return }
                 self.transferEventsPending = false
+                self.timers.cancel(.transferEventsDeadline)
                 self.record(.transfer(action: "eventsHandled", task: id, count: nil, reason: nil))
                 self.settle()
             }
         default:
             break
         }
+    }
+
+    /// The app did not say it handled its session's events in time: it may be suspended.
+    func transferEventsTimedOut() {
+        guard transferEventsPending else { return }
+        transferEventsPending = false
+        record(.transfer(action: "eventsTimedOut", task: transferCounter, count: nil, reason: "budget"))
     }
 
     /// Writes `text` to `path`; the error in words, or nil.

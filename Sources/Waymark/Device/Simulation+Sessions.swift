@@ -34,9 +34,9 @@ extension Simulation {
     }
 
     func invalidate(_ session: BackgroundActivitySession) {
-        guard session.isActive else { return }
-        session.isActive = false
-        guard session.launch == launchCount else { return }
+        let active = session.isActive
+        session.valid = false
+        guard active else { return }
         activitySessions -= 1
         record(.session(kind: "backgroundActivity", action: "invalidated", reason: nil))
         settle()
@@ -149,7 +149,7 @@ extension Simulation {
         }
         conditionMonitors[name]?.continuation.finish()
         conditionMonitors[name] = monitor
-        deliverPendingServiceEvents()
+        deliverPendingServiceEvents { if case .condition(name, _, _) = $0 { true } else { false } }
         return monitor
     }
 
@@ -230,7 +230,6 @@ extension Simulation {
     /// The sessions, streams and monitors of an app instance end with it.
     func sessionsAppTerminated() {
         activitySessions = 0
-        for session in scriptedActivitySessions { session.isActive = false }
         scriptedActivitySessions = []
         serviceSessions = [:]
         scriptedServiceSessions = []

@@ -99,10 +99,12 @@ public final class Simulation {
     /// relaunch it must start it again to receive the events).
     var significantChangesListening = false
     /// Service events waiting for a launched or woken app.
-    var pendingServiceEvents: [PendingServiceEvent] = []
+    var pendingServiceEvents: [(event: PendingServiceEvent, said: Bool)] = []
+    /// The user swiped the app away and has not launched it since (a launch by a service does not
+    /// count: "the user must relaunch your app").
+    var userForceQuit = false
     /// Until when a location service's wake keeps the app running.
     var serviceWakeUntil: Duration? { didSet { refreshServiceActivity() } }
-    /// The background pushes whose handlers have not completed, by id.
     /// The background pushes whose handlers have not completed, by id; true when the handler
     /// runs against the 30 s budget (off screen).
     var pushHandlers: [Int: Bool] = [:] { didSet { refreshServiceActivity() } }
@@ -132,10 +134,10 @@ public final class Simulation {
     func refreshServiceActivity() {
         serviceActivity =
             serviceWakeUntil != nil || !pushHandlers.isEmpty || !runningTasks.isEmpty || transferEventsPending
-            || audioPlaying
+            || audioPlaying || activitySessions > 0
     }
     /// The `CLBackgroundActivitySession`s the app holds (started in use, not invalidated).
-    var activitySessions = 0
+    var activitySessions = 0 { didSet { refreshServiceActivity() } }
     /// The `CLServiceSession`s the app holds, by id, with the authorization each asks for.
     var serviceSessions: [Int: ServiceSession.Authorization] = [:]
     var sessionCounter = 0
@@ -228,7 +230,8 @@ public final class Simulation {
     /// the location indicator with a background session.
     public var isInUse: Bool {
         if lifecycle.isInUse { return true }
-        return appState == .background && location.showsIndicator(context())
+        guard appState == .background else { return false }
+        return activitySessions > 0 || location.showsIndicator(context())
     }
 
     // MARK: - Running
@@ -438,8 +441,9 @@ public final class Simulation {
         let value: Duration? =
             switch interval {
             case .never: nil
-            case .minimum: scenario.system.minimumFetchInterval
-            case .every(let d): d
+            // A second at least: a zero interval would come due again in the same instant.
+            case .minimum: max(.seconds(1), scenario.system.minimumFetchInterval)
+            case .every(let d): max(.seconds(1), d)
             }
         apply(fetch: fetch.handle(.setInterval(value, at: now)))
     }
@@ -474,7 +478,11 @@ public final class Simulation {
         while true {
             // Off screen, the session decides both facts: one context for the two.
             let background = appState == .background ? context() : nil
-            let inUse = lifecycle.isInUse || background.map { location.showsIndicator($0) } == true
+            // A background activity session (iOS 17) keeps the app in use by itself, with or without
+            // standard updates ("allowing it to receive updates or events").
+            let inUse =
+                lifecycle.isInUse
+                || background.map { (serviceActivity && activitySessions > 0) || location.showsIndicator($0) } == true
             if wasInUse && !inUse {
                 wasInUse = false
                 endTemporaryFullAccuracy()

@@ -93,7 +93,8 @@ public enum ServiceDelivery {
 
 /// The system's budget of background pushes: at most ``perHour`` wake the app in any hour
 /// (Apple: "don't try to send more than two or three per hour"; the system "may throttle the
-/// delivery"). A throttled push is dropped. A pure value: times come with the calls.
+/// delivery"). The simulation holds a throttled push (the newest only) until the user launches the
+/// app. A pure value: times come with the calls.
 public struct PushThrottle: Sendable, Hashable {
     public let perHour: Int
     private var recent: [Duration] = []

@@ -4,8 +4,10 @@
 /// It holds no clock and does no I/O; times come with the events. Whether an event reaches the
 /// app, wakes it or relaunches it is the owner's decision (``ServiceDelivery``). The rules:
 ///
-/// - Starting the service reports the most recent fix at once, if there is one ("The first event
-///   to be delivered is usually the most recently cached location event").
+/// - Starting the service reports `cached` at once when the owner passes one ("The first event to
+///   be delivered is usually the most recently cached location event (if any) but may be a newer
+///   event"); without one (the simulation passes none), the first fix after the start is the
+///   first event.
 /// - After that, a fix is an event when the device is at least ``distance`` (500 m) from the last
 ///   event and at least ``minimumInterval`` (5 minutes) has passed since it ("Apps can expect a
 ///   notification as soon as the device moves 500 meters or more from its previous notification.

@@ -69,11 +69,12 @@ public struct TaskSchedulerStateMachine: Sendable, Hashable {
         let mode: BackgroundModes = request.kind == .appRefresh ? .fetch : .processing
         guard modes.contains(mode) else { return .notPermitted }
         guard power.backgroundRefreshAvailable else { return .unavailable }
-        pending.removeAll { $0.request.identifier == request.identifier }
+        // The same identifier replaces its request; the limit counts the others (a refused
+        // submission leaves the pending one in place).
         let limit = request.kind == .appRefresh ? Self.maximumAppRefresh : Self.maximumProcessing
-        guard pending.count(where: { $0.request.kind == request.kind }) < limit else {
-            return .tooManyPendingTaskRequests
-        }
+        let others = pending.count { $0.request.kind == request.kind && $0.request.identifier != request.identifier }
+        guard others < limit else { return .tooManyPendingTaskRequests }
+        pending.removeAll { $0.request.identifier == request.identifier }
         pending.append(Pending(request: request, submittedAt: now))
         return nil
     }

@@ -17,7 +17,8 @@
 ///   departure date is `Date.distantFuture`): visits come late by nature, at least that long
 ///   after the arrival they report.
 /// - The first fix farther than ``radius`` from the anchor ends the stay: the whole visit is an
-///   event, departing at the last fix within the radius. That fix starts the next stay.
+///   event, departing at the last fix within the radius (reported with that fix: Apple documents
+///   no delay, and Waymark adds none). That fix starts the next stay.
 /// - A visit's coordinate is the mean of the stay's fixes; its accuracy is the radius (visits
 ///   come with the lower accuracy of the service, never that of a single fix).
 public struct VisitStateMachine: Sendable, Hashable {
@@ -31,7 +32,7 @@ public struct VisitStateMachine: Sendable, Hashable {
     public enum Action: Sendable, Hashable {
         case started
         case stopped
-        /// An arrival or a whole visit, and the fix index that revealed it.
+        /// An arrival or a whole visit.
         case visit(Visit)
     }
 

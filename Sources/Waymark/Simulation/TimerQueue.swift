@@ -110,6 +110,10 @@ enum TimerKey: Hashable {
     case serviceWakeEnd
     case pushDeadline(Int)
     case scheduledTaskDeadline(Int)
+    /// A `BGTask`'s expiration handler is due (the warning before its deadline).
+    case scheduledTaskWarning(Int)
+    /// The app has had its time to handle its URL session's events.
+    case transferEventsDeadline
     /// A `BGTaskScheduler` request comes due.
     case taskRequestsDue
     case locationRequestTimeout
