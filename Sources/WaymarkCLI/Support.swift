@@ -65,13 +65,20 @@ func sysexit(for error: Error) -> ExitCode {
         case .io:
             return ExitCode(ExitStatus.ioError)
         case .truncated:
-            printError("hint: the file may be cut short (a crashed logger?); --lenient reads what is there")
+            printError(
+                "hint: the file may be cut short (a crashed logger?)"
+                    + (CommandLine.arguments.contains("--lenient") ? "" : "; --lenient reads what is there"))
         case .unsupportedEncoding:
             break
         case .forbiddenDeclaration:
             printError("hint: remove the DOCTYPE; GPX files need none")
+        case .notGPX:
+            break  // the message says what the file is and what to use
         default:
-            printError("hint: --lenient skips bad points and keeps the rest")
+            // Never suggested when it is on already.
+            if !CommandLine.arguments.contains("--lenient") {
+                printError("hint: --lenient skips bad points and keeps the rest")
+            }
         }
         return ExitCode(ExitStatus.dataError)
     case let e as OutputError:

@@ -16,6 +16,39 @@ struct CLITests {
         return try run(Paths.waymark.path, arguments, input: input, environment: environment)
     }
 
+    /// Issue 14, item 7: a file that is not GPX at all is named for what it is, with what to use
+    /// instead, and `--lenient` is never suggested for it, nor when it is on already.
+    @Test func aFileThatIsNotGPXSaysWhatItIs() throws {
+        let cases: [(String, [UInt8], String)] = [
+            (
+                ".nmea", Array("$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\r\n".utf8),
+                "NMEA 0183 log"
+            ),
+            (".gpx.gz", [0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0, 3], "gzip-compressed"),
+            (
+                ".kml", Array("<?xml version=\"1.0\"?><kml xmlns=\"http://www.opengis.net/kml/2.2\"/>".utf8),
+                "this is KML"
+            ),
+            (".json", Array("{\"type\":\"FeatureCollection\",\"features\":[]}".utf8), "this is JSON"),
+            (".tcx", Array("<TrainingCenterDatabase/>".utf8), "Garmin TCX"),
+        ]
+        for (suffix, bytes, what) in cases {
+            let path = temporaryPath(suffix)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            for lenient in [false, true] {
+                let r = lenient ? try waymark("info", "--lenient", path) : try waymark("info", path)
+                #expect(r.status == 65)
+                #expect(r.stderr.contains(what), "\(r.stderr)")
+                #expect(!r.stderr.contains("--lenient"), "\(r.stderr)")
+            }
+        }
+        // A bad point suggests --lenient, unless it is on (there it is skipped with a warning).
+        let bad = Paths.fixture("bad/billion-laughs.gpx")
+        let r = try waymark("info", "--lenient", bad)
+        #expect(r.status == 65 && !r.stderr.contains("hint: --lenient"), "\(r.stderr)")
+    }
+
     @Test func badInputExits65WithFileLineColumn() throws {
         let path = Paths.fixture("bad/lat-out-of-range.gpx")
         for format in ["text", "geojson", "gpx"] {

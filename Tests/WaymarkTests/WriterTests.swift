@@ -529,3 +529,67 @@ import Testing
         #expect(known.points == 3 && known.warnings.isEmpty)
     }
 }
+
+/// Issue 14, item 5: every field of a waypoint reaches its GeoJSON properties.
+@Suite struct WaypointPropertiesTests {
+    @Test func everyWaypointFieldIsAProperty() throws {
+        let path = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"
+          xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1">
+        <wpt lat="47.1" lon="11.2"><ele>600</ele><time>2024-05-01T08:00:00Z</time><magvar>3.5</magvar>
+        <geoidheight>47.25</geoidheight><name>Hut</name><cmt>c</cmt><desc>d</desc><src>Garmin eTrex</src>
+        <link href="https://example.com"><text>site</text></link><sym>Lodge</sym><type>hut</type><fix>3d</fix>
+        <sat>9</sat><hdop>0.9</hdop><vdop>1.4</vdop><pdop>1.7</pdop><ageofdgpsdata>4</ageofdgpsdata>
+        <dgpsid>12</dgpsid><extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>99</gpxtpx:hr>
+        </gpxtpx:TrackPointExtension></extensions></wpt></gpx>
+        """.write(toFile: path, atomically: false, encoding: .utf8)
+        let root = try WriterTests.json(try WriterTests.geojson(path, lenient: false))
+        let props = try #require((root["features"] as? [[String: Any]])?.first?["properties"] as? [String: Any])
+        #expect(props["src"] as? String == "Garmin eTrex")
+        #expect(props["magvar"] as? Double == 3.5 && props["geoidheight"] as? Double == 47.25)
+        #expect(props["fix"] as? String == "3d" && props["sat"] as? Int == 9)
+        #expect(props["hdop"] as? Double == 0.9 && props["vdop"] as? Double == 1.4 && props["pdop"] as? Double == 1.7)
+        #expect(props["ageofdgpsdata"] as? Int == 4 && props["dgpsid"] as? Int == 12)
+        #expect(props["heart"] as? Int == 99)
+        #expect(
+            props["name"] as? String == "Hut" && props["sym"] as? String == "Lodge" && props["type"] as? String == "hut"
+        )
+        #expect(props["cmt"] as? String == "c" && props["desc"] as? String == "d")
+    }
+}
+
+/// Issue 14, item 8: `maxSpeed` is measured over at least a second, so a GPS glitch of points a few
+/// milliseconds apart does not make it.
+@Suite struct MaxSpeedTests {
+    static func stats(_ points: [(Double, String)]) throws -> TraceStatistics {
+        var text = """
+            <?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+            """
+        for (lon, time) in points { text += "<trkpt lat=\"48\" lon=\"\(lon)\"><time>\(time)</time></trkpt>" }
+        text += "</trkseg></trk></gpx>"
+        var stats = TraceStatistics()
+        try GPXReader(source: MemoryByteSource(Array(text.utf8)), name: "t.gpx").read { stats.add($0) }
+        return stats
+    }
+
+    @Test func pointsMillisecondsApartDoNotMakeAGlitchSpeed() throws {
+        // A walk at 1.5 m/s (0.00002° of longitude at 48° N is 1.49 m) with a fix repeated 3 ms
+        // later 20 m away: pairwise, that pair is 6 700 m/s.
+        let s = try Self.stats([
+            (11.0, "2024-05-01T08:00:00Z"), (11.00002, "2024-05-01T08:00:01Z"), (11.00029, "2024-05-01T08:00:01.003Z"),
+            (11.00006, "2024-05-01T08:00:02Z"), (11.00008, "2024-05-01T08:00:03Z"),
+        ])
+        let max = try #require(s.maxSpeed)
+        #expect(max < 30, "\(max)")
+        // On a plain 1 Hz track it is the fastest pair.
+        let plain = try Self.stats([
+            (11.0, "2024-05-01T08:00:00Z"), (11.00002, "2024-05-01T08:00:01Z"), (11.00006, "2024-05-01T08:00:02Z"),
+        ])
+        let fastest = Geodesic.distance(
+            Coordinate(latitude: 48, longitude: 11.00002), Coordinate(latitude: 48, longitude: 11.00006))
+        #expect(abs((plain.maxSpeed ?? 0) - fastest) < 1e-9)
+    }
+}

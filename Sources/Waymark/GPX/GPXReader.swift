@@ -191,9 +191,18 @@ public final class GPXReader {
         while token == .text { token = try next() }
         guard token == .startElement else { return }
         guard tokenizer.localName.equals("gpx") else {
+            let name = tokenizer.localName.string
+            let what: String =
+                switch name {
+                case "kml": "this is KML, not GPX: convert it (gpsbabel -i kml -f FILE -o gpx -F OUT.gpx)"
+                case "TrainingCenterDatabase":
+                    "this is a Garmin TCX file, not GPX: convert it (gpsbabel -i gtrnctr -f FILE -o gpx -F OUT.gpx)"
+                case "osm": "this is OpenStreetMap XML, not GPX"
+                default: "this is not a GPX file"
+                }
             throw tokenizer.error(
                 .notGPX, at: tokenizer.tokenStart,
-                "the root element is <\(tokenizer.qualifiedName.string)>, not <gpx>: this is not a GPX file")
+                "the root element is <\(tokenizer.qualifiedName.string)>, not <gpx>: \(what)")
         }
         let ns = tokenizer.namespaceURI
         if let v = tokenizer.attribute("version") {

@@ -240,6 +240,33 @@ public final class GeoJSONWriter {
             out.append("\"")
         }
         appendLinks(p.links)
+        // Every other field of the waypoint, under its GPX element's name (as togeojson names the
+        // ones it keeps): nothing the file said is lost.
+        if p.hasDetails {
+            let d = p.details
+            appendProperty("src", d.source)
+            appendNumberProperty("magvar", d.magneticVariation, decimals: 6)
+            appendNumberProperty("geoidheight", d.geoidHeight, decimals: 3)
+            appendProperty("fix", d.fix?.rawValue)
+            appendNumberProperty("sat", d.satellites.map(Double.init), decimals: 0)
+            appendNumberProperty("hdop", d.hdop, decimals: 2)
+            appendNumberProperty("vdop", d.vdop, decimals: 2)
+            appendNumberProperty("pdop", d.pdop, decimals: 2)
+            appendNumberProperty("ageofdgpsdata", d.ageOfDGPSData, decimals: 3)
+            appendNumberProperty("dgpsid", d.dgpsStation.map(Double.init), decimals: 0)
+            appendNumberProperty("speed", d.speed ?? p.extensions.speed, decimals: 3)
+            appendNumberProperty("course", d.course ?? p.extensions.course, decimals: 2)
+        } else {
+            appendNumberProperty("speed", p.extensions.speed, decimals: 3)
+            appendNumberProperty("course", p.extensions.course, decimals: 2)
+        }
+        let e = p.extensions
+        appendNumberProperty("heart", e.heartRate, decimals: 0)
+        appendNumberProperty("cad", e.cadence, decimals: 0)
+        appendNumberProperty("atemp", e.airTemperature, decimals: 2)
+        appendNumberProperty("wtemp", e.waterTemperature, decimals: 2)
+        appendNumberProperty("depth", e.depth, decimals: 2)
+        appendNumberProperty("power", e.power, decimals: 1)
         out.append("}}")
         collectionBounds.extend(p.coordinate)
         collectionLongitudes.add(p.coordinate.longitude)
@@ -529,6 +556,14 @@ public final class GeoJSONWriter {
         out.append(key)
         out.append("\":")
         JSONEscaping.appendString(value, to: out)
+    }
+
+    private func appendNumberProperty(_ key: StaticString, _ value: Double?, decimals: Int) {
+        guard let value, value.isFinite else { return }
+        out.append(",\"")
+        out.append(key)
+        out.append("\":")
+        ValueFormatting.appendFixed(value, decimals: decimals, to: out)
     }
 
     private func appendLinks(_ links: [GPXLink]) {

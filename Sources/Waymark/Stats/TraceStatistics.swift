@@ -35,7 +35,12 @@ public struct TraceStatistics: Sendable, Hashable, Codable {
     public var movingTime = 0.0
     /// Metres covered while moving.
     public var movingDistance = 0.0
-    /// Metres per second between two consecutive timed points, the highest seen.
+    /// Metres per second: the highest speed over at least ``maxSpeedWindow`` within a segment,
+    /// measured from a timed point to the first later one at least that long after it, as the
+    /// geodesic distance between the two over the time between them; the next window starts at the
+    /// later point. Points milliseconds apart (repeated or jittered fixes, which gave a real file
+    /// 29 802 m/s pairwise) never make a speed on their own, and a fix that jumps out and back
+    /// within the window does not count; on a 1 Hz track it is the fastest pair, as before.
     public var maxSpeed: Double?
     /// Metres per second: moving distance over moving time.
     public var averageSpeed: Double? { movingTime > 0 ? movingDistance / movingTime : nil }
@@ -53,9 +58,14 @@ public struct TraceStatistics: Sendable, Hashable, Codable {
 
     /// Speed in m/s above which a pair of points counts as moving (1 km/h).
     public static let movingThreshold = 1.0 / 3.6
+    /// Seconds: the least time a ``maxSpeed`` is measured over.
+    public static let maxSpeedWindow = 1.0
 
     // Running state within the current segment or route.
     private var previous: GPXPoint?
+    /// Where and when the window ``maxSpeed`` is measured over began.
+    private var speedAnchorCoordinate: Coordinate?
+    private var speedAnchorTime: Date?
     private var firstTime: Date?
     private var lastTime: Date?
     private var previousRoutePoint: Coordinate?
@@ -87,6 +97,7 @@ public struct TraceStatistics: Sendable, Hashable, Codable {
         case .segmentStart:
             segmentCount += 1
             previous = nil
+            speedAnchorTime = nil
             firstTime = nil
             lastTime = nil
         case .trackPoint(let p):
@@ -96,6 +107,7 @@ public struct TraceStatistics: Sendable, Hashable, Codable {
                 duration = (duration ?? 0) + lastTime.timeIntervalSince(firstTime)
             }
             previous = nil
+            speedAnchorTime = nil
         default:
             break
         }
@@ -116,6 +128,20 @@ public struct TraceStatistics: Sendable, Hashable, Codable {
             endTime = max(endTime ?? t, t)
         }
         defer { previous = p }
+        if let t = p.time {
+            if let anchorTime = speedAnchorTime, let anchor = speedAnchorCoordinate {
+                let elapsed = t.timeIntervalSince(anchorTime)
+                if elapsed < 0 {
+                    (speedAnchorCoordinate, speedAnchorTime) = (p.coordinate, t)  // time went back: start again
+                } else if elapsed >= Self.maxSpeedWindow {
+                    let speed = Geodesic.distance(anchor, p.coordinate) / elapsed
+                    maxSpeed = max(maxSpeed ?? speed, speed)
+                    (speedAnchorCoordinate, speedAnchorTime) = (p.coordinate, t)
+                }
+            } else {
+                (speedAnchorCoordinate, speedAnchorTime) = (p.coordinate, t)
+            }
+        }
         guard let q = previous else { return }
         let d = Geodesic.distance(q.coordinate, p.coordinate)
         length2D += d
@@ -128,13 +154,9 @@ public struct TraceStatistics: Sendable, Hashable, Codable {
         }
         if let t0 = q.time, let t1 = p.time {
             let dt = t1.timeIntervalSince(t0)
-            if dt > 0 {
-                let speed = d / dt
-                maxSpeed = max(maxSpeed ?? speed, speed)
-                if speed > Self.movingThreshold {
-                    movingTime += dt
-                    movingDistance += d
-                }
+            if dt > 0 && d / dt > Self.movingThreshold {
+                movingTime += dt
+                movingDistance += d
             }
         }
     }

@@ -266,6 +266,30 @@ final class XMLTokenizer {
         return GPXError(code: code, file: fileName, line: line, column: column, message: message)
     }
 
+    /// What a file that is not XML at all is, when its first bytes say so, with what to do
+    /// instead; nil when they do not.
+    static func notXML(_ buf: UnsafeMutablePointer<UInt8>, from p: Int, count: Int) -> String? {
+        func at(_ i: Int) -> UInt8? { i < count ? buf[p + i] : nil }
+        if at(0) == 0x1F && at(1) == 0x8B {
+            return "this is gzip-compressed data, not GPX text: decompress it first (gunzip -k FILE)"
+        }
+        if at(0) == UInt8(ascii: "P") && at(1) == UInt8(ascii: "K") && at(2) == 3 && at(3) == 4 {
+            return "this is a ZIP archive (a KMZ?), not GPX: extract the file inside it first"
+        }
+        if at(0) == UInt8(ascii: "$") || at(0) == UInt8(ascii: "!") {
+            // "$GPGGA,", "$GNRMC,", "!AIVDM,": a talker and a sentence, then a comma.
+            var i = 1
+            while let c = at(i), (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(c) { i += 1 }
+            if i >= 4 && at(i) == UInt8(ascii: ",") {
+                return "this is an NMEA 0183 log, not GPX: convert it (gpsbabel -i nmea -f FILE -o gpx -F OUT.gpx)"
+            }
+        }
+        if at(0) == UInt8(ascii: "{") || at(0) == UInt8(ascii: "[") {
+            return "this is JSON (GeoJSON, or gpsd's JSON), not GPX: convert it (ogr2ogr -f GPX OUT.gpx FILE)"
+        }
+        return nil
+    }
+
     private func malformed(at index: Int, _ message: String) -> GPXError {
         error(.malformedXML, at: index, message)
     }
@@ -695,6 +719,9 @@ final class XMLTokenizer {
             guard p == pos else {
                 pos = p
                 return nil
+            }
+            if !rootClosed, let kind = Self.notXML(buf, from: p, count: end - p) {
+                throw error(.notGPX, at: p, kind)
             }
             let what = rootClosed ? "content after the root element" : "text before the root element"
             throw malformed(at: p, what + " is not allowed")
