@@ -593,3 +593,41 @@ import Testing
         #expect(abs((plain.maxSpeed ?? 0) - fastest) < 1e-9)
     }
 }
+
+/// Issue 14, item 1: a point with several `<extensions>` blocks (Apple Watch exports) keeps them
+/// all: GeoJSON has every value, GPX output one valid `<extensions>` with every element.
+@Suite struct RepeatedExtensionsTests {
+    @Test func repeatedExtensionBlocksAreMerged() throws {
+        let path = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="Apple Health Export" xmlns="http://www.topografix.com/GPX/1/1"
+          xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1">
+        <trk><trkseg>
+        <trkpt lat="47.1" lon="11.2"><time>2024-05-01T08:00:00Z</time>
+        <extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>121</gpxtpx:hr></gpxtpx:TrackPointExtension></extensions>
+        <extensions><gpxtpx:TrackPointExtension><gpxtpx:cad>88</gpxtpx:cad></gpxtpx:TrackPointExtension></extensions>
+        </trkpt>
+        <trkpt lat="47.1001" lon="11.2001"><time>2024-05-01T08:00:01Z</time>
+        <extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>122</gpxtpx:hr></gpxtpx:TrackPointExtension></extensions>
+        </trkpt>
+        </trkseg></trk></gpx>
+        """.write(toFile: path, atomically: false, encoding: .utf8)
+        let root = try WriterTests.json(try WriterTests.geojson(path, lenient: false))
+        let feature = try #require((root["features"] as? [[String: Any]])?.first)
+        let cp = try #require((feature["properties"] as? [String: Any])?["coordinateProperties"] as? [String: Any])
+        #expect((cp["heart"] as? [Int]) == [121, 122])
+        #expect((cp["cads"] as? [Any])?.first as? Int == 88)
+        let gpx = String(decoding: try WriterTests.gpx(path, lenient: false), as: UTF8.self)
+        let firstPoint = try #require(gpx.components(separatedBy: "</trkpt>").first)
+        #expect(firstPoint.components(separatedBy: "<extensions>").count == 2, "one block: \(firstPoint)")
+        #expect(firstPoint.contains(">121<") && firstPoint.contains(">88<"))
+        guard Paths.sharedAvailable, which("xmllint") != nil else { return }
+        let out = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        try gpx.write(toFile: out, atomically: false, encoding: .utf8)
+        let r = try run(Paths.shared.appendingPathComponent("tools/check-gpx").path, [out])
+        #expect(r.status == 0, "\(r.stdoutText)\(r.stderr)")
+    }
+}

@@ -554,7 +554,7 @@ public final class GPXReader {
         } else if name.equals("course") {
             point.course = try readDouble("course", point: &issue)
         } else if name.equals("extensions") {
-            point.extensions = try readExtensions()
+            point.extensions.merge(try readExtensions())
         } else {
             try skipUnknown(name)
         }
@@ -584,7 +584,7 @@ public final class GPXReader {
             let text = try readString()
             if !info.links.isEmpty { info.links[info.links.count - 1].text = text }
         } else if name.equals("extensions") {
-            info.extensions = try readExtensions()
+            info.extensions.merge(try readExtensions())
         } else {
             return false
         }
@@ -652,7 +652,7 @@ public final class GPXReader {
                             try handler(.trackPoint(point))
                         }
                     } else if name.equals("extensions") {
-                        extensions = try readExtensions()
+                        extensions.merge(try readExtensions())
                     } else {
                         try skipUnknown(name)
                     }
@@ -811,7 +811,7 @@ public final class GPXReader {
                 metadata.bounds = readBoundsAttributes()
                 try skipElementOrEmpty()
             } else if name.equals("extensions") {
-                metadata.extensions = try readExtensions()
+                metadata.extensions.merge(try readExtensions())
             } else {
                 try skipUnknown(name)
             }
@@ -1173,7 +1173,7 @@ final class GPXDocumentBuilder {
             let t = document.tracks.count - 1
             document.tracks[t].segments[document.tracks[t].segments.count - 1].extensions = e
         case .trackEnd(let info): document.tracks[document.tracks.count - 1].info = info
-        case .documentExtensions(let e): document.extensions = e
+        case .documentExtensions(let e): document.extensions.merge(e)
         case .warning: break
         }
     }

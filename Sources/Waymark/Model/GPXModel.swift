@@ -149,6 +149,13 @@ public struct GPXExtensions: Sendable, Hashable, Codable {
 
     public var isEmpty: Bool { storedElements == nil && present == 0 }
 
+    /// Adds `other`'s elements after these, and its known values over these: a point with several
+    /// `<extensions>` blocks (Apple Watch exports write one per sensor) keeps them all, as one.
+    public mutating func merge(_ other: GPXExtensions) {
+        for i in 0..<8 where other.present & (1 << i) != 0 { set(i, other.values[i]) }
+        if let more = other.storedElements { elements.append(contentsOf: more) }
+    }
+
     /// True when any value Waymark knows is present.
     public var hasKnownValues: Bool { present != 0 }
 }
