@@ -17,7 +17,7 @@ import WaymarkStore
 struct ReadOptions: ParsableArguments {
     @Flag(
         help: ArgumentHelp(
-            "Recover what can be read: drop bad points with a warning, and read a damaged file up to the damage.",
+            "Recover what can be read: leave out a bad value (a malformed time, a number that is not one) or a point without a usable position, with a warning, and read a damaged file up to the damage.",
             discussion: "Without it, the first error stops the command with exit code 65."))
     var lenient = false
 

@@ -75,14 +75,16 @@ struct CLITests {
         }
         let info = try waymark("info", path, "--json")
         #expect(info.status == 65 && info.stderr.contains(place), "\(info.stderr)")
-        // repair keeps the good point and drops the bad one, with a warning naming its place.
+        // repair keeps both points and leaves out the bad time only (issue 14, item 7), with a
+        // warning naming its place.
         let out = temporaryPath(".gpx")
         defer { try? FileManager.default.removeItem(atPath: out) }
         let repair = try waymark("repair", path, "-o", out)
         #expect(repair.status == 0, "\(repair.stderr)")
         #expect(repair.stderr.contains("\(path):5:34"), "\(repair.stderr)")
         let repaired = try String(contentsOfFile: out, encoding: .utf8)
-        #expect(repaired.components(separatedBy: "<trkpt ").count == 2, "\(repaired)")
+        #expect(repaired.components(separatedBy: "<trkpt ").count == 3, "\(repaired)")
+        #expect(repaired.components(separatedBy: "<time>").count == 2, "one time left: \(repaired)")
         // A negative year is written so that it reads back.
         let ancient = temporaryPath(".gpx")
         defer { try? FileManager.default.removeItem(atPath: ancient) }

@@ -631,3 +631,26 @@ import Testing
         #expect(r.status == 0, "\(r.stdoutText)\(r.stderr)")
     }
 }
+
+/// Issue 14, item 7: `--lenient` leaves out only the bad value.
+@Suite struct LenientValueTests {
+    @Test func aBadTimeDropsTheTimeNotThePoint() throws {
+        let text = """
+            <?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+            <trkpt lat="1" lon="2"><time>2016-12-31T23:59:60Z</time></trkpt>
+            <trkpt lat="1.1" lon="2.1"><time>2024-05-01 08:00:00Z</time><hdop>x</hdop></trkpt>
+            <trkpt lat="1.2" lon="2.2"><time>2024-05-01T08:00:02Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """
+        var warnings: [String] = []
+        let doc = try GPXDocument(data: Array(text.utf8), options: GPXReadOptions(lenient: true)) {
+            warnings.append($0.description)
+        }
+        let points = doc.tracks.flatMap { $0.segments.flatMap(\.points) }
+        #expect(points.count == 3)
+        #expect(points.map { $0.time == nil } == [true, true, false])
+        #expect(points[1].hdop == nil)
+        #expect(warnings.filter { $0.contains("the value is left out") }.count == 3, "\(warnings)")
+        #expect(throws: GPXError.self) { try GPXDocument(data: Array(text.utf8)) }
+    }
+}

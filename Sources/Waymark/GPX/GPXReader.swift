@@ -49,8 +49,9 @@ extension GPXEvent {
 /// How strictly to read.
 public struct GPXReadOptions: Sendable, Hashable {
     /// Strict (the default): the first error stops reading and is thrown.
-    /// Lenient: a bad point is dropped with a warning, and a file damaged part-way is read up to
-    /// the damage, with a warning that says what was dropped.
+    /// Lenient: a bad value of a point (its time, a number) is left out and the point kept, a
+    /// point without a usable position is dropped, each with a warning, and a file damaged
+    /// part-way is read up to the damage, with a warning that says what was dropped.
     public var lenient: Bool
     public var limits: XMLLimits
     /// Keep every extension element verbatim in ``GPXExtensions/elements`` (needed to write GPX
@@ -360,8 +361,20 @@ public final class GPXReader {
         let s = try readLeaf()
         if s.trimmed.count == 0 { return nil }
         if let v = ValueParsing.decimal(s) { return v }
-        try problem(&point, .invalidValue, at: start, "<\(what)> is not a number: '\(s.trimmed.string.prefix(40))'")
+        try badValue(at: start, "<\(what)> is not a number: '\(s.trimmed.string.prefix(40))'")
         return nil
+    }
+
+    /// A bad value of a point (not its position): strict, an error; lenient, a warning, and only
+    /// the value is left out: the point is kept.
+    private func badValue(at absolute: Int, _ message: String) throws {
+        let (line, column) = tokenizer.location(ofAbsolute: absolute)
+        guard options.lenient else {
+            throw GPXError(code: .invalidValue, file: fileName, line: line, column: column, message: message)
+        }
+        pendingWarnings.append(
+            GPXWarning(file: fileName, line: line, column: column, message: message + "; the value is left out"))
+        flushWarningsSoon = true
     }
 
     private func readInteger(_ what: String, point: inout PointProblem?) throws -> Int? {
@@ -369,8 +382,7 @@ public final class GPXReader {
         let s = try readLeaf()
         if s.trimmed.count == 0 { return nil }
         if let v = ValueParsing.integer(s) { return v }
-        try problem(
-            &point, .invalidValue, at: start, "<\(what)> is not a whole number: '\(s.trimmed.string.prefix(40))'")
+        try badValue(at: start, "<\(what)> is not a whole number: '\(s.trimmed.string.prefix(40))'")
         return nil
     }
 
@@ -393,9 +405,8 @@ public final class GPXReader {
             }
             return t.date
         case .failure(let failure):
-            try problem(
-                &point, .invalidValue, at: start,
-                "malformed <time> '\(s.trimmed.string.prefix(40))': \(failure.message)")
+            // A leap second, a space for the T: the time is left out, the point kept (lenient).
+            try badValue(at: start, "malformed <time> '\(s.trimmed.string.prefix(40))': \(failure.message)")
             return nil
         }
     }
