@@ -654,3 +654,30 @@ import Testing
         #expect(throws: GPXError.self) { try GPXDocument(data: Array(text.utf8)) }
     }
 }
+
+/// Issue 14, item 6 (part): the speed and course that common apps write without Garmin's schema
+/// reach GeoJSON's `speeds` and `courses`, and GPX output keeps the elements where they were.
+@Suite struct UnprefixedExtensionTests {
+    @Test func appleHealthAndOsmAndSpeedsAndCoursesAreRead() throws {
+        let path = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="Apple Health Export" xmlns="http://www.topografix.com/GPX/1/1"
+          xmlns:osmand="https://osmand.net">
+        <trk><trkseg>
+        <trkpt lat="47.1" lon="11.2"><time>2024-05-01T08:00:00Z</time>
+        <extensions><speed>1.25</speed><course>90.5</course><hAcc>4.2</hAcc><vAcc>3.1</vAcc></extensions></trkpt>
+        <trkpt lat="47.1001" lon="11.2001"><time>2024-05-01T08:00:01Z</time>
+        <extensions><osmand:speed>2.5</osmand:speed><osmand:heading>180</osmand:heading></extensions></trkpt>
+        </trkseg></trk></gpx>
+        """.write(toFile: path, atomically: false, encoding: .utf8)
+        let root = try WriterTests.json(try WriterTests.geojson(path, lenient: false))
+        let feature = try #require((root["features"] as? [[String: Any]])?.first)
+        let cp = try #require((feature["properties"] as? [String: Any])?["coordinateProperties"] as? [String: Any])
+        #expect((cp["speeds"] as? [Double]) == [1.25, 2.5])
+        #expect((cp["courses"] as? [Double]) == [90.5, 180])
+        let gpx = String(decoding: try WriterTests.gpx(path, lenient: false), as: UTF8.self)
+        #expect(gpx.contains(">1.25<") && gpx.contains("osmand:heading") && gpx.contains("hAcc"))
+    }
+}

@@ -931,6 +931,11 @@ public final class GPXReader {
             return .power
         }
         if local.equals("power") && tokenizer.namespaceURI.count > 0 { return .power }
+        // What common apps write without Garmin's schema, in their own namespace or in none:
+        // Apple Health's <speed> and <course>, OsmAnd's speed and heading, OpenTracks' speed
+        // (metres per second, degrees). The elements themselves are kept where they were.
+        if local.equals("speed") { return .speed }
+        if local.equals("course") || local.equals("heading") { return .course }
         return nil
     }
 
