@@ -103,3 +103,26 @@ import Testing
         #expect(xml.contains("&amp;c=") && xml.contains("&lt;3"))
     }
 }
+
+/// The fuzzer's find: what a non-GPX file is said to be must not depend on how its bytes arrive.
+@Suite struct NotGPXSniffingTests {
+    static func outcome(_ bytes: [UInt8], pieceSize: Int) -> String {
+        do {
+            _ = try GPXDocument(reader: GPXReader(source: MemoryByteSource(bytes, pieceSize: pieceSize), name: "f.gpx"))
+            return "document"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test(arguments: [
+        "!ZGDATA,>", "$GPGGA,123519,4807.038,N", "!AAAAAAAAAAAAAAAAAAAAAAAA,", "$GP", "{\"type\":1}", "  $GNRMC,x",
+    ])
+    func theVerdictIsTheSameInAnyPieces(text: String) {
+        let bytes = Array(text.utf8)
+        let whole = Self.outcome(bytes, pieceSize: bytes.count)
+        for size in [1, 2, 3, 7] {
+            #expect(Self.outcome(bytes, pieceSize: size) == whole, "\(text) in \(size)-byte pieces")
+        }
+    }
+}

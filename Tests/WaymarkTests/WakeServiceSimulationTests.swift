@@ -718,3 +718,99 @@ import Testing
         #expect(!never.wasTerminatedByUser)
     }
 }
+
+/// More of the rules a second read found untested.
+@MainActor @Suite struct WakeServiceMoreTests {
+    typealias T = WakeServiceSimulationTests
+
+    /// Without network an upload fails and is retried; the retry after the network is back
+    /// completes it.
+    @Test func anUploadWithoutNetworkIsRetried() async throws {
+        let run = try await T.run(
+            T.scenario {
+                $0.app.uploadsInBackground = true
+                $0.device.power.network = false
+                $0.system.transferDuration = .seconds(10)
+                $0.system.transferRetryAfter = .seconds(30)
+                $0.timeline = [.init(at: .seconds(30), .background), .init(at: .seconds(75), .setNetwork(true))]
+            }, .walk(for: 200))
+        let transfers = run.events.compactMap { e -> (Int, String)? in
+            if case .transfer(let action, _, _, _) = e.kind { (Int(e.offset.components.seconds), action) } else { nil }
+        }
+        #expect(transfers.map(\.1) == ["scheduled", "failed", "failed", "completed", "eventsHandled"])
+        #expect(transfers.map(\.0) == [30, 40, 70, 100, 100])
+    }
+
+    /// `cancel(taskRequestWithIdentifier:)` removes a pending request; a request whose identifier
+    /// has no registered handler is dropped when it comes due (`notRegistered`).
+    @Test func aCancelledRequestNeverRunsAndAnUnregisteredOneIsDropped() async throws {
+        final class PlainApp: SimulatedApp {}
+        let simulation = Simulation(
+            scenario: T.scenario { $0.info.backgroundModes = [.fetch] }, epoch: DeviceRuleTests.epoch, app: PlainApp())
+        let recorder = AuditRecorder()
+        simulation.addObserver(recorder)
+        simulation.start(source: "walk")
+        simulation.advance(to: .zero)
+        try simulation.taskScheduler.submit(.init(identifier: "gone", kind: .appRefresh, earliestBegin: .seconds(30)))
+        simulation.taskScheduler.cancel(taskRequestWithIdentifier: "gone")
+        #expect(simulation.taskScheduler.pendingTaskRequests.isEmpty)
+        try simulation.taskScheduler.submit(.init(identifier: "nobody", kind: .appRefresh, earliestBegin: .seconds(30)))
+        simulation.perform(.background)
+        simulation.advance(to: .seconds(60))
+        simulation.finish()
+        let tasks = recorder.events.compactMap { e -> String? in
+            if case .scheduledTask(let action, _, let id, _, let reason) = e.kind {
+                "\(action) \(id) \(reason ?? "")"
+            } else {
+                nil
+            }
+        }
+        #expect(tasks.contains("cancelled gone "))
+        #expect(tasks.contains("dropped nobody notRegistered"))
+        #expect(!tasks.contains { $0.hasPrefix("began") })
+    }
+
+    /// Temporary full accuracy is declined in the background, and with full accuracy already.
+    @Test func temporaryFullAccuracyIsDeclinedWhereAppleSays() async throws {
+        let run = try await T.run(
+            T.scenario {
+                $0.user.temporaryFullAccuracy = true
+                $0.app.beginsBackgroundTask = true
+                $0.timeline = [
+                    .init(at: .seconds(10), .requestTemporaryFullAccuracy(purposeKey: "nav")),
+                    .init(at: .seconds(20), .setPreciseLocation(false)),
+                    .init(at: .seconds(30), .background),
+                    .init(at: .seconds(40), .requestTemporaryFullAccuracy(purposeKey: "nav")),
+                ]
+            }, .walk(for: 60))
+        let declined = run.events.compactMap { e -> String? in
+            if case .prompt("temporaryFullAccuracy", "declined", let why) = e.kind { why } else { nil }
+        }
+        #expect(declined == ["alreadyFullAccuracy", "notInForeground"])
+    }
+
+    /// With reduced accuracy, a visit's place is on the reduced grid, with its accuracy.
+    @Test func aVisitUnderReducedAccuracyIsCoarse() async throws {
+        let listener = T.Listener()
+        var events: [SourceEvent] = []
+        let start = Coordinate(latitude: 48.137, longitude: 11.575)
+        for (i, t) in stride(from: 0, through: 900, by: 30).enumerated() {
+            let location = Location(
+                coordinate: start, horizontalAccuracy: 5,
+                timestamp: DeviceRuleTests.epoch.addingTimeInterval(Double(t)),
+                provenance: Provenance(
+                    source: .file(path: "still", index: i), isSimulatedBySoftware: true, fixMode: .threeD))
+            events.append(SourceEvent(offset: .seconds(t), kind: .fix(location), index: i, segment: 0))
+        }
+        _ = try await T.run(
+            T.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.device.preciseLocation = false
+                $0.app.monitorsVisits = true
+            }, ListSource(events), delegate: listener)
+        let visit = try #require(listener.visits.first)
+        #expect(visit.horizontalAccuracy >= AccuracyModel.Positioning.reduced.accuracyFloor)
+        #expect(
+            visit.coordinate == AccuracyModel.coarsen(start, radius: AccuracyModel.Positioning.reduced.accuracyFloor))
+    }
+}

@@ -268,6 +268,8 @@ final class XMLTokenizer {
 
     /// What a file that is not XML at all is, when its first bytes say so, with what to do
     /// instead; nil when they do not.
+    static let sniffLength = 16
+
     static func notXML(_ buf: UnsafeMutablePointer<UInt8>, from p: Int, count: Int) -> String? {
         func at(_ i: Int) -> UInt8? { i < count ? buf[p + i] : nil }
         if at(0) == 0x1F && at(1) == 0x8B {
@@ -279,8 +281,8 @@ final class XMLTokenizer {
         if at(0) == UInt8(ascii: "$") || at(0) == UInt8(ascii: "!") {
             // "$GPGGA,", "$GNRMC,", "!AIVDM,": a talker and a sentence, then a comma.
             var i = 1
-            while let c = at(i), (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(c) { i += 1 }
-            if i >= 4 && at(i) == UInt8(ascii: ",") {
+            while i <= 8, let c = at(i), (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(c) { i += 1 }
+            if i >= 4 && i <= 8 && at(i) == UInt8(ascii: ",") {
                 return "this is an NMEA 0183 log, not GPX: convert it (gpsbabel -i nmea -f FILE -o gpx -F OUT.gpx)"
             }
         }
@@ -720,8 +722,13 @@ final class XMLTokenizer {
                 pos = p
                 return nil
             }
-            if !rootClosed, let kind = Self.notXML(buf, from: p, count: end - p) {
-                throw error(.notGPX, at: p, kind)
+            if !rootClosed {
+                // The decision must not depend on how the input arrives: it reads at most 16
+                // bytes, so it waits for 16 (or the end).
+                if end - p < Self.sniffLength && !eof { throw NeedMore() }
+                if let kind = Self.notXML(buf, from: p, count: min(end - p, Self.sniffLength)) {
+                    throw error(.notGPX, at: p, kind)
+                }
             }
             let what = rootClosed ? "content after the root element" : "text before the root element"
             throw malformed(at: p, what + " is not allowed")
