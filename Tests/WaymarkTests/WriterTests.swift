@@ -681,3 +681,38 @@ import Testing
         #expect(gpx.contains(">1.25<") && gpx.contains("osmand:heading") && gpx.contains("hAcc"))
     }
 }
+
+/// Issue 14, item 2: GPX 1.0 allows elements of other namespaces anywhere; the upgrade to 1.1
+/// keeps them in the `<extensions>` of the same element, as GPSBabel does, and the output is valid.
+@Suite struct ForeignElementsTests {
+    @Test func gpx10ForeignElementsMoveIntoExtensions() throws {
+        let path = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.0" creator="Groundspeak" xmlns="http://www.topografix.com/GPX/1/0"
+          xmlns:groundspeak="http://www.groundspeak.com/cache/1/0" xmlns:topografix="http://www.topografix.com/GPX/Private/TopoGrafix/0/2">
+        <wpt lat="47.1" lon="11.2"><name>GC12345</name><sym>Geocache</sym>
+        <groundspeak:cache id="42" available="True"><groundspeak:name>Hidden &amp; found</groundspeak:name>
+        <groundspeak:difficulty>2</groundspeak:difficulty></groundspeak:cache></wpt>
+        <trk><name>T</name><topografix:color>c0c0c0</topografix:color><trkseg>
+        <trkpt lat="47.1" lon="11.2"><time>2024-05-01T08:00:00Z</time></trkpt>
+        <trkpt lat="47.2" lon="11.3"><time>2024-05-01T08:01:00Z</time></trkpt>
+        </trkseg></trk></gpx>
+        """.write(toFile: path, atomically: false, encoding: .utf8)
+        var warnings: [String] = []
+        _ = try GPXDocument(contentsOf: path) { warnings.append($0.description) }
+        #expect(!warnings.contains { $0.contains("cache") || $0.contains("color") }, "allowed in 1.0: \(warnings)")
+        let gpx = String(decoding: try WriterTests.gpx(path, lenient: false), as: UTF8.self)
+        let wpt = try #require(gpx.components(separatedBy: "</wpt>").first)
+        #expect(wpt.contains("<extensions>") && wpt.contains("groundspeak:cache") && wpt.contains("Hidden &amp; found"))
+        let trk = try #require(gpx.components(separatedBy: "<trk>").last)
+        #expect(trk.contains("topografix:color") && trk.contains("c0c0c0"))
+        guard Paths.sharedAvailable, which("xmllint") != nil else { return }
+        let out = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        try gpx.write(toFile: out, atomically: false, encoding: .utf8)
+        let r = try run(Paths.shared.appendingPathComponent("tools/check-gpx").path, [out])
+        #expect(r.status == 0, "\(r.stdoutText)\(r.stderr)")
+    }
+}

@@ -294,6 +294,21 @@ public final class GPXReader {
         try skipElement()
     }
 
+    /// An element of another namespace outside `<extensions>`: allowed anywhere in GPX 1.0
+    /// (geocaching's `groundspeak:cache`, TopoGrafix colours), misplaced in 1.1. It is kept in the
+    /// `<extensions>` of the element it is in, as GPSBabel keeps it, so the upgrade to 1.1 loses
+    /// nothing (a 1.1 file is told it was moved).
+    private func keepForeign(in ext: inout GPXExtensions) throws {
+        if version != "1.0" {
+            let key = tokenizer.qualifiedName.string
+            if warnedUnknown.insert(key).inserted {
+                warn("<\(key)> belongs in <extensions>; it is kept there (further ones are not reported)")
+            }
+        }
+        let fragment = try captureFragment(into: &ext)
+        if options.keepsExtensionElements { ext.elements.append(fragment) }
+    }
+
     private func skipForeign() throws {
         let key = tokenizer.qualifiedName.string
         if warnedUnknown.insert(key).inserted {
@@ -486,7 +501,7 @@ public final class GPXReader {
         } else {
             try forEachChild { name in
                 guard isGPXNamespace else {
-                    try skipForeign()
+                    try keepForeign(in: &point.extensions)
                     return
                 }
                 switch name.count {
@@ -614,7 +629,7 @@ public final class GPXReader {
         } else {
             try forEachChild { name in
                 guard isGPXNamespace else {
-                    try skipForeign()
+                    try keepForeign(in: &info.extensions)
                     return
                 }
                 if name.equals(isRoute ? "rtept" : "trkseg") {
@@ -654,7 +669,7 @@ public final class GPXReader {
                 case .startElement:
                     let name = tokenizer.localName
                     guard isGPXNamespace else {
-                        try skipForeign()
+                        try keepForeign(in: &extensions)
                         continue
                     }
                     if name.equals("trkpt") {
@@ -766,7 +781,7 @@ public final class GPXReader {
         }
         try forEachChild { name in
             guard isGPXNamespace else {
-                try skipForeign()
+                try keepForeign(in: &metadata.extensions)
                 return
             }
             if name.equals("name") {
