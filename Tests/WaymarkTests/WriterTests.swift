@@ -679,6 +679,21 @@ import Testing
         #expect((cp["courses"] as? [Double]) == [90.5, 180])
         let gpx = String(decoding: try WriterTests.gpx(path, lenient: false), as: UTF8.self)
         #expect(gpx.contains(">1.25<") && gpx.contains("osmand:heading") && gpx.contains("hAcc"))
+        // In replay, the file's own accuracy beats the HDOP model; speed and course come through.
+        let points = try GPXDocument(contentsOf: path).tracks[0].segments[0].points
+        #expect(points[0].horizontalAccuracy == 4.2 && points[0].verticalAccuracy == 3.1)
+        let located = GPXLocationMapping.default.location(
+            for: points[0], file: path, index: 0, timestamp: points[0].time!)
+        #expect(located.horizontalAccuracy == 4.2)
+        #expect(located.speed == 1.25 && located.course == 90.5)
+        var withHDOP = points[0]
+        withHDOP.hdop = 3
+        #expect(
+            GPXLocationMapping.default.location(for: withHDOP, file: path, index: 0, timestamp: .now).horizontalAccuracy
+                == 4.2)
+        #expect(
+            GPXLocationMapping.default.location(for: points[1], file: path, index: 1, timestamp: .now)
+                .horizontalAccuracy == 10)
     }
 }
 

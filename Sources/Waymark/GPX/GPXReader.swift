@@ -466,6 +466,8 @@ public final class GPXReader {
     private func readPoint(kind: StaticString) throws -> GPXPoint? {
         let tagStart = tokenizer.absoluteTokenStart
         var issue: PointProblem?
+        accuracyScratch.horizontal = .nan
+        accuracyScratch.vertical = .nan
         let lat = tokenizer.attribute("lat")
         let lon = tokenizer.attribute("lon")
         var latitude = Double.nan
@@ -515,6 +517,12 @@ public final class GPXReader {
             }
         }
         try flushWarnings()
+        if !accuracyScratch.horizontal.isNaN || !accuracyScratch.vertical.isNaN {
+            // An app's own accuracy (Apple Health): kept in the details, written back only as the
+            // extension element it came in.
+            if !accuracyScratch.horizontal.isNaN { point.horizontalAccuracy = accuracyScratch.horizontal }
+            if !accuracyScratch.vertical.isNaN { point.verticalAccuracy = accuracyScratch.vertical }
+        }
         if let issue {
             droppedPoints += 1
             try handler(
@@ -937,7 +945,19 @@ public final class GPXReader {
         return yes
     }
 
-    private func knownExtensionTarget() -> GPXExtensions.Field? {
+    private func knownExtensionTarget() -> ExtensionTarget? {
+        knownExtensionField().map(ExtensionTarget.value) ?? accuracyTarget()
+    }
+
+    /// Apple Health's `<hAcc>` and `<vAcc>` (metres), in any namespace or none.
+    private func accuracyTarget() -> ExtensionTarget? {
+        let local = tokenizer.localName
+        if local.equals("hAcc") { return .horizontalAccuracy }
+        if local.equals("vAcc") { return .verticalAccuracy }
+        return nil
+    }
+
+    private func knownExtensionField() -> GPXExtensions.Field? {
         let local = tokenizer.localName
         if isTrackPointExtension { return GPXExtensions.Field(trackPointExtensionName: local) }
         if local.equals("PowerInWatts")
@@ -957,11 +977,13 @@ public final class GPXReader {
     /// Picks known values out of extension elements as their tokens go by: `start()` at each
     /// start tag, `text()` for text, `end(into:)` at each end tag.
     private struct ExtensionValueCollector {
-        var target: GPXExtensions.Field?
+        var target: ExtensionTarget?
         /// Scratch for the value's text (the reader's own, to allocate nothing per point).
         let value: ByteStore
+        /// Where accuracies go (the reader's, read by the point being read).
+        let accuracy: AccuracyScratch
 
-        mutating func start(_ field: GPXExtensions.Field?) {
+        mutating func start(_ field: ExtensionTarget?) {
             target = field
             value.count = 0
         }
@@ -971,16 +993,36 @@ public final class GPXReader {
         }
 
         mutating func end(into ext: inout GPXExtensions) {
-            guard let field = target else { return }
-            if let v = ValueParsing.decimal(value.span) { ext.set(field, v) }
+            guard let t = target else { return }
+            if let v = ValueParsing.decimal(value.span) {
+                switch t {
+                case .value(let field): ext.set(field, v)
+                case .horizontalAccuracy: accuracy.horizontal = v
+                case .verticalAccuracy: accuracy.vertical = v
+                }
+            }
             target = nil
         }
     }
 
+    /// What an extension element's value is: one of ``GPXExtensions``'s, or an accuracy that
+    /// goes to the point's details.
+    enum ExtensionTarget {
+        case value(GPXExtensions.Field)
+        case horizontalAccuracy, verticalAccuracy
+    }
+
+    /// The accuracies the extensions of the point being read gave (NaN: none).
+    final class AccuracyScratch {
+        var horizontal = Double.nan
+        var vertical = Double.nan
+    }
+    private let accuracyScratch = AccuracyScratch()
+
     /// Reads only the known values of `<extensions>` (the tokenizer is inside it).
     private func readExtensionValues(into ext: inout GPXExtensions) throws {
         var depth = 1
-        var values = ExtensionValueCollector(value: leaf)
+        var values = ExtensionValueCollector(value: leaf, accuracy: accuracyScratch)
         while depth > 0 {
             switch try next() {
             case .startElement:
@@ -1018,7 +1060,7 @@ public final class GPXReader {
         let rootName = tokenizer.qualifiedName.string
         let rootAttributes = ByteStore(capacity: 64)
         var depth = 0
-        var values = ExtensionValueCollector(value: leaf)
+        var values = ExtensionValueCollector(value: leaf, accuracy: accuracyScratch)
 
         func noteStart(_ out: ByteStore, includeName: Bool, dropDefaultDeclaration: Bool = false) {
             let b = tokenizer.elementBindingIndex

@@ -195,6 +195,10 @@ public struct GPXPoint: Sendable, Hashable, Codable {
         public var dgpsStation: Int?
         public var speed: Double?
         public var course: Double?
+        /// Metres: the horizontal and vertical accuracy an app wrote in its own extension
+        /// (Apple Health's `<hAcc>`, `<vAcc>`); GPX itself has no accuracy.
+        public var horizontalAccuracy: Double?
+        public var verticalAccuracy: Double?
 
         public init() {}
     }
@@ -313,6 +317,17 @@ public struct GPXPoint: Sendable, Hashable, Codable {
     public var course: Double? {
         get { details.course }
         set { details.course = newValue }
+    }
+    /// Metres: the point's own horizontal accuracy, from an app's extension (Apple Health's
+    /// `<hAcc>`).
+    public var horizontalAccuracy: Double? {
+        get { box == nil ? nil : details.horizontalAccuracy }
+        set { details.horizontalAccuracy = newValue }
+    }
+    /// Metres: its own vertical accuracy (Apple Health's `<vAcc>`).
+    public var verticalAccuracy: Double? {
+        get { box == nil ? nil : details.verticalAccuracy }
+        set { details.verticalAccuracy = newValue }
     }
 }
 

@@ -117,7 +117,8 @@ public struct Provenance: Sendable, Hashable, Codable {
 
 /// How GPX points become ``Location``s.
 ///
-/// GPX gives dilutions of precision, not accuracies. An accuracy is the DOP times an assumed
+/// A point whose extensions carry its own accuracy (Apple Health's `<hAcc>`, `<vAcc>`) keeps it.
+/// Otherwise GPX gives dilutions of precision, not accuracies. An accuracy is the DOP times an assumed
 /// user equivalent range error (UERE): `horizontalAccuracy = hdop × uere` (falling back to
 /// `pdop × uere`), `verticalAccuracy = vdop × uere`. Without a DOP the defaults apply. A point
 /// without `<ele>` has an invalid altitude (`verticalAccuracy` −1). `geoidheight`, when present,
@@ -149,7 +150,9 @@ public struct GPXLocationMapping: Sendable, Hashable {
     public func location(for point: GPXPoint, file: String, index: Int, timestamp: Date) -> Location {
         let details = point.details
         let horizontal: Double
-        if let hdop = details.hdop, hdop >= 0 {
+        if let own = details.horizontalAccuracy, own >= 0 {
+            horizontal = own  // the file's own accuracy beats the DOP model
+        } else if let hdop = details.hdop, hdop >= 0 {
             horizontal = hdop * uere
         } else if let pdop = details.pdop, pdop >= 0 {
             horizontal = pdop * uere
@@ -158,7 +161,13 @@ public struct GPXLocationMapping: Sendable, Hashable {
         }
         var vertical = -1.0
         if point.elevation != nil {
-            if let vdop = details.vdop, vdop > 0 { vertical = vdop * uere } else { vertical = defaultVerticalAccuracy }
+            if let own = details.verticalAccuracy, own > 0 {
+                vertical = own
+            } else if let vdop = details.vdop, vdop > 0 {
+                vertical = vdop * uere
+            } else {
+                vertical = defaultVerticalAccuracy
+            }
         }
         let fixMode: Provenance.FixMode
         switch details.fix {
