@@ -265,3 +265,14 @@ import Testing
         #expect(m.pendingRequests.isEmpty, "a request runs once")
     }
 }
+
+/// The lifecycle names each wake by the cause of the same name: the two lists must agree (the
+/// mapping from one to the other relies on it).
+@Suite struct WakeCauseNamesTests {
+    @Test func everyWakeCauseIsALifecycleCause() {
+        for wake in WakeCause.allCases {
+            #expect(LifecycleCause(rawValue: wake.rawValue) != nil, "\(wake)")
+            #expect(AppLifecycleStateMachine.cause(wake).rawValue == wake.rawValue)
+        }
+    }
+}

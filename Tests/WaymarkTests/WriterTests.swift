@@ -32,6 +32,17 @@ import Testing
         }
     }
 
+    /// Checks GPX text against the GPX 1.1 schema with `../shared/tools/check-gpx` (when the tools
+    /// and xmllint are there).
+    static func expectValidGPX(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        guard Paths.sharedAvailable, which("xmllint") != nil else { return }
+        let out = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        try text.write(toFile: out, atomically: false, encoding: .utf8)
+        let r = try run(Paths.shared.appendingPathComponent("tools/check-gpx").path, [out])
+        #expect(r.status == 0, "\(r.stdoutText)\(r.stderr)", sourceLocation: sourceLocation)
+    }
+
     static func json(_ data: Data) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
@@ -493,12 +504,7 @@ import Testing
         #expect(text.contains("lon=\"-180\""))
         #expect(!text.contains("lon=\"180\""))
         #expect(!text.contains("maxlon=\"180\""))
-        guard Paths.sharedAvailable, which("xmllint") != nil else { return }
-        let out = temporaryPath(".gpx")
-        defer { try? FileManager.default.removeItem(atPath: out) }
-        try text.write(toFile: out, atomically: false, encoding: .utf8)
-        let r = try run(Paths.shared.appendingPathComponent("tools/check-gpx").path, [out])
-        #expect(r.status == 0, "\(r.stdoutText)\(r.stderr)")
+        try WriterTests.expectValidGPX(text)
     }
 }
 
@@ -623,12 +629,7 @@ import Testing
         let firstPoint = try #require(gpx.components(separatedBy: "</trkpt>").first)
         #expect(firstPoint.components(separatedBy: "<extensions>").count == 2, "one block: \(firstPoint)")
         #expect(firstPoint.contains(">121<") && firstPoint.contains(">88<"))
-        guard Paths.sharedAvailable, which("xmllint") != nil else { return }
-        let out = temporaryPath(".gpx")
-        defer { try? FileManager.default.removeItem(atPath: out) }
-        try gpx.write(toFile: out, atomically: false, encoding: .utf8)
-        let r = try run(Paths.shared.appendingPathComponent("tools/check-gpx").path, [out])
-        #expect(r.status == 0, "\(r.stdoutText)\(r.stderr)")
+        try WriterTests.expectValidGPX(gpx)
     }
 }
 
@@ -723,11 +724,6 @@ import Testing
         #expect(wpt.contains("<extensions>") && wpt.contains("groundspeak:cache") && wpt.contains("Hidden &amp; found"))
         let trk = try #require(gpx.components(separatedBy: "<trk>").last)
         #expect(trk.contains("topografix:color") && trk.contains("c0c0c0"))
-        guard Paths.sharedAvailable, which("xmllint") != nil else { return }
-        let out = temporaryPath(".gpx")
-        defer { try? FileManager.default.removeItem(atPath: out) }
-        try gpx.write(toFile: out, atomically: false, encoding: .utf8)
-        let r = try run(Paths.shared.appendingPathComponent("tools/check-gpx").path, [out])
-        #expect(r.status == 0, "\(r.stdoutText)\(r.stderr)")
+        try WriterTests.expectValidGPX(gpx)
     }
 }

@@ -277,18 +277,8 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
         return actions
     }
 
-    private static func cause(_ wake: WakeCause) -> LifecycleCause {
-        switch wake {
-        case .backgroundFetch: .backgroundFetch
-        case .significantLocationChange: .significantLocationChange
-        case .region: .region
-        case .visit: .visit
-        case .remoteNotification: .remoteNotification
-        case .backgroundAppRefresh: .backgroundAppRefresh
-        case .backgroundProcessing: .backgroundProcessing
-        case .urlSession: .urlSession
-        }
-    }
+    /// Every wake cause is a lifecycle cause of the same name (a test checks the two lists agree).
+    static func cause(_ wake: WakeCause) -> LifecycleCause { LifecycleCause(rawValue: wake.rawValue)! }
 
     private mutating func obscure(
         _ new: Obscured, from old: Obscured, _ cause: LifecycleCause, _ actions: inout [Action]

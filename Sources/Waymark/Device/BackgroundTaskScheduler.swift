@@ -77,5 +77,4 @@ struct Transfer {
     var count: Int
     /// What it uploads: one `latitude,longitude,unix time` line per location.
     var payload: String
-    var attempts = 0
 }

@@ -231,7 +231,7 @@ extension Simulation {
                 scriptedServiceSessions.removeFirst().invalidate()
             }
         case .liveUpdates:
-            if liveUpdatesAvailable {
+            if managerMayStartLiveUpdates() {
                 manager.scriptedLiveListener = true
                 managerStartedLiveUpdates()
             }

@@ -823,8 +823,7 @@ extension Simulation {
     }
 
     func transferFinished(_ id: Int) {
-        guard var transfer = transfers[id] else { return }
-        transfer.attempts += 1
+        guard let transfer = transfers[id] else { return }
         var failure: String?
         if !power.network {
             failure = "noNetwork"
@@ -832,7 +831,6 @@ extension Simulation {
             failure = Self.write(transfer.payload, to: directory + "/upload-\(id).csv")
         }
         if let failure {
-            transfers[id] = transfer
             record(.transfer(action: "failed", task: id, count: transfer.count, reason: failure))
             timers.schedule(.transferDone(id), at: now + max(.seconds(1), scenario.system.transferRetryAfter))
             return

@@ -94,7 +94,7 @@ extension Simulation {
 
     // MARK: - Live updates
 
-    var liveUpdatesAvailable: Bool {
+    func managerMayStartLiveUpdates() -> Bool {
         guard version.major >= 17 else {
             record(.diagnostic(message: "liveUpdates() needs iOS 17 (this run models \(version))"))
             return false

@@ -135,8 +135,8 @@ public final class TutorialApp: SimulatedApp {
         if behaviour.monitorsVisits { m.startMonitoringVisits() }
         let monitored = Set(m.monitoredRegions.map(\.identifier))
         for region in behaviour.regions where !monitored.contains(region.identifier) { m.startMonitoring(for: region) }
-        if behaviour.restartsUpdatesOnRelaunch,
-            cause == .significantLocationChange || cause == .region || cause == .visit
+        if behaviour.restartsUpdatesOnRelaunch, let cause,
+            WakeCause(rawValue: cause.rawValue)?.isLocationService == true
         {
             system.log("startUpdatingLocation", detail: "relaunchedByLocationService")
             m.startUpdatingLocation()
@@ -144,31 +144,32 @@ public final class TutorialApp: SimulatedApp {
     }
 
     private func registerTasks(_ system: Simulation) {
-        let ends = behaviour.endsTaskOnExpiration
         system.taskScheduler.register(forTaskWithIdentifier: Self.refreshTaskIdentifier) {
             [weak self, weak system] task in
             guard let self, let system else { return }
-            // A well-behaved handler completes the task; the other ignores the warning.
-            task.expirationHandler = ends ? { [weak task] in task?.setTaskCompleted(success: false) } : {}
             if self.behaviour.resubmitsAppRefresh {
                 try? system.taskScheduler.submit(
                     .init(
                         identifier: Self.refreshTaskIdentifier, kind: .appRefresh,
                         earliestBegin: system.now + self.resubmitDelay))
             }
-            system.schedule(after: self.behaviour.refreshTaskDuration) { [weak self, weak system] in
-                guard let self, let system else { return }
-                task.setTaskCompleted(success: self.sync(system) != .failed)
-            }
+            self.syncInTask(task, taking: self.behaviour.refreshTaskDuration, system)
         }
         system.taskScheduler.register(forTaskWithIdentifier: Self.processingTaskIdentifier) {
             [weak self, weak system] task in
             guard let self, let system else { return }
-            task.expirationHandler = ends ? { [weak task] in task?.setTaskCompleted(success: false) } : {}
-            system.schedule(after: self.behaviour.processingTaskDuration) { [weak self, weak system] in
-                guard let self, let system else { return }
-                task.setTaskCompleted(success: self.sync(system) != .failed)
-            }
+            self.syncInTask(task, taking: self.behaviour.processingTaskDuration, system)
+        }
+    }
+
+    /// A `BGTask`'s work: sync after `duration`, then complete it. A well-behaved expiration
+    /// handler completes it unsuccessfully; the other ignores the warning.
+    private func syncInTask(_ task: ScheduledTask, taking duration: Duration, _ system: Simulation) {
+        task.expirationHandler =
+            behaviour.endsTaskOnExpiration ? { [weak task] in task?.setTaskCompleted(success: false) } : {}
+        system.schedule(after: duration) { [weak self, weak system] in
+            guard let self, let system else { return }
+            task.setTaskCompleted(success: self.sync(system) != .failed)
         }
     }
 

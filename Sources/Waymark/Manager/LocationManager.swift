@@ -145,7 +145,8 @@ protocol LocationManagerHost: AnyObject {
     func managerStoppedVisits()
     func managerRequestedLocation()
     func managerRequestedTemporaryFullAccuracy(purposeKey: String, completion: ((LocationError?) -> Void)?)
-    var liveUpdatesAvailable: Bool { get }
+    /// Whether live updates may start now; says why not in the audit log.
+    func managerMayStartLiveUpdates() -> Bool
     func managerStartedLiveUpdates()
 }
 
@@ -350,7 +351,7 @@ public final class LocationManager {
     /// session does. Before iOS 17 the stream ends at once (the API does not exist).
     public func liveUpdates() -> AsyncStream<LiveUpdate> {
         let (stream, continuation) = AsyncStream<LiveUpdate>.makeStream(bufferingPolicy: .unbounded)
-        guard host?.liveUpdatesAvailable ?? false else {
+        guard host?.managerMayStartLiveUpdates() ?? false else {
             continuation.finish()
             return stream
         }

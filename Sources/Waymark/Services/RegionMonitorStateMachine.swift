@@ -37,17 +37,11 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         public var state: RegionState
         /// A crossing under way: the state it leads to, and since when the device is past the
         /// hysteresis distance.
-        public var pending: (state: RegionState, since: Duration)? {
-            pendingState.map { ($0, pendingSince) }
-        }
         var pendingState: RegionState?
         var pendingSince: Duration = .zero
         /// Degrees of latitude and of longitude from the centre beyond which a fix is surely past
-        /// the outer threshold (radius plus hysteresis): the hot path's first test. Nil for a
-        /// region too large for it.
-        var outerLimit: (latitude: Double, longitude: Double)? {
-            outerLatitude.isFinite ? (outerLatitude, outerLongitude) : nil
-        }
+        /// the outer threshold (radius plus hysteresis): the hot path's first test (infinite for a
+        /// region too large for it).
         var outerLatitude = Double.infinity
         var outerLongitude = Double.infinity
 
