@@ -52,13 +52,16 @@ let package = Package(
             ]
         ),
         // Generates synthetic GPX and measures Waymark against gpsbabel and ogr2ogr.
-        .executableTarget(name: "WaymarkBench", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore"]),
+        .executableTarget(
+            name: "WaymarkBench", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore", "GPXLayouts"]),
+        // The point layouts of common GPX writers, generated at any size (benchmark and tests).
+        .target(name: "GPXLayouts", dependencies: ["Waymark"]),
         // libFuzzer target for the XML tokenizer and GPX reader; see README "Fuzzing".
         .target(name: "CFuzzShim"),
         .executableTarget(name: "WaymarkFuzz", dependencies: ["Waymark", "CFuzzShim"]),
         .testTarget(
             name: "WaymarkTests",
-            dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkTesting"],
+            dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkTesting", "GPXLayouts"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -13,6 +13,10 @@
 #   scripts/bench.sh --store [--points 1000000]  the session store: locations per second for a
 #       1 M-point replay in batched transactions, against the sqlite3 shell importing the same
 #       rows; and per-fix durable commit latency (p50, p99), against Python's sqlite3 module.
+#   scripts/bench.sh --layouts [--sizes 10,100] [--only gpxlogger,strava]  GPX → GeoJSON on the
+#       point layouts of common writers (gpxlogger, Garmin Connect, Strava, OsmAnd, GPSLogger 1.0,
+#       tabs and CRLF, Apple Health): MB/s, points/s and peak RSS per layout and size, against
+#       gpsbabel and ogr2ogr in the same run.
 #   scripts/bench.sh --parts FILE.gpx  where the time of GPX → GeoJSON goes inside one process: the
 #       bytes read alone, the reader alone, the writer alone, both, and both on two threads.
 #   --install-peers   first apt-get install the peers (gpsbabel, gdal-bin, gpsd, gpsd-clients).
@@ -33,6 +37,8 @@ for a in "$@"; do
         mode=store
     elif [ "$a" = --parts ]; then
         mode=parts
+    elif [ "$a" = --layouts ]; then
+        mode=layouts
     else
         args+=("$a")
     fi
@@ -46,6 +52,8 @@ swift build -c release --static-swift-stdlib --product waymark-bench >&2
 if [ "$mode" = replay ]; then
     .build/release/waymark-bench replay --dir bench-out "${args[@]}"
     .build/release/waymark-bench replay-cli --dir bench-out
+elif [ "$mode" = layouts ]; then
+    .build/release/waymark-bench layouts --dir bench-out --waymark .build/release/waymark "${args[@]}"
 elif [ "$mode" = parts ]; then
     .build/release/waymark-bench parts "${args[@]}"
 elif [ "$mode" = store ]; then

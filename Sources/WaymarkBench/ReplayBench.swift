@@ -3,6 +3,7 @@
 // 1 Hz trace; and gpsfake pushing fixes through gpsd, measured in the same run, for comparison.
 
 import Foundation
+import GPXLayouts
 import Waymark
 
 #if canImport(Glibc)
@@ -161,7 +162,7 @@ enum ReplayBench {
         fputs(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<gpx version=\"1.1\" creator=\"waymark-bench\" "
                 + "xmlns=\"http://www.topografix.com/GPX/1/1\">\n<trk><trkseg>\n", file)
-        var rng = SplitMix64(state: 7)
+        var rng = SplitMix64(seed: 7)
         var lat = 48.137
         var lon = 11.575
         var heading = 0.0

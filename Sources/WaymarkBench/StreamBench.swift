@@ -6,6 +6,7 @@
 // event.
 
 import Foundation
+import GPXLayouts
 import Waymark
 
 #if canImport(Glibc)
@@ -153,7 +154,7 @@ enum StreamBench {
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<gpx version=\"1.1\" creator=\"waymark-bench\" "
                 + "xmlns=\"http://www.topografix.com/GPX/1/1\" "
                 + "xmlns:gpxtpx=\"http://www.garmin.com/xmlschemas/TrackPointExtension/v1\">\n<trk><trkseg>\n", file)
-        var rng = SplitMix64(state: 11)
+        var rng = SplitMix64(seed: 11)
         var lat = 48.137
         var lon = 11.575
         var heading = 0.0

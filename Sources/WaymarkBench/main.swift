@@ -8,9 +8,11 @@
 //        waymark-bench record [--seconds 60]  (see RecordBench.swift)
 //        waymark-bench store [--points 1000000]  (see StoreBench.swift)
 //        waymark-bench parts FILE.gpx  (see PartsBench.swift)
+//        waymark-bench layouts [--sizes 10,100]  (see LayoutBench.swift)
 //   sizes are in MB (10⁶ bytes). Files are generated once and reused while their size matches.
 
 import Foundation
+import GPXLayouts
 import Waymark
 
 #if canImport(Glibc)
@@ -44,25 +46,12 @@ func parseOptions() -> Options {
     return o
 }
 
-/// A seeded generator, so every run measures the same bytes.
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-}
-
 /// Writes a GPX 1.1 track like a sports watch records: 1 Hz points with 7-decimal coordinates,
 /// elevation, time and a heart-rate extension, a new segment every 3 600 points (a pause).
 func generate(path: String, bytes target: Int) throws {
     guard let file = fopen(path, "w") else { throw POSIXError(.EIO) }
     defer { fclose(file) }
-    var rng = SplitMix64(state: 1)
+    var rng = SplitMix64(seed: 1)
     var written = 0
     func put(_ s: String) {
         fputs(s, file)
@@ -153,6 +142,10 @@ func column(_ s: String, _ w: Int) -> String {
 
 if CommandLine.arguments.dropFirst().first == "parts" {
     try PartsBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "layouts" {
+    try LayoutBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "record" {

@@ -89,9 +89,9 @@ import Testing
     @Test func scannerReadsTheCommonShapesAndAgreesWithTheGeneralPath() {
         let bytes = Array(Self.sample.utf8)
         let fast = Self.read(bytes, scanner: true)
-        // All but the point with <sat> (not a shape the scanner knows) and the one whose heart
-        // rate is not a number (the general path decides what such text means) take the fast path.
-        #expect(fast.scanned == 4)
+        // Every point: the one whose heart rate is not a number too (the value is left out, as
+        // the general path leaves it out).
+        #expect(fast.scanned == 6)
         #expect(fast.error == nil)
         for settings in Settings.all { Self.expectSame(bytes, settings, "the sample") }
         for piece in [1, 2, 3, 7, 64, 333] {
@@ -139,11 +139,13 @@ import Testing
         }
     }
 
-    /// Points the scanner cannot read (each has a <sat>) make it rest rather than fail on every
+    /// Points the scanner cannot read (each has a <link>) make it rest rather than fail on every
     /// one; it takes up again later, and what is read stays the same.
     @Test func scannerRestsWhileItKeepsMissing() {
         var text = "<gpx version=\"1.1\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n"
-        for i in 0..<3000 { text += "<trkpt lat=\"\(Double(i) / 1000)\" lon=\"1\"><ele>1</ele><sat>5</sat></trkpt>\n" }
+        for i in 0..<3000 {
+            text += "<trkpt lat=\"\(Double(i) / 1000)\" lon=\"1\"><ele>1</ele><link href=\"x\"/></trkpt>\n"
+        }
         for i in 0..<3000 { text += "<trkpt lat=\"\(Double(i) / 1000)\" lon=\"2\"><ele>2</ele></trkpt>\n" }
         text += "</trkseg></trk></gpx>\n"
         let bytes = Array(text.utf8)
@@ -151,12 +153,12 @@ import Testing
         let reader = GPXReader(
             source: MemoryByteSource(bytes), name: "t.gpx", options: GPXReadOptions(keepsExtensionElements: false))
         _ = try? events(of: reader)
-        // Without the rest, each of the 3 000 points with <sat> would be a miss; with it, 8 in
+        // Without the rest, each of the 3 000 points with <link> would be a miss; with it, 8 in
         // every 1 032 children are. Then the plain points are scanned again, at the latest once
         // a rest of 1 024 is over.
         #expect(reader.scannerAttempts - reader.scannedPoints < 100)
         #expect(fast.scanned > 3000 - 1100)
-        Self.expectSame(bytes, Settings(), "points with <sat>, then plain ones")
+        Self.expectSame(bytes, Settings(), "points with <link>, then plain ones")
     }
 
     /// Small limits must trip where they trip without the scanner.
@@ -297,11 +299,14 @@ import Testing
         }
     }
 
-    @Test func utcSecondAgreesWithTheGeneralTimeParser() {
+    /// The scanner's parser of the times loggers write gives the general parser's instant, or
+    /// leaves the text to it.
+    @Test func commonTimeAgreesWithTheGeneralTimeParser() {
         var rng = SplitMix64(seed: 3)
         var cache = ValueParsing.DayCache()
-        for _ in 0..<20_000 {
-            // Mostly valid times, some with a bad field.
+        var read = 0
+        for _ in 0..<40_000 {
+            // Mostly valid times, some with a bad field; fractions and zone offsets of every form.
             let y = Int(rng.next() % 10_000)
             let mo = Int(rng.next() % 14)
             let d = Int(rng.next() % 33)
@@ -310,25 +315,30 @@ import Testing
             let s = Int(rng.next() % 62)
             func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
             let year = String(repeating: "0", count: 4 - String(y).count) + String(y)
-            let text = "\(year)-\(two(mo))-\(two(d))T\(two(h)):\(two(mi)):\(two(s))Z"
+            let fractions = ["", "", ".000", ".5", ".123456789", ".", ".9999999999999"]
+            let zones = ["Z", "Z", "+05:30", "-03:45", "+14:00", "-14:01", "+13:60", "+0530", "z", "", "-00:00"]
+            let fraction = fractions[Int(rng.next() % UInt64(fractions.count))]
+            let zone = zones[Int(rng.next() % UInt64(zones.count))]
+            let text = "\(year)-\(two(mo))-\(two(d))T\(two(h)):\(two(mi)):\(two(s))\(fraction)\(zone)"
             let bytes = Array(text.utf8)
             bytes.withUnsafeBufferPointer { b in
                 let span = ByteSpan(start: b.baseAddress!, count: b.count)
-                let fast = ValueParsing.utcSecond(span, cache: &cache)
-                let general: Date?
-                if case .success(let t) = ValueParsing.dateTime(span), h < 24 {
-                    general = t.date
-                } else {
-                    general = nil
+                guard let fast = ValueParsing.commonTime(span, cache: &cache) else { return }
+                read += 1
+                guard case .success(let t) = ValueParsing.dateTime(span) else {
+                    Issue.record("\(text): read fast, refused by the general parser")
+                    return
                 }
-                #expect(fast == general, "\(text)")
+                #expect(t.hadZone && fast == t.date, "\(text)")
             }
         }
+        #expect(read > 10_000)
         for other in [
-            "2024-05-01T08:00:00.5Z", "2024-05-01T08:00:00+00:00", "2024-05-01T08:00:00", "x024-05-01T08:00:00Z",
+            "2024-05-01T08:00:00", "x024-05-01T08:00:00Z", "2024-05-01T08:00:00.Z", "2024-05-01T08:00:00.5",
+            "2024-05-01T08:00:00+05", " 2024-05-01T08:00:00Z", "2024-05-01T24:00:00Z",
         ] {
             Array(other.utf8).withUnsafeBufferPointer { b in
-                #expect(ValueParsing.utcSecond(ByteSpan(start: b.baseAddress!, count: b.count), cache: &cache) == nil)
+                #expect(ValueParsing.commonTime(ByteSpan(start: b.baseAddress!, count: b.count), cache: &cache) == nil)
             }
         }
     }

@@ -35,6 +35,49 @@ import Testing
         #expect(Self.span("1.5E3") { ValueParsing.decimal($0) } == 1500)
     }
 
+    /// Numbers of 16 to 40 digits (Garmin Connect writes the exact expansions of binary values,
+    /// 30 digits) are read correctly rounded, as the C library's strtod reads them.
+    @Test func longDecimalsAreCorrectlyRounded() {
+        var rng = SplitMix64(seed: 29)
+        func strtodValue(_ text: String) -> Double { text.withCString { strtod($0, nil) } }
+        for _ in 0..<100_000 {
+            let digits = 16 + Int(rng.next() % 25)
+            let integerDigits = Int(rng.next() % 6)
+            var text = rng.next() % 2 == 0 ? "-" : ""
+            for i in 0..<digits {
+                if i == integerDigits { text += i == 0 ? "0." : "." }
+                // Runs of zeros and nines, where cut digits matter most.
+                let r = rng.next() % 10
+                text.append(Character(String(r < 3 ? 0 : r < 6 ? 9 : rng.next() % 10)))
+            }
+            let ours = Self.span(text) { ValueParsing.decimal($0) }
+            #expect(ours == strtodValue(text), "\(text)")
+        }
+        // The exact expansions of doubles read back as those doubles.
+        for _ in 0..<20_000 {
+            let x = (Double(rng.next() >> 11) / Double(1 << 53) - 0.5) * 360
+            let text = String(format: "%.60f", x)
+            #expect(Self.span(text) { ValueParsing.decimal($0) } == x, "\(text)")
+        }
+        // Exact halves between neighbouring doubles round to the even one.
+        for j in 0..<8 {
+            for _ in 0..<2_000 {
+                // x in [2^(52-j), 2^(53-j)): its neighbours are 2^-j apart; n/2^(j+1) is halfway.
+                let x = (UInt64(1) << UInt64(52 - j)) | (rng.next() >> UInt64(12 + j))
+                let n = x << UInt64(j + 1) | 1
+                let whole = n >> UInt64(j + 1)
+                var fraction = String((n & ((1 << UInt64(j + 1)) - 1)) * UInt64(pow(5.0, Double(j + 1))))
+                fraction = String(repeating: "0", count: j + 1 - fraction.count) + fraction
+                let text = "\(whole).\(fraction)"
+                let expected = strtodValue(text)
+                let ours = Self.span(text) { ValueParsing.decimal($0) }
+                #expect(ours == expected, "\(text)")
+                // Round half to even: the result's last bit is 0.
+                #expect(expected.significandBitPattern & 1 == 0, "\(text)")
+            }
+        }
+    }
+
     @Test func plainDecimalsStopWhereTheNumberEndsAndMatchSwift() {
         // Digits are read eight at a time while eight bytes remain, then one at a time: every
         // length of each part, every distance from the end of the buffer, and several
@@ -249,7 +292,7 @@ import Testing
         #expect(ValueFormatting.fixed(1e16, decimals: 1) == "10000000000000000")
         #expect(ValueFormatting.fixed(-1e16, decimals: 3) == "-10000000000000000")
         // Above 2^53, doubles are integers; every digit of the shortest form, then zeros.
-        #expect(ValueFormatting.fixed(9_007_199_254_740_993, decimals: 0) == "9007199254740992")
+        #expect(ValueFormatting.fixed(9_007_199_254_740_992, decimals: 0) == "9007199254740992")
         #expect(ValueFormatting.fixed(1.2345e20, decimals: 2) == "123450000000000000000")
         #expect(ValueFormatting.fixed(4.6e15, decimals: 1) == "4600000000000000")
         #expect(ValueFormatting.fixed(1.5e-10, decimals: 7) == "0")
@@ -264,10 +307,12 @@ import Testing
         #expect(decimal(1e16) == "10000000000000000")
         #expect(decimal(1e300).count == 301 && !decimal(1e300).contains("e"))
         #expect(decimal(123.25) == "123.25")
-        #expect(decimal(5e-324).hasPrefix("0.0000") && !decimal(5e-324).contains("e"))
+        #expect(decimal(.leastNonzeroMagnitude).hasPrefix("0.0000") && !decimal(.leastNonzeroMagnitude).contains("e"))
         // Every one of them reads back as the same double, and matches xsd:decimal.
-        for v in [1.5e-10, -1.5e-10, 1e16, 1e300, 123.25, 5e-324, 0.1, 1.7976931348623157e308, 2.2250738585072014e-308]
-        {
+        for v in [
+            1.5e-10, -1.5e-10, 1e16, 1e300, 123.25, .leastNonzeroMagnitude, 0.1, 1.7976931348623157e308,
+            2.2250738585072014e-308,
+        ] {
             let text = decimal(v)
             #expect(Double(text) == v, "\(text)")
             #expect(text.wholeMatch(of: /-?[0-9]+(\.[0-9]+)?/) != nil, "\(text)")

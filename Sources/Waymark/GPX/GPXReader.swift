@@ -163,16 +163,15 @@ public final class GPXReader {
     @exclusivity(unchecked) private var bindingCacheVersion = -1
     @exclusivity(unchecked) private var gpxBinding = -2
     @exclusivity(unchecked) private var otherBinding = -2
-    @exclusivity(unchecked) private var trackPointExtensionBinding = -2
-    @exclusivity(unchecked) private var otherExtensionBinding = -2
+    @exclusivity(unchecked) private var extensionNamespaceBinding = -2
+    @exclusivity(unchecked) private var extensionNamespaceKind = ExtensionNamespace.none
 
     private func refreshBindingCache() {
         guard bindingCacheVersion != tokenizer.bindingsVersion else { return }
         bindingCacheVersion = tokenizer.bindingsVersion
         gpxBinding = -2
         otherBinding = -2
-        trackPointExtensionBinding = -2
-        otherExtensionBinding = -2
+        extensionNamespaceBinding = -2
     }
 
     /// Whether the current element is in GPX's namespace (1.0 or 1.1) or in none.
@@ -728,16 +727,23 @@ public final class GPXReader {
         scannerAttempts += 1
         if scannerBindingsVersion != tokenizer.bindingsVersion {
             scannerBindingsVersion = tokenizer.bindingsVersion
-            scanner.defaultIsGPX = isGPXBinding(tokenizer.bindingIndex(forPrefix: .empty))
+            let defaultBinding = tokenizer.bindingIndex(forPrefix: .empty)
+            scanner.defaultIsGPX = isGPXBinding(defaultBinding)
+            scanner.defaultIsEmpty = defaultBinding == -1
             scanner.forgetPrefixes()
         }
+        // Elements inside <extensions> may nest as deep as the tokenizer allows (less a margin).
+        scanner.extensionLevels = min(4, tokenizer.maxDepth - tokenizer.depth - 4)
         var point = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
         var outcome = scanner.scan(window, into: &point)
-        if case .unknownPrefix(let prefix) = outcome {
-            let index = tokenizer.bindingIndex(forPrefix: prefix) ?? -1
-            scanner.learn(
-                prefix: prefix,
-                isTrackPointExtension: Self.isTrackPointExtensionURI(tokenizer.namespaceURI(ofBinding: index)))
+        // A point's extensions may use a few prefixes the scanner has not been told about.
+        var lookups = 0
+        while case .unknownPrefix(let prefix) = outcome, lookups < 4 {
+            lookups += 1
+            let namespace = tokenizer.bindingIndex(forPrefix: prefix).map {
+                ExtensionNamespace(uri: tokenizer.namespaceURI(ofBinding: $0))
+            }
+            scanner.learn(prefix: prefix, namespace: namespace)
             point = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
             outcome = scanner.scan(window, into: &point)
         }
@@ -774,10 +780,6 @@ public final class GPXReader {
 
     private static func isGPXURI(_ ns: ByteSpan) -> Bool {
         ns.equals("http://www.topografix.com/GPX/1/1") || ns.equals("http://www.topografix.com/GPX/1/0")
-    }
-
-    private static func isTrackPointExtensionURI(_ ns: ByteSpan) -> Bool {
-        trackPointExtensionURIs.contains(where: { ns.equals($0) })
     }
 
     // MARK: - Metadata
@@ -905,11 +907,6 @@ public final class GPXReader {
 
     // MARK: - Extensions
 
-    private static let trackPointExtensionURIs: [StaticString] = [
-        "http://www.garmin.com/xmlschemas/TrackPointExtension/v1",
-        "http://www.garmin.com/xmlschemas/TrackPointExtension/v2",
-    ]
-
     /// Reads `<extensions>`: every child is kept verbatim, and known values are picked out.
     private func readExtensions() throws -> GPXExtensions {
         var result = GPXExtensions()
@@ -933,45 +930,21 @@ public final class GPXReader {
         }
     }
 
-    /// The ``GPXExtensions`` value an element carries, if Waymark knows it.
-    /// Whether the current element is in a Garmin TrackPointExtension namespace (cached by binding).
-    private var isTrackPointExtension: Bool {
+    /// The namespace of the current element, as ``ExtensionTarget`` needs it (cached by binding).
+    private var extensionNamespace: ExtensionNamespace {
         let binding = tokenizer.elementBindingIndex
+        if binding < 0 { return .none }
         refreshBindingCache()
-        if binding == trackPointExtensionBinding { return true }
-        if binding == otherExtensionBinding || binding < 0 { return false }
-        let yes = Self.isTrackPointExtensionURI(tokenizer.namespaceURI)
-        if yes { trackPointExtensionBinding = binding } else { otherExtensionBinding = binding }
-        return yes
+        if binding == extensionNamespaceBinding { return extensionNamespaceKind }
+        let kind = ExtensionNamespace(uri: tokenizer.namespaceURI)
+        extensionNamespaceBinding = binding
+        extensionNamespaceKind = kind
+        return kind
     }
 
+    /// The value the current element carries, if Waymark knows it.
     private func knownExtensionTarget() -> ExtensionTarget? {
-        knownExtensionField().map(ExtensionTarget.value) ?? accuracyTarget()
-    }
-
-    /// Apple Health's `<hAcc>` and `<vAcc>` (metres), in any namespace or none.
-    private func accuracyTarget() -> ExtensionTarget? {
-        let local = tokenizer.localName
-        if local.equals("hAcc") { return .horizontalAccuracy }
-        if local.equals("vAcc") { return .verticalAccuracy }
-        return nil
-    }
-
-    private func knownExtensionField() -> GPXExtensions.Field? {
-        let local = tokenizer.localName
-        if isTrackPointExtension { return GPXExtensions.Field(trackPointExtensionName: local) }
-        if local.equals("PowerInWatts")
-            && tokenizer.namespaceURI.equals("http://www.garmin.com/xmlschemas/PowerExtension/v1")
-        {
-            return .power
-        }
-        if local.equals("power") && tokenizer.namespaceURI.count > 0 { return .power }
-        // What common apps write without Garmin's schema, in their own namespace or in none:
-        // Apple Health's <speed> and <course>, OsmAnd's speed and heading, OpenTracks' speed
-        // (metres per second, degrees). The elements themselves are kept where they were.
-        if local.equals("speed") { return .speed }
-        if local.equals("course") || local.equals("heading") { return .course }
-        return nil
+        ExtensionTarget(local: tokenizer.localName, namespace: extensionNamespace)
     }
 
     /// Picks known values out of extension elements as their tokens go by: `start()` at each
@@ -1003,13 +976,6 @@ public final class GPXReader {
             }
             target = nil
         }
-    }
-
-    /// What an extension element's value is: one of ``GPXExtensions``'s, or an accuracy that
-    /// goes to the point's details.
-    enum ExtensionTarget {
-        case value(GPXExtensions.Field)
-        case horizontalAccuracy, verticalAccuracy
     }
 
     /// The accuracies the extensions of the point being read gave (NaN: none).

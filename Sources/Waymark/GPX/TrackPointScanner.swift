@@ -4,38 +4,44 @@
     import Foundation
 #endif
 
-/// Recognises the common shape of a GPX track point straight from the bytes, so that the reader
-/// can skip its general path for the millions of points that look alike:
+/// Reads GPX track points straight from the bytes, so that the reader can skip its general path
+/// for the millions of points of a log that look alike, whatever layout the logger writes:
 ///
 /// ```xml
 /// <trkpt lat="47.3769" lon="8.5417"><ele>408.2</ele><time>2024-05-01T08:00:00Z</time>
+///   <fix>3d</fix><sat>9</sat><hdop>0.9</hdop>
 ///   <extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>158</gpxtpx:hr>
-///   </gpxtpx:TrackPointExtension></extensions></trkpt>
+///   </gpxtpx:TrackPointExtension><power>250</power></extensions></trkpt>
 /// ```
 ///
 /// It accepts only what it can read exactly as the general path would:
-/// - `lat` and `lon` once each and no other attribute;
-/// - then `<ele>`, `<time>` and `<extensions>`, each at most once and in that order, with white
-///   space between them;
-/// - in `<extensions>`, one Garmin TrackPointExtension (v1 or v2) element with value children
-///   the reader knows (`hr`, `cad`, `atemp`, `wtemp`, `depth`, `speed`, `course`);
-/// - values the reader's own parsers accept: coordinates in range, a time with a zone.
+/// - `lat` and `lon` once each, in either order, and no other attribute;
+/// - then, in any order (the general path takes any), the GPX elements of a point whose value is
+///   a number, a whole number, a `fix` or plain text (`ele`, `time`, `magvar`, `geoidheight`,
+///   `name`, `cmt`, `desc`, `src`, `sym`, `type`, `fix`, `sat`, `hdop`, `vdop`, `pdop`,
+///   `ageofdgpsdata`, `dgpsid`, and GPX 1.0's `course` and `speed`), each without attributes;
+/// - `<extensions>` (when extension elements are not kept verbatim): elements without
+///   attributes, nested a few levels, each holding text or elements; the values Waymark knows
+///   (``ExtensionTarget``) are picked out as the general path picks them out;
+/// - values the reader's own parsers accept: coordinates in range, a time with a zone, text of
+///   printable ASCII without references.
 ///
-/// Anything else, say a comment, an entity, a CDATA section, another element, a prefixed GPX
-/// element, a bad value or a point cut off by the end of the window, makes it answer
-/// ``Outcome/notSimple`` without having consumed anything. The general path then reads the point
-/// and finds any error. Every byte it accepts is ASCII, so the UTF-8 check holds too.
+/// Anything else, say a comment, an entity, a CDATA section, a link, an attribute on an
+/// extension element, a prefixed GPX element, a bad value or a point cut off by the end of the
+/// window, makes it answer ``Outcome/notSimple`` without having consumed anything. The general
+/// path then reads the point and finds any error. Every byte it accepts is ASCII, so the UTF-8
+/// check holds too.
 ///
 /// A point laid out exactly as the last one it read the long way (the same bytes around the
 /// values) is read from a ``PointTemplate`` of that layout, which accepts a subset of what the
-/// long way accepts and reads it the same.
+/// long way accepts and reads each value with the same code.
 struct TrackPointScanner {
     enum Outcome {
         /// A complete point, `length` bytes long from the window's start (leading white space
         /// included).
         case point(length: Int)
-        /// The point's extension uses a prefix the scanner has not been told about: resolve it,
-        /// call ``learn(prefix:isTrackPointExtension:)`` and scan again.
+        /// The point's extensions use a prefix the scanner has not been told about: resolve it,
+        /// call ``learn(prefix:namespace:)`` and scan again.
         case unknownPrefix(ByteSpan)
         case notSimple
     }
@@ -46,11 +52,14 @@ struct TrackPointScanner {
     /// GPX elements. The owner sets it, and calls ``forgetPrefixes()``, whenever the namespaces
     /// in scope change.
     var defaultIsGPX = false
-    // The one prefix resolved so far (up to 16 bytes, zero-padded), and whether it names a
-    // Garmin TrackPointExtension namespace.
-    private var knownPrefix: (UInt64, UInt64) = (0, 0)
-    private var knownPrefixCount = 0
-    private var knownPrefixIsTPE = false
+    /// Whether there is no default namespace at all (unprefixed extension elements are then in
+    /// none).
+    var defaultIsEmpty = false
+    /// How deep elements may nest inside `<extensions>` (the owner keeps it within the
+    /// tokenizer's depth limit).
+    var extensionLevels = 0
+    /// The prefixes resolved so far in this scope.
+    private var prefixes = PrefixTable()
     private var dayCache = ValueParsing.DayCache()
     /// The layout of the last point read the long way, for the points that repeat it.
     private let template = PointTemplate()
@@ -61,38 +70,29 @@ struct TrackPointScanner {
     private var templateBackoff = MissBackoff(limit: 8, rest: 1024)
     /// Points read from the template (tests check that it is used).
     private(set) var templatedPoints = 0
+    // The point being read: its coordinate and the fields that live in its details, gathered
+    // here and stored once.
+    private var latitude = 0.0
+    private var longitude = 0.0
+    private var details = GPXPoint.Details()
+    private var hasDetails = false
+    /// Whether a field of `details` was set to nil (white-space text), so that they may be
+    /// empty after all.
+    private var detailsMayBeEmpty = false
 
     init(readsExtensions: Bool) {
         self.readsExtensions = readsExtensions
     }
 
-    /// Records what `prefix` resolves to in the current scope.
-    mutating func learn(prefix: ByteSpan, isTrackPointExtension: Bool) {
-        guard prefix.count <= 16 else { return }
-        knownPrefix = (0, 0)
-        withUnsafeMutableBytes(of: &knownPrefix) {
-            $0.baseAddress!.copyMemory(from: prefix.start, byteCount: prefix.count)
-        }
-        knownPrefixCount = prefix.count
-        knownPrefixIsTPE = isTrackPointExtension
+    /// Records what `prefix` resolves to in the current scope: a namespace, or nil when it is
+    /// not declared (the general path reports that).
+    mutating func learn(prefix: ByteSpan, namespace: ExtensionNamespace?) {
+        prefixes.add(prefix, namespace)
     }
 
     mutating func forgetPrefixes() {
-        knownPrefixCount = 0
+        prefixes.removeAll()
         template.clear()
-    }
-
-    /// The known prefix, consumed, if the bytes at `c` are it followed by a colon.
-    @inline(__always)
-    private func knownPrefix(at c: inout Cursor) -> ByteSpan? {
-        let n = knownPrefixCount
-        guard n > 0, c.end - c.p > n, c.p[n] == UInt8(ascii: ":") else { return nil }
-        let same = withUnsafeBytes(of: knownPrefix) {
-            ByteSpan.bytesEqual($0.baseAddress!.assumingMemoryBound(to: UInt8.self), c.p, n)
-        }
-        guard same else { return nil }
-        defer { c.p += n }
-        return ByteSpan(start: c.p, count: n)
     }
 
     /// Reads one point at the start of `window` into `point`, which must be fresh (a point with
@@ -102,7 +102,9 @@ struct TrackPointScanner {
         guard defaultIsGPX, let base = window.baseAddress else { return .notSimple }
         let end = base + window.count
         if templateBackoff.shouldTry() && template.isValid {
+            startPoint()
             if let length = readWithTemplate(base, end, into: &point) {
+                finishPoint(&point)
                 templateBackoff.hit()
                 templatedPoints &+= 1
                 return .point(length: length)
@@ -116,12 +118,37 @@ struct TrackPointScanner {
         recording = !templateBackoff.isResting
         marks.removeAll(keepingCapacity: true)
         defer { recording = false }
+        startPoint()
         guard readPoint(&cursor, into: &point, unknownPrefix: &unknown) else {
             if let unknown { return .unknownPrefix(unknown) }
             return .notSimple
         }
+        finishPoint(&point)
         if recording { template.learn(point: base, end: cursor.p, marks: marks) }
         return .point(length: cursor.p - base)
+    }
+
+    @inline(__always)
+    private mutating func startPoint() {
+        if hasDetails {
+            details = GPXPoint.Details()
+            hasDetails = false
+            detailsMayBeEmpty = false
+        }
+    }
+
+    @inline(__always)
+    private mutating func finishPoint(_ point: inout GPXPoint) {
+        point.coordinate = Coordinate(latitude: latitude, longitude: longitude)
+        if hasDetails {
+            // Moved out, not copied (a copy retains each string, and costs more than the rest
+            // of the point).
+            var d = GPXPoint.Details()
+            swap(&d, &details)
+            if detailsMayBeEmpty { point.details = d } else { point.setDetails(nonEmpty: d) }
+            hasDetails = false
+            detailsMayBeEmpty = false
+        }
     }
 
     /// Notes where a value of the point being read the long way lies, for ``PointTemplate``.
@@ -133,43 +160,113 @@ struct TrackPointScanner {
     }
 
     /// Reads a point laid out exactly as the template's: the same bytes around the values, each
-    /// value read by the same parser as the long way reads it, with the same range checks. The
-    /// length read, or nil at the first difference.
+    /// value read by the same code as the long way reads it. The length read, or nil at the
+    /// first difference.
     private mutating func readWithTemplate(
         _ base: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, into point: inout GPXPoint
     ) -> Int? {
         var c = Cursor(p: base, end: end)
-        var latitude = 0.0
-        var longitude = 0.0
         var i = 0
         while true {
             guard c.take(template.literal(i)) else { return nil }
             if i == template.slotCount { break }
             // Each value ends where the next literal begins.
             let stop = template.literal(i + 1).start.pointee
-            switch template.slot(i) {
-            case .latitude:
-                guard let value = c.number(until: stop), abs(value) <= 90 else { return nil }
-                latitude = value
-            case .longitude:
-                guard let value = c.number(until: stop), abs(value) <= 180 else { return nil }
-                longitude = value
-            case .elevation:
-                guard let value = c.number(until: stop) else { return nil }
-                point.elevation = value
-            case .value(let field):
-                guard let value = c.number(until: stop) else { return nil }
-                point.extensions.set(field, value)
-            case .time:
-                guard let text = c.timeText(), c.p < c.end, c.p.pointee == stop,
-                    let date = Self.time(text, cache: &dayCache)
-                else { return nil }
-                point.time = date
-            }
+            guard readValue(template.slot(i), &c, stop: stop, into: &point) else { return nil }
             i += 1
         }
-        point.coordinate = Coordinate(latitude: latitude, longitude: longitude)
         return c.p - base
+    }
+
+    /// Reads the value of `slot` at `c`, up to `stop` (not consumed), into the point: the one
+    /// reading of each kind of value, for the long way and the template alike. False when the
+    /// general path must read it.
+    @inline(__always)
+    private mutating func readValue(
+        _ slot: PointTemplate.Slot, _ c: inout Cursor, stop: UInt8, into point: inout GPXPoint
+    ) -> Bool {
+        switch slot {
+        case .latitude:
+            guard let v = c.number(until: stop), abs(v) <= 90 else { return false }
+            latitude = v
+        case .longitude:
+            guard let v = c.number(until: stop), abs(v) <= 180 else { return false }
+            longitude = v
+        case .number(let field):
+            guard let v = c.number(until: stop) else { return false }
+            set(field, v, in: &point)
+        case .value(let field):
+            guard let v = c.number(until: stop) else { return false }
+            point.extensions.set(field, v)
+        case .time:
+            guard let text = c.timeText(), c.p < c.end, c.p.pointee == stop,
+                let date = Self.time(text, cache: &dayCache)
+            else { return false }
+            point.time = date
+        case .integer(let field):
+            guard let text = c.until(stop), let v = ValueParsing.integer(text) else { return false }
+            hasDetails = true
+            switch field {
+            case .satellites: details.satellites = v
+            case .dgpsStation: details.dgpsStation = v
+            }
+        case .fix:
+            guard let text = c.until(stop), let fix = GPXFix(bytes: text) else { return false }
+            hasDetails = true
+            details.fix = fix
+        case .text(let field):
+            guard let text = c.until(stop), Self.isPlainText(text) else { return false }
+            // White space alone counts as no value, as the general path has it.
+            let value = text.isWhitespace ? nil : text.string
+            hasDetails = true
+            if value == nil { detailsMayBeEmpty = true }
+            switch field {
+            case .name: details.name = value
+            case .comment: details.comment = value
+            case .description: details.description = value
+            case .source: details.source = value
+            case .symbol: details.symbol = value
+            case .type: details.type = value
+            }
+        }
+        return true
+    }
+
+    @inline(__always)
+    private mutating func set(_ field: PointTemplate.NumberField, _ v: Double, in point: inout GPXPoint) {
+        if field == .elevation {
+            point.elevation = v
+            return
+        }
+        hasDetails = true
+        switch field {
+        case .elevation: break
+        case .magneticVariation: details.magneticVariation = v
+        case .geoidHeight: details.geoidHeight = v
+        case .hdop: details.hdop = v
+        case .vdop: details.vdop = v
+        case .pdop: details.pdop = v
+        case .ageOfDGPSData: details.ageOfDGPSData = v
+        case .speed: details.speed = v
+        case .course: details.course = v
+        case .horizontalAccuracy: details.horizontalAccuracy = v
+        case .verticalAccuracy: details.verticalAccuracy = v
+        }
+    }
+
+    /// Text the general path would read as these very bytes: printable ASCII, tabs and line
+    /// feeds, without `&` (a reference), `>` (which could close a `]]>`) or a carriage return
+    /// (which XML turns into a line feed).
+    @inline(__always)
+    static func isPlainText(_ text: ByteSpan) -> Bool {
+        var i = 0
+        while i < text.count {
+            let b = text[i]
+            guard (b >= 0x20 && b < 0x7F && b != UInt8(ascii: "&") && b != UInt8(ascii: ">")) || b == 0x09 || b == 0x0A
+            else { return false }
+            i += 1
+        }
+        return true
     }
 
     /// A position in the window; every read checks the end.
@@ -204,6 +301,12 @@ struct TrackPointScanner {
             guard end - p >= span.count, ByteSpan.bytesEqual(p, span.start, span.count) else { return false }
             p += span.count
             return true
+        }
+
+        /// Whether the bytes here are `</` (an end tag follows), without consuming them.
+        @inline(__always)
+        func atEndTag() -> Bool {
+            end - p >= 2 && p[0] == UInt8(ascii: "<") && p[1] == UInt8(ascii: "/")
         }
 
         /// The bytes up to the next `stop`, which is not consumed; nil if the window ends first.
@@ -253,8 +356,28 @@ struct TrackPointScanner {
             return take(UInt8(ascii: ">"))
         }
 
-        /// A namespace prefix: an XML name without a colon, ASCII only.
-        mutating func prefix() -> ByteSpan? {
+        /// An element name (ASCII letters and digits) ended by `>`, both consumed; the name.
+        @inline(__always)
+        mutating func simpleStartTag() -> ByteSpan? {
+            let start = p
+            while p < end, (p.pointee | 0x20) &- 0x61 < 26 || p.pointee &- 0x30 < 10 { p += 1 }
+            guard p > start, p < end, p.pointee == UInt8(ascii: ">") else { return nil }
+            defer { p += 1 }
+            return ByteSpan(start: start, count: p - start)
+        }
+
+        /// A qualified name (ASCII, at most one colon), consumed: its prefix (empty when it has
+        /// none) and local part. Nil, with `p` anywhere, when it is not one.
+        mutating func qualifiedName() -> (prefix: ByteSpan, local: ByteSpan)? {
+            let start = p
+            guard let first = name() else { return nil }
+            guard take(UInt8(ascii: ":")) else { return (ByteSpan(start: start, count: 0), first) }
+            guard let local = name() else { return nil }
+            return (first, local)
+        }
+
+        /// An XML name without a colon, ASCII only.
+        mutating func name() -> ByteSpan? {
             let start = p
             guard p < end, Self.isNameStart(p.pointee) else { return nil }
             p += 1
@@ -278,8 +401,8 @@ struct TrackPointScanner {
     {
         c.skipSpace()
         guard c.take("<trkpt") else { return false }
-        var lat: Double?
-        var lon: Double?
+        var sawLatitude = false
+        var sawLongitude = false
         var empty = false
         // Attributes: lat and lon, each once, white space before each.
         while true {
@@ -309,104 +432,190 @@ struct TrackPointScanner {
             // A plain number (no entity; white space only around it, which the number parser
             // trims as attribute normalisation would leave it), in range.
             let valueStart = c.p
-            guard let value = c.number(until: quote) else { return false }
-            mark(isLat ? .latitude : .longitude, from: valueStart, to: c.p)
-            c.p += 1
-            if isLat {
-                guard lat == nil, abs(value) <= 90 else { return false }
-                lat = value
-            } else {
-                guard lon == nil, abs(value) <= 180 else { return false }
-                lon = value
+            let slot: PointTemplate.Slot = isLat ? .latitude : .longitude
+            guard !(isLat ? sawLatitude : sawLongitude), readValue(slot, &c, stop: quote, into: &point) else {
+                return false
             }
+            mark(slot, from: valueStart, to: c.p)
+            c.p += 1
+            if isLat { sawLatitude = true } else { sawLongitude = true }
         }
-        guard let latitude = lat, let longitude = lon else { return false }
-        point.coordinate = Coordinate(latitude: latitude, longitude: longitude)
+        guard sawLatitude, sawLongitude else { return false }
         if empty { return true }
 
-        // Children, in schema order.
-        var stage = 0  // 1 after <ele>, 2 after <time>, 3 after <extensions>
+        // Children, in any order, as the general path takes them.
         while true {
             c.skipSpace()
             guard c.take(UInt8(ascii: "<")) else { return false }
             if c.take(UInt8(ascii: "/")) {
                 return c.take("trkpt") && c.closeTag()
             }
-            if stage < 1 && c.take("ele>") {
-                let valueStart = c.p
-                guard let v = c.number(until: UInt8(ascii: "<")) else { return false }
-                mark(.elevation, from: valueStart, to: c.p)
-                guard c.take("</ele"), c.closeTag() else { return false }
-                point.elevation = v
-                stage = 1
-            } else if stage < 2 && c.take("time>") {
-                let valueStart = c.p
-                guard let text = c.timeText() else { return false }
-                mark(.time, from: valueStart, to: c.p)
-                guard c.take("</time"), c.closeTag(), let date = Self.time(text, cache: &dayCache) else { return false }
-                point.time = date
-                stage = 2
-            } else if stage < 3 && readsExtensions && c.take("extensions>") {
-                guard readExtensions(&c, into: &point.extensions, unknownPrefix: &unknownPrefix) else { return false }
-                stage = 3
-            } else {
+            guard let name = c.simpleStartTag() else { return false }
+            if name.equals("extensions") {
+                guard readsExtensions, readExtensions(&c, into: &point, unknownPrefix: &unknownPrefix) else {
+                    return false
+                }
+                continue
+            }
+            guard let slot = PointTemplate.Slot(pointChild: name) else { return false }
+            let valueStart = c.p
+            guard readValue(slot, &c, stop: UInt8(ascii: "<"), into: &point) else { return false }
+            mark(slot, from: valueStart, to: c.p)
+            guard c.take("</"), c.take(name), c.closeTag() else { return false }
+        }
+    }
+
+    /// `<extensions>` after its start tag, through its end tag.
+    private mutating func readExtensions(
+        _ c: inout Cursor, into point: inout GPXPoint, unknownPrefix: inout ByteSpan?
+    ) -> Bool {
+        while true {
+            c.skipSpace()
+            guard c.take(UInt8(ascii: "<")) else { return false }
+            if c.take(UInt8(ascii: "/")) { return c.take("extensions") && c.closeTag() }
+            guard readExtensionElement(&c, level: 1, into: &point, unknownPrefix: &unknownPrefix) else {
                 return false
             }
         }
     }
 
-    /// `<extensions>` after its start tag, through its end tag: one TrackPointExtension element.
-    private mutating func readExtensions(
-        _ c: inout Cursor, into ext: inout GPXExtensions, unknownPrefix: inout ByteSpan?
-    )
-        -> Bool
-    {
-        c.skipSpace()
-        guard c.take(UInt8(ascii: "<")) else { return false }
-        if c.take(UInt8(ascii: "/")) { return c.take("extensions") && c.closeTag() }
-        let prefix: ByteSpan
-        if let known = knownPrefix(at: &c) {
-            guard knownPrefixIsTPE, c.take(":TrackPointExtension>") else { return false }
-            prefix = known
+    /// An element inside `<extensions>`, after its `<`, through its end tag: text (a value, if
+    /// Waymark knows the element) or elements, nothing mixed.
+    private mutating func readExtensionElement(
+        _ c: inout Cursor, level: Int, into point: inout GPXPoint, unknownPrefix: inout ByteSpan?
+    ) -> Bool {
+        guard level <= extensionLevels else { return false }
+        let nameStart = c.p
+        guard let (prefix, local) = c.qualifiedName() else { return false }
+        let qualifiedName = ByteSpan(start: nameStart, count: c.p - nameStart)
+        // An empty element carries no value.
+        if c.take("/>") { return true }
+        guard c.take(UInt8(ascii: ">")) else { return false }
+        let namespace: ExtensionNamespace
+        if prefix.count == 0 {
+            namespace = defaultIsEmpty ? .none : .other
         } else {
-            guard let other = c.prefix(), c.take(":TrackPointExtension>") else { return false }
-            if other.count <= 16 { unknownPrefix = other }
-            return false
-        }
-        while true {
-            c.skipSpace()
-            guard c.take(UInt8(ascii: "<")) else { return false }
-            if c.take(UInt8(ascii: "/")) {
-                guard c.take(prefix), c.take(":TrackPointExtension"), c.closeTag() else { return false }
-                break
+            switch prefixes.lookUp(prefix) {
+            case .resolved(let resolved): namespace = resolved
+            case .undeclared: return false
+            case .unknown:
+                if prefix.count <= PrefixTable.maximumLength { unknownPrefix = prefix }
+                return false
             }
-            guard c.take(prefix), c.take(UInt8(ascii: ":")) else { return false }
-            let nameStart = c.p
-            guard let name = c.until(UInt8(ascii: ">")), let field = GPXExtensions.Field(trackPointExtensionName: name)
-            else { return false }
-            c.p += 1
-            // The general path leaves out a value that is not a number, silently; but the text
-            // may hold a reference that makes it one, so only that path can tell.
-            let valueStart = c.p
-            guard let v = c.number(until: UInt8(ascii: "<")) else { return false }
-            mark(.value(field), from: valueStart, to: c.p)
-            guard c.take("</"), c.take(prefix), c.take(UInt8(ascii: ":")),
-                c.take(ByteSpan(start: nameStart, count: name.count)), c.closeTag()
-            else { return false }
-            ext.set(field, v)
         }
-        c.skipSpace()
-        return c.take("</extensions") && c.closeTag()
+        let textStart = c.p
+        guard let text = c.until(UInt8(ascii: "<")), Self.isPlainText(text) else { return false }
+        if c.atEndTag() {
+            // The general path leaves out a value that is not a number, silently.
+            if let target = ExtensionTarget(local: local, namespace: namespace), let v = ValueParsing.decimal(text) {
+                let slot: PointTemplate.Slot
+                switch target {
+                case .value(let field): slot = .value(field)
+                case .horizontalAccuracy: slot = .number(.horizontalAccuracy)
+                case .verticalAccuracy: slot = .number(.verticalAccuracy)
+                }
+                if case .value(let field) = slot { point.extensions.set(field, v) } else { setAccuracy(slot, v) }
+                mark(slot, from: textStart, to: c.p)
+            }
+        } else {
+            guard text.isWhitespace else { return false }
+            repeat {
+                c.p += 1
+                guard readExtensionElement(&c, level: level + 1, into: &point, unknownPrefix: &unknownPrefix) else {
+                    return false
+                }
+                c.skipSpace()
+                guard c.p < c.end, c.p.pointee == UInt8(ascii: "<") else { return false }
+            } while !c.atEndTag()
+        }
+        return c.take("</") && c.take(qualifiedName) && c.closeTag()
     }
 
-    /// A time as the general path reads it: the common `YYYY-MM-DDThh:mm:ssZ` here, with the
-    /// day reused while it stays the same; any other form through ``ValueParsing/dateTime(_:)``.
+    private mutating func setAccuracy(_ slot: PointTemplate.Slot, _ v: Double) {
+        hasDetails = true
+        if slot == .number(.horizontalAccuracy) { details.horizontalAccuracy = v } else { details.verticalAccuracy = v }
+    }
+
+    /// A time as the general path reads it: the forms loggers write here, with the day reused
+    /// while it stays the same; any other form through ``ValueParsing/dateTime(_:)``.
     /// Nil for a time without a zone (the general path warns about it) or a bad one.
     @inline(__always)
     private static func time(_ text: ByteSpan, cache: inout ValueParsing.DayCache) -> Date? {
-        if let date = ValueParsing.utcSecond(text, cache: &cache) { return date }
+        if let date = ValueParsing.commonTime(text, cache: &cache) { return date }
         guard case .success(let t) = ValueParsing.dateTime(text), t.hadZone else { return nil }
         return t.date
+    }
+}
+
+/// The prefixes the scanner has resolved in the current scope (a few: real files use one to
+/// three in their extensions).
+struct PrefixTable {
+    static let maximumLength = 16
+    private static let capacity = 4
+
+    enum Lookup {
+        case resolved(ExtensionNamespace)
+        /// Resolved, and not declared: the general path reports it.
+        case undeclared
+        /// Not resolved yet.
+        case unknown
+    }
+
+    private struct Entry {
+        var bytes: (UInt64, UInt64)
+        var count: Int
+        var namespace: ExtensionNamespace?
+    }
+
+    private var entries: [Entry] = []
+    private var nextSlot = 0
+
+    mutating func removeAll() {
+        entries.removeAll(keepingCapacity: true)
+        nextSlot = 0
+    }
+
+    mutating func add(_ prefix: ByteSpan, _ namespace: ExtensionNamespace?) {
+        guard prefix.count <= Self.maximumLength else { return }
+        var bytes: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &bytes) {
+            $0.baseAddress!.copyMemory(from: prefix.start, byteCount: prefix.count)
+        }
+        let entry = Entry(bytes: bytes, count: prefix.count, namespace: namespace)
+        if entries.count < Self.capacity {
+            entries.append(entry)
+        } else {
+            entries[nextSlot] = entry
+            nextSlot = (nextSlot + 1) % Self.capacity
+        }
+    }
+
+    @inline(__always)
+    func lookUp(_ prefix: ByteSpan) -> Lookup {
+        for i in entries.indices where entries[i].count == prefix.count {
+            let same = withUnsafeBytes(of: entries[i].bytes) {
+                ByteSpan.bytesEqual($0.baseAddress!.assumingMemoryBound(to: UInt8.self), prefix.start, prefix.count)
+            }
+            if same {
+                if let namespace = entries[i].namespace { return .resolved(namespace) }
+                return .undeclared
+            }
+        }
+        return .unknown
+    }
+}
+
+extension GPXFix {
+    /// The fix these bytes name exactly, without trimming.
+    init?(bytes: ByteSpan) {
+        switch bytes.count {
+        case 2 where bytes.equals("2d"): self = .twoD
+        case 2 where bytes.equals("3d"): self = .threeD
+        case 3 where bytes.equals("pps"): self = .pps
+        case 4 where bytes.equals("none"): self = .none
+        case 4 where bytes.equals("dgps"): self = .dgps
+        default: return nil
+        }
     }
 }
 
@@ -431,9 +640,54 @@ extension GPXExtensions.Field {
 /// way and reads the points that repeat it by comparing those bytes a word at a time and
 /// parsing only the values.
 final class PointTemplate {
+    /// What a value is, and where it goes.
     enum Slot: Equatable {
-        case latitude, longitude, elevation, time
+        case latitude, longitude, time, fix
+        /// A number of the point (GPX's own, or an accuracy from an extension).
+        case number(NumberField)
+        case integer(IntegerField)
+        case text(TextField)
+        /// An extension value (``GPXExtensions``).
         case value(GPXExtensions.Field)
+
+        /// The slot of a GPX child element of a point, if its value is one the scanner reads.
+        init?(pointChild name: ByteSpan) {
+            switch name.count {
+            case 3 where name.equals("ele"): self = .number(.elevation)
+            case 3 where name.equals("sat"): self = .integer(.satellites)
+            case 3 where name.equals("fix"): self = .fix
+            case 3 where name.equals("src"): self = .text(.source)
+            case 3 where name.equals("sym"): self = .text(.symbol)
+            case 3 where name.equals("cmt"): self = .text(.comment)
+            case 4 where name.equals("time"): self = .time
+            case 4 where name.equals("hdop"): self = .number(.hdop)
+            case 4 where name.equals("vdop"): self = .number(.vdop)
+            case 4 where name.equals("pdop"): self = .number(.pdop)
+            case 4 where name.equals("name"): self = .text(.name)
+            case 4 where name.equals("desc"): self = .text(.description)
+            case 4 where name.equals("type"): self = .text(.type)
+            case 5 where name.equals("speed"): self = .number(.speed)
+            case 6 where name.equals("course"): self = .number(.course)
+            case 6 where name.equals("magvar"): self = .number(.magneticVariation)
+            case 6 where name.equals("dgpsid"): self = .integer(.dgpsStation)
+            case 11 where name.equals("geoidheight"): self = .number(.geoidHeight)
+            case 13 where name.equals("ageofdgpsdata"): self = .number(.ageOfDGPSData)
+            default: return nil
+            }
+        }
+    }
+
+    enum NumberField: Equatable {
+        case elevation, magneticVariation, geoidHeight, hdop, vdop, pdop, ageOfDGPSData, speed, course
+        case horizontalAccuracy, verticalAccuracy
+    }
+
+    enum IntegerField: Equatable {
+        case satellites, dgpsStation
+    }
+
+    enum TextField: Equatable {
+        case name, comment, description, source, symbol, type
     }
 
     /// Where a value lay in a point read the long way.
@@ -444,7 +698,7 @@ final class PointTemplate {
     }
 
     private static let byteCapacity = 1024
-    private static let slotCapacity = 16
+    private static let slotCapacity = 32
     private let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: byteCapacity)
     /// Literal i runs from `literalStarts[i]` to `literalStarts[i + 1]` in `bytes`.
     private let literalStarts = UnsafeMutablePointer<Int>.allocate(capacity: slotCapacity + 2)

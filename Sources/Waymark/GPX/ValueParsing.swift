@@ -148,6 +148,8 @@ enum ValueParsing {
         var scale = 0
         var sawDot = false
         var sawDigit = false
+        // A digit other than 0 among those past the 19th significant one.
+        var truncated = false
         while i < n {
             let b = s[i]
             if b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") {
@@ -158,8 +160,9 @@ enum ValueParsing {
                 if significant <= 19 {
                     mantissa = mantissa &* 10 &+ UInt64(b - UInt8(ascii: "0"))
                     if sawDot { scale -= 1 }
-                } else if !sawDot {
-                    scale += 1
+                } else {
+                    if !sawDot { scale += 1 }
+                    if b != UInt8(ascii: "0") { truncated = true }
                 }
                 digits += 1
             } else if b == UInt8(ascii: ".") && !sawDot {
@@ -194,11 +197,60 @@ enum ValueParsing {
             let v = totalScale >= 0 ? m * exactPower(totalScale) : m / exactPower(-totalScale)
             return negative ? -v : v
         }
-        // Rare: long or extreme numbers. strtod rounds correctly.
-        var copy = [CChar](repeating: 0, count: n + 1)
-        for k in 0..<n { copy[k] = CChar(bitPattern: s[k]) }
-        let v = strtod(copy, nil)
+        // 16 or more digits with a few decimals: Garmin Connect writes every coordinate and
+        // height as the exact expansion of a binary value, with up to 30 digits.
+        if totalScale < 0, let v = quotient(mantissa, powerOfTen: -totalScale, truncated: truncated) {
+            return negative ? -v : v
+        }
+        // Rare: large or extreme numbers. strtod rounds correctly.
+        let v = withUnsafeTemporaryAllocation(of: CChar.self, capacity: n + 1) { copy -> Double in
+            for k in 0..<n { copy[k] = CChar(bitPattern: s[k]) }
+            copy[n] = 0
+            return strtod(copy.baseAddress!, nil)
+        }
         return v.isFinite ? v : nil
+    }
+
+    /// 5^k for k in 0...27 (5^27 is the largest power of five below 2^63).
+    private static let powersOfFive: [UInt64] = {
+        var p: [UInt64] = [1]
+        for _ in 1...27 { p.append(p[p.count - 1] * 5) }
+        return p
+    }()
+
+    /// The double nearest to `w` / 10^k (`w` > 0, its digits cut at `truncated`), correctly
+    /// rounded; nil when that needs more than this: k above 27, or cut digits that could change
+    /// the rounding.
+    ///
+    /// w / 10^k = (w / 5^k) · 2^-k, and 5^k fits in 64 bits: one 128-by-64-bit division gives a
+    /// quotient of 63 or 64 bits and a remainder, which round to 53 bits exactly (the remainder
+    /// tells a true half from more than half). When digits were cut after the 19th, the value
+    /// lies strictly between w and w + 1 units; if both round to the same double, so does it.
+    static func quotient(_ w: UInt64, powerOfTen k: Int, truncated: Bool) -> Double? {
+        guard w > 0, k >= 1, k <= 27 else { return nil }
+        let low = nearest(w, dividedByPowerOfTen: k)
+        guard truncated else { return low }
+        return nearest(w + 1, dividedByPowerOfTen: k) == low ? low : nil
+    }
+
+    private static func nearest(_ w: UInt64, dividedByPowerOfTen k: Int) -> Double {
+        let d = powersOfFive[k]
+        // The shift that makes the quotient 63 or 64 bits long: w · 2^s < 2^(63 + bits(d)).
+        let s = 63 + (64 - d.leadingZeroBitCount) - (64 - w.leadingZeroBitCount)
+        let high = s >= 64 ? w << UInt64(s - 64) : w >> UInt64(64 - s)
+        let low = s >= 64 ? 0 : w << UInt64(s)
+        let (q, r) = d.dividingFullWidth((high: high, low: low))
+        let shift = q.leadingZeroBitCount  // 0 or 1
+        let n = q << UInt64(shift)
+        var mantissa = n >> 11
+        let rest = n & 0x7FF
+        if rest > 0x400 || (rest == 0x400 && (r != 0 || mantissa & 1 == 1)) { mantissa += 1 }
+        var exponent = 11 - s - shift - k
+        if mantissa == 1 << 53 {
+            mantissa = 1 << 52
+            exponent += 1
+        }
+        return Double(sign: .plus, exponent: exponent, significand: Double(mantissa))
     }
 
     /// Parses a non-negative integer.
@@ -266,16 +318,9 @@ enum ValueParsing {
         }
         var fraction = 0.0
         if i < n && s[i] == UInt8(ascii: ".") {
-            i += 1
-            var scale = 0.1
-            var any = false
-            while i < n, s[i] >= UInt8(ascii: "0"), s[i] <= UInt8(ascii: "9") {
-                fraction += Double(s[i] - UInt8(ascii: "0")) * scale
-                scale *= 0.1
-                any = true
-                i += 1
-            }
-            guard any else { return .failure(.format) }
+            let start = i + 1
+            (fraction, i) = fractionOfSecond(s, from: start)
+            guard i > start else { return .failure(.format) }
         }
         var offsetSeconds = 0
         var hadZone = false
@@ -311,38 +356,74 @@ enum ValueParsing {
         return .success(DateTime(date: Date(timeIntervalSince1970: Double(seconds) + fraction), hadZone: hadZone))
     }
 
-    /// The day of the last `YYYY-MM-DD` read by ``utcSecond(_:cache:)``.
+    /// The digits of a fraction of a second from `i`: their value, and where they end.
+    @inline(__always)
+    static func fractionOfSecond(_ s: ByteSpan, from start: Int) -> (Double, Int) {
+        var i = start
+        var fraction = 0.0
+        var scale = 0.1
+        while i < s.count, s[i] >= UInt8(ascii: "0"), s[i] <= UInt8(ascii: "9") {
+            fraction += Double(s[i] - UInt8(ascii: "0")) * scale
+            scale *= 0.1
+            i += 1
+        }
+        return (fraction, i)
+    }
+
+    /// The day of the last `YYYY-MM-DD` read by ``commonTime(_:cache:)``.
     struct DayCache {
         var prefix: (UInt64, UInt16) = (0, 0)
         var days = Int.min
     }
 
-    /// The common form `YYYY-MM-DDThh:mm:ssZ` exactly (20 bytes, years 0000 to 9999): the same
-    /// instant ``dateTime(_:)`` gives, without its generality, reusing the day while it is the
-    /// same as the last one. Nil for anything else, which ``dateTime(_:)`` must then read.
+    /// The forms loggers write, `YYYY-MM-DDThh:mm:ss[.fraction](Z|±hh:mm)` exactly (years 0000
+    /// to 9999, no white space): the same instant ``dateTime(_:)`` gives, without its generality,
+    /// reusing the day while it is the same as the last one. Nil for anything else, which
+    /// ``dateTime(_:)`` must then read.
     @inline(__always)
-    static func utcSecond(_ s: ByteSpan, cache: inout DayCache) -> Date? {
-        guard s.count == 20, s[4] == UInt8(ascii: "-"), s[7] == UInt8(ascii: "-"), s[10] == UInt8(ascii: "T"),
-            s[13] == UInt8(ascii: ":"), s[16] == UInt8(ascii: ":"), s[19] == UInt8(ascii: "Z")
+    static func commonTime(_ s: ByteSpan, cache: inout DayCache) -> Date? {
+        guard s.count >= 20, s[4] == UInt8(ascii: "-"), s[7] == UInt8(ascii: "-"), s[10] == UInt8(ascii: "T"),
+            s[13] == UInt8(ascii: ":"), s[16] == UInt8(ascii: ":")
         else { return nil }
-        @inline(__always) func two(_ i: Int) -> Int? {
-            let a = s[i] &- 0x30
-            let b = s[i + 1] &- 0x30
-            guard a < 10, b < 10 else { return nil }
-            return Int(a) * 10 + Int(b)
+        var fraction = 0.0
+        var i = 19
+        if s[19] == UInt8(ascii: ".") {
+            (fraction, i) = fractionOfSecond(s, from: 20)
+            guard i > 20, i < s.count else { return nil }
+        }
+        var offset = 0
+        if s[i] == UInt8(ascii: "Z") {
+            guard i + 1 == s.count else { return nil }
+        } else {
+            guard i + 6 == s.count, s[i] == UInt8(ascii: "+") || s[i] == UInt8(ascii: "-"),
+                s[i + 3] == UInt8(ascii: ":"), let oh = two(s, i + 1), let om = two(s, i + 4),
+                oh < 14 || (oh == 14 && om == 0), om < 60
+            else { return nil }
+            offset = (oh * 3600 + om * 60) * (s[i] == UInt8(ascii: "-") ? -1 : 1)
         }
         let raw = UnsafeRawPointer(s.start)
         let prefix = (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
         if prefix != cache.prefix || cache.days == Int.min {
-            guard let c = two(0), let y = two(2), let month = two(5), let day = two(8) else { return nil }
+            guard let c = two(s, 0), let y = two(s, 2), let month = two(s, 5), let day = two(s, 8) else { return nil }
             let year = c * 100 + y
             guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year) else { return nil }
             cache.prefix = prefix
             cache.days = daysFromCivil(year: year, month: month, day: day)
         }
-        guard let hour = two(11), let minute = two(14), let second = two(17), hour < 24, minute < 60, second < 60
+        guard let hour = two(s, 11), let minute = two(s, 14), let second = two(s, 17), hour < 24, minute < 60,
+            second < 60
         else { return nil }
-        return Date(timeIntervalSince1970: Double(cache.days * 86_400 + hour * 3600 + minute * 60 + second))
+        let seconds = cache.days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+    }
+
+    /// The two digits at `i` as a number.
+    @inline(__always)
+    private static func two(_ s: ByteSpan, _ i: Int) -> Int? {
+        let a = s[i] &- 0x30
+        let b = s[i + 1] &- 0x30
+        guard a < 10, b < 10 else { return nil }
+        return Int(a) * 10 + Int(b)
     }
 
     enum DateTimeFailure: Error {

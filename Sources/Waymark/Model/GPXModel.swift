@@ -203,30 +203,62 @@ public struct GPXPoint: Sendable, Hashable, Codable {
         public init() {}
     }
 
-    private indirect enum DetailsBox: Sendable, Hashable, Codable {
-        case details(Details)
+    /// The details of a point that has any, shared between its copies and never changed: a
+    /// change makes a new box. Reading one field reads it through the reference, without
+    /// copying the others.
+    final class DetailsBox: Sendable, Hashable, Codable {
+        let details: Details
+
+        init(_ details: consuming Details) { self.details = details }
+
+        static func == (a: DetailsBox, b: DetailsBox) -> Bool { a === b || a.details == b.details }
+        func hash(into hasher: inout Hasher) { details.hash(into: &hasher) }
+
+        // Encoded as the enum it once was (`case details(Details)`), so that encoded points
+        // still decode.
+        private enum CodingKeys: String, CodingKey { case details }
+        private enum PayloadKeys: String, CodingKey { case _0 }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            details = try c.nestedContainer(keyedBy: PayloadKeys.self, forKey: .details).decode(
+                Details.self, forKey: ._0)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            var payload = c.nestedContainer(keyedBy: PayloadKeys.self, forKey: .details)
+            try payload.encode(details, forKey: ._0)
+        }
     }
+
+    /// The box of details, nil when the point has none (the writers read fields through it).
+    var detailsBox: DetailsBox? { box }
 
     /// Every field other than position, elevation, time and extensions.
     public var details: Details {
-        get {
-            if case .details(let d)? = box { return d }
-            return Details()
-        }
-        set { box = newValue == Details() ? nil : .details(newValue) }
-        // In place: the value leaves the box for the change, so a point's arrays (its links)
-        // are not copied on each append, which made a point with many links quadratic.
+        get { box?.details ?? Details() }
+        set { box = newValue == Details() ? nil : DetailsBox(newValue) }
+        // The value leaves the box for the change: once the box is released, a point's arrays
+        // (its links) are not shared, so they are not copied on each append, which made a
+        // point with many links quadratic.
         _modify {
-            var d: Details
-            if case .details(let existing)? = box { d = existing } else { d = Details() }
+            var d = box?.details ?? Details()
             box = nil
-            defer { box = d == Details() ? nil : .details(d) }
+            defer { box = d == Details() ? nil : DetailsBox(d) }
             yield &d
         }
     }
 
     public init(coordinate: Coordinate) {
         self.coordinate = coordinate
+    }
+
+    /// Sets the details, which the caller knows have a field set, without comparing them with
+    /// empty ones.
+    @inline(__always)
+    mutating func setDetails(nonEmpty d: consuming Details) {
+        box = DetailsBox(d)
     }
 
     public init(latitude: Double, longitude: Double, elevation: Double? = nil, time: Date? = nil) {
@@ -240,93 +272,93 @@ public struct GPXPoint: Sendable, Hashable, Codable {
 
     /// Magnetic variation in degrees.
     public var magneticVariation: Double? {
-        get { details.magneticVariation }
+        get { box?.details.magneticVariation }
         set { details.magneticVariation = newValue }
     }
     /// Height of the geoid above the WGS 84 ellipsoid, metres.
     public var geoidHeight: Double? {
-        get { details.geoidHeight }
+        get { box?.details.geoidHeight }
         set { details.geoidHeight = newValue }
     }
     public var name: String? {
-        get { details.name }
+        get { box?.details.name }
         set { details.name = newValue }
     }
     public var comment: String? {
-        get { details.comment }
+        get { box?.details.comment }
         set { details.comment = newValue }
     }
     public var description: String? {
-        get { details.description }
+        get { box?.details.description }
         set { details.description = newValue }
     }
     public var source: String? {
-        get { details.source }
+        get { box?.details.source }
         set { details.source = newValue }
     }
     public var links: [GPXLink] {
-        get { details.links }
+        get { box?.details.links ?? [] }
         set { details.links = newValue }
         _modify { yield &details.links }
     }
     public var symbol: String? {
-        get { details.symbol }
+        get { box?.details.symbol }
         set { details.symbol = newValue }
     }
     public var type: String? {
-        get { details.type }
+        get { box?.details.type }
         set { details.type = newValue }
     }
     public var fix: GPXFix? {
-        get { details.fix }
+        get { box?.details.fix }
         set { details.fix = newValue }
     }
     /// Satellites used for the fix.
     public var satellites: Int? {
-        get { details.satellites }
+        get { box?.details.satellites }
         set { details.satellites = newValue }
     }
     /// Horizontal, vertical and position dilution of precision (unitless).
     public var hdop: Double? {
-        get { details.hdop }
+        get { box?.details.hdop }
         set { details.hdop = newValue }
     }
     public var vdop: Double? {
-        get { details.vdop }
+        get { box?.details.vdop }
         set { details.vdop = newValue }
     }
     public var pdop: Double? {
-        get { details.pdop }
+        get { box?.details.pdop }
         set { details.pdop = newValue }
     }
     /// Seconds since the last DGPS update.
     public var ageOfDGPSData: Double? {
-        get { details.ageOfDGPSData }
+        get { box?.details.ageOfDGPSData }
         set { details.ageOfDGPSData = newValue }
     }
     public var dgpsStation: Int? {
-        get { details.dgpsStation }
+        get { box?.details.dgpsStation }
         set { details.dgpsStation = newValue }
     }
     /// Speed in metres per second, from GPX 1.0 `<speed>`.
     public var speed: Double? {
-        get { details.speed }
+        get { box?.details.speed }
         set { details.speed = newValue }
     }
     /// Course in degrees from true north, from GPX 1.0 `<course>`.
     public var course: Double? {
-        get { details.course }
+        get { box?.details.course }
         set { details.course = newValue }
     }
     /// Metres: the point's own horizontal accuracy, from an app's extension (Apple Health's
     /// `<hAcc>`).
     public var horizontalAccuracy: Double? {
-        get { box == nil ? nil : details.horizontalAccuracy }
+        get { box?.details.horizontalAccuracy }
         set { details.horizontalAccuracy = newValue }
     }
     /// Metres: its own vertical accuracy (Apple Health's `<vAcc>`).
     public var verticalAccuracy: Double? {
-        get { box == nil ? nil : details.verticalAccuracy }
+        get { box?.details.verticalAccuracy }
         set { details.verticalAccuracy = newValue }
     }
 }

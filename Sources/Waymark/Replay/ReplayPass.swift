@@ -142,7 +142,7 @@ final class ReplayPass {
                 position = 0
                 switch pipe.receive() {
                 case .batch(let batch):
-                    batch.drain { events.append($0) }
+                    batch.lend { events.append($0) }
                     pipe.recycle(batch)
                 case .end:
                     ended = true
