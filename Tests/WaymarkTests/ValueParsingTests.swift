@@ -40,6 +40,7 @@ import Testing
     @Test func longDecimalsAreCorrectlyRounded() {
         var rng = SplitMix64(seed: 29)
         func strtodValue(_ text: String) -> Double { text.withCString { strtod($0, nil) } }
+        var checkedByScanner = 0
         for _ in 0..<100_000 {
             let digits = 16 + Int(rng.next() % 25)
             let integerDigits = Int(rng.next() % 6)
@@ -52,7 +53,15 @@ import Testing
             }
             let ours = Self.span(text) { ValueParsing.decimal($0) }
             #expect(ours == strtodValue(text), "\(text)")
+            // The scanner's reading, from the bytes up to the first that is not the number's.
+            let scanned = Array((text + "<").utf8).withUnsafeBufferPointer { b -> Double? in
+                let (value, stop) = ValueParsing.longPlainDecimal(from: b.baseAddress!, to: b.baseAddress! + b.count)
+                return stop == b.baseAddress! + b.count - 1 ? value : .nan
+            }
+            #expect(scanned == nil || scanned == ours, "\(text)")
+            checkedByScanner += scanned == nil ? 0 : 1
         }
+        #expect(checkedByScanner > 80_000)
         // The exact expansions of doubles read back as those doubles.
         for _ in 0..<20_000 {
             let x = (Double(rng.next() >> 11) / Double(1 << 53) - 0.5) * 360

@@ -332,6 +332,13 @@ struct TrackPointScanner {
                 p = next
                 return value
             }
+            // More digits (Garmin Connect writes 30).
+            if case (let value?, let next) = ValueParsing.longPlainDecimal(from: p, to: end), next < end,
+                next.pointee == stop
+            {
+                p = next
+                return value
+            }
             guard let text = until(stop) else { return nil }
             return ValueParsing.decimal(text)
         }

@@ -211,6 +211,51 @@ enum ValueParsing {
         return v.isFinite ? v : nil
     }
 
+    /// `[-+]digits[.digits]` with any number of digits (Garmin Connect writes 30), read from `p`
+    /// up to the first byte that is not part of it: the value, correctly rounded, or nil when
+    /// it takes more than ``quotient(_:powerOfTen:truncated:)`` can do, and where reading
+    /// stopped. The same value ``decimal(_:)`` gives for the same text.
+    static func longPlainDecimal(from p: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>) -> (
+        value: Double?, stop: UnsafePointer<UInt8>
+    ) {
+        var q = p
+        let negative = q < end && q.pointee == UInt8(ascii: "-")
+        if q < end && (negative || q.pointee == UInt8(ascii: "+")) { q += 1 }
+        var w: UInt64 = 0
+        var significant = 0
+        var scale = 0
+        var truncated = false
+        var any = false
+        var inFraction = false
+        while q < end {
+            let d = q.pointee &- 0x30
+            if d >= 10 {
+                guard !inFraction, q.pointee == UInt8(ascii: ".") else { break }
+                inFraction = true
+                q += 1
+                continue
+            }
+            any = true
+            if significant > 0 || d != 0 { significant += 1 }
+            if significant <= 19 {
+                w = w &* 10 &+ UInt64(d)
+                if inFraction { scale -= 1 }
+            } else {
+                if !inFraction { scale += 1 }
+                if d != 0 { truncated = true }
+            }
+            q += 1
+        }
+        guard any else { return (nil, q) }
+        if significant <= 15 && abs(scale) <= 22 {
+            let m = Double(w)
+            let v = scale >= 0 ? m * exactPower(scale) : m / exactPower(-scale)
+            return (negative ? -v : v, q)
+        }
+        guard scale < 0, let v = quotient(w, powerOfTen: -scale, truncated: truncated) else { return (nil, q) }
+        return (negative ? -v : v, q)
+    }
+
     /// 5^k for k in 0...27 (5^27 is the largest power of five below 2^63).
     private static let powersOfFive: [UInt64] = {
         var p: [UInt64] = [1]
