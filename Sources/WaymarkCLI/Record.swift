@@ -152,7 +152,9 @@ extension WaymarkCommand {
                 status?.update(
                     report: report, stored: session?.committedLocations ?? (simulation.tutorialApp?.storedCount ?? 0))
             }
+            let implausible = Counter()
             recording.onNotice = { notice in
+                if case .implausibleTime = notice { implausible.increment() }
                 guard !quiet else { return }
                 status?.clear()
                 let time = ConsoleReporter.offset(simulation.now)
@@ -165,6 +167,12 @@ extension WaymarkCommand {
                 case .stale(let silent):
                     printError("\(time)  gpsd: the receiver has been silent for \(DurationText.format(silent))")
                 case .receiving: printError("\(time)  gpsd: the receiver is sending again")
+                case .implausibleTime(let fixTime, let expected):
+                    printError(
+                        "\(time)  gpsd: a fix timed \(ValueFormatting.iso8601(fixTime)) is dropped: the receiver's "
+                            + "clock said about \(ValueFormatting.iso8601(expected)) (the fixes after it are kept)")
+                case .receiverTimeJumped(let seconds):
+                    printError("\(time)  gpsd: " + Self.describeJump(seconds))
                 }
             }
             let stopper = recording.stopper
@@ -196,6 +204,23 @@ extension WaymarkCommand {
                     simulation.summary, simulation: simulation, trace: "gpsd at \(host):\(port)", rate: 1,
                     verb: "Recording"),
                 outcome: signalled.isSet ? .stopped : .completed, endedAt: Date())
+            if implausible.value > 0 && !quiet {
+                printError(
+                    "waymark: \(implausible.value) fix(es) dropped because their time did not fit the receiver's clock")
+            }
+        }
+
+        /// What a jump of the receiver's clock by `seconds` is, in words.
+        static func describeJump(_ seconds: Double) -> String {
+            let weeks1024 = 1024.0 * 7 * 86_400
+            let size = DurationText.format(.seconds(abs(seconds).rounded()))
+            let direction = seconds < 0 ? "back" : "forward"
+            if abs(abs(seconds) - weeks1024) < 86_400 {
+                return "the receiver's clock jumped \(direction) by 1024 weeks (a GPS week-number rollover); "
+                    + "fixes are recorded with the receiver's times from here on"
+            }
+            return "the receiver's clock jumped \(direction) by \(size) and stayed there; "
+                + "fixes are recorded with the receiver's times from here on"
         }
     }
 }

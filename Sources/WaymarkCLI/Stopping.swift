@@ -13,6 +13,13 @@ final class StopFlag: Sendable {
     var isSet: Bool { flag.load(ordering: .relaxed) }
 }
 
+/// A count kept from any thread and read by the run.
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
 /// A source that ends early once its flag is set.
 struct StoppableSource<Inner: LocationSource>: LocationSource {
     var inner: Inner

@@ -68,6 +68,12 @@ public final class GPSDClient: @unchecked Sendable {
         case fix(GPSDReport, received: ContinuousClock.Instant)
         /// A report without a fix (mode < 2).
         case noFix(GPSDReport, received: ContinuousClock.Instant)
+        /// A fix dropped because its time does not fit the receiver's clock (``FixCoalescer``),
+        /// with the time that would have.
+        case implausibleTime(GPSDReport, expected: Date)
+        /// The receiver's clock moved by this many seconds and stayed there (a reset, a GPS week
+        /// rollover); fixes go on from the new time.
+        case timeJump(seconds: Double)
         /// gpsd went away: an outage begins.
         case disconnected(reason: String)
         /// The receiver has been silent for this long while gpsd lives.
@@ -150,6 +156,7 @@ public final class GPSDClient: @unchecked Sendable {
             _ = cgps_watch(data, configuration.device)
             continuation.yield(.connected(host: configuration.host, port: configuration.port))
             var coalescer = FixCoalescer()
+            let connectedAt = clock.now
             var lastReport = clock.now
             var isStale = false
             var report = cgps_report()
@@ -173,7 +180,7 @@ public final class GPSDClient: @unchecked Sendable {
                         continuation.yield(.receiving)
                     }
                     cgps_get_report(data, &report)
-                    for output in coalescer.add(Self.report(from: &report)) {
+                    for output in coalescer.add(Self.report(from: &report), arrival: received - connectedAt) {
                         continuation.yield(Self.event(output, received: received))
                     }
                 } else {
@@ -187,7 +194,7 @@ public final class GPSDClient: @unchecked Sendable {
                     }
                 }
             }
-            for output in coalescer.flush() { continuation.yield(Self.event(output, received: clock.now)) }
+            for output in coalescer.finish() { continuation.yield(Self.event(output, received: clock.now)) }
             if let lostReason {
                 _ = cgps_close(data)
                 continuation.yield(.disconnected(reason: lostReason))
@@ -215,6 +222,8 @@ public final class GPSDClient: @unchecked Sendable {
         switch output {
         case .fix(let r): .fix(r, received: received)
         case .noFix(let r): .noFix(r, received: received)
+        case .implausibleTime(let r, let expected): .implausibleTime(r, expected: expected)
+        case .timeJump(let seconds): .timeJump(seconds: seconds)
         }
     }
 

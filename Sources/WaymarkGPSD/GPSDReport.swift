@@ -198,15 +198,47 @@ public struct GPSDMapping: Sendable, Hashable {
 /// gpsd may send several TPVs in one epoch (one per sentence that carries fix data). A report
 /// that has every optional value this receiver has been sending lately goes out at once; one
 /// that lacks some waits for the next report of the same time, which is merged into it, or for
-/// ``flush()`` (the caller calls it when no report came for a short settling time). Reports for
-/// a time already sent, or older, are dropped. A value the receiver stops sending is no longer
-/// waited for after ``forgetAfter`` epochs without it.
+/// ``flush()`` (the caller calls it when no report came for a short settling time). A report for
+/// a time already sent, or less than ``lateWindow`` older, is a late part of an epoch: dropped.
+/// A value the receiver stops sending is no longer waited for after ``forgetAfter`` epochs
+/// without it.
+///
+/// **A receiver's time is data, not truth.** A fix whose time does not follow from the last
+/// one's (earlier than it, or more than ``aheadLimit`` ahead of it plus the time that passed
+/// between their arrivals) is held until a fix of another time decides: if that one follows
+/// from it and not from the last, the receiver's clock really moved (a reset, a 1024-week
+/// rollover in gpsd or the receiver, a log that starts again), so both go out after a
+/// ``Output/timeJump(seconds:)``; otherwise it alone is dropped as
+/// ``Output/implausibleTime(_:expected:)``. Either way every other fix goes out: one bad time
+/// never stops the fixes after it. gpsd's regression corpus has both: a fix dated a day ahead
+/// among 0.5 s epochs (bt451), dropped, and a clock that steps back 13 s while the receiver
+/// moves on (humminbird-M37), followed.
 public struct FixCoalescer: Sendable {
     /// What the coalescer hands on.
     public enum Output: Sendable, Hashable {
         case fix(GPSDReport)
         case noFix(GPSDReport)
+        /// A fix whose time does not fit the receiver's clock, dropped; `expected` is the time
+        /// that would have followed from the last fix.
+        case implausibleTime(GPSDReport, expected: Date)
+        /// The receiver's clock moved by this many seconds and stayed there; fixes go on from
+        /// the new time.
+        case timeJump(seconds: Double)
     }
+
+    /// Seconds a report may be older than the last fix sent and still count as a late part of
+    /// an epoch already sent (dropped quietly); older is a time that went backwards.
+    public var lateWindow: Double = 1
+    /// Seconds a fix's time may run ahead of the last fix's plus the time between their
+    /// arrivals (a log replayed fast arrives at once, gaps in it are normal).
+    public var aheadLimit: Double = 3600
+    /// A fix whose time did not fit, and when it arrived: the next fix decides about it.
+    private var suspect: (report: GPSDReport, arrival: Double)?
+    /// When the last fix sent arrived, and the one held for its epoch.
+    private var lastArrival = 0.0
+    private var pendingArrival = 0.0
+    /// Fixes dropped because their time did not fit.
+    public private(set) var implausible = 0
 
     /// Epochs without a value before it is no longer expected.
     public var forgetAfter = 5
@@ -222,20 +254,65 @@ public struct FixCoalescer: Sendable {
     /// Whether a report waits for the rest of its epoch.
     public var isHolding: Bool { pending != nil }
 
-    /// Takes one report; returns what goes out now, in order.
-    public mutating func add(_ report: GPSDReport) -> [Output] {
+    /// Takes one report, which arrived at `arrival` (on any monotonic scale; the same for all
+    /// when a log is replayed as fast as it is read); returns what goes out now, in order.
+    public mutating func add(_ report: GPSDReport, arrival: Duration = .zero) -> [Output] {
         guard report.isFix, let time = report.time else {
             var out = flush()
             out.append(.noFix(report))
             return out
         }
-        if let last = lastSent, time <= last {
-            // Too late for its epoch, but what it carries tells what this receiver sends: the
-            // next epoch waits for it.
-            if time == last { notice(report.fields) }
-            duplicates += 1
-            return []
+        let at = Double(arrival.components.seconds) + Double(arrival.components.attoseconds) / 1e18
+        var out: [Output] = []
+        if let held = suspect {
+            // Another report of the same epoch: part of the fix in doubt.
+            if time == held.report.time {
+                suspect = (Self.merge(held.report, report), held.arrival)
+                return []
+            }
+            suspect = nil
+            let heldTime = held.report.time!
+            let followsLast = lastSent.map { follows(time, at, from: $0, lastArrival) } ?? true
+            if follows(time, at, from: heldTime, held.arrival) && !followsLast {
+                out += flush()
+                let wouldBe = expectedTime(at: held.arrival) ?? heldTime
+                out.append(.timeJump(seconds: heldTime.timeIntervalSince(wouldBe)))
+                lastSent = nil
+                out += accept(held.report, time: heldTime, at: held.arrival)
+            } else {
+                implausible += 1
+                out.append(.implausibleTime(held.report, expected: expectedTime(at: held.arrival) ?? heldTime))
+            }
         }
+        if let last = lastSent {
+            if time <= last && time > last.addingTimeInterval(-lateWindow) {
+                // Too late for its epoch, but what it carries tells what this receiver sends: the
+                // next epoch waits for it.
+                if time == last { notice(report.fields) }
+                duplicates += 1
+                return out
+            }
+            if !follows(time, at, from: last, lastArrival) {
+                suspect = (report, at)
+                return out
+            }
+        }
+        return out + accept(report, time: time, at: at)
+    }
+
+    /// The time that follows from the last fix for a fix arrived at `at`.
+    private func expectedTime(at: Double) -> Date? {
+        lastSent.map { $0.addingTimeInterval(max(0, at - lastArrival)) }
+    }
+
+    /// Whether a fix at `time`, arrived at `at`, follows from one at `base` arrived at `baseAt`.
+    private func follows(_ time: Date, _ at: Double, from base: Date, _ baseAt: Double) -> Bool {
+        let elapsed = max(0, at - baseAt)
+        return time > base && time <= base.addingTimeInterval(elapsed + aheadLimit)
+    }
+
+    /// The rest of ``add(_:arrival:)`` for a fix whose time fits.
+    private mutating func accept(_ report: GPSDReport, time: Date, at: Double) -> [Output] {
         var out: [Output] = []
         var report = report
         if let held = pending {
@@ -248,22 +325,37 @@ public struct FixCoalescer: Sendable {
         }
         learn(report.fields)
         if report.fields.isSuperset(of: expected) {
-            out.append(send(report))
+            out.append(send(report, arrival: at))
         } else {
             pending = report
+            pendingArrival = at
         }
         return out
     }
 
-    /// Sends what is held, if anything.
+    /// Sends what is held for its epoch, if anything. (A fix whose time is in doubt stays held
+    /// until the next fix, or ``finish()``.)
     public mutating func flush() -> [Output] {
         guard let held = pending else { return [] }
         pending = nil
-        return [send(held)]
+        return [send(held, arrival: pendingArrival)]
     }
 
-    private mutating func send(_ report: GPSDReport) -> Output {
+    /// At the end of the stream: sends what is held, and drops a fix whose time is still in
+    /// doubt (nothing came after it to confirm it).
+    public mutating func finish() -> [Output] {
+        var out = flush()
+        if let held = suspect {
+            suspect = nil
+            implausible += 1
+            out.append(.implausibleTime(held.report, expected: expectedTime(at: held.arrival) ?? held.report.time!))
+        }
+        return out
+    }
+
+    private mutating func send(_ report: GPSDReport, arrival: Double) -> Output {
         lastSent = report.time
+        lastArrival = arrival
         return .fix(report)
     }
 

@@ -20,6 +20,10 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
         case outage(reason: String)
         case stale(silentFor: Duration)
         case receiving
+        /// A fix was dropped: its time (`time`) did not fit the receiver's clock (`expected`).
+        case implausibleTime(time: Date, expected: Date)
+        /// The receiver's clock moved by this many seconds and stayed there; recording goes on.
+        case receiverTimeJumped(seconds: Double)
     }
 
     /// Why the recording stopped.
@@ -135,6 +139,10 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                     onNotice?(.stale(silentFor: silent))
                 case .receiving:
                     onNotice?(.receiving)
+                case .implausibleTime(let report, let expected):
+                    if let time = report.time { onNotice?(.implausibleTime(time: time, expected: expected)) }
+                case .timeJump(let seconds):
+                    onNotice?(.receiverTimeJumped(seconds: seconds))
                 case .fix(let report, let received):
                     let offset = max(.zero, start.duration(to: Self.instant(received, clock: clock, start: start)))
                     if let location = mapping.location(for: report) {

@@ -86,23 +86,26 @@ struct GPSDCorpusTests {
         let tpvs = try Self.expected(log)
         let (fixes, audit) = try Self.record(log)
 
-        // One location per fix time, in order, times that go backwards dropped. gpsd may send
-        // several TPVs for one time, with different values (one per sentence of the epoch);
-        // Waymark's location must be one of them, mapped field by field.
-        var candidates: [String: [TPV]] = [:]
-        var order: [String] = []
+        // One location per epoch of gpsd's (a run of TPVs with one time), in order, but for
+        // the fixes whose time does not fit the receiver's clock (GPSDMappingTests.corpusDrops
+        // says which, and why). gpsd may send several TPVs for one time, with different values
+        // (one per sentence of the epoch); Waymark's location must be one of them, mapped field
+        // by field.
+        var epochs: [(time: String, tpvs: [TPV])] = []
         for tpv in tpvs where tpv.isFix {
-            let time = tpv.time!
-            if candidates[time] == nil { order.append(time) }
-            candidates[time, default: []].append(tpv)
+            if epochs.last?.time == tpv.time {
+                epochs[epochs.count - 1].tpvs.append(tpv)
+            } else {
+                epochs.append((tpv.time!, [tpv]))
+            }
         }
-        var times: [String] = []
-        for time in order where time > (times.last ?? "") { times.append(time) }
-        #expect(fixes.count == times.count, "\(log): \(fixes.count) locations for \(times.count) fix times")
-        for (got, time) in zip(fixes, times) {
-            #expect(got["time"] as? String == Self.normalised(time), "\(log) \(time)")
-            let matching = candidates[time]!.filter { Self.matches(got, $0) }
-            #expect(!matching.isEmpty, "\(log) \(time): \(got) is none of gpsd's TPVs for that time")
+        let dropped = Set((GPSDMappingTests.corpusDrops[log] ?? []).map(\.time))
+        epochs.removeAll { dropped.contains($0.time) }
+        #expect(fixes.count == epochs.count, "\(log): \(fixes.count) locations for \(epochs.count) epochs")
+        for (got, epoch) in zip(fixes, epochs) {
+            #expect(got["time"] as? String == Self.normalised(epoch.time), "\(log) \(epoch.time)")
+            let matching = epoch.tpvs.filter { Self.matches(got, $0) }
+            #expect(!matching.isEmpty, "\(log) \(epoch.time): \(got) is none of gpsd's TPVs for that time")
         }
         // Fix loss gives locationUnknown: one per TPV without a fix.
         let unknown = audit.filter { $0["event"] as? String == "error" && $0["code"] as? String == "locationUnknown" }
