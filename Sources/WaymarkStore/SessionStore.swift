@@ -43,7 +43,13 @@ public final class SessionStore: Sendable {
     }
 
     /// Opens the store at `path`, creating it when `mode` allows, and brings its schema up to date.
-    public init(path: String, mode: OpenMode = .create) throws {
+    public convenience init(path: String, mode: OpenMode = .create) throws {
+        try self.init(path: path, mode: mode, lockAttempts: 200)
+    }
+
+    /// `lockAttempts`: how many times, 50 ms apart, opening waits for another process's lock on
+    /// the store (200: about 10 s).
+    init(path: String, mode: OpenMode, lockAttempts: Int) throws {
         self.path = path
         var info = stat()
         let exists = stat(path, &info) == 0
@@ -67,7 +73,7 @@ public final class SessionStore: Sendable {
         // Processes that open a store at the same moment take turns: one creating it while
         // another checks it would see a half-made schema ("not a Waymark store", or "no such
         // table: grdb_migrations").
-        let lock = Self.lockDirectory(containing: path)
+        let lock = try Self.lockStore(at: path, creating: !exists, attempts: lockAttempts)
         defer { Self.unlock(lock) }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -109,20 +115,53 @@ public final class SessionStore: Sendable {
             message: "is an SQLite database but not a Waymark store (\(what)); choose another --store path")
     }
 
-    /// Takes an exclusive flock(2) on the directory that holds `path` (not on the store, whose
-    /// POSIX locks SQLite owns), waiting for other processes that hold it; -1 when the directory
-    /// cannot be opened or locked, and opening goes on without it.
-    private static func lockDirectory(containing path: String) -> Int32 {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let fd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    /// Takes an exclusive flock(2) on the store file itself, creating it empty when `creating`
+    /// (SQLite takes an empty file for a new database). SQLite's own locks are POSIX record
+    /// locks, which flock locks do not touch. The store's directory is not locked: anyone who
+    /// can read a shared directory (/tmp) could lock it and block every store command in it,
+    /// while the store file can be opened only by those who may read it.
+    ///
+    /// Waits about 10 s for another process that holds the lock, then fails naming it (from
+    /// /proc/locks). -1 when the file cannot be opened for locking (a store being read where
+    /// it cannot be written, say): opening goes on without it.
+    private static func lockStore(at path: String, creating: Bool, attempts: Int) throws -> Int32 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (creating ? O_CREAT : 0), 0o644)
         guard fd >= 0 else { return -1 }
-        while flock(fd, LOCK_EX) != 0 {
-            if errno != EINTR {
+        var attempt = 0
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            guard code == EWOULDBLOCK, attempt < attempts else {
+                var info = stat()
+                let holder = fstat(fd, &info) == 0 ? lockHolder(inode: UInt64(info.st_ino)) : nil
                 close(fd)
-                return -1
+                if code != EWOULDBLOCK { return -1 }
+                throw StoreError(
+                    .busy, path: path,
+                    message: "is locked by \(holder ?? "another process") and stayed locked for "
+                        + "\(max(1, attempts / 20)) s; try again when it has finished")
             }
+            attempt += 1
+            usleep(50_000)
         }
         return fd
+    }
+
+    /// The process that holds a flock on the file with `inode`, as `process N (command)`, from
+    /// /proc/locks; nil when it cannot be told.
+    static func lockHolder(inode: UInt64) -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") {
+            // "1: FLOCK  ADVISORY  WRITE 4242 08:01:123456 0 EOF"
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK", let pid = Int(fields[4]),
+                fields[5].split(separator: ":").last.flatMap({ UInt64($0) }) == inode
+            else { continue }
+            let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            return "process \(pid)" + (command.map { " (\($0))" } ?? "")
+        }
+        return nil
     }
 
     private static func unlock(_ fd: Int32) {

@@ -88,6 +88,40 @@ import Testing
         }
     }
 
+    /// Issue 15, item 7: anyone who can read a shared directory could flock it and block every
+    /// store command in it forever. The store's directory is no longer locked; a lock on the
+    /// store itself (only those who may read the store can take one) is waited for a while, then
+    /// reported with the process that holds it.
+    @Test(.timeLimit(.minutes(1))) func aLockOnTheDirectoryDoesNotBlockAndOneOnTheStoreIsNamed() throws {
+        let path = Self.newStorePath()
+        let directory = (path as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: temporaryRoot(of: path)) }
+        _ = try SessionStore(path: path)
+        let dirFD = open(directory, O_RDONLY | O_DIRECTORY)
+        #expect(dirFD >= 0 && flock(dirFD, LOCK_EX) == 0)
+        defer { close(dirFD) }
+        _ = try SessionStore(path: path, mode: .existing)  // returns: the directory's lock is not waited for
+
+        let storeFD = open(path, O_RDONLY)
+        #expect(storeFD >= 0 && flock(storeFD, LOCK_EX) == 0)
+        do {
+            _ = try SessionStore(path: path, mode: .existing, lockAttempts: 2)
+            Issue.record("opened a store another holder has locked")
+        } catch let error as StoreError {
+            #expect(error.kind == .busy)
+            #expect("\(error)".contains("process \(getpid())"), "\(error)")
+        }
+        close(storeFD)
+        _ = try SessionStore(path: path, mode: .existing, lockAttempts: 2)  // free again
+    }
+
+    /// The directory `newStorePath()` made under the temporary directory.
+    func temporaryRoot(of path: String) -> String {
+        var p = path as NSString
+        for _ in 0..<3 { p = p.deletingLastPathComponent as NSString }
+        return p as String
+    }
+
     /// Errors from several threads.
     final class Failures: @unchecked Sendable {
         private let lock = NSLock()
