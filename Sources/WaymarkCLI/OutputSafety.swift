@@ -10,7 +10,8 @@ import ArgumentParser
 #endif
 
 /// Refuses an output that would replace what the run reads or keeps: the session store (and
-/// SQLite's `-wal`, `-shm` and `-journal` files beside it), an input, or another output.
+/// SQLite's `-wal`, `-shm` and `-journal` files and its `-lock` file beside it), an input, or
+/// another output.
 ///
 /// Files are the same when they are one file on disk (device and inode, through any link or
 /// spelling), or, for one not created yet, when their paths resolve to the same place. An output
@@ -31,7 +32,9 @@ enum OutputSafety {
     /// The store at `path` and the files SQLite keeps beside it.
     static func store(_ path: String) -> [Protected] {
         [Protected(path: path, role: "the session store")]
-            + ["-wal", "-shm", "-journal"].map { Protected(path: path + $0, role: "the session store's \($0) file") }
+            + ["-wal", "-shm", "-journal", "-lock"].map {
+                Protected(path: path + $0, role: "the session store's \($0) file")
+            }
     }
 
     /// Inputs the run reads (`-` for standard input is skipped).

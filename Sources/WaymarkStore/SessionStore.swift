@@ -73,7 +73,7 @@ public final class SessionStore: Sendable {
         // Processes that open a store at the same moment take turns: one creating it while
         // another checks it would see a half-made schema ("not a Waymark store", or "no such
         // table: grdb_migrations").
-        let lock = try Self.lockStore(at: path, creating: !exists, attempts: lockAttempts)
+        let lock = try Self.lockStore(at: path, attempts: lockAttempts)
         defer { Self.unlock(lock) }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -115,17 +115,21 @@ public final class SessionStore: Sendable {
             message: "is an SQLite database but not a Waymark store (\(what)); choose another --store path")
     }
 
-    /// Takes an exclusive flock(2) on the store file itself, creating it empty when `creating`
-    /// (SQLite takes an empty file for a new database). SQLite's own locks are POSIX record
-    /// locks, which flock locks do not touch. The store's directory is not locked: anyone who
-    /// can read a shared directory (/tmp) could lock it and block every store command in it,
-    /// while the store file can be opened only by those who may read it.
+    /// The file beside the store whose lock makes processes that open the store take turns.
+    public static func lockPath(of path: String) -> String { path + "-lock" }
+
+    /// Takes an exclusive flock(2) on the store's lock file (``lockPath(of:)``, created when
+    /// missing). Not on the store: SQLite's locks on it are POSIX record locks, which a process
+    /// loses on every file it has open when it closes any descriptor of that file, so a
+    /// descriptor of ours opened and closed beside SQLite's would drop SQLite's locks (and let
+    /// another process damage the store). Not on the store's directory either: anyone who can
+    /// read a shared directory (/tmp) could lock it and block every store command in it.
     ///
-    /// Waits about 10 s for another process that holds the lock, then fails naming it (from
-    /// /proc/locks). -1 when the file cannot be opened for locking (a store being read where
+    /// Waits about `attempts` × 50 ms for another process that holds the lock, then fails
+    /// naming it (from /proc/locks). -1 when the lock file cannot be opened (a store read where
     /// it cannot be written, say): opening goes on without it.
-    private static func lockStore(at path: String, creating: Bool, attempts: Int) throws -> Int32 {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | (creating ? O_CREAT : 0), 0o644)
+    private static func lockStore(at path: String, attempts: Int) throws -> Int32 {
+        let fd = open(lockPath(of: path), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return -1 }
         var attempt = 0
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
@@ -138,8 +142,9 @@ public final class SessionStore: Sendable {
                 if code != EWOULDBLOCK { return -1 }
                 throw StoreError(
                     .busy, path: path,
-                    message: "is locked by \(holder ?? "another process") and stayed locked for "
-                        + "\(max(1, attempts / 20)) s; try again when it has finished")
+                    message: "is being opened by \(holder ?? "another process"), which has held "
+                        + "\(lockPath(of: path)) for more than \(max(1, attempts / 20)) s; try again when it has finished"
+                )
             }
             attempt += 1
             usleep(50_000)

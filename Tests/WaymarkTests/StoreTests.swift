@@ -89,9 +89,9 @@ import Testing
     }
 
     /// Issue 15, item 7: anyone who can read a shared directory could flock it and block every
-    /// store command in it forever. The store's directory is no longer locked; a lock on the
-    /// store itself (only those who may read the store can take one) is waited for a while, then
-    /// reported with the process that holds it.
+    /// store command in it forever. The store's directory is no longer locked; a lock held on
+    /// the store's lock file is waited for a while, then reported with the process that holds
+    /// it.
     @Test(.timeLimit(.minutes(1))) func aLockOnTheDirectoryDoesNotBlockAndOneOnTheStoreIsNamed() throws {
         let path = Self.newStorePath()
         let directory = (path as NSString).deletingLastPathComponent
@@ -102,7 +102,7 @@ import Testing
         defer { close(dirFD) }
         _ = try SessionStore(path: path, mode: .existing)  // returns: the directory's lock is not waited for
 
-        let storeFD = open(path, O_RDONLY)
+        let storeFD = open(SessionStore.lockPath(of: path), O_RDONLY)
         #expect(storeFD >= 0 && flock(storeFD, LOCK_EX) == 0)
         do {
             _ = try SessionStore(path: path, mode: .existing, lockAttempts: 2)
