@@ -21,8 +21,22 @@ struct StoreOptions: ParsableArguments {
 
     var path: String { store ?? SessionStore.defaultPath(environment: ProcessInfo.processInfo.environment) }
 
-    /// Opens the store for reading commands: a missing store is an error, not a new file.
-    func openExisting() throws -> SessionStore { try SessionStore(path: path, mode: .existing) }
+    /// Opens the store for reading commands: a missing store is an error, not a new file. A
+    /// store this user may not write is read as it is, with a note that says so.
+    func openExisting() throws -> SessionStore {
+        let store = try SessionStore(path: path, mode: .existing)
+        if store.isReadOnly {
+            printError(
+                "waymark: note: \(path) is read-only for this user; it is read as it is (sessions can be "
+                    + "listed, shown and exported, not recorded or deleted)")
+            if store.unreadChanges {
+                printError(
+                    "waymark: note: its -wal file holds changes that only a user who may write the store can "
+                        + "fold in; they are not shown")
+            }
+        }
+        return store
+    }
 }
 
 /// The store options of `replay` and `record`, which write a session unless told not to.

@@ -22,6 +22,12 @@ import Waymark
 public final class SessionStore: Sendable {
     public let path: String
     let queue: DatabaseQueue
+    /// Whether the store was opened only to read, because the user may not write it or its
+    /// directory (issue 15, item 17): sessions can be listed, shown and exported, not recorded.
+    public let isReadOnly: Bool
+    /// Set when the store was read as it is on disk and its `-wal` file, which this user can
+    /// neither read through SQLite nor fold in, holds changes that are then not shown.
+    public let unreadChanges: Bool
 
     /// How to treat a missing file.
     public enum OpenMode: Sendable {
@@ -64,6 +70,18 @@ public final class SessionStore: Sendable {
             }
             try Self.makeDirectory(containing: path)
         }
+        // A store this user may not write (or whose directory it may not write, where SQLite
+        // keeps its -wal and -shm files) is read as it is, when only reading is asked for.
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        if mode == .existing
+            && (access(directory.isEmpty ? "/" : directory, W_OK) != 0 || access(path, W_OK) != 0)
+        {
+            isReadOnly = true
+            (queue, unreadChanges) = try Self.openReadOnly(path: path)
+            return
+        }
+        isReadOnly = false
+        unreadChanges = false
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         // Rows name their session; deleting a session deletes its rows explicitly. Checking the
@@ -93,6 +111,59 @@ public final class SessionStore: Sendable {
                 }
             }
             try migrator.migrate(queue)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// Opens a store only to read it: through SQLite's read-only mode, which reads a `-wal` file
+    /// that is there; failing that (SQLite cannot make the `-shm` file where it may not write),
+    /// as an immutable file (`immutable=1`), whose `-wal`, if any, is then left unread. The
+    /// schema must be current: an older one needs writing to be brought up to date.
+    private static func openReadOnly(path: String) throws -> (DatabaseQueue, Bool) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.foreignKeysEnabled = false
+        configuration.label = "waymark-store"
+        func check(_ queue: DatabaseQueue) throws {
+            try queue.read { db in
+                try checkOwnership(db, path: path)
+                let migrator = StoreSchema.migrator
+                if try migrator.hasBeenSuperseded(db) {
+                    throw StoreError(
+                        .newer, path: path,
+                        message: "was written by a newer Waymark (its schema has migrations this version does not know)"
+                    )
+                }
+                if try !migrator.hasCompletedMigrations(db) {
+                    throw StoreError(
+                        .readOnly, path: path,
+                        message: "was written by an older Waymark and is read-only here; open it once where it "
+                            + "can be written (as its owner) to bring it up to date")
+                }
+            }
+        }
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try check(queue)
+            return (queue, false)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            // Not openable read-only in place: read the file as it is.
+        }
+        do {
+            let uri =
+                "file:"
+                + path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
+                .replacingOccurrences(of: "#", with: "%23") + "?immutable=1"
+            let queue = try DatabaseQueue(path: uri, configuration: configuration)
+            try check(queue)
+            var info = stat()
+            let walHasChanges = stat(path + "-wal", &info) == 0 && info.st_size > 0
+            return (queue, walHasChanges)
+        } catch let error as StoreError {
+            throw error
         } catch {
             throw StoreError(error, path: path)
         }

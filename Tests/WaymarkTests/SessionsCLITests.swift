@@ -307,6 +307,25 @@ struct SessionsCLITests {
         #expect(r.stderr.contains("waymark: \(store): cannot "), "\(r.stderr)")
         #expect(r.stderr.contains("read-only") || r.stderr.contains("not writable"), "\(r.stderr)")
         #expect(r.stdoutText.isEmpty, "nothing is shown that is not stored")
+
+        // Issue 15, item 17: what is stored can still be listed and exported, with a note.
+        func asTheUser(_ arguments: [String]) throws -> ProcessResult {
+            if fs == nil && getuid() == 0, let runuser = which("runuser") {
+                return try run(runuser, ["-u", "nobody", "--", Paths.waymark.path] + arguments)
+            }
+            return try waymark(arguments)
+        }
+        let list = try asTheUser(["sessions", "list", "--json", "--store", store])
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stderr.contains("\(store) is read-only for this user; it is read as it is"), "\(list.stderr)")
+        let sessions = try JSONSerialization.jsonObject(with: list.stdout) as? [[String: Any]]
+        #expect(sessions?.count == 1 && sessions?.first?["outcome"] as? String == "completed")
+        let export = try asTheUser(["sessions", "export", "1", "--format", "ndjson", "--store", store])
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(Self.lines(export.stdoutText).count > 20)
+        // Deleting needs writing: refused, with the reason.
+        let delete = try asTheUser(["sessions", "delete", "1", "--store", store])
+        #expect(delete.status != 0, "\(delete.stderr)")
         if fs == nil { chmod(directory, 0o755) }
     }
 }
