@@ -42,7 +42,8 @@ extension WaymarkCommand.Sessions {
 
         func run() throws {
             do {
-                let sessions = try store.openExisting().sessions()
+                let db = try store.openExisting()
+                let sessions = try db.sessions(badRow: { SessionExport.report($0, in: db) })
                 let out = FileSink.standardOutput()
                 if json {
                     out.write("[")
@@ -189,6 +190,7 @@ enum SessionExport {
             let writer = GeoJSONWriter(sink: sink)
             let locations = try store.locationSequence(of: session.id)
             try writer.writeDelivered(locations, name: name)
+            for bad in locations.badRows { report(bad, in: store) }
             if let failure = locations.failure { throw failure }
             try writer.finish()
         case .gpx:
@@ -204,10 +206,10 @@ enum SessionExport {
             try renderer.finish()
         case .ndjson:
             let writer = LocationNDJSONWriter(sink: sink)
-            try store.forEachLocation(of: session.id) { try writer.write($0) }
+            try store.forEachLocation(of: session.id, badRow: { report($0, in: store) }) { try writer.write($0) }
             try writer.finish()
         case .audit:
-            try store.forEachEventLine(of: session.id) { line in
+            try store.forEachEventLine(of: session.id, badRow: { report($0, in: store) }) { line in
                 sink.write(line)
                 try sink.flushIfNeeded()
             }
@@ -221,7 +223,14 @@ enum SessionExport {
     {
         let locations = try store.locationSequence(of: session)
         try locations.forEachGPXEvent(name: name, body)
+        for bad in locations.badRows { report(bad, in: store) }
         if let failure = locations.failure { throw failure }
+    }
+
+    /// A row of the store left out because it cannot be read as Waymark writes it (from
+    /// `sqlite3 .recover`, say): a warning naming the store, the session and the row.
+    static func report(_ bad: BadRow, in store: SessionStore) {
+        printError("waymark: warning: \(store.path): \(bad)")
     }
 }
 

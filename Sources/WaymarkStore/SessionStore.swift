@@ -272,7 +272,7 @@ public final class SessionStore: Sendable {
     public func beginSession(_ session: NewSession, mode: SessionRecorder.Mode) throws -> SessionRecorder {
         do {
             // A read, outside the write lock: a recording on the same store keeps committing.
-            _ = try queue.read { db in try SessionInfo.fetch(db, where: "1", arguments: []) }
+            _ = try queue.read { db in try SessionInfo.fetch(db, where: "1", arguments: []) { _ in } }
             let id = try queue.write { db -> Int64 in
                 try markInterrupted(db)
                 try db.execute(
@@ -327,11 +327,14 @@ public final class SessionStore: Sendable {
     }
 
     /// Every session, newest first.
-    public func sessions() throws -> [SessionInfo] {
+    public func sessions(badRow: (BadRow) -> Void = { _ in }) throws -> [SessionInfo] {
         do {
-            return try queue.read { db in
-                try SessionInfo.fetch(db, where: "1", arguments: [])
+            var bad: [BadRow] = []
+            let all = try queue.read { db in
+                try SessionInfo.fetch(db, where: "1", arguments: []) { bad.append($0) }
             }
+            for row in bad { badRow(row) }
+            return all
         } catch {
             throw StoreError(error, path: path)
         }
@@ -340,7 +343,13 @@ public final class SessionStore: Sendable {
     /// One session, or a ``StoreError/Kind-swift.enum/sessionNotFound`` error.
     public func session(_ id: Int64) throws -> SessionInfo {
         do {
-            let found = try queue.read { db in try SessionInfo.fetch(db, where: "s.id = ?", arguments: [id]) }
+            var bad: BadRow?
+            let found = try queue.read { db in
+                try SessionInfo.fetch(db, where: "s.id = ?", arguments: [id]) { bad = $0 }
+            }
+            if let bad {
+                throw StoreError(.corrupt, path: path, message: "has a session \(id) it cannot read: \(bad.problem)")
+            }
             guard let session = found.first else {
                 throw StoreError(
                     .sessionNotFound, path: path, message: "has no session \(id); `waymark sessions list` shows them")
@@ -400,10 +409,14 @@ public final class SessionStore: Sendable {
     }
 
     /// Calls `body` with each of a session's delivered locations, in delivery order, reading in
-    /// pages so that memory stays bounded.
-    public func forEachLocation(of id: Int64, _ body: (StoredLocation) throws -> Void) throws {
+    /// pages so that memory stays bounded. A row that cannot be read as Waymark writes it is
+    /// left out and handed to `badRow`.
+    public func forEachLocation(
+        of id: Int64, badRow: (BadRow) -> Void = { _ in }, _ body: (StoredLocation) throws -> Void
+    ) throws {
         let locations = try locationSequence(of: id)
         for location in locations { try body(location) }
+        for bad in locations.badRows { badRow(bad) }
         if let failure = locations.failure { throw failure }
     }
 
@@ -423,31 +436,56 @@ public final class SessionStore: Sendable {
         return all
     }
 
-    /// A session's audit log as NDJSON lines, in order: the same bytes `--audit` writes.
-    public func forEachEventLine(of id: Int64, _ body: (String) throws -> Void) throws {
+    /// A session's audit log as NDJSON lines, in order: the same bytes `--audit` writes. A row
+    /// that cannot be read as Waymark writes it is left out and handed to `badRow`.
+    public func forEachEventLine(
+        of id: Int64, badRow: (BadRow) -> Void = { _ in }, _ body: (String) throws -> Void
+    ) throws {
         let session = try session(id)
         let page = 4096
         var last: Int64 = -1
         while true {
-            let (events, locations): ([(Int64, Double, String, String)], [LocationRow])
+            let (events, eventsScanned, lastEvent, locations):
+                ([(Int64, Double, String, String)], Int, Int64, LocationRow.Page)
             do {
-                (events, locations) = try queue.read { db in
-                    let events = try Row.fetchAll(
+                (events, eventsScanned, lastEvent, locations) = try queue.read { db in
+                    let rows = try Row.fetchAll(
                         db,
                         sql:
                             "SELECT id & 1099511627775, offset, name, data FROM event WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
-                        arguments: [StoreSchema.key(id, last), StoreSchema.lastKey(id), page]
-                    ).map { ($0[0] as Int64, $0[1] as Double, $0[2] as String, $0[3] as String) }
-                    return (events, try LocationRow.fetch(db, session: id, after: last, limit: page))
+                        arguments: [StoreSchema.key(id, last), StoreSchema.lastKey(id), page])
+                    var events: [(Int64, Double, String, String)] = []
+                    var lastEvent: Int64 = -1
+                    for row in rows {
+                        var r = ColumnReader(row)
+                        let sequence = r.requiredInt64(0, "id")
+                        lastEvent = sequence
+                        let event = (
+                            sequence, r.requiredDouble(1, "offset"), r.requiredString(2, "name"),
+                            r.requiredString(3, "data")
+                        )
+                        if !event.3.hasPrefix("{") || !event.3.hasSuffix("}") {
+                            r.note("its data is not a JSON object")
+                        }
+                        if let problem = r.problem {
+                            badRow(BadRow(table: "event", session: id, row: sequence, problem: problem))
+                        } else {
+                            events.append(event)
+                        }
+                    }
+                    return (
+                        events, rows.count, lastEvent, try LocationRow.fetch(db, session: id, after: last, limit: page)
+                    )
                 }
             } catch {
                 throw StoreError(error, path: path)
             }
+            for bad in locations.bad { badRow(bad) }
             // Both pages are complete up to the smaller of their last numbers.
             let boundary = min(
-                events.count == page ? events.last!.0 : .max, locations.count == page ? locations.last!.sequence : .max)
+                eventsScanned == page ? lastEvent : .max, locations.scanned == page ? locations.lastSequence : .max)
             var e = events.makeIterator()
-            var l = locations.makeIterator()
+            var l = locations.rows.makeIterator()
             var nextEvent = e.next()
             var nextLocation = l.next()
             while true {
@@ -566,7 +604,11 @@ public struct SessionInfo: Sendable, Hashable {
     /// Fixes that arrived from the source (held fixes delivered later are not counted twice).
     public var fixCount: Int
 
-    static func fetch(_ db: Database, where condition: String, arguments: StatementArguments) throws -> [SessionInfo] {
+    /// The sessions that match, newest first; a row that cannot be read as Waymark writes it is
+    /// left out and handed to `badRow`.
+    static func fetch(
+        _ db: Database, where condition: String, arguments: StatementArguments, badRow: (BadRow) -> Void
+    ) throws -> [SessionInfo] {
         let host = SessionStore.hostName
         // Held fixes delivered later (on resume, or once the user changed to Always) were counted
         // when they arrived.
@@ -590,24 +632,33 @@ public struct SessionInfo: Sendable, Hashable {
                   FROM session s WHERE \(condition))
                 ORDER BY id DESC
                 """, arguments: arguments
-        ).map { row in
-            var outcome = SessionOutcome(rawValue: row["outcome"]) ?? .failed
-            var detail: String? = row["outcome_detail"]
-            let pid: Int? = row["pid"]
-            let rowHost: String? = row["host"]
+        ).compactMap { row in
+            var r = ColumnReader(row)
+            let id = r.requiredInt64(named: "id")
+            var outcome = SessionOutcome(rawValue: r.string(named: "outcome") ?? "") ?? .failed
+            var detail = r.string(named: "outcome_detail")
+            let pid = r.int(named: "pid")
+            let rowHost = r.string(named: "host")
             if outcome == .running, rowHost == host, let pid, !SessionStore.processExists(pid) {
                 outcome = .interrupted
                 detail = "the process ended without closing the session (killed or crashed)"
             }
-            let ended: Double? = row["ended_at"]
-            let duration: Double? = row["duration"]
-            let lastOffset: Double? = row["last_offset"]
-            return SessionInfo(
-                id: row["id"], kind: row["kind"], source: row["source"], settings: row["settings"],
-                scenario: row["scenario"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
-                epoch: Date(timeIntervalSince1970: row["epoch"]), endedAt: ended.map(Date.init(timeIntervalSince1970:)),
-                duration: duration ?? lastOffset, outcome: outcome, outcomeDetail: detail,
-                locationCount: row["locations"], eventCount: row["events"], fixCount: row["fixes"])
+            let ended = r.double(named: "ended_at")
+            let duration = r.double(named: "duration")
+            let lastOffset = r.double(named: "last_offset")
+            let info = SessionInfo(
+                id: id, kind: r.requiredString(named: "kind"), source: r.requiredString(named: "source"),
+                settings: r.string(named: "settings") ?? "{}", scenario: r.string(named: "scenario"),
+                createdAt: Date(timeIntervalSince1970: r.requiredDouble(named: "created_at")),
+                epoch: Date(timeIntervalSince1970: r.requiredDouble(named: "epoch")),
+                endedAt: ended.map(Date.init(timeIntervalSince1970:)), duration: duration ?? lastOffset,
+                outcome: outcome, outcomeDetail: detail, locationCount: r.requiredInt(named: "locations"),
+                eventCount: r.requiredInt(named: "events"), fixCount: r.requiredInt(named: "fixes"))
+            if let problem = r.problem {
+                badRow(BadRow(table: "session", session: id, row: id, problem: problem))
+                return nil
+            }
+            return info
         }
     }
 }
@@ -634,6 +685,9 @@ public struct LocationSequence: Sequence {
     /// The error that ended an iteration early, if any.
     public var failure: StoreError? { box.failure }
 
+    /// The rows left out so far because they cannot be read as Waymark writes them.
+    public var badRows: [BadRow] { box.badRows }
+
     public func makeIterator() -> Iterator { Iterator(sequence: self) }
 
     public struct Iterator: IteratorProtocol {
@@ -648,19 +702,28 @@ public struct LocationSequence: Sequence {
         public mutating func next() -> StoredLocation? {
             if index == page.count {
                 guard !exhausted else { return nil }
-                let (session, after) = (sequence.session, last)
-                do {
-                    page = try sequence.store.queue.read { db in
-                        try LocationRow.fetch(db, session: session, after: after, limit: 4096)
+                let session = sequence.session
+                var scanned = 0
+                repeat {
+                    do {
+                        let after = last
+                        let fetched = try sequence.store.queue.read { db in
+                            try LocationRow.fetch(db, session: session, after: after, limit: 4096)
+                        }
+                        page = fetched.rows
+                        scanned = fetched.scanned
+                        if scanned > 0 { last = fetched.lastSequence }
+                        sequence.box.badRows += fetched.bad
+                    } catch {
+                        sequence.box.failure = StoreError(error, path: sequence.store.path)
+                        page = []
+                        scanned = 0
                     }
-                } catch {
-                    sequence.box.failure = StoreError(error, path: sequence.store.path)
-                    page = []
-                }
+                    exhausted = scanned < 4096
+                    // A page of bad rows only: read on.
+                } while page.isEmpty && !exhausted
                 index = 0
-                exhausted = page.count < 4096
-                guard let end = page.last else { return nil }
-                last = end.sequence
+                if page.isEmpty { return nil }
             }
             defer { index += 1 }
             return page[index].stored
@@ -669,5 +732,6 @@ public struct LocationSequence: Sequence {
 
     final class FailureBox {
         var failure: StoreError?
+        var badRows: [BadRow] = []
     }
 }

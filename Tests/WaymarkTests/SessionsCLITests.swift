@@ -277,6 +277,59 @@ struct SessionsCLITests {
         #expect([.failed, .interrupted].contains(try db.session(1).outcome))
     }
 
+    /// Issue 15, item 4: rows the schema allows but Waymark never writes (from `sqlite3
+    /// .recover`, which Waymark's own error message suggests) trapped `sessions` and `render
+    /// --session`. Each is now left out with a warning naming the session and the row, and the
+    /// rest is still listed and exported.
+    @Test(.enabled(if: which("sqlite3") != nil, "needs the sqlite3 shell"))
+    func rowsWaymarkNeverWritesAreReportedAndTheRestRead() throws {
+        let store = temporaryPath("-store") + "/s.sqlite"
+        defer { try? FileManager.default.removeItem(atPath: (store as NSString).deletingLastPathComponent) }
+        let r = try replayIntoStore(store)
+        #expect(r.status == 0, "\(r.stderr)")
+        let delivered = Self.lines(r.stdoutText)
+        let audit = try waymark(["sessions", "export", "1", "--format", "audit", "--store", store])
+        let sql = """
+            UPDATE location SET latitude = NULL WHERE id = (SELECT min(id) FROM location);
+            UPDATE location SET fix_index = 'abc' WHERE id = (SELECT min(id) + 1 FROM location);
+            UPDATE location SET time = 1e300 WHERE id = (SELECT min(id) + 2 FROM location);
+            UPDATE event SET name = X'FFFE' WHERE id = (SELECT min(id) FROM event);
+            INSERT INTO session (kind, source, settings, created_at, epoch, outcome)
+              VALUES ('replay', 'recovered.gpx', '{}', 'yesterday', 0, 'completed');
+            """
+        let edit = try run(try #require(which("sqlite3")), [store, sql])
+        #expect(edit.status == 0, "\(edit.stderr)")
+
+        let list = try waymark(["sessions", "list", "--json", "--store", store])
+        #expect(list.status == 0, "\(list.stderr)")
+        let sessions = try JSONSerialization.jsonObject(with: list.stdout) as? [[String: Any]]
+        #expect(sessions?.map { $0["id"] as? Int } == [1])
+        #expect(
+            list.stderr.contains("session 2: its row cannot be read (created_at holds the text 'yesterday'"),
+            "\(list.stderr)")
+
+        let ndjson = try waymark(["sessions", "export", "1", "--format", "ndjson", "--store", store])
+        #expect(ndjson.status == 0, "\(ndjson.stderr)")
+        #expect(Self.lines(ndjson.stdoutText).count == delivered.count - 3)
+        #expect(ndjson.stderr.contains("time 1e+300 is outside the years −9999 to 9999"), "\(ndjson.stderr)")
+        #expect(
+            ndjson.stderr.contains(/session 1, location row [0-9]+: latitude is NULL; the row is left out/),
+            "\(ndjson.stderr)")
+        #expect(ndjson.stderr.contains(/location row [0-9]+: fix index holds the text 'abc'/), "\(ndjson.stderr)")
+
+        let events = try waymark(["sessions", "export", "1", "--format", "audit", "--store", store])
+        #expect(events.status == 0, "\(events.stderr)")
+        #expect(Self.lines(events.stdoutText).count == Self.lines(audit.stdoutText).count - 4)
+        #expect(
+            events.stderr.contains(/event row [0-9]+: name holds bytes that are not UTF-8 text/), "\(events.stderr)")
+
+        for format in ["geojson", "gpx", "text"] {
+            let out = try waymark(["render", "--session", "1", "--format", format, "--store", store])
+            #expect(out.status == 0, "\(format): \(out.stderr)")
+            #expect(out.stderr.contains("latitude is NULL"), "\(format): \(out.stderr)")
+        }
+    }
+
     @Test func aReadOnlyStoreIsAClearError() throws {
         // Root writes through file modes: a read-only mount stops it, or running the replay as
         // nobody. Anyone else: file modes.

@@ -227,6 +227,16 @@ import Testing
         }
     }
 
+    /// A recorded span read from a store or a file may be anything (a row with a time of 1e300
+    /// trapped `render --session --format text`).
+    @Test func textDurationsOfAnySizeAreWrittenWithoutATrap() {
+        #expect(TextRenderer.duration(3725) == "1h 2m 5s")
+        #expect(TextRenderer.duration(-65) == "−1m 5s")
+        #expect(TextRenderer.duration(-1e300) == "less than −31 million years")
+        #expect(TextRenderer.duration(1e300) == "more than 31 million years")
+        #expect(TextRenderer.duration(.nan) == "more than 31 million years")
+    }
+
     @Test func byteStoreAppendsEveryLengthExactly() {
         // Short appends take word-sized copies; each length must land exactly, after any offset.
         let source = (0..<80).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }

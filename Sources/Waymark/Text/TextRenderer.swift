@@ -203,6 +203,11 @@ public final class TextRenderer {
     static func speed(_ mps: Double) -> String { "\(ValueFormatting.fixed(mps * 3.6, decimals: 1)) km/h" }
 
     static func duration(_ seconds: Double) -> String {
+        // A time read from a file or a store may be anything: never trap on it.
+        guard seconds.isFinite, abs(seconds) < 1e15 else {
+            return seconds < 0 ? "less than −31 million years" : "more than 31 million years"
+        }
+        if seconds < 0 { return "−" + duration(-seconds) }
         let total = Int(seconds.rounded())
         let h = total / 3600
         let m = total / 60 % 60
