@@ -206,13 +206,16 @@ enum SessionExport {
             try renderer.finish()
         case .ndjson:
             let writer = LocationNDJSONWriter(sink: sink)
-            try store.forEachLocation(of: session.id, badRow: { report($0, in: store) }) { try writer.write($0) }
+            let badRow = { (bad: BadRow) in report(bad, in: store) }
+            try store.forEachLocation(of: session.id, badRow: badRow, writer.write)
             try writer.finish()
         case .audit:
-            try store.forEachEventLine(of: session.id, badRow: { report($0, in: store) }) { line in
+            let badRow = { (bad: BadRow) in report(bad, in: store) }
+            let writeLine = { (line: String) throws in
                 sink.write(line)
                 try sink.flushIfNeeded()
             }
+            try store.forEachEventLine(of: session.id, badRow: badRow, writeLine)
         }
         try sink.flush()
     }
