@@ -58,6 +58,10 @@ static inline int cgps_read(void *data, char *message, int size) {
     return gps_read((struct gps_data_t *)data, message, size);
 }
 
+/// The socket to gpsd: libgps's gps_waiting says "ready" while part of a line is buffered, so
+/// a caller that has seen a read give nothing waits on the socket itself.
+static inline int cgps_fd(const void *data) { return ((const struct gps_data_t *)data)->gps_fd; }
+
 /// gps_close(data).
 static inline int cgps_close(void *data) { return gps_close((struct gps_data_t *)data); }
 

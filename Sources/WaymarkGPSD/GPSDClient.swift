@@ -161,18 +161,37 @@ public final class GPSDClient: @unchecked Sendable {
             var isStale = false
             var report = cgps_report()
             var lostReason: String?
+            // Whether the last read found only part of a line: libgps then says "ready" at once
+            // for ever (its buffer is not empty), so the socket itself is waited on instead.
+            var partial = false
             while !isStopped {
                 let waitFor = coalescer.isHolding ? configuration.settle : .milliseconds(100)
-                if cgps_waiting(data, Int32(Self.microseconds(waitFor))) {
+                let ready =
+                    partial
+                    ? Self.socketReadable(cgps_fd(data), within: waitFor)
+                    : cgps_waiting(data, Int32(Self.microseconds(waitFor)))
+                if ready {
                     buffer[0] = 0
                     let n = buffer.withUnsafeMutableBufferPointer { cgps_read(data, $0.baseAddress, Int32($0.count)) }
                     if n == -1 {
                         let code = errno
-                        lostReason = code == 0 ? "gpsd closed the connection" : String(cString: cgps_errstr(code))
+                        lostReason =
+                            code == 0
+                            ? "gpsd closed the connection, or sent a line longer than libgps takes"
+                            : String(cString: cgps_errstr(code))
                         break
                     }
+                    partial = n == 0 && buffer[0] == 0
                     let isTPV = buffer.withUnsafeBufferPointer { strstr($0.baseAddress!, "\"class\":\"TPV\"") != nil }
-                    guard isTPV else { continue }
+                    guard isTPV else {
+                        // Lines that are not reports, or part of one, keep a receiver stale.
+                        let now = clock.now
+                        if !isStale && now - lastReport >= configuration.staleAfter {
+                            isStale = true
+                            continuation.yield(.stale(silentFor: now - lastReport))
+                        }
+                        continue
+                    }
                     let received = clock.now
                     lastReport = received
                     if isStale {
@@ -206,6 +225,19 @@ public final class GPSDClient: @unchecked Sendable {
             }
         }
         continuation.finish()
+    }
+
+    /// Whether `fd` has bytes to read within `d` (poll(2)); a hang-up or an error counts as
+    /// ready, so that the read that follows reports it.
+    private static func socketReadable(_ fd: Int32, within d: Duration) -> Bool {
+        guard fd >= 0 else { return true }
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(microseconds(d) / 1000)
+        while true {
+            let status = poll(&entry, 1, milliseconds)
+            if status >= 0 { return status > 0 }
+            if errno != EINTR { return true }
+        }
     }
 
     /// Sleeps for `d`, waking early when stopped.

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""A misbehaving gpsd for tests: it greets each client as gpsd 3.22 does, then sends only part
+of a report, never the end of the line.
+
+    fake-gpsd.py PORT drip       a TPV cut short, then one byte every 0.2 s, no newline
+    fake-gpsd.py PORT overlong   a TPV cut short after 20 000 bytes, no newline
+
+It listens on 127.0.0.1:PORT, prints "ready" once listening, and exits after 60 s.
+"""
+import socket
+import sys
+import threading
+import time
+
+VERSION = (
+    '{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}\n'
+    '{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/fake","activated":"2024-05-01T08:00:00.000Z",'
+    '"driver":"NMEA0183","native":0,"bps":4800,"parity":"N","stopbits":1,"cycle":1.00}]}\n'
+)
+
+
+def serve(conn, mode):
+    try:
+        conn.sendall(VERSION.encode())
+        conn.settimeout(1.0)
+        try:
+            conn.recv(4096)  # the client's ?WATCH
+        except socket.timeout:
+            pass
+        conn.sendall(b'{"class":"WATCH","enable":true,"json":true}\n')
+        if mode == "overlong":
+            conn.sendall(b'{"class":"TPV","device":"/dev/fake","mode":3,"tag":"' + b"x" * 20000)
+            time.sleep(60)
+        else:
+            conn.sendall(b'{"class":"TPV","device":"/dev/fake","mode":3,"lat":4')
+            while True:
+                time.sleep(0.2)
+                conn.sendall(b"1")
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def main():
+    port, mode = int(sys.argv[1]), sys.argv[2]
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(8)
+    print("ready", flush=True)
+    threading.Timer(60, lambda: sys.exit(0)).start()
+    listener.settimeout(60)
+    end = time.time() + 60
+    while time.time() < end:
+        try:
+            conn, _ = listener.accept()
+        except socket.timeout:
+            break
+        threading.Thread(target=serve, args=(conn, mode), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
