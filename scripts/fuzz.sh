@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fuzzes the XML tokenizer and GPX reader with libFuzzer and AddressSanitizer.
-# Usage: scripts/fuzz.sh [SECONDS=60]. Seeds are the test fixtures; any crash, hang or sanitizer
+# Fuzzes the XML tokenizer and GPX reader with libFuzzer and AddressSanitizer (seeds: the test
+# fixtures, and a few points of each common logger layout in Tests/WaymarkTests/Fixtures/fuzz).
+# Usage: scripts/fuzz.sh [SECONDS=60]. Any crash, hang or sanitizer
 # report fails the run and leaves its input in .build-fuzz/ (crash-*, timeout-*, oom-*).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ swift build -c release --product waymark-fuzz --scratch-path .build-fuzz \
 seeds=$(mktemp -d)
 trap 'rm -rf "$seeds"' EXIT
 cp Tests/WaymarkTests/Fixtures/gpx/*.gpx Tests/WaymarkTests/Fixtures/bad/*.gpx \
-    Tests/WaymarkTests/Fixtures/xml/*/*.xml traces/*.gpx "$seeds"/
+    Tests/WaymarkTests/Fixtures/xml/*/*.xml Tests/WaymarkTests/Fixtures/fuzz/*.gpx traces/*.gpx "$seeds"/
 echo "fuzz.sh: fuzzing the GPX reader for ${seconds}s" >&2
 log=.build-fuzz/fuzz.log
 if ! SWIFT_BACKTRACE=enable=no .build-fuzz/release/waymark-fuzz "$seeds" \

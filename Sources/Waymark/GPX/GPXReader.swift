@@ -702,7 +702,8 @@ public final class GPXReader {
 
     /// Whether ``TrackPointScanner`` reads the points of segments (the general path does when
     /// it is off; tests compare the two).
-    @exclusivity(unchecked) var usesTrackPointScanner = true
+    /// (Also for the fuzz target, which checks that it changes nothing.)
+    @exclusivity(unchecked) @_spi(Testing) public var usesTrackPointScanner = true
     /// Points the scanner read, and the times it tried (tests check that it is used, and that
     /// it rests when it keeps failing).
     @exclusivity(unchecked) private(set) var scannedPoints = 0
