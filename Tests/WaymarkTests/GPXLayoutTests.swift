@@ -2,7 +2,7 @@ import Foundation
 import GPXLayouts
 import Testing
 
-@testable import Waymark
+@_spi(Testing) @testable import Waymark
 
 /// The reader's fast path on the point layouts of the writers people use (gpxlogger, Garmin
 /// Connect, Strava, OsmAnd, GPSLogger 1.0, tabs and CRLF, Apple Health): it must read every point

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Waymark
+@_spi(Testing) @testable import Waymark
 
 /// The reader's fast path for track points (``TrackPointScanner``) must be invisible: with it and
 /// without it, every input gives the same events, the same warnings and the same error at the
