@@ -246,7 +246,8 @@ enum ValueParsing {
             }
             q += 1
         }
-        guard any else { return (nil, q) }
+        // decimal(_:) refuses text of 128 bytes or more: so does this.
+        guard any, q - p < 128 else { return (nil, q) }
         if significant <= 15 && abs(scale) <= 22 {
             let m = Double(w)
             let v = scale >= 0 ? m * exactPower(scale) : m / exactPower(-scale)
