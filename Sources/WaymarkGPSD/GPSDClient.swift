@@ -164,6 +164,13 @@ public final class GPSDClient: @unchecked Sendable {
             // Whether the last read found only part of a line: libgps then says "ready" at once
             // for ever (its buffer is not empty), so the socket itself is waited on instead.
             var partial = false
+            /// Reports the receiver stale once it has sent no report for `staleAfter`.
+            func checkStale(at now: ContinuousClock.Instant) {
+                if !isStale && now - lastReport >= configuration.staleAfter {
+                    isStale = true
+                    continuation.yield(.stale(silentFor: now - lastReport))
+                }
+            }
             while !isStopped {
                 let waitFor = coalescer.isHolding ? configuration.settle : .milliseconds(100)
                 let ready =
@@ -185,11 +192,7 @@ public final class GPSDClient: @unchecked Sendable {
                     let isTPV = buffer.withUnsafeBufferPointer { strstr($0.baseAddress!, "\"class\":\"TPV\"") != nil }
                     guard isTPV else {
                         // Lines that are not reports, or part of one, keep a receiver stale.
-                        let now = clock.now
-                        if !isStale && now - lastReport >= configuration.staleAfter {
-                            isStale = true
-                            continuation.yield(.stale(silentFor: now - lastReport))
-                        }
+                        checkStale(at: clock.now)
                         continue
                     }
                     let received = clock.now
@@ -207,10 +210,7 @@ public final class GPSDClient: @unchecked Sendable {
                     if coalescer.isHolding && now - lastReport >= configuration.settle {
                         for output in coalescer.flush() { continuation.yield(Self.event(output, received: now)) }
                     }
-                    if !isStale && now - lastReport >= configuration.staleAfter {
-                        isStale = true
-                        continuation.yield(.stale(silentFor: now - lastReport))
-                    }
+                    checkStale(at: now)
                 }
             }
             for output in coalescer.finish() { continuation.yield(Self.event(output, received: clock.now)) }

@@ -517,11 +517,16 @@ struct TrackPointScanner {
             if let target = ExtensionTarget(local: local, namespace: namespace), let v = ValueParsing.decimal(text) {
                 let slot: PointTemplate.Slot
                 switch target {
-                case .value(let field): slot = .value(field)
-                case .horizontalAccuracy: slot = .number(.horizontalAccuracy)
-                case .verticalAccuracy: slot = .number(.verticalAccuracy)
+                case .value(let field):
+                    slot = .value(field)
+                    point.extensions.set(field, v)
+                case .horizontalAccuracy:
+                    slot = .number(.horizontalAccuracy)
+                    set(.horizontalAccuracy, v, in: &point)
+                case .verticalAccuracy:
+                    slot = .number(.verticalAccuracy)
+                    set(.verticalAccuracy, v, in: &point)
                 }
-                if case .value(let field) = slot { point.extensions.set(field, v) } else { setAccuracy(slot, v) }
                 mark(slot, from: textStart, to: c.p)
             }
         } else {
@@ -536,11 +541,6 @@ struct TrackPointScanner {
             } while !c.atEndTag()
         }
         return c.take("</") && c.take(qualifiedName) && c.closeTag()
-    }
-
-    private mutating func setAccuracy(_ slot: PointTemplate.Slot, _ v: Double) {
-        hasDetails = true
-        if slot == .number(.horizontalAccuracy) { details.horizontalAccuracy = v } else { details.verticalAccuracy = v }
     }
 
     /// A time as the general path reads it: the forms loggers write here, with the day reused
