@@ -4,6 +4,10 @@ of a report, never the end of the line.
 
     fake-gpsd.py PORT drip       a TPV cut short, then one byte every 0.2 s, no newline
     fake-gpsd.py PORT overlong   a TPV cut short after 20 000 bytes, no newline
+    fake-gpsd.py PORT long-line  a whole TPV line of 100 000 bytes, then a good TPV every 0.2 s
+                                 (times one second apart), each with its newline
+    fake-gpsd.py PORT flood      good TPVs as fast as the client takes them, 1 ms apart in
+                                 the receiver's time, for 10 s
 
 It listens on 127.0.0.1:PORT, prints "ready" once listening, and exits after 60 s.
 """
@@ -28,7 +32,33 @@ def serve(conn, mode):
         except socket.timeout:
             pass
         conn.sendall(b'{"class":"WATCH","enable":true,"json":true}\n')
-        if mode == "overlong":
+        if mode == "flood":
+            start = time.time()
+            n = 0
+            while time.time() - start < 10:
+                lines = []
+                for _ in range(100):
+                    n += 1
+                    lines.append(
+                        '{"class":"TPV","device":"/dev/fake","mode":3,"time":"2024-05-01T08:%02d:%02d.%03dZ",'
+                        '"lat":51.5,"lon":%.6f,"altHAE":40.0,"epx":3.0,"epy":3.0,"epv":5.0}\n'
+                        % (n // 60000, n // 1000 % 60, n % 1000, -0.12 + n * 1e-6)
+                    )
+                conn.sendall("".join(lines).encode())
+                time.sleep(0.01)
+            time.sleep(60)
+        elif mode == "long-line":
+            conn.sendall(b'{"class":"TPV","device":"/dev/fake","mode":3,"tag":"' + b"x" * 100000 + b'"}\n')
+            for second in range(1, 200):
+                line = (
+                    '{"class":"TPV","device":"/dev/fake","mode":3,"time":"2024-05-01T08:%02d:%02d.000Z",'
+                    '"ept":0.005,"lat":51.5%04d,"lon":-0.1200,"altHAE":40.0,"epx":3.0,"epy":3.0,"epv":5.0,'
+                    '"speed":1.2,"track":90.0}\n' % (second // 60, second % 60, second)
+                )
+                conn.sendall(line.encode())
+                time.sleep(0.2)
+            time.sleep(60)
+        elif mode == "overlong":
             conn.sendall(b'{"class":"TPV","device":"/dev/fake","mode":3,"tag":"' + b"x" * 20000)
             time.sleep(60)
         else:

@@ -47,20 +47,21 @@ static inline int cgps_watch(void *data, const char *device) {
 /// gps_stream(WATCH_DISABLE).
 static inline int cgps_unwatch(void *data) { return gps_stream((struct gps_data_t *)data, WATCH_DISABLE, NULL); }
 
-/// gps_waiting(data, microseconds): whether data is ready within the timeout.
-static inline bool cgps_waiting(void *data, int microseconds) {
-    return gps_waiting((const struct gps_data_t *)data, microseconds);
-}
-
-/// gps_read(data, message, size): bytes read, 0 when nothing was complete, -1 when gpsd went
-/// away (errno may be 0) or on error. The raw JSON goes into `message`.
-static inline int cgps_read(void *data, char *message, int size) {
-    return gps_read((struct gps_data_t *)data, message, size);
-}
-
-/// The socket to gpsd: libgps's gps_waiting says "ready" while part of a line is buffered, so
-/// a caller that has seen a read give nothing waits on the socket itself.
+/// The socket to gpsd. Waymark reads it itself, a line at a time, rather than through gps_read:
+/// libgps's gps_waiting says "ready" for as long as part of a line is buffered, and a line
+/// longer than its buffer makes every later gps_read fail.
 static inline int cgps_fd(const void *data) { return ((const struct gps_data_t *)data)->gps_fd; }
+
+/// gps_unpack(line, data) for one complete line from gpsd (NUL-terminated, no newline), as
+/// gps_read does once it has a line: the report's values go into `data`. 0 when the line was
+/// read, -1 when libgps could not read it.
+static inline int cgps_unpack(void *data, char *line) {
+    struct gps_data_t *d = (struct gps_data_t *)data;
+    d->set &= ~PACKET_SET;
+    int status = gps_unpack(line, d);
+    d->set |= PACKET_SET;
+    return status;
+}
 
 /// gps_close(data).
 static inline int cgps_close(void *data) { return gps_close((struct gps_data_t *)data); }

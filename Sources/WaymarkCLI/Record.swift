@@ -153,8 +153,15 @@ extension WaymarkCommand {
                     report: report, stored: session?.committedLocations ?? (simulation.tutorialApp?.storedCount ?? 0))
             }
             let implausible = Counter()
+            let overflowed = Counter()
+            let overlong = Counter()
             recording.onNotice = { notice in
-                if case .implausibleTime = notice { implausible.increment() }
+                switch notice {
+                case .implausibleTime: implausible.increment()
+                case .backlogOverflow(let dropped, _, _): overflowed.increment(by: dropped)
+                case .overlongLine: overlong.increment()
+                default: break
+                }
                 guard !quiet else { return }
                 status?.clear()
                 let time = ConsoleReporter.offset(simulation.now)
@@ -173,12 +180,41 @@ extension WaymarkCommand {
                             + "clock said about \(ValueFormatting.iso8601(expected)) (the fixes after it are kept)")
                 case .receiverTimeJumped(let seconds):
                     printError("\(time)  gpsd: " + Self.describeJump(seconds))
+                case .overlongLine(let bytes, let limit):
+                    printError(
+                        "\(time)  gpsd: warning: a line of \(bytes) bytes (more than \(limit)) was skipped; "
+                            + "the lines after it are read")
+                case .backlogOverflow(let dropped, let from, let to):
+                    printError(
+                        "\(time)  gpsd: \(dropped) report(s) received from \(ConsoleReporter.offset(from)) to "
+                            + "\(ConsoleReporter.offset(to)) were dropped: \(recording.backlogLimit) were already "
+                            + "waiting to be recorded (is the store slow or locked?); none of them was shown")
                 }
+            }
+            // Another process writing the store (for seconds, or until it is told to stop) must not end
+            // the recording: its commits wait, and gpsd's reports wait in memory meanwhile.
+            // This runs on the recording's thread, inside the commit that waits.
+            let backlogLimit = recording.backlogLimit
+            let lineToClear = status == nil ? "" : "\r\u{1B}[K"
+            let store = session?.store
+            store?.lockWaiting.waitPatiently { waited in
+                guard !quiet else { return }
+                printError(
+                    lineToClear + "store: locked by another process for \(DurationText.format(waited)); waiting "
+                        + "(up to \(backlogLimit) reports from gpsd wait in memory)")
+            }
+            session?.onLockReleased = { waited in
+                guard !quiet else { return }
+                status?.clear()
+                printError(
+                    "\(ConsoleReporter.offset(simulation.now))  store: the lock was released after "
+                        + "\(DurationText.format(waited)); recording goes on")
             }
             let stopper = recording.stopper
             let signalled = StopFlag()
             let sources = handleStopSignals {
                 signalled.set()
+                store?.lockWaiting.abandon()
                 stopper.stop()
             }
             defer { for s in sources { s.cancel() } }
@@ -207,6 +243,13 @@ extension WaymarkCommand {
             if implausible.value > 0 && !quiet {
                 printError(
                     "waymark: \(implausible.value) fix(es) dropped because their time did not fit the receiver's clock")
+            }
+            if overflowed.value > 0 && !quiet {
+                printError(
+                    "waymark: \(overflowed.value) report(s) from gpsd dropped because the recording could not keep up")
+            }
+            if overlong.value > 0 && !quiet {
+                printError("waymark: \(overlong.value) overlong line(s) from gpsd skipped")
             }
         }
 

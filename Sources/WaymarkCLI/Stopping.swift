@@ -16,7 +16,7 @@ final class StopFlag: Sendable {
 /// A count kept from any thread and read by the run.
 final class Counter: Sendable {
     private let count = Atomic<Int>(0)
-    func increment() { count.add(1, ordering: .relaxed) }
+    func increment(by n: Int = 1) { count.add(n, ordering: .relaxed) }
     var value: Int { count.load(ordering: .relaxed) }
 }
 

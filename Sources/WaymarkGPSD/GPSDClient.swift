@@ -15,7 +15,10 @@ import Waymark
 /// A connection to gpsd through libgps, on one dedicated thread.
 ///
 /// The thread owns the `gps_data_t` and makes every libgps call: `gps_open`, `gps_stream`,
-/// `gps_waiting`, `gps_read` and `gps_close`. Nothing else touches it. What it learns crosses to
+/// `gps_unpack` and `gps_close`. Nothing else touches it. It reads gpsd's socket itself, cutting
+/// lines with a ``GPSDLineFramer``: it waits on the socket (poll) without spinning while a line
+/// is incomplete, and skips a line longer than ``Configuration/lineLimit`` with a warning
+/// instead of losing the connection, as `gps_read` would. What it learns crosses to
 /// the rest of Waymark as Sendable ``Event``s on an `AsyncStream`.
 ///
 /// - **One location per fix time.** Reports go through a ``FixCoalescer``; a report waiting for
@@ -42,11 +45,15 @@ public final class GPSDClient: @unchecked Sendable {
         /// The first reconnect delay, doubled after every failed attempt up to ``maximumBackoff``.
         public var initialBackoff: Duration
         public var maximumBackoff: Duration
+        /// The longest line from gpsd taken, in bytes; a longer one is skipped and reported
+        /// (``Event/overlongLine(bytes:limit:)``).
+        public var lineLimit: Int
 
         public init(
             host: String = "localhost", port: String = "2947", device: String? = nil,
             settle: Duration = .milliseconds(150), staleAfter: Duration = .seconds(3),
-            initialBackoff: Duration = .milliseconds(250), maximumBackoff: Duration = .seconds(10)
+            initialBackoff: Duration = .milliseconds(250), maximumBackoff: Duration = .seconds(10),
+            lineLimit: Int = 65_536
         ) {
             self.host = host
             self.port = port
@@ -55,6 +62,7 @@ public final class GPSDClient: @unchecked Sendable {
             self.staleAfter = staleAfter
             self.initialBackoff = initialBackoff
             self.maximumBackoff = maximumBackoff
+            self.lineLimit = lineLimit
         }
     }
 
@@ -80,6 +88,9 @@ public final class GPSDClient: @unchecked Sendable {
         case stale(silentFor: Duration)
         /// Reports came again after a stale period.
         case receiving
+        /// A line of `bytes` bytes from gpsd, longer than `limit`, was skipped; the lines after
+        /// it are read.
+        case overlongLine(bytes: Int, limit: Int)
     }
 
     public let configuration: Configuration
@@ -138,7 +149,9 @@ public final class GPSDClient: @unchecked Sendable {
         guard let continuation else { return }
         let clock = ContinuousClock()
         var backoff = configuration.initialBackoff
-        var buffer = [CChar](repeating: 0, count: 16_384)
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var line = [CChar]()
+        let tpv = Array(#""class":"TPV""#.utf8)
         while !isStopped {
             guard let data = cgps_create() else {
                 continuation.yield(.unreachable(reason: "out of memory", retryIn: backoff))
@@ -155,15 +168,14 @@ public final class GPSDClient: @unchecked Sendable {
             backoff = configuration.initialBackoff
             _ = cgps_watch(data, configuration.device)
             continuation.yield(.connected(host: configuration.host, port: configuration.port))
+            let fd = cgps_fd(data)
+            var framer = GPSDLineFramer(limit: configuration.lineLimit)
             var coalescer = FixCoalescer()
             let connectedAt = clock.now
             var lastReport = clock.now
             var isStale = false
             var report = cgps_report()
             var lostReason: String?
-            // Whether the last read found only part of a line: libgps then says "ready" at once
-            // for ever (its buffer is not empty), so the socket itself is waited on instead.
-            var partial = false
             /// Reports the receiver stale once it has sent no report for `staleAfter`.
             func checkStale(at now: ContinuousClock.Instant) {
                 if !isStale && now - lastReport >= configuration.staleAfter {
@@ -171,40 +183,48 @@ public final class GPSDClient: @unchecked Sendable {
                     continuation.yield(.stale(silentFor: now - lastReport))
                 }
             }
+            /// Takes one line from gpsd: a TPV goes to libgps's parser and the coalescer; other
+            /// lines (and a TPV libgps cannot read) keep a receiver stale.
+            func take(_ output: GPSDLineFramer.Output) {
+                let bytes: [UInt8]
+                switch output {
+                case .overlong(let n):
+                    continuation.yield(.overlongLine(bytes: n, limit: configuration.lineLimit))
+                    return
+                case .line(let l): bytes = l
+                }
+                guard Self.contains(bytes, tpv) else { return }
+                line.removeAll(keepingCapacity: true)
+                line.append(contentsOf: bytes.lazy.map { CChar(bitPattern: $0) })
+                line.append(0)
+                guard line.withUnsafeMutableBufferPointer({ cgps_unpack(data, $0.baseAddress) }) == 0 else { return }
+                let received = clock.now
+                lastReport = received
+                if isStale {
+                    isStale = false
+                    continuation.yield(.receiving)
+                }
+                cgps_get_report(data, &report)
+                for output in coalescer.add(Self.report(from: &report), arrival: received - connectedAt) {
+                    continuation.yield(Self.event(output, received: received))
+                }
+            }
             while !isStopped {
                 let waitFor = coalescer.isHolding ? configuration.settle : .milliseconds(100)
-                let ready =
-                    partial
-                    ? Self.socketReadable(cgps_fd(data), within: waitFor)
-                    : cgps_waiting(data, Int32(Self.microseconds(waitFor)))
-                if ready {
-                    buffer[0] = 0
-                    let n = buffer.withUnsafeMutableBufferPointer { cgps_read(data, $0.baseAddress, Int32($0.count)) }
-                    if n == -1 {
-                        let code = errno
-                        lostReason =
-                            code == 0
-                            ? "gpsd closed the connection, or sent a line longer than libgps takes"
-                            : String(cString: cgps_errstr(code))
+                if Self.socketReadable(fd, within: waitFor) {
+                    let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                    if n == 0 {
+                        lostReason = "gpsd closed the connection"
                         break
                     }
-                    partial = n == 0 && buffer[0] == 0
-                    let isTPV = buffer.withUnsafeBufferPointer { strstr($0.baseAddress!, "\"class\":\"TPV\"") != nil }
-                    guard isTPV else {
-                        // Lines that are not reports, or part of one, keep a receiver stale.
-                        checkStale(at: clock.now)
-                        continue
+                    if n < 0 {
+                        let code = errno
+                        if code == EINTR || code == EAGAIN || code == EWOULDBLOCK { continue }
+                        lostReason = String(cString: strerror(code))
+                        break
                     }
-                    let received = clock.now
-                    lastReport = received
-                    if isStale {
-                        isStale = false
-                        continuation.yield(.receiving)
-                    }
-                    cgps_get_report(data, &report)
-                    for output in coalescer.add(Self.report(from: &report), arrival: received - connectedAt) {
-                        continuation.yield(Self.event(output, received: received))
-                    }
+                    chunk.withUnsafeBytes { framer.feed(UnsafeRawBufferPointer(rebasing: $0[..<n]), take) }
+                    checkStale(at: clock.now)
                 } else {
                     let now = clock.now
                     if coalescer.isHolding && now - lastReport >= configuration.settle {
@@ -213,6 +233,7 @@ public final class GPSDClient: @unchecked Sendable {
                     checkStale(at: now)
                 }
             }
+            if let output = framer.finish() { take(output) }
             for output in coalescer.finish() { continuation.yield(Self.event(output, received: clock.now)) }
             if let lostReason {
                 _ = cgps_close(data)
@@ -238,6 +259,18 @@ public final class GPSDClient: @unchecked Sendable {
             if status >= 0 { return status > 0 }
             if errno != EINTR { return true }
         }
+    }
+
+    /// Whether `needle` occurs in `haystack`.
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first, haystack.count >= needle.count else { return false }
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == first && haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            i += 1
+        }
+        return false
     }
 
     /// Sleeps for `d`, waking early when stopped.

@@ -1,3 +1,4 @@
+import Synchronization
 import Waymark
 
 #if canImport(FoundationEssentials)
@@ -12,6 +13,12 @@ import Waymark
 /// without one is received at its arrival time (measured on the injected clock from the start),
 /// and the simulation's timers are advanced by a tick every ``tick``. A loss of gpsd ends the
 /// track segment; the next fix starts a new one.
+///
+/// Reports wait in memory while the recording is busy (a slow store, one locked by another
+/// process), at most ``backlogLimit`` of them: gpsd's reader goes on, and what arrives while
+/// the backlog is full is dropped and reported (``Notice/backlogOverflow(dropped:from:to:)``, at
+/// most every 10 s while drops go on, and at the end).
+/// Nothing dropped has been delivered or shown.
 public final class LiveRecording<C: Clock> where C.Duration == Duration {
     /// Something the recording tells its owner about, besides the simulation's own events.
     public enum Notice: Sendable, Hashable {
@@ -24,6 +31,12 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
         case implausibleTime(time: Date, expected: Date)
         /// The receiver's clock moved by this many seconds and stayed there; recording goes on.
         case receiverTimeJumped(seconds: Double)
+        /// A line of `bytes` bytes from gpsd, longer than `limit`, was skipped.
+        case overlongLine(bytes: Int, limit: Int)
+        /// Reports that arrived while ``backlogLimit`` others waited were dropped: `dropped`
+        /// of them, received from `from` to `to` (wall-clock instants on the recording's
+        /// timeline). None of them was delivered.
+        case backlogOverflow(dropped: Int, from: Duration, to: Duration)
     }
 
     /// Why the recording stopped.
@@ -41,6 +54,8 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
     public let simulation: Simulation
     public let mapping: GPSDMapping
     public var tick: Duration = .milliseconds(100)
+    /// How many reports from gpsd (fixes, and reports without one) may wait to be handled.
+    public var backlogLimit = 1_000
     /// Called on the recording's task for every notice.
     public var onNotice: ((Notice) -> Void)?
     /// Called after every fix, with the report and how long it took from its arrival to the
@@ -48,6 +63,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
     public var onFixHandled: ((GPSDReport, Duration) -> Void)?
 
     private let clock: C
+    private let backlog = SharedBacklog()
     private var fixes = 0
     private var segment = 0
 
@@ -56,6 +72,20 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
         self.mapping = mapping
         self.clock = clock
         (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// The reports waiting between gpsd's reader and the recording, and those dropped.
+    struct Backlog: Sendable {
+        var waiting = 0
+        var dropped = 0
+        var firstDropped: ContinuousClock.Instant?
+        var lastDropped: ContinuousClock.Instant?
+    }
+
+    /// The backlog, shared by the forwarding task and the recording.
+    final class SharedBacklog: Sendable {
+        let state = Mutex(Backlog())
+        func withLock<T: Sendable>(_ body: (inout Backlog) -> T) -> T { state.withLock { body(&$0) } }
     }
 
     fileprivate enum Input: Sendable {
@@ -84,8 +114,27 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
     public func run(client: GPSDClient, duration: Duration? = nil, count: Int? = nil) async -> Ending {
         let continuation = self.continuation
         let events = client.start()
+        let backlog = self.backlog
+        let limit = max(1, backlogLimit)
         let forwarder = Task {
-            for await event in events { continuation.yield(.gpsd(event)) }
+            for await event in events {
+                switch event {
+                case .fix(_, let received), .noFix(_, let received):
+                    let taken = backlog.withLock { b in
+                        guard b.waiting < limit else {
+                            b.dropped += 1
+                            if b.firstDropped == nil { b.firstDropped = received }
+                            b.lastDropped = received
+                            return false
+                        }
+                        b.waiting += 1
+                        return true
+                    }
+                    if taken { continuation.yield(.gpsd(event)) }
+                default:
+                    continuation.yield(.gpsd(event))
+                }
+            }
             continuation.yield(.ended)
         }
         let clock = self.clock
@@ -104,6 +153,8 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
         let start = clock.now
         simulation.start(source: "gpsd://\(client.configuration.host):\(client.configuration.port)")
         var connectedOnce = false
+        // Drops are reported at most every 10 s while they go on, and at the end.
+        var nextOverflowReport = Duration.zero
         var ending = Ending.sourceEnded
         loop: for await input in inputs {
             let now = start.duration(to: clock.now)
@@ -122,6 +173,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                 ending = .sourceEnded
                 break loop
             case .gpsd(let event):
+                if now >= nextOverflowReport, reportOverflow(start: start) { nextOverflowReport = now + .seconds(10) }
                 switch event {
                 case .connected(let host, let port):
                     connectedOnce = true
@@ -143,7 +195,10 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                     if let time = report.time { onNotice?(.implausibleTime(time: time, expected: expected)) }
                 case .timeJump(let seconds):
                     onNotice?(.receiverTimeJumped(seconds: seconds))
+                case .overlongLine(let bytes, let limit):
+                    onNotice?(.overlongLine(bytes: bytes, limit: limit))
                 case .fix(let report, let received):
+                    backlog.withLock { $0.waiting -= 1 }
                     let offset = max(.zero, start.duration(to: Self.instant(received, clock: clock, start: start)))
                     if let location = mapping.location(for: report) {
                         simulation.receive(
@@ -156,13 +211,29 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                         }
                     }
                 case .noFix(_, let received):
+                    backlog.withLock { $0.waiting -= 1 }
                     let offset = max(.zero, start.duration(to: Self.instant(received, clock: clock, start: start)))
                     simulation.receive(SourceEvent(offset: offset, kind: .noFix, index: fixes, segment: segment))
                 }
             }
         }
+        _ = reportOverflow(start: start)
         simulation.finish(at: start.duration(to: clock.now))
         return ending
+    }
+
+    /// Reports the reports dropped since the last call, if any; whether there were.
+    private func reportOverflow(start: C.Instant) -> Bool {
+        let dropped = backlog.withLock { b -> (Int, ContinuousClock.Instant, ContinuousClock.Instant)? in
+            guard b.dropped > 0, let first = b.firstDropped, let last = b.lastDropped else { return nil }
+            defer { b = Backlog(waiting: b.waiting) }
+            return (b.dropped, first, last)
+        }
+        guard let (count, first, last) = dropped else { return false }
+        let from = max(.zero, start.duration(to: Self.instant(first, clock: clock, start: start)))
+        let to = max(from, start.duration(to: Self.instant(last, clock: clock, start: start)))
+        onNotice?(.backlogOverflow(dropped: count, from: from, to: to))
+        return true
     }
 
     /// The arrival instant on this recording's clock. The gpsd thread stamps arrivals on the

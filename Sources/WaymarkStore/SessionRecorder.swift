@@ -42,6 +42,9 @@ public final class SessionRecorder: SimulationObserver {
     public var failure: StoreError? { shared.state.withLock { $0.failure } }
     /// Called once, on the recording's thread, with the first error.
     public var onFailure: ((StoreError) -> Void)?
+    /// Called on the recording's thread after a commit that waited long enough for another
+    /// process's lock to be reported (``LockWaiting``), with how long it waited.
+    public var onLockReleased: ((Duration) -> Void)?
     /// Locations committed so far.
     public var committedLocations: Int { shared.state.withLock { $0.committedLocations } }
 
@@ -137,6 +140,7 @@ public final class SessionRecorder: SimulationObserver {
             do {
                 let n = try store.queue.writeWithoutTransaction { db in try writer.write(batch, db) }
                 shared.state.withLock { $0.committedLocations += n }
+                if let waited = store.lockWaiting.takeNoticedWait() { onLockReleased?(waited) }
             } catch {
                 setFailure(StoreError(error, path: path))
             }

@@ -28,6 +28,9 @@ public final class SessionStore: Sendable {
     /// Set when the store was read as it is on disk and its `-wal` file, which this user can
     /// neither read through SQLite nor fold in, holds changes that are then not shown.
     public let unreadChanges: Bool
+    /// How this store's connection waits for another process's write lock: 5 s, or, once a
+    /// recording asks, until the lock is released (``LockWaiting``).
+    public let lockWaiting: LockWaiting
 
     /// How to treat a missing file.
     public enum OpenMode: Sendable {
@@ -54,8 +57,9 @@ public final class SessionStore: Sendable {
     }
 
     /// `lockAttempts`: how many times, 50 ms apart, opening waits for another process's lock on
-    /// the store (200: about 10 s).
-    init(path: String, mode: OpenMode, lockAttempts: Int) throws {
+    /// the store (200: about 10 s). `lockWaiting`: how statements wait for SQLite's write lock.
+    init(path: String, mode: OpenMode, lockAttempts: Int, lockWaiting: LockWaiting = LockWaiting()) throws {
+        self.lockWaiting = lockWaiting
         self.path = path
         var info = stat()
         let exists = stat(path, &info) == 0
@@ -83,7 +87,7 @@ public final class SessionStore: Sendable {
         isReadOnly = false
         unreadChanges = false
         var configuration = Configuration()
-        configuration.busyMode = .timeout(5)
+        configuration.busyMode = .callback { tries in lockWaiting.shouldRetry(tries: tries) }
         // Rows name their session; deleting a session deletes its rows explicitly. Checking the
         // key on every insert would cost a lookup per location.
         configuration.foreignKeysEnabled = false

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WaymarkGPSD
 
 /// `waymark record` against a gpsd that misbehaves (`scripts/fake-gpsd.py`): it sends part of a
 /// report and never the end of its line. libgps then says "ready" for ever while the line is
@@ -61,5 +62,127 @@ struct GPSDMisbehavingTests {
         }
         // Spinning costs a whole core for the 3 s; waiting, a few hundredths.
         #expect(seconds.reduce(0, +) < 1.0, "\(mode): \(line) of CPU in a 3 s recording")
+    }
+
+    /// A line longer than the limit is skipped with a warning, and the reports after it are
+    /// recorded: before, libgps's full buffer made every later read fail, which looked like
+    /// gpsd going away, again on every reconnection.
+    @Test(.timeLimit(.minutes(1)))
+    func anOverlongLineIsSkippedAndTheReportsAfterItRecorded() throws {
+        let directory = temporaryPath("-fake-gpsd")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fake = try Self.startFake("long-line", log: directory + "/fake.log")
+        defer {
+            kill(fake.pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(fake.pid, &status, 0)
+        }
+        let r = try run(
+            Paths.waymark.path,
+            [
+                "record", "--gpsd", "127.0.0.1:\(fake.port)", "--count", "3", "--duration", "30s", "--no-store",
+                "--format", "ndjson",
+            ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("a line of 100"), "\(r.stderr)")
+        #expect(r.stderr.contains("more than 65536) was skipped"), "\(r.stderr)")
+        #expect(r.stderr.contains("1 overlong line(s) from gpsd skipped"), "\(r.stderr)")
+        #expect(!r.stderr.contains("outage"), "\(r.stderr)")
+        let objects = try ndjsonObjects(r.stdoutText)
+        // The delivered locations, one per second of the receiver's clock after the long line.
+        #expect(
+            objects.compactMap { $0["time"] as? String }.prefix(3) == [
+                "2024-05-01T08:00:01.000Z", "2024-05-01T08:00:02.000Z", "2024-05-01T08:00:03.000Z",
+            ], "\(r.stdoutText)")
+    }
+
+    /// Another process holds the store's write lock while gpsd floods: the recording waits for
+    /// the lock instead of ending, keeps gpsd's reports in memory up to its limit, reports what
+    /// it had to drop, and stores every location it showed (issue 15, items 7 and 14).
+    @Test(.timeLimit(.minutes(1)), .enabled(if: which("sqlite3") != nil))
+    func aLockedStoreAndAFloodingGpsdEndNothingAndLoseNothingShown() throws {
+        let directory = temporaryPath("-fake-gpsd")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fake = try Self.startFake("flood", log: directory + "/fake.log")
+        defer {
+            kill(fake.pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(fake.pid, &status, 0)
+        }
+        let store = directory + "/store.sqlite"
+        let shown = directory + "/shown.ndjson"
+        let log = directory + "/record.log"
+        let record = try spawnUnblocked(
+            [
+                Paths.waymark.path, "record", "--gpsd", "127.0.0.1:\(fake.port)", "--duration", "6s", "--store", store,
+                "--format", "ndjson", "-o", shown,
+            ], output: directory + "/record.out", error: log)
+        func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        // Once the session is being recorded, another process takes the write lock, and keeps it
+        // until the recording has said it waits.
+        while !logText().contains("recording session") { usleep(20_000) }
+        let holder = try StoreLockWaitTests.LockHolder(path: store)
+        try holder.take()
+        var status: Int32 = 0
+        var ended = false
+        while !logText().contains("store: locked by another process for") && !ended {
+            ended = waitpid(record, &status, WNOHANG) == record
+            usleep(20_000)
+        }
+        holder.end()
+        let (finalStatus, timedOut) = ended ? (status, false) : waitForExit(record, within: 30)
+        status = finalStatus
+        let text = logText()
+        #expect(!timedOut && exitStatus(status) == 0, "\(text)")
+        #expect(text.contains("store: the lock was released after"), "\(text)")
+        #expect(text.contains("were dropped: 1000 were already waiting to be recorded"), "\(text)")
+        #expect(text.contains("report(s) from gpsd dropped because the recording could not keep up"), "\(text)")
+        // Everything shown is stored.
+        let shownCount = try String(contentsOfFile: shown, encoding: .utf8).split(separator: "\n").count
+        let export = try run(Paths.waymark.path, ["sessions", "export", "1", "--format", "ndjson", "--store", store])
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(shownCount > 0 && export.stdoutText.split(separator: "\n").count == shownCount)
+        let list = try run(Paths.waymark.path, ["sessions", "list", "--store", store])
+        #expect(list.stdoutText.contains("completed"), "\(list.stdoutText)")
+    }
+}
+
+/// The line framer gpsd's client reads with (a pure state machine).
+struct GPSDLineFramerTests {
+    static func lines(_ pieces: [String], limit: Int = 16) -> [GPSDLineFramer.Output] {
+        var framer = GPSDLineFramer(limit: limit)
+        var out: [GPSDLineFramer.Output] = []
+        for piece in pieces {
+            Array(piece.utf8).withUnsafeBytes { framer.feed($0) { out.append($0) } }
+        }
+        if let last = framer.finish() { out.append(last) }
+        return out
+    }
+
+    static func line(_ text: String) -> GPSDLineFramer.Output { .line(Array(text.utf8)) }
+
+    @Test func linesAcrossReadsAndCarriageReturns() {
+        #expect(
+            Self.lines(["{\"a\":1}\n{\"b", "\":2}\r", "\n\n{"]) == [
+                Self.line("{\"a\":1}"), Self.line("{\"b\":2}"), Self.line(""),
+            ])
+        #expect(Self.lines(["abc"]) == [], "a line cut short by the end is dropped")
+    }
+
+    @Test func anOverlongLineIsReportedOnceAndTheNextReadWhole() {
+        // 40 bytes in three reads, then a good line in the same read as the overlong one's end.
+        let long = String(repeating: "x", count: 40)
+        let out = Self.lines([
+            String(long.prefix(10)), String(long.dropFirst(10).prefix(20)), long.suffix(10) + "\nok\n",
+        ])
+        #expect(out == [.overlong(bytes: 40), Self.line("ok")])
+        // Exactly the limit is taken; one more byte is not.
+        #expect(
+            Self.lines([String(repeating: "y", count: 16) + "\n"]) == [Self.line(String(repeating: "y", count: 16))])
+        #expect(Self.lines([String(repeating: "y", count: 17) + "\nz\n"]) == [.overlong(bytes: 17), Self.line("z")])
+        // One that never ends is reported when the stream does.
+        #expect(Self.lines([String(repeating: "y", count: 30)]) == [.overlong(bytes: 30)])
     }
 }

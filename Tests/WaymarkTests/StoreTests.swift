@@ -436,3 +436,134 @@ import Testing
         #expect(throws: StoreError.self) { try store.session(first.id) }
     }
 }
+
+/// Another process that holds SQLite's write lock (issue 15, item 7): an ordinary statement gives
+/// up after 5 s with a busy error; a recording waits as long as the lock is held, and hears how
+/// long. Time here is the lock waiting's injected sleep, so the test waits for nothing: the
+/// other process is the `sqlite3` shell, in a transaction until the test tells it to commit.
+@Suite(.enabled(if: which("sqlite3") != nil, "sqlite3 is installed by scripts/test.sh"))
+struct StoreLockWaitTests {
+    /// The `sqlite3` shell on a store, holding its write lock from ``take()`` to ``release()``.
+    final class LockHolder: @unchecked Sendable {
+        let process = Process()
+        let input = Pipe()
+        let output = Pipe()
+        private let lock = NSLock()
+        private var released = false
+
+        init(path: String) throws {
+            process.executableURL = URL(fileURLWithPath: which("sqlite3")!)
+            process.arguments = [path]
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+        }
+
+        /// Begins a write transaction and returns once the shell has it.
+        func take() throws {
+            // The shell waits for a writer that holds the lock now; "locked" follows its BEGIN.
+            input.fileHandleForWriting.write(Data(".timeout 30000\nBEGIN IMMEDIATE;\nSELECT 'locked';\n".utf8))
+            var seen = Data()
+            while !String(decoding: seen, as: UTF8.self).contains("locked") {
+                let more = output.fileHandleForReading.availableData
+                if more.isEmpty { throw POSIXError(.EIO) }
+                seen += more
+            }
+        }
+
+        /// Commits, once.
+        func release() {
+            lock.lock()
+            defer { lock.unlock() }
+            guard !released else { return }
+            released = true
+            input.fileHandleForWriting.write(Data("COMMIT;\n.quit\n".utf8))
+        }
+
+        func end() {
+            release()
+            process.waitUntilExit()
+        }
+    }
+
+    /// The lock waiting's sleep: virtual time, which releases the holder once it reaches `after`.
+    final class VirtualTime: @unchecked Sendable {
+        private let lock = NSLock()
+        private var total: Duration = .zero
+        var releaseAfter: Duration?
+        var holder: LockHolder?
+        var elapsed: Duration { lock.withLock { total } }
+        func reset() { lock.withLock { total = .zero } }
+        func sleep(_ d: Duration) {
+            let now = lock.withLock {
+                total += d
+                return total
+            }
+            if let after = releaseAfter, now >= after {
+                holder?.release()
+                sched_yield()
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRecordingWaitsOutALockThatEndsAnOrdinaryStatement() throws {
+        let path = StoreTests.newStorePath()
+        let time = VirtualTime()
+        let store = try SessionStore(
+            path: path, mode: .create, lockAttempts: 200, lockWaiting: LockWaiting(sleep: { time.sleep($0) }))
+        let recorder = try store.beginSession(StoreTests.session(.record), mode: .durable)
+        let holder = try LockHolder(path: path)
+        defer { holder.end() }
+        time.holder = holder
+        try holder.take()
+
+        // An ordinary statement: 5 s, then a busy error that says so.
+        #expect(throws: StoreError.self) { try store.beginSession(StoreTests.session(.record), mode: .durable) }
+        #expect(time.elapsed >= .seconds(5) && time.elapsed < .seconds(5) + .milliseconds(60), "\(time.elapsed)")
+
+        // A recording: a lock held for 60 s is waited out, with a notice after 1 s and every 10 s.
+        time.reset()
+        time.releaseAfter = .seconds(60)
+        let notices = NoticeList()
+        store.lockWaiting.waitPatiently { notices.append($0) }
+        nonisolated(unsafe) var released: Duration?
+        recorder.onLockReleased = { released = $0 }
+        let event = AuditEvent(offset: .seconds(3), kind: .started(source: "gpsd", iosVersion: .newest))
+        #expect(recorder.record(event), "\(String(describing: recorder.failure))")
+        #expect(recorder.failure == nil)
+        #expect(notices.values.map { Int($0.components.seconds) } == [1, 11, 21, 31, 41, 51], "\(notices.values)")
+        #expect(released.map { $0 >= .seconds(60) } == true, "\(String(describing: released))")
+        #expect(try store.session(recorder.id).eventCount == 1, "the event waited for is in the store")
+    }
+
+    /// A patient wait that is abandoned (a stop signal) fails its statement as busy.
+    @Test(.timeLimit(.minutes(1)))
+    func anAbandonedWaitFailsAsBusy() throws {
+        let path = StoreTests.newStorePath()
+        nonisolated(unsafe) var waiting: LockWaiting?
+        let time = VirtualTime()
+        let lockWaiting = LockWaiting(sleep: { d in
+            time.sleep(d)
+            if time.elapsed >= .seconds(30) { waiting?.abandon() }
+        })
+        waiting = lockWaiting
+        let store = try SessionStore(path: path, mode: .create, lockAttempts: 200, lockWaiting: lockWaiting)
+        let recorder = try store.beginSession(StoreTests.session(.record), mode: .durable)
+        let holder = try LockHolder(path: path)
+        defer { holder.end() }
+        try holder.take()
+        store.lockWaiting.waitPatiently { _ in }
+        let event = AuditEvent(offset: .seconds(3), kind: .started(source: "gpsd", iosVersion: .newest))
+        #expect(!recorder.record(event))
+        #expect(recorder.failure?.kind == .busy, "\(String(describing: recorder.failure))")
+        #expect(time.elapsed >= .seconds(30) && time.elapsed < .seconds(31))
+    }
+
+    final class NoticeList: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [Duration] = []
+        func append(_ d: Duration) { lock.withLock { list.append(d) } }
+        var values: [Duration] { lock.withLock { list } }
+    }
+}
