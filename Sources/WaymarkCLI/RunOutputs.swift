@@ -29,6 +29,9 @@ final class RunOutputs: SimulationObserver {
     private let sink: FileSink
     private let audit: AuditLogWriter?
     private let ndjson: DeliveredNDJSON?
+    /// GeoJSON without a store: the app's locations, written as it stores them.
+    private var streamedGeoJSON: GeoJSONWriter?
+    private var streamError: (any Error)?
     private var reporters: [any SimulationObserver] = []
     /// The first error of the store or the live GPX file; the run should stop.
     private(set) var recordingFailure: (any Error)?
@@ -58,10 +61,19 @@ final class RunOutputs: SimulationObserver {
         } else {
             ndjson = nil
         }
-        // Only GeoJSON without a store reads the delivered locations back from the app at the
-        // end; otherwise the app keeps only what its fetch has yet to sync, so a long replay or
-        // recording runs in bounded memory.
-        simulation.tutorialApp?.retainsStoredLocations = session == nil && format == .geojson
+        // The app keeps only what its fetch has yet to sync, so that a long replay or recording
+        // runs in bounded memory. GeoJSON is read back from the store at the end, or, without
+        // one, written as the app stores each location (the writer spills to a temporary file).
+        simulation.tutorialApp?.retainsStoredLocations = false
+        if session == nil && format == .geojson {
+            let writer = GeoJSONWriter(sink: sink)
+            writer.beginDelivered()
+            streamedGeoJSON = writer
+            simulation.tutorialApp?.onStored = { [unowned self] stored in
+                guard streamError == nil else { return }
+                do { try writer.addDelivered(stored) } catch { streamError = error }
+            }
+        }
         if let session {
             let commit: () throws -> Void = {
                 session.commit()
@@ -150,15 +162,17 @@ final class RunOutputs: SimulationObserver {
         try ndjson?.finish()
         switch format {
         case .geojson:
-            let writer = GeoJSONWriter(sink: sink)
             if let session {
+                let writer = GeoJSONWriter(sink: sink)
                 let locations = try session.store.locationSequence(of: session.id)
                 try writer.writeDelivered(locations, name: featureName)
                 if let failure = locations.failure { throw failure }
-            } else {
-                try writer.writeDelivered(simulation.tutorialApp?.stored ?? [], name: featureName)
+                try writer.finish()
+            } else if let writer = streamedGeoJSON {
+                if let streamError { throw streamError }
+                try writer.endDelivered(name: featureName)
+                try writer.finish()
             }
-            try writer.finish()
         case .text:
             if output != nil { sink.write(console.uiText) }
         case .ndjson:

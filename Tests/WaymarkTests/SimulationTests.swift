@@ -129,6 +129,44 @@ final class RecordingDelegate: LocationManagerDelegate {
         #expect(delegate.authorizationChanges >= 2)
     }
 
+    /// An app that does not keep its locations hands each to `onStored` as it stores it: a run's
+    /// outputs (GeoJSON without a store) stream them, and the app holds only what its fetch has
+    /// yet to sync (issue 15, item 13). The streamed locations are the ones a keeping app has,
+    /// in order, and written as GeoJSON they give the same bytes.
+    @Test func anAppThatKeepsNothingStreamsWhatItStores() async throws {
+        let keeping = Simulation(scenario: Self.busyScenario, epoch: Self.epoch)
+        try await keeping.run(try Self.source(loops: 6))
+        let kept = try #require(keeping.tutorialApp?.stored)
+
+        let streaming = Simulation(scenario: Self.busyScenario, epoch: Self.epoch)
+        let app = try #require(streaming.tutorialApp)
+        app.retainsStoredLocations = false
+        nonisolated(unsafe) var streamed: [StoredLocation] = []
+        nonisolated(unsafe) var mostHeld = 0
+        app.onStored = { location in
+            streamed.append(location)
+            mostHeld = max(mostHeld, app.stored.count)
+        }
+        try await streaming.run(try Self.source(loops: 6))
+        #expect(kept.count > 20, "\(kept.count)")
+        #expect(streamed == kept)
+        #expect(mostHeld < kept.count / 2, "held \(mostHeld) of \(kept.count): only what fetch has yet to sync")
+
+        let whole = try render { sink in
+            let writer = GeoJSONWriter(sink: sink)
+            try writer.writeDelivered(kept, name: "delivered")
+            try writer.finish()
+        }
+        let incremental = try render { sink in
+            let writer = GeoJSONWriter(sink: sink)
+            writer.beginDelivered()
+            for location in streamed { try writer.addDelivered(location) }
+            try writer.endDelivered(name: "delivered")
+            try writer.finish()
+        }
+        #expect(whole == incremental)
+    }
+
     @Test func virtualTimeNeverWaitsAndPacedTimeWaitsForEveryEvent() async throws {
         let clock = RecordingClock()
         let simulation = Simulation(scenario: Self.busyScenario, epoch: Self.epoch)

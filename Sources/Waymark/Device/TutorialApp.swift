@@ -79,6 +79,9 @@ public final class TutorialApp: SimulatedApp {
     /// Whether ``stored`` keeps every location (the default). Off, it keeps only what background
     /// fetch has yet to sync, so that a recording of days runs in bounded memory.
     public var retainsStoredLocations = true
+    /// Called with each location as the app stores it (after it is in ``stored``, if kept
+    /// there): a run's outputs stream them from here instead of reading ``stored`` at the end.
+    public var onStored: ((StoredLocation) -> Void)?
     /// Where background fetch syncs stored locations; nil syncs nowhere (every fetch succeeds).
     public var fetchSink: (any FetchSink)?
 
@@ -266,11 +269,12 @@ public final class TutorialApp: SimulatedApp {
         storedCount += updates.count
         for i in updates.indices {
             // Fields read in place: a whole update is copied only when it is kept.
-            if retainsStoredLocations || fetchEnabled || behaviour.uploadsInBackground {
-                stored.append(
-                    StoredLocation(
-                        location: updates[i].location, appState: updates[i].appState, reason: updates[i].reason,
-                        index: updates[i].index, segment: updates[i].segment, offset: system.now))
+            if retainsStoredLocations || fetchEnabled || behaviour.uploadsInBackground || onStored != nil {
+                let location = StoredLocation(
+                    location: updates[i].location, appState: updates[i].appState, reason: updates[i].reason,
+                    index: updates[i].index, segment: updates[i].segment, offset: system.now)
+                if retainsStoredLocations || fetchEnabled || behaviour.uploadsInBackground { stored.append(location) }
+                onStored?(location)
             }
             let reason = updates[i].reason
             if !updates[i].appState.isForeground || reason == .resumed || reason == .alwaysGranted {

@@ -103,6 +103,8 @@ public final class GeoJSONWriter {
     @exclusivity(unchecked) private var pendingDelivery: StoredLocation?
     /// Whether `pendingDelivery` is set: tested per point instead of copying the optional.
     @exclusivity(unchecked) private var delivering = false
+    /// The segment of the last location of ``addDelivered(_:)``.
+    private var deliveredSegment: Int?
 
     public init(sink: FileSink) {
         self.sink = sink
@@ -143,25 +145,42 @@ public final class GeoJSONWriter {
     /// `coordinateProperties` holds each location's `appStates`, delivery `reasons` and
     /// `horizontalAccuracies` (metres).
     public func writeDelivered(_ locations: some Sequence<StoredLocation>, name: String) throws {
+        beginDelivered()
+        for stored in locations { try addDelivered(stored) }
+        try endDelivered(name: name)
+    }
+
+    /// Begins the feature of ``writeDelivered(_:name:)`` for locations that come one at a time
+    /// (``addDelivered(_:)``, then ``endDelivered(name:)``), as a run delivers them: nothing
+    /// but the writer's bounded spill buffers holds them.
+    public func beginDelivered() {
         beginPath()
-        var segment: Int?
-        for stored in locations {
-            if stored.segment != segment {
-                endLine()
-                segment = stored.segment
-            }
-            let l = stored.location
-            var p = GPXPoint(
-                latitude: l.coordinate.latitude, longitude: l.coordinate.longitude,
-                elevation: l.hasValidAltitude ? l.altitude : nil, time: l.timestamp)
-            if l.speed >= 0 { p.speed = l.speed }
-            if l.course >= 0 { p.course = l.course }
-            pendingDelivery = stored
-            delivering = true
-            try addPoint(p)
+        deliveredSegment = nil
+    }
+
+    /// Adds one location to the feature begun by ``beginDelivered()``.
+    public func addDelivered(_ stored: StoredLocation) throws {
+        if stored.segment != deliveredSegment {
+            endLine()
+            deliveredSegment = stored.segment
+        }
+        let l = stored.location
+        var p = GPXPoint(
+            latitude: l.coordinate.latitude, longitude: l.coordinate.longitude,
+            elevation: l.hasValidAltitude ? l.altitude : nil, time: l.timestamp)
+        if l.speed >= 0 { p.speed = l.speed }
+        if l.course >= 0 { p.course = l.course }
+        pendingDelivery = stored
+        delivering = true
+        defer {
             pendingDelivery = nil
             delivering = false
         }
+        try addPoint(p)
+    }
+
+    /// Ends the feature begun by ``beginDelivered()``, named `name`.
+    public func endDelivered(name: String) throws {
         try endPath(GPXPathInfo(name: name), type: "delivered")
     }
 
