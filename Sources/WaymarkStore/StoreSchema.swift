@@ -123,13 +123,7 @@ public enum StoreSchema {
                         sql: "INSERT INTO code (kind, code, name) VALUES (?, ?, ?)", arguments: [kind, code, name])
                 }
             }
-            try db.execute(
-                sql: locationView(positioning: false) + """
-                    CREATE VIEW event_view AS
-                    SELECT e.id >> 40 AS session_id, e.id & 1099511627775 AS seq, e.offset,
-                      strftime('%Y-%m-%dT%H:%M:%fZ', s.epoch + e.offset, 'unixepoch') AS time, e.name, e.data
-                    FROM event e JOIN session s ON s.id = e.id >> 40;
-                    """)
+            try db.execute(sql: locationView(positioning: false) + eventView)
         }
         migrator.registerMigration("v2: codes and positioning of the rebuilt device") { db in
             try db.execute(sql: "DROP VIEW location_view; " + locationView(positioning: true))
@@ -138,7 +132,144 @@ public enum StoreSchema {
         migrator.registerMigration("v3: codes of the wake-up services") { db in
             try addNewCodes(db)
         }
+        migrator.registerMigration("v4: checked columns") { db in
+            try checkColumns(db)
+        }
         return migrator
+    }
+
+    /// Creates a store at `path` with the migrations up to `identifier` only: a store of an
+    /// older Waymark, for the tests of the migrations after it.
+    static func createStore(at path: String, upTo identifier: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try migrator.migrate(queue, upTo: identifier)
+    }
+
+    // MARK: - v4: checked columns
+
+    /// A column of a checked table: its declared type, whether it may be NULL, and what its
+    /// value must satisfy besides its type.
+    struct CheckedColumn {
+        var name: String
+        var type: String
+        var nullable = false
+        var check: String?
+        /// Whatever the schema said before v4 (the primary key, a REFERENCES clause).
+        var extra = ""
+
+        /// The condition a row's value must meet: SQLite's type of the value (after the
+        /// column's affinity) is the declared one, and `check` holds.
+        var isKey: Bool { extra.contains("PRIMARY KEY") }
+
+        var condition: String {
+            let typed = "typeof(\(name)) = '\(type.lowercased())'"
+            let checked = check.map { "\(typed) AND \($0)" } ?? typed
+            return nullable ? "(\(name) IS NULL OR (\(checked)))" : "(\(checked))"
+        }
+    }
+
+    /// Unix seconds of the years −9999 to 9999, the times Waymark reads and writes.
+    static func inYears(_ column: String) -> String { "\(column) BETWEEN -377705116800 AND 253402300799" }
+
+    /// The tables v4 checks, with every column in its v1 order.
+    static let checkedTables: [(name: String, columns: [CheckedColumn])] = {
+        func real(_ name: String, nullable: Bool = false, _ check: String? = nil) -> CheckedColumn {
+            CheckedColumn(name: name, type: "REAL", nullable: nullable, check: check ?? "abs(\(name)) < 1e300")
+        }
+        func integer(_ name: String, nullable: Bool = false, _ check: String? = nil) -> CheckedColumn {
+            CheckedColumn(name: name, type: "INTEGER", nullable: nullable, check: check)
+        }
+        func text(_ name: String, nullable: Bool = false, default value: String? = nil, _ check: String? = nil)
+            -> CheckedColumn
+        {
+            CheckedColumn(
+                name: name, type: "TEXT", nullable: nullable, check: check, extra: value.map { " DEFAULT \($0)" } ?? "")
+        }
+        let session: [CheckedColumn] = [
+            CheckedColumn(name: "id", type: "INTEGER", extra: " PRIMARY KEY AUTOINCREMENT"),
+            text("kind", "kind IN ('replay', 'record')"), text("source"), text("settings", default: "'{}'"),
+            text("scenario", nullable: true), real("created_at", inYears("created_at")),
+            real("epoch", inYears("epoch")), real("ended_at", nullable: true, inYears("ended_at")),
+            real("duration", nullable: true, "duration BETWEEN 0 AND 1e15"),
+            text(
+                "outcome", default: "'running'",
+                "outcome IN ('running', 'completed', 'stopped', 'failed', 'interrupted')"),
+            text("outcome_detail", nullable: true), integer("pid", nullable: true), text("host", nullable: true),
+        ]
+        var location: [CheckedColumn] = [
+            CheckedColumn(name: "id", type: "INTEGER", extra: " PRIMARY KEY"), real("offset"),
+            real("time", inYears("time")), real("latitude", "latitude BETWEEN -90 AND 90"),
+            real("longitude", "longitude BETWEEN -180 AND 180"),
+        ]
+        location += ["altitude", "ellipsoidal_altitude"].map { real($0, nullable: true) }
+        location.append(real("horizontal_accuracy"))
+        location += ["vertical_accuracy", "speed", "speed_accuracy", "course", "course_accuracy"].map {
+            real($0, nullable: true)
+        }
+        location += [integer("fix_mode", "fix_mode >= 0"), integer("satellites", nullable: true, "satellites >= 0")]
+        location += ["hdop", "vdop", "pdop"].map { real($0, nullable: true) }
+        location += [integer("differential", "differential >= 0"), integer("flags", "flags >= 0")]
+        var origin = integer("origin_id")
+        origin.extra = " REFERENCES origin(id)"
+        location += [origin, integer("origin_index", nullable: true), integer("fix_index"), integer("segment")]
+        location += ["app_state", "reason", "authorization", "accuracy_authorization"].map { integer($0, "\($0) >= 0") }
+        location += [
+            real("source_latitude", nullable: true, "source_latitude BETWEEN -90 AND 90"),
+            real("source_longitude", nullable: true, "source_longitude BETWEEN -180 AND 180"),
+            real("background_time_remaining", nullable: true),
+        ]
+        let event: [CheckedColumn] = [
+            CheckedColumn(name: "id", type: "INTEGER", extra: " PRIMARY KEY"), real("offset"), text("name"),
+            text("data"),
+        ]
+        return [("session", session), ("location", location), ("event", event)]
+    }()
+
+    /// The condition that every column of `columns` meets.
+    static func validRow(_ columns: [CheckedColumn]) -> String {
+        columns.filter { !$0.isKey }.map(\.condition).joined(separator: " AND ")
+    }
+
+    /// Rebuilds `session`, `location` and `event` with a CHECK per column: its type and range,
+    /// as Waymark writes it. Rows of an older store that do not meet them (from `sqlite3
+    /// .recover`, say) are not lost: they move to `rejected_session`, `rejected_location` and
+    /// `rejected_event`, made only when there are any. Session ids already used stay used.
+    private static func checkColumns(_ db: Database) throws {
+        let lastSession = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'session'")
+        try db.execute(sql: "DROP VIEW IF EXISTS location_view; DROP VIEW IF EXISTS event_view")
+        for (name, columns) in checkedTables {
+            let list = columns.map(\.name).joined(separator: ", ")
+            let definitions = columns.map { c -> String in
+                // A NULL fails the check of a column that must have a value: no NOT NULL, which
+                // `PRAGMA ignore_check_constraints` could not turn off for a repair.
+                let constraint = c.isKey ? "" : " CHECK \(c.condition)"
+                return "  \(c.name) \(c.type)\(c.extra)\(constraint)"
+            }
+            let valid = validRow(columns)
+            try db.execute(
+                sql: """
+                    CREATE TABLE checked_\(name) (
+                    \(definitions.joined(separator: ",\n"))
+                    );
+                    INSERT INTO checked_\(name) (\(list)) SELECT \(list) FROM \(name) WHERE \(valid);
+                    """)
+            let rejected = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(name) WHERE NOT (\(valid))") ?? 0
+            if rejected > 0 {
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS rejected_\(name) AS SELECT * FROM \(name) WHERE 0;
+                        INSERT INTO rejected_\(name) SELECT * FROM \(name) WHERE NOT (\(valid));
+                        """)
+            }
+            try db.execute(sql: "DROP TABLE \(name); ALTER TABLE checked_\(name) RENAME TO \(name)")
+        }
+        // Session ids are never reused, even those of deleted sessions.
+        try db.execute(
+            sql: """
+                DELETE FROM sqlite_sequence WHERE name = 'session';
+                INSERT INTO sqlite_sequence (name, seq) SELECT 'session', max(?, coalesce(max(id), 0)) FROM session;
+                """, arguments: [lastSession ?? 0])
+        try db.execute(sql: locationView(positioning: true) + eventView)
     }
 
     /// New cases go at the end of their table; a store made before them learns their names.
@@ -153,6 +284,14 @@ public enum StoreSchema {
             }
         }
     }
+
+    /// The view of events with their times.
+    static let eventView = """
+        CREATE VIEW event_view AS
+        SELECT e.id >> 40 AS session_id, e.id & 1099511627775 AS seq, e.offset,
+          strftime('%Y-%m-%dT%H:%M:%fZ', s.epoch + e.offset, 'unixepoch') AS time, e.name, e.data
+        FROM event e JOIN session s ON s.id = e.id >> 40;
+        """
 
     /// The view of locations with their codes named; from v2 with the positioning source.
     static func locationView(positioning: Bool) -> String {

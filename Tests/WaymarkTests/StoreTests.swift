@@ -567,3 +567,93 @@ struct StoreLockWaitTests {
         var values: [Duration] { lock.withLock { list } }
     }
 }
+
+/// Issue 15, item 4: the store's columns are checked (schema v4), so rows Waymark never writes
+/// are refused where they would be written; a store made before is migrated without losing a row.
+@Suite(.enabled(if: which("sqlite3") != nil, "sqlite3 is installed by scripts/test.sh"))
+struct CheckedColumnTests {
+    static let badEdits = [
+        "INSERT INTO session (kind, source, settings, created_at, epoch, outcome) VALUES ('replay', 'r.gpx', '{}', 'yesterday', 0, 'completed')",
+        "UPDATE location SET latitude = NULL WHERE id = (SELECT min(id) FROM location)",
+        "UPDATE location SET longitude = 200 WHERE id = (SELECT min(id) FROM location)",
+        "UPDATE location SET fix_index = 'abc' WHERE id = (SELECT min(id) FROM location)",
+        "UPDATE location SET time = 1e300 WHERE id = (SELECT min(id) FROM location)",
+        "UPDATE event SET name = X'FFFE' WHERE id = (SELECT min(id) FROM event)",
+        "UPDATE event SET offset = NULL WHERE id = (SELECT min(id) FROM event)",
+        "UPDATE session SET outcome = 'maybe'",
+    ]
+
+    @Test func aNewStoreRefusesRowsWaymarkNeverWrites() async throws {
+        let sqlite3 = try #require(which("sqlite3"))
+        let path = StoreTests.newStorePath()
+        let store = try SessionStore(path: path)
+        _ = try await StoreTests.runBusyScenario(into: store, mode: .batched(50))
+        for edit in Self.badEdits {
+            let r = try run(sqlite3, [path, edit])
+            #expect(r.status != 0 && r.stderr.contains("constraint failed"), "\(edit): \(r.stderr)")
+        }
+        // What Waymark writes, and a number given as text that SQLite turns into one, pass.
+        let good = try run(
+            sqlite3,
+            [
+                path,
+                "INSERT INTO session (kind, source, created_at, epoch) VALUES ('record', 'gpsd', 1800000000, '1800000000');"
+                    + "UPDATE location SET fix_index = '12' WHERE id = (SELECT min(id) FROM location)",
+            ])
+        #expect(good.status == 0, "\(good.stderr)")
+    }
+
+    /// A store of schema v3 with bad rows (as `sqlite3 .recover` may leave them): after the
+    /// migration every good row reads as before, every bad one is kept in a `rejected_` table,
+    /// and session ids already used are not given again.
+    @Test func aV3StoreIsMigratedWithoutLosingARow() async throws {
+        let sqlite3 = try #require(which("sqlite3"))
+        let source = StoreTests.newStorePath()
+        let sourceStore = try SessionStore(path: source)
+        let (_, _, first) = try await StoreTests.runBusyScenario(into: sourceStore, mode: .batched(50))
+        let (_, _, second) = try await StoreTests.runBusyScenario(into: sourceStore, mode: .batched(50))
+        let locations = try sourceStore.locations(of: first.id).map { $0.ndjson() }
+        let events = try sourceStore.session(first.id).eventCount
+
+        let path = StoreTests.newStorePath()
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try StoreSchema.createStore(at: path, upTo: "v3: codes of the wake-up services")
+        let copy = """
+            ATTACH '\(source)' AS v4;
+            INSERT INTO origin SELECT * FROM v4.origin;
+            INSERT INTO session SELECT * FROM v4.session;
+            INSERT INTO location SELECT * FROM v4.location;
+            INSERT INTO event SELECT * FROM v4.event;
+            DELETE FROM session WHERE id = \(second.id);
+            DELETE FROM location WHERE id >> 40 = \(second.id);
+            DELETE FROM event WHERE id >> 40 = \(second.id);
+            UPDATE location SET latitude = NULL WHERE id = (SELECT max(id) FROM location);
+            UPDATE event SET name = X'FFFE' WHERE id = (SELECT max(id) FROM event);
+            INSERT INTO session (id, kind, source, settings, created_at, epoch, outcome)
+              VALUES (7, 'replay', 'recovered.gpx', '{}', 'yesterday', 0, 'completed');
+            """
+        let r = try run(sqlite3, [path, copy])
+        #expect(r.status == 0, "\(r.stderr)")
+
+        let store = try SessionStore(path: path, mode: .existing)
+        #expect(try store.sessions().map(\.id) == [first.id])
+        #expect(try store.locations(of: first.id).map { $0.ndjson() } == Array(locations.dropLast()))
+        // Its count of events has both tables' rows: one of each was rejected.
+        #expect(try store.session(first.id).eventCount == events - 2)
+        let rejected = try run(
+            sqlite3,
+            [
+                path,
+                "SELECT (SELECT count(*) FROM rejected_session), (SELECT count(*) FROM rejected_location),"
+                    + " (SELECT count(*) FROM rejected_event), (SELECT latitude IS NULL FROM rejected_location)",
+            ])
+        #expect(rejected.stdoutText == "1|1|1|1\n", "\(rejected.stdoutText)\(rejected.stderr)")
+        // Session 7 was used (and is kept aside): the next is 8.
+        let next = try store.beginSession(StoreTests.session(), mode: .durable)
+        #expect(next.id == 8)
+        // The checks hold on the migrated store.
+        let refused = try run(sqlite3, [path, Self.badEdits[2]])
+        #expect(refused.status != 0, "\(refused.stderr)")
+    }
+}
