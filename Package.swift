@@ -46,19 +46,23 @@ let package = Package(
                 "Waymark",
                 "WaymarkGPSD",
                 "WaymarkStore",
+                "WaymarkScenarioFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                // Scenario files only; kept out of the library so that it links FoundationEssentials alone.
-                .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // Scenario files (YAML through Yams), for the command line and the fuzzer; kept out of the
+        // library so that it links FoundationEssentials alone.
+        .target(name: "WaymarkScenarioFile", dependencies: ["Waymark", .product(name: "Yams", package: "Yams")]),
         // Generates synthetic GPX and measures Waymark against gpsbabel and ogr2ogr.
         .executableTarget(
             name: "WaymarkBench", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore", "GPXLayouts"]),
         // The point layouts of common GPX writers, generated at any size (benchmark and tests).
         .target(name: "GPXLayouts", dependencies: ["Waymark"]),
-        // libFuzzer target for the XML tokenizer and GPX reader; see README "Fuzzing".
+        // libFuzzer targets: the GPX reader, the writers, scenario files and gpsd's reports; see
+        // README "Fuzzing".
         .target(name: "CFuzzShim"),
-        .executableTarget(name: "WaymarkFuzz", dependencies: ["Waymark", "CFuzzShim"]),
+        .executableTarget(
+            name: "WaymarkFuzz", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkScenarioFile", "CFuzzShim"]),
         .testTarget(
             name: "WaymarkTests",
             dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkTesting", "GPXLayouts"],

@@ -1,23 +1,8 @@
 import ArgumentParser
 import Waymark
+import WaymarkScenarioFile
 
 /// Authorization names as users type them: the short forms and CoreLocation's own.
-enum AuthorizationText {
-    static let names = "notDetermined, restricted, denied, whenInUse, always"
-
-    static func parse(_ text: String) -> AuthorizationStatus? {
-        switch text {
-        case "whenInUse", "authorizedWhenInUse": .authorizedWhenInUse
-        case "always", "authorizedAlways": .authorizedAlways
-        default: AuthorizationStatus(rawValue: text)
-        }
-    }
-}
-
-enum AccuracyText {
-    static let help = "best, bestForNavigation, 10m, 100m, 1km, 3km, reduced, or metres"
-}
-
 /// `--ios VERSION`: the iOS release whose rules apply.
 struct IOSVersionArgument: ExpressibleByArgument {
     var value: IOSVersion
@@ -29,21 +14,6 @@ struct IOSVersionArgument: ExpressibleByArgument {
 }
 
 /// `--rate`: `max` (virtual time) or a factor of real time.
-enum RateText {
-    /// The slowest and fastest factors of real time: a thousandth (an hour's trace takes six
-    /// weeks) to a million; `max` is faster still.
-    static let range: ClosedRange<Double> = 0.001...1_000_000
-    /// What a rate may be, for error messages.
-    static let expected = "'max' or a factor of real time from 0.001 to 1000000, such as 1 or 20"
-
-    /// 0 for `max`, else the factor; nil when `text` is neither.
-    static func parse(_ text: String) -> Double? {
-        if text == "max" { return 0 }
-        guard let factor = Double(text), range.contains(factor) else { return nil }
-        return factor
-    }
-}
-
 /// A duration argument: `90s`, `2m`, `1h5m`, `250ms`.
 struct DurationArgument: ExpressibleByArgument {
     var value: Duration

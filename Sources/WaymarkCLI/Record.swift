@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Waymark
 import WaymarkGPSD
+import WaymarkScenarioFile
 import WaymarkStore
 
 #if canImport(FoundationEssentials)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Waymark
+import WaymarkScenarioFile
 import WaymarkStore
 
 #if canImport(FoundationEssentials)

@@ -150,8 +150,6 @@ public final class GPSDClient: @unchecked Sendable {
         let clock = ContinuousClock()
         var backoff = configuration.initialBackoff
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        var line = [CChar]()
-        let tpv = Array(#""class":"TPV""#.utf8)
         while !isStopped {
             guard let data = cgps_create() else {
                 continuation.yield(.unreachable(reason: "out of memory", retryIn: backoff))
@@ -170,11 +168,14 @@ public final class GPSDClient: @unchecked Sendable {
             continuation.yield(.connected(host: configuration.host, port: configuration.port))
             let fd = cgps_fd(data)
             var framer = GPSDLineFramer(limit: configuration.lineLimit)
+            guard let decoder = GPSDLineDecoder() else {
+                continuation.yield(.unreachable(reason: "out of memory", retryIn: backoff))
+                break
+            }
             var coalescer = FixCoalescer()
             let connectedAt = clock.now
             var lastReport = clock.now
             var isStale = false
-            var report = cgps_report()
             var lostReason: String?
             /// Reports the receiver stale once it has sent no report for `staleAfter`.
             func checkStale(at now: ContinuousClock.Instant) {
@@ -183,29 +184,26 @@ public final class GPSDClient: @unchecked Sendable {
                     continuation.yield(.stale(silentFor: now - lastReport))
                 }
             }
-            /// Takes one line from gpsd: a TPV goes to libgps's parser and the coalescer; other
-            /// lines (and a TPV libgps cannot read) keep a receiver stale.
+            /// Takes one line from gpsd: every line goes to libgps's parser, and the report of a
+            /// TPV to the coalescer; other lines (and a TPV libgps cannot read) keep a receiver
+            /// stale.
             func take(_ output: GPSDLineFramer.Output) {
-                let bytes: [UInt8]
+                let report: GPSDReport
                 switch output {
                 case .overlong(let n):
                     continuation.yield(.overlongLine(bytes: n, limit: configuration.lineLimit))
                     return
-                case .line(let l): bytes = l
+                case .line(let bytes):
+                    guard let decoded = decoder.decode(bytes) else { return }
+                    report = decoded
                 }
-                guard Self.contains(bytes, tpv) else { return }
-                line.removeAll(keepingCapacity: true)
-                line.append(contentsOf: bytes.lazy.map { CChar(bitPattern: $0) })
-                line.append(0)
-                guard line.withUnsafeMutableBufferPointer({ cgps_unpack(data, $0.baseAddress) }) == 0 else { return }
                 let received = clock.now
                 lastReport = received
                 if isStale {
                     isStale = false
                     continuation.yield(.receiving)
                 }
-                cgps_get_report(data, &report)
-                for output in coalescer.add(Self.report(from: &report), arrival: received - connectedAt) {
+                for output in coalescer.add(report, arrival: received - connectedAt) {
                     continuation.yield(Self.event(output, received: received))
                 }
             }
@@ -259,18 +257,6 @@ public final class GPSDClient: @unchecked Sendable {
             if status >= 0 { return status > 0 }
             if errno != EINTR { return true }
         }
-    }
-
-    /// Whether `needle` occurs in `haystack`.
-    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard let first = needle.first, haystack.count >= needle.count else { return false }
-        var i = 0
-        let last = haystack.count - needle.count
-        while i <= last {
-            if haystack[i] == first && haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
-            i += 1
-        }
-        return false
     }
 
     /// Sleeps for `d`, waking early when stopped.

@@ -186,3 +186,30 @@ struct GPSDLineFramerTests {
         #expect(Self.lines([String(repeating: "y", count: 30)]) == [.overlong(bytes: 30)])
     }
 }
+
+/// libgps's parser on gpsd's lines, as the client reads them.
+struct GPSDLineDecoderTests {
+    static func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
+
+    /// Every line is unpacked, as gps_read does: a TPV's report has the satellites and DOPs of
+    /// the SKY before it. Lines that are not TPVs give no report.
+    @Test func aTPVCarriesWhatTheSKYBeforeItSaid() throws {
+        let decoder = try #require(GPSDLineDecoder())
+        let sky =
+            #"{"class":"SKY","device":"/dev/ttyUSB0","hdop":1.20,"vdop":2.10,"pdop":2.40,"satellites":["#
+            + #"{"PRN":5,"el":40,"az":120,"ss":38,"used":true},{"PRN":7,"el":60,"az":200,"ss":41,"used":true},"#
+            + #"{"PRN":9,"el":10,"az":20,"ss":15,"used":false}]}"#
+        #expect(decoder.decode(Self.bytes(sky)) == nil)
+        #expect(decoder.decode(Self.bytes(#"{"class":"VERSION","release":"3.22"}"#)) == nil)
+        let tpv =
+            #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time":"2024-05-01T08:00:01.000Z","#
+            + #""lat":51.5,"lon":-0.12,"altHAE":40.0,"epx":3.0,"epy":3.0,"epv":5.0}"#
+        let report = try #require(decoder.decode(Self.bytes(tpv)))
+        #expect(report.mode == 3 && report.latitude == 51.5 && report.longitude == -0.12)
+        #expect(report.satellitesUsed == 2, "\(report)")
+        #expect(report.hdop == 1.2 && report.vdop == 2.1 && report.pdop == 2.4, "\(report)")
+        // A line cut at a NUL and an empty line give nothing and do not trap.
+        #expect(decoder.decode([0x7B, 0x00, 0x7D]) == nil)
+        #expect(decoder.decode([]) == nil)
+    }
+}

@@ -11,14 +11,55 @@ import Yams
     import Foundation
 #endif
 
-/// A bad scenario file: where, and what is wrong.
-struct ScenarioFileError: Error, CustomStringConvertible {
-    var path: String
-    var line: Int?
-    var column: Int?
-    var message: String
+/// The names of the authorization statuses, as scenario files and `--authorization` take them.
+public enum AuthorizationText {
+    public static let names = "notDetermined, restricted, denied, whenInUse, always"
 
-    var description: String {
+    public static func parse(_ text: String) -> AuthorizationStatus? {
+        switch text {
+        case "whenInUse", "authorizedWhenInUse": .authorizedWhenInUse
+        case "always", "authorizedAlways": .authorizedAlways
+        default: AuthorizationStatus(rawValue: text)
+        }
+    }
+}
+
+/// Replay rates, as scenario files and `--rate` take them.
+public enum RateText {
+    /// The slowest and fastest factors of real time: a thousandth (an hour's trace takes six
+    /// weeks) to a million; `max` is faster still.
+    public static let range: ClosedRange<Double> = 0.001...1_000_000
+    /// What a rate may be, for error messages.
+    public static let expected = "'max' or a factor of real time from 0.001 to 1000000, such as 1 or 20"
+
+    /// 0 for `max`, else the factor; nil when `text` is neither.
+    public static func parse(_ text: String) -> Double? {
+        if text == "max" { return 0 }
+        guard let factor = Double(text), range.contains(factor) else { return nil }
+        return factor
+    }
+}
+
+/// What a desired accuracy may be, for help and errors.
+public enum AccuracyText {
+    public static let help = "best, bestForNavigation, 10m, 100m, 1km, 3km, reduced, or metres"
+}
+
+/// A bad scenario file: where, and what is wrong.
+public struct ScenarioFileError: Error, CustomStringConvertible {
+    public var path: String
+    public var line: Int?
+    public var column: Int?
+    public var message: String
+
+    public init(path: String, line: Int? = nil, column: Int? = nil, message: String) {
+        self.path = path
+        self.line = line
+        self.column = column
+        self.message = message
+    }
+
+    public var description: String {
         var place = path
         if let line { place += ":\(line)" }
         if let column { place += ":\(column)" }
@@ -27,32 +68,34 @@ struct ScenarioFileError: Error, CustomStringConvertible {
 }
 
 /// How a replay runs, besides the scenario: the source and the pace.
-struct ReplaySettings {
-    var untimedSpeed: Double?
-    var interval: Duration?
-    var startOffset: Duration?
+public struct ReplaySettings: Sendable {
+    public var untimedSpeed: Double?
+    public var interval: Duration?
+    public var startOffset: Duration?
     /// nil: not set; 0 loops forever (needs an end).
-    var loops: Int?
+    public var loops: Int?
     /// nil: not set; 0 means `max`.
-    var rate: Double?
+    public var rate: Double?
     /// The start time of an untimed trace.
-    var start: Date?
+    public var start: Date?
+
+    public init() {}
 }
 
 /// Reads scenario files: YAML (JSON is YAML too), every key checked, errors with `file:line:column`.
 ///
 /// The format is documented in `docs/scenarios.md`, with an example per feature.
-enum ScenarioFile {
+public enum ScenarioFile {
     static let topKeys = ["info", "device", "user", "manager", "app", "system", "replay", "timeline", "end"]
 
     /// The largest scenario file read, in bytes: a hand-written or generated scenario is a few
     /// kilobytes; the YAML tree of a larger one takes hundreds of bytes per entry in memory.
-    static let maximumBytes = 1 << 20
+    public static let maximumBytes = 1 << 20
     /// The most timeline entries a scenario may have (a change of state every 5 s for a day is
     /// 17 280).
-    static let maximumTimelineEntries = 20_000
+    public static let maximumTimelineEntries = 20_000
 
-    static func load(path: String) throws -> (Scenario, ReplaySettings) {
+    public static func load(path: String) throws -> (Scenario, ReplaySettings) {
         let text: String
         do {
             let data = try readAtMost(maximumBytes + 1, from: path)
@@ -94,7 +137,7 @@ enum ScenarioFile {
         return Data(bytes[0..<count])
     }
 
-    static func parse(_ text: String, path: String) throws -> (Scenario, ReplaySettings) {
+    public static func parse(_ text: String, path: String) throws -> (Scenario, ReplaySettings) {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
