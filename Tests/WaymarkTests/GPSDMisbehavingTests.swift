@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import WaymarkGPSD
+
+@testable import WaymarkGPSD
 
 /// `waymark record` against a gpsd that misbehaves (`scripts/fake-gpsd.py`): it sends part of a
 /// report and never the end of its line. libgps then says "ready" for ever while the line is
@@ -193,7 +194,7 @@ struct GPSDLineDecoderTests {
 
     /// Every line is unpacked, as gps_read does: a TPV's report has the satellites and DOPs of
     /// the SKY before it. Lines that are not TPVs give no report.
-    @Test func aTPVCarriesWhatTheSKYBeforeItSaid() throws {
+    @Test(.timeLimit(.minutes(1))) func aTPVCarriesWhatTheSKYBeforeItSaid() throws {
         let decoder = try #require(GPSDLineDecoder())
         let sky =
             #"{"class":"SKY","device":"/dev/ttyUSB0","hdop":1.20,"vdop":2.10,"pdop":2.40,"satellites":["#
@@ -208,8 +209,55 @@ struct GPSDLineDecoderTests {
         #expect(report.mode == 3 && report.latitude == 51.5 && report.longitude == -0.12)
         #expect(report.satellitesUsed == 2, "\(report)")
         #expect(report.hdop == 1.2 && report.vdop == 2.1 && report.pdop == 2.4, "\(report)")
-        // A line cut at a NUL and an empty line give nothing and do not trap.
+        // A line that is not JSON, on which libgps's own parser loops for ever (the fuzzer found
+        // it), a line cut at a NUL and an empty line give nothing and do not hang or trap.
+        let hangsLibgps =
+            #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"lat":51.5,"alt":0.456,:[{"class":"DEVICE","#
+            + #""path":"/dev/ttyUSB0","bps":9600}]}"#
+        #expect(decoder.decode(Self.bytes(hangsLibgps)) == nil)
+        #expect(decoder.notJSON == 1)
+        // gpsd's own DEVICES with five receivers (libgps keeps four) loops in libgps too.
+        let devices = (1...5).map { #"{"class":"DEVICE","path":"/dev/ttyUSB\#($0)","driver":"NMEA0183"}"# }
+        let fiveDevices = #"{"class":"DEVICES","devices":["# + devices.joined(separator: ",") + "]}"
+        #expect(decoder.decode(Self.bytes(fiveDevices)) == nil)
+        #expect(decoder.notJSON == 1)
+        // So does a TPV with nested objects that name a class: they are left out, the rest read.
+        let nested = #"{"class":"TPV","mode":2,"lat":10.5,"lon":20.25,"devices":[{"class":"DEVICE","path":"/dev/x"}]}"#
+        #expect(decoder.decode(Self.bytes(nested))?.latitude == 10.5)
+        // The next TPV still carries the SKY's values.
+        #expect(decoder.decode(Self.bytes(tpv))?.satellitesUsed == 2)
         #expect(decoder.decode([0x7B, 0x00, 0x7D]) == nil)
         #expect(decoder.decode([]) == nil)
+    }
+}
+
+/// The JSON check before libgps's parser: RFC 8259's grammar, in one pass.
+struct JSONSyntaxTests {
+    @Test func wellFormedObjectsPassAndTheRestDoNot() {
+        let good = [
+            #"{}"#, #" {"a":1} "#, #"{"a":[1,-2.5e-3,0,true,false,null,"x\"\u00e9",{"b":[]}]}"#,
+            #"{"class":"TPV","lat":51.5,"lon":-0.12,"tag":"RMC"}"#,
+        ]
+        let bad = [
+            "", "[]", "{", #"{"a"}"#, #"{"a":}"#, #"{"a":1,}"#, #"{"a":1,:[2]}"#, #"{"a":01}"#, #"{"a":1.}"#,
+            #"{"a":-}"#, #"{"a":"\x"}"#, #"{"a":tru}"#, #"{"a":1}x"#, #"{a:1}"#, "{\"a\":\"\u{01}\"}",
+            String(repeating: "{\"a\":", count: 40) + "1" + String(repeating: "}", count: 40),
+        ]
+        for text in good { #expect(JSONSyntax.isObject(Array(text.utf8)), "\(text)") }
+        #expect(JSONSyntax.objectClass(Array(#"{"x":{"class":"A"},"class":"TPV"}"#.utf8)) == "TPV")
+        #expect(JSONSyntax.objectClass(Array(#"{"x":{"class":"SKY"}}"#.utf8)) == "")
+        #expect(JSONSyntax.objectClass(Array(#"{"class":"T\u0050V"}"#.utf8)) == "")
+        let flat = JSONSyntax.flattened(
+            Array(
+                #" { "class" : "SKY", "x":{"a":[1]}, "hdop":1.5e0 ,"s":[{"b":2}],"satellites":[ {"PRN":5,"n":{"c":3},"used":true} , 7, {"t":"a\"]}"}],"z":null } "#
+                    .utf8),
+            keeping: "satellites")
+        #expect(
+            String(decoding: flat, as: UTF8.self)
+                == #"{"class":"SKY","hdop":1.5e0,"satellites":[{"PRN":5,"used":true},{"t":"a\"]}"}],"z":null}"#)
+        #expect(
+            String(decoding: JSONSyntax.flattened(Array(#"{"a":[],"b":{}}"#.utf8), keeping: "s"), as: UTF8.self) == "{}"
+        )
+        for text in bad { #expect(!JSONSyntax.isObject(Array(text.utf8)), "\(text)") }
     }
 }
