@@ -1,4 +1,3 @@
-import Synchronization
 import Waymark
 
 #if canImport(FoundationEssentials)
@@ -82,10 +81,12 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
         var lastDropped: ContinuousClock.Instant?
     }
 
-    /// The backlog, shared by the forwarding task and the recording.
-    final class SharedBacklog: Sendable {
-        let state = Mutex(Backlog())
-        func withLock<T: Sendable>(_ body: (inout Backlog) -> T) -> T { state.withLock { body(&$0) } }
+    /// The backlog, shared by the forwarding task and the recording. A pthread mutex, which
+    /// ThreadSanitizer understands (it takes Synchronization's Mutex on Linux for a race).
+    final class SharedBacklog: @unchecked Sendable {
+        private let lock = PThreadMutex()
+        private var state = Backlog()
+        func withLock<T>(_ body: (inout Backlog) -> T) -> T { lock.withLock { body(&state) } }
     }
 
     fileprivate enum Input: Sendable {
