@@ -6,8 +6,8 @@ of a report, never the end of the line.
     fake-gpsd.py PORT overlong   a TPV cut short after 20 000 bytes, no newline
     fake-gpsd.py PORT long-line  a whole TPV line of 100 000 bytes, then a good TPV every 0.2 s
                                  (times one second apart), each with its newline
-    fake-gpsd.py PORT flood      good TPVs as fast as the client takes them, 1 ms apart in
-                                 the receiver's time, for 10 s
+    fake-gpsd.py PORT flood      good TPVs, 2 000 a second, 1 ms apart in the receiver's
+                                 time, for 10 s
 
 It listens on 127.0.0.1:PORT, prints "ready" once listening, and exits after 60 s.
 """
@@ -45,7 +45,7 @@ def serve(conn, mode):
                         % (n // 60000, n // 1000 % 60, n % 1000, -0.12 + n * 1e-6)
                     )
                 conn.sendall("".join(lines).encode())
-                time.sleep(0.01)
+                time.sleep(0.05)
             time.sleep(60)
         elif mode == "long-line":
             conn.sendall(b'{"class":"TPV","device":"/dev/fake","mode":3,"tag":"' + b"x" * 100000 + b'"}\n')

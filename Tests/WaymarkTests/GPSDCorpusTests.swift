@@ -55,14 +55,14 @@ struct GPSDCorpusTests {
     /// locations and the audit events. The replay script exits 2 when the port was taken before
     /// gpsfake got it and 3 when gpsd never listened (a loaded machine): both are tried again on a
     /// new port, up to three times in all.
-    static func record(_ log: String) throws -> (fixes: [[String: Any]], audit: [[String: Any]]) {
+    static func record(_ log: String) async throws -> (fixes: [[String: Any]], audit: [[String: Any]]) {
         var attempt = 0
         while true {
             attempt += 1
             let audit = temporaryPath(".ndjson")
             defer { try? FileManager.default.removeItem(atPath: audit) }
             let port = try freeLoopbackPorts(1)[0]
-            let r = try runUnblocked(
+            let r = try await runUnblockedAsync(
                 [
                     "/bin/bash", replayTool.path, directory.appendingPathComponent(log).path, String(port), "--",
                     Paths.waymark.path,
@@ -82,9 +82,9 @@ struct GPSDCorpusTests {
     }
 
     @Test(.timeLimit(.minutes(2)), arguments: logs)
-    func recordsWhatGpsdReports(_ log: String) throws {
+    func recordsWhatGpsdReports(_ log: String) async throws {
         let tpvs = try Self.expected(log)
-        let (fixes, audit) = try Self.record(log)
+        let (fixes, audit) = try await Self.record(log)
 
         // One location per epoch of gpsd's (a run of TPVs with one time), in order, but for
         // the fixes whose time does not fit the receiver's clock (GPSDMappingTests.corpusDrops

@@ -15,11 +15,11 @@ struct GPSDLiveTests {
     /// without a fix. (gpsd's first epochs depend on its device detection, so the truth is what
     /// gpsd says in this run, not a fixed count.)
     @Test(.timeLimit(.minutes(1)))
-    func recordsWhatGpsdReportsForTheWalk() throws {
+    func recordsWhatGpsdReportsForTheWalk() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea")
         defer { h.tearDown() }
         let pipe = try h.startGpspipe()
-        let r = try h.record(["--duration", "9s"])
+        let r = try await h.record(["--duration", "9s"])
         let tpvs = h.stopGpspipe(pipe)
         #expect(r.status == 0, "\(r.stderr)")
         let fixes = h.fixes(r)
@@ -50,15 +50,15 @@ struct GPSDLiveTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func gpsdKilledAndRestartedIsAnOutageAndANewSegment() throws {
+    func gpsdKilledAndRestartedIsAnOutageAndANewSegment() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea", rate: 4, loop: true)
         defer { h.tearDown() }
         let recording = try h.startRecording(["--duration", "12s"])
-        Thread.sleep(forTimeInterval: 4)
+        try await Task.sleep(for: .seconds(4))
         h.killGPSD()
-        Thread.sleep(forTimeInterval: 1.5)
+        try await Task.sleep(for: .milliseconds(1500))
         try h.startGPSD()
-        let r = try h.finish(recording)
+        let r = try await h.finish(recording)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("gpsd: outage ("), "\(r.stderr)")
         #expect(r.stderr.components(separatedBy: "gpsd: connected to").count - 1 >= 2, "\(r.stderr)")
@@ -68,19 +68,19 @@ struct GPSDLiveTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func aSilentReceiverIsReportedStale() throws {
+    func aSilentReceiverIsReportedStale() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, silenceAfter: 2)
         defer { h.tearDown() }
-        let r = try h.record(["--duration", "8s", "--stale-after", "2s"])
+        let r = try await h.record(["--duration", "8s", "--stale-after", "2s"])
         #expect(r.status == 0)
         #expect(r.stderr.contains("gpsd: the receiver has been silent for"), "\(r.stderr)")
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func garbledInputNeverCrashesOrGivesInvalidValues() throws {
+    func garbledInputNeverCrashesOrGivesInvalidValues() async throws {
         let h = try GPSDLiveHarness(log: "garbled.nmea", rate: 20)
         defer { h.tearDown() }
-        let r = try h.record(["--duration", "7s"])
+        let r = try await h.record(["--duration", "7s"])
         #expect(r.status == 0, "\(r.stderr)")
         let fixes = h.fixes(r)
         #expect(fixes.count >= 40, "\(fixes.count)")
@@ -95,10 +95,10 @@ struct GPSDLiveTests {
 
     /// Background and foreground moments are offsets from the start, on the wall clock.
     @Test(.timeLimit(.minutes(1)))
-    func theTimelineRunsOnTheWallClock() throws {
+    func theTimelineRunsOnTheWallClock() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, loop: true)
         defer { h.tearDown() }
-        let r = try h.record(["--duration", "5s", "--background-at", "2s", "--foreground-at", "4s"])
+        let r = try await h.record(["--duration", "5s", "--background-at", "2s", "--foreground-at", "4s"])
         #expect(r.status == 0, "\(r.stderr)")
         let states = h.fixes(r).compactMap { $0["appState"] as? String }
         #expect(states.first == "active" && states.last == "active")
@@ -117,13 +117,13 @@ struct GPSDLiveTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func sigintStopsCleanlyWithASummary() throws {
+    func sigintStopsCleanlyWithASummary() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, loop: true)
         defer { h.tearDown() }
         let recording = try h.startRecording([], format: "text")
-        Thread.sleep(forTimeInterval: 3)
+        try await Task.sleep(for: .seconds(3))
         kill(recording.pid, SIGINT)
-        let r = try h.finish(recording)
+        let r = try await h.finish(recording)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdoutText.contains("Recording of gpsd at localhost:\(h.gpsdPort)"), "\(r.stdoutText)")
         #expect(r.stdoutText.contains("  UI  48.137"))
@@ -267,6 +267,20 @@ final class GPSDLiveHarness {
     }
 
     func record(_ extra: [String]) throws -> ProcessResult { try finish(try startRecording(extra)) }
+
+    /// ``finish(_:)`` without holding a thread of the test runner's pool while it waits.
+    func finish(_ r: Recording) async throws -> ProcessResult {
+        var status: Int32 = 0
+        while true {
+            let done = waitpid(r.pid, &status, WNOHANG)
+            if done == r.pid || (done == -1 && errno != EINTR) { break }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return result(r, status: status)
+    }
+
+    /// ``record(_:)`` without holding a thread of the test runner's pool while it waits.
+    func record(_ extra: [String]) async throws -> ProcessResult { try await finish(try startRecording(extra)) }
 
     func fixes(_ r: ProcessResult) -> [[String: Any]] {
         r.stdoutText.split(whereSeparator: \.isNewline).compactMap {

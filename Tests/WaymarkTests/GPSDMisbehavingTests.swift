@@ -32,7 +32,7 @@ struct GPSDMisbehavingTests {
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: ["drip", "overlong"])
-    func partOfALineNeitherSpinsNorHidesASilentReceiver(_ mode: String) throws {
+    func partOfALineNeitherSpinsNorHidesASilentReceiver(_ mode: String) async throws {
         let directory = temporaryPath("-fake-gpsd")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -43,7 +43,7 @@ struct GPSDMisbehavingTests {
             waitpid(fake.pid, &status, 0)
         }
         // bash's `times` gives the CPU time of the recording alone.
-        let r = try run(
+        let r = try await runAsync(
             "/bin/bash",
             [
                 "-c",
@@ -69,7 +69,7 @@ struct GPSDMisbehavingTests {
     /// recorded: before, libgps's full buffer made every later read fail, which looked like
     /// gpsd going away, again on every reconnection.
     @Test(.timeLimit(.minutes(1)))
-    func anOverlongLineIsSkippedAndTheReportsAfterItRecorded() throws {
+    func anOverlongLineIsSkippedAndTheReportsAfterItRecorded() async throws {
         let directory = temporaryPath("-fake-gpsd")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -79,7 +79,7 @@ struct GPSDMisbehavingTests {
             var status: Int32 = 0
             waitpid(fake.pid, &status, 0)
         }
-        let r = try run(
+        let r = try await runAsync(
             Paths.waymark.path,
             [
                 "record", "--gpsd", "127.0.0.1:\(fake.port)", "--count", "3", "--duration", "30s", "--no-store",
@@ -102,7 +102,7 @@ struct GPSDMisbehavingTests {
     /// the lock instead of ending, keeps gpsd's reports in memory up to its limit, reports what
     /// it had to drop, and stores every location it showed (issue 15, items 7 and 14).
     @Test(.timeLimit(.minutes(1)), .enabled(if: which("sqlite3") != nil))
-    func aLockedStoreAndAFloodingGpsdEndNothingAndLoseNothingShown() throws {
+    func aLockedStoreAndAFloodingGpsdEndNothingAndLoseNothingShown() async throws {
         let directory = temporaryPath("-fake-gpsd")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -123,14 +123,14 @@ struct GPSDMisbehavingTests {
         func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
         // Once the session is being recorded, another process takes the write lock, and keeps it
         // until the recording has said it waits.
-        while !logText().contains("recording session") { usleep(20_000) }
+        #expect(await waitUntil(within: 20) { logText().contains("recording session") }, "\(logText())")
         let holder = try StoreLockWaitTests.LockHolder(path: store)
         try holder.take()
         var status: Int32 = 0
         var ended = false
-        while !logText().contains("store: locked by another process for") && !ended {
-            ended = waitpid(record, &status, WNOHANG) == record
-            usleep(20_000)
+        _ = await waitUntil(within: 30) {
+            ended = ended || waitpid(record, &status, WNOHANG) == record
+            return ended || logText().contains("store: locked by another process for")
         }
         holder.end()
         let (finalStatus, timedOut) = ended ? (status, false) : waitForExit(record, within: 30)

@@ -166,6 +166,48 @@ func run(
     return ProcessResult(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
 }
 
+/// Runs a program to completion without holding a thread of the test runner's pool while it
+/// waits: tests that wait seconds for a program must not starve the others (the pool has one
+/// thread per core, two in CI), whose time limits would then run out.
+func runAsync(_ executable: String, _ arguments: [String]) async throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let outPipe = Pipe()
+    let errPipe = Pipe()
+    process.standardOutput = outPipe
+    process.standardError = errPipe
+    process.standardInput = FileHandle.nullDevice
+    let ended = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in ended.signal() }
+    try process.run()
+    // The pipes are read, both at once, and the end waited for, on Dispatch's threads.
+    return await withCheckedContinuation { continuation in
+        let group = DispatchGroup()
+        nonisolated(unsafe) var out = Data()
+        nonisolated(unsafe) var err = Data()
+        DispatchQueue.global().async(group: group) { out = outPipe.fileHandleForReading.readDataToEndOfFile() }
+        DispatchQueue.global().async(group: group) { err = errPipe.fileHandleForReading.readDataToEndOfFile() }
+        group.notify(queue: .global()) {
+            ended.wait()
+            continuation.resume(
+                returning: ProcessResult(
+                    status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self)))
+        }
+    }
+}
+
+/// Waits, without holding a thread of the test runner's pool, until `condition` holds or
+/// `seconds` pass; whether it held. For a test that watches another program's progress.
+func waitUntil(within seconds: Double, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return true
+}
+
 /// Finds a program on PATH.
 func which(_ name: String) -> String? {
     for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
@@ -273,6 +315,27 @@ func runUnblocked(_ argv: [String]) throws -> ProcessResult {
     let exit = exitStatus(status)
     return ProcessResult(
         status: exit, stdout: (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data(),
+        stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+}
+
+/// ``runUnblocked(_:)`` without holding a thread of the test runner's pool while the program
+/// runs (it is polled for every 20 ms).
+func runUnblockedAsync(_ argv: [String]) async throws -> ProcessResult {
+    let out = temporaryPath(".out")
+    let err = temporaryPath(".err")
+    defer {
+        try? FileManager.default.removeItem(atPath: out)
+        try? FileManager.default.removeItem(atPath: err)
+    }
+    let pid = try spawnUnblocked(argv, output: out, error: err)
+    var status: Int32 = 0
+    while true {
+        let done = waitpid(pid, &status, WNOHANG)
+        if done == pid || (done == -1 && errno != EINTR) { break }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return ProcessResult(
+        status: exitStatus(status), stdout: (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data(),
         stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
 }
 
