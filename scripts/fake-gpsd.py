@@ -6,11 +6,12 @@ of a report, never the end of the line.
     fake-gpsd.py PORT overlong   a TPV cut short after 20 000 bytes, no newline
     fake-gpsd.py PORT long-line  a whole TPV line of 100 000 bytes, then a good TPV every 0.2 s
                                  (times one second apart), each with its newline
-    fake-gpsd.py PORT flood      good TPVs, 2 000 a second, 1 ms apart in the receiver's
-                                 time, for 10 s
+    fake-gpsd.py PORT flood [GO] good TPVs, 2 000 a second, 1 ms apart in the receiver's
+                                 time, for 10 s; with GO, only once the file GO exists
 
 It listens on 127.0.0.1:PORT, prints "ready" once listening, and exits after 60 s.
 """
+import os
 import socket
 import sys
 import threading
@@ -23,7 +24,7 @@ VERSION = (
 )
 
 
-def serve(conn, mode):
+def serve(conn, mode, go=None):
     try:
         conn.sendall(VERSION.encode())
         conn.settimeout(1.0)
@@ -33,6 +34,8 @@ def serve(conn, mode):
             pass
         conn.sendall(b'{"class":"WATCH","enable":true,"json":true}\n')
         if mode == "flood":
+            while go is not None and not os.path.exists(go):
+                time.sleep(0.02)
             start = time.time()
             n = 0
             while time.time() - start < 10:
@@ -74,6 +77,7 @@ def serve(conn, mode):
 
 def main():
     port, mode = int(sys.argv[1]), sys.argv[2]
+    go = sys.argv[3] if len(sys.argv) > 3 else None
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
@@ -87,7 +91,7 @@ def main():
             conn, _ = listener.accept()
         except socket.timeout:
             break
-        threading.Thread(target=serve, args=(conn, mode), daemon=True).start()
+        threading.Thread(target=serve, args=(conn, mode, go), daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -12,36 +12,54 @@ import Testing
         if: which("python3") != nil && FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
         "needs python3 and a built waymark"))
 struct GPSDMisbehavingTests {
-    /// Starts the fake on a free loopback port; its port once it says it listens there.
-    static func startFake(_ mode: String, log: String) throws -> (pid: pid_t, port: Int) {
-        for _ in 0..<3 {
-            let port = try freeLoopbackPorts(1)[0]
-            let pid = try spawnUnblocked(
-                ["python3", Paths.root.appendingPathComponent("scripts/fake-gpsd.py").path, String(port), mode],
-                output: log)
-            for _ in 0..<200 {
-                if let text = try? String(contentsOfFile: log, encoding: .utf8), text.contains("ready") {
-                    return (pid, port)
+    /// `scripts/fake-gpsd.py` in one of its modes, on a free loopback port, with a private
+    /// directory for the test's files.
+    final class FakeGPSD {
+        let directory = temporaryPath("-fake-gpsd")
+        let pid: pid_t
+        let port: Int
+
+        /// The file whose creation (``go()``) starts a flood that waits for it.
+        var trigger: String { directory + "/go" }
+
+        /// `waits`: a flood starts only at ``go()``.
+        init(_ mode: String, waits: Bool = false) throws {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let log = directory + "/fake.log"
+            let trigger = directory + "/go"
+            for _ in 0..<3 {
+                let port = try freeLoopbackPorts(1)[0]
+                let pid = try spawnUnblocked(
+                    ["python3", Paths.root.appendingPathComponent("scripts/fake-gpsd.py").path, String(port), mode]
+                        + (waits ? [trigger] : []),
+                    output: log)
+                for _ in 0..<200 {
+                    if let text = try? String(contentsOfFile: log, encoding: .utf8), text.contains("ready") {
+                        (self.pid, self.port) = (pid, port)
+                        return
+                    }
+                    if kill(pid, 0) != 0 { break }  // it could not take the port: another one
+                    usleep(25_000)
                 }
-                if kill(pid, 0) != 0 { break }  // it could not take the port: another one
-                usleep(25_000)
+                kill(pid, SIGKILL)
             }
-            kill(pid, SIGKILL)
+            throw POSIXError(.EADDRINUSE)
         }
-        throw POSIXError(.EADDRINUSE)
+
+        func go() { _ = FileManager.default.createFile(atPath: trigger, contents: Data()) }
+
+        func stop() {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: ["drip", "overlong"])
     func partOfALineNeitherSpinsNorHidesASilentReceiver(_ mode: String) async throws {
-        let directory = temporaryPath("-fake-gpsd")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let fake = try Self.startFake(mode, log: directory + "/fake.log")
-        defer {
-            kill(fake.pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(fake.pid, &status, 0)
-        }
+        let fake = try FakeGPSD(mode)
+        defer { fake.stop() }
         // bash's `times` gives the CPU time of the recording alone.
         let r = try await runAsync(
             "/bin/bash",
@@ -70,15 +88,8 @@ struct GPSDMisbehavingTests {
     /// gpsd going away, again on every reconnection.
     @Test(.timeLimit(.minutes(1)))
     func anOverlongLineIsSkippedAndTheReportsAfterItRecorded() async throws {
-        let directory = temporaryPath("-fake-gpsd")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let fake = try Self.startFake("long-line", log: directory + "/fake.log")
-        defer {
-            kill(fake.pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(fake.pid, &status, 0)
-        }
+        let fake = try FakeGPSD("long-line")
+        defer { fake.stop() }
         let r = try await runAsync(
             Paths.waymark.path,
             [
@@ -103,15 +114,9 @@ struct GPSDMisbehavingTests {
     /// it had to drop, and stores every location it showed (issue 15, items 7 and 14).
     @Test(.timeLimit(.minutes(1)), .enabled(if: which("sqlite3") != nil))
     func aLockedStoreAndAFloodingGpsdEndNothingAndLoseNothingShown() async throws {
-        let directory = temporaryPath("-fake-gpsd")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let fake = try Self.startFake("flood", log: directory + "/fake.log")
-        defer {
-            kill(fake.pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(fake.pid, &status, 0)
-        }
+        let fake = try FakeGPSD("flood", waits: true)
+        defer { fake.stop() }
+        let directory = fake.directory
         let store = directory + "/store.sqlite"
         let shown = directory + "/shown.ndjson"
         let log = directory + "/record.log"
@@ -121,11 +126,14 @@ struct GPSDMisbehavingTests {
                 "--format", "ndjson", "-o", shown,
             ], output: directory + "/record.out", error: log)
         func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        // Once the session is being recorded, another process takes the write lock, and keeps it
-        // until the recording has said it waits.
-        #expect(await waitUntil(within: 20) { logText().contains("recording session") }, "\(logText())")
+        // Once the recording has begun (its app has started updates, the last event of its
+        // start), another process takes the write lock, then gpsd floods; the lock is kept
+        // until the recording has said it waits. (Taking it during the flood could wait for
+        // ever: the recording commits one report after another.)
+        #expect(await waitUntil(within: 20) { logText().contains("updates started") }, "\(logText())")
         let holder = try StoreLockWaitTests.LockHolder(path: store)
         try holder.take()
+        fake.go()
         var status: Int32 = 0
         var ended = false
         _ = await waitUntil(within: 30) {

@@ -303,40 +303,51 @@ enum Truth {
 /// the thread that starts it, and under Swift's thread pool that blocks signals gpsfake's
 /// Python relies on (it then never finishes).
 func runUnblocked(_ argv: [String]) throws -> ProcessResult {
-    let out = temporaryPath(".out")
-    let err = temporaryPath(".err")
-    defer {
-        try? FileManager.default.removeItem(atPath: out)
-        try? FileManager.default.removeItem(atPath: err)
+    try UnblockedRun(argv).result { pid, status in
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
     }
-    let pid = try spawnUnblocked(argv, output: out, error: err)
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-    let exit = exitStatus(status)
-    return ProcessResult(
-        status: exit, stdout: (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data(),
-        stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
 }
 
 /// ``runUnblocked(_:)`` without holding a thread of the test runner's pool while the program
 /// runs (it is polled for every 20 ms).
 func runUnblockedAsync(_ argv: [String]) async throws -> ProcessResult {
-    let out = temporaryPath(".out")
-    let err = temporaryPath(".err")
-    defer {
-        try? FileManager.default.removeItem(atPath: out)
-        try? FileManager.default.removeItem(atPath: err)
-    }
-    let pid = try spawnUnblocked(argv, output: out, error: err)
+    let run = try UnblockedRun(argv)
     var status: Int32 = 0
     while true {
-        let done = waitpid(pid, &status, WNOHANG)
-        if done == pid || (done == -1 && errno != EINTR) { break }
+        let done = waitpid(run.pid, &status, WNOHANG)
+        if done == run.pid || (done == -1 && errno != EINTR) { break }
         try? await Task.sleep(for: .milliseconds(20))
     }
-    return ProcessResult(
-        status: exitStatus(status), stdout: (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data(),
-        stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+    return run.result(status: status)
+}
+
+/// A program started by ``spawnUnblocked(_:output:error:)`` with its output and error in
+/// temporary files, which its result reads and removes.
+struct UnblockedRun {
+    let pid: pid_t
+    let out = temporaryPath(".out")
+    let err = temporaryPath(".err")
+
+    init(_ argv: [String]) throws {
+        pid = try spawnUnblocked(argv, output: out, error: err)
+    }
+
+    /// The result once `wait` has waited for the program and set its raw status.
+    func result(_ wait: (pid_t, inout Int32) -> Void) -> ProcessResult {
+        var status: Int32 = 0
+        wait(pid, &status)
+        return result(status: status)
+    }
+
+    func result(status: Int32) -> ProcessResult {
+        defer {
+            try? FileManager.default.removeItem(atPath: out)
+            try? FileManager.default.removeItem(atPath: err)
+        }
+        return ProcessResult(
+            status: exitStatus(status), stdout: (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data(),
+            stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+    }
 }
 
 /// Starts a program in the background, signals unblocked, output (and error, unless given
