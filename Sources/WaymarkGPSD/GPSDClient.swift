@@ -151,7 +151,7 @@ public final class GPSDClient: @unchecked Sendable {
         var backoff = configuration.initialBackoff
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while !isStopped {
-            guard let data = cgps_create() else {
+            guard let decoder = GPSDLineDecoder(), let data = cgps_create() else {
                 continuation.yield(.unreachable(reason: "out of memory", retryIn: backoff))
                 break
             }
@@ -168,10 +168,6 @@ public final class GPSDClient: @unchecked Sendable {
             continuation.yield(.connected(host: configuration.host, port: configuration.port))
             let fd = cgps_fd(data)
             var framer = GPSDLineFramer(limit: configuration.lineLimit)
-            guard let decoder = GPSDLineDecoder() else {
-                continuation.yield(.unreachable(reason: "out of memory", retryIn: backoff))
-                break
-            }
             var coalescer = FixCoalescer()
             let connectedAt = clock.now
             var lastReport = clock.now

@@ -140,17 +140,23 @@ public struct GPSDMapping: Sendable, Hashable {
         self.defaultVerticalAccuracy = defaultVerticalAccuracy
     }
 
-    /// The location for `report`, or nil when it is not a fix.
+    /// Unix seconds of the years −9999 to 9999, the times Waymark reads, writes and stores.
+    static let storableTimes: ClosedRange<Double> = -377_705_116_800...253_402_300_799
+
+    /// The location for `report`, or nil when it is not a fix (or its time is outside the
+    /// years −9999 to 9999).
     public func location(for report: GPSDReport) -> Location? {
-        guard report.isFix, let lat = report.latitude, let lon = report.longitude, let time = report.time else {
+        guard report.isFix, let lat = report.latitude, let lon = report.longitude, let time = report.time,
+            Self.storableTimes.contains(time.timeIntervalSince1970)
+        else {
             return nil
         }
         let horizontal: Double
         if let eph = report.eph, eph >= 0 {
             horizontal = eph
-        } else if let x = report.epx, let y = report.epy, x >= 0, y >= 0 {
+        } else if let x = report.epx, let y = report.epy, x >= 0, y >= 0, (x * x + y * y).isFinite {
             horizontal = (x * x + y * y).squareRoot()
-        } else if let hdop = report.hdop, hdop > 0 {
+        } else if let hdop = report.hdop, hdop > 0, (hdop * uere).isFinite {
             horizontal = hdop * uere
         } else {
             horizontal = defaultHorizontalAccuracy
@@ -160,7 +166,7 @@ public struct GPSDMapping: Sendable, Hashable {
         if threeD, report.altitudeMSL != nil || report.altitudeHAE != nil {
             if let epv = report.epv, epv > 0 {
                 vertical = epv
-            } else if let vdop = report.vdop, vdop > 0 {
+            } else if let vdop = report.vdop, vdop > 0, (vdop * uere).isFinite {
                 vertical = vdop * uere
             } else {
                 vertical = defaultVerticalAccuracy

@@ -25,13 +25,14 @@ public final class LockWaiting: Sendable {
 
     struct State {
         var patient = false
-        var abandoned = false
         var onWait: (@Sendable (Duration) -> Void)?
         /// Waited in the current wait (from the handler's first call for a statement).
         var waited: Duration = .zero
         /// When `onWait` is next due, in the current wait.
         var nextNotice: Duration = .seconds(1)
-        /// The longest wait that gave a notice and has not been reported over.
+        /// Whether the current wait gave a notice.
+        var noticed = false
+        /// The last wait that gave a notice, and how long it lasted, until taken.
         var noticedWait: Duration?
     }
 
@@ -59,10 +60,11 @@ public final class LockWaiting: Sendable {
         }
     }
 
-    /// Makes a patient wait give up at its next step (its statement then fails as busy); from
-    /// any thread.
+    /// Ends patience (a signal stops the recording), from any thread: a wait longer than the
+    /// ordinary limit gives up at its next step (its statement fails as busy), and statements
+    /// after it, the recording's last commits, wait the ordinary 5 s.
     public func abandon() {
-        state.withLock { $0.abandoned = true }
+        state.withLock { $0.patient = false }
     }
 
     /// How long the last wait that was reported through `onWait` lasted, once; nil when there
@@ -83,13 +85,14 @@ public final class LockWaiting: Sendable {
             if tries == 0 {
                 s.waited = .zero
                 s.nextNotice = .seconds(1)
+                s.noticed = false
             }
-            let limit = s.patient ? nil : Self.ordinaryLimit
-            if s.abandoned || (limit.map { s.waited >= $0 } ?? false) { return (false, nil) }
+            if !s.patient && s.waited >= Self.ordinaryLimit { return (false, nil) }
             s.waited += delay
-            if s.noticedWait != nil { s.noticedWait = s.waited }
+            if s.noticed { s.noticedWait = s.waited }
             guard s.patient, s.waited >= s.nextNotice, let onWait = s.onWait else { return (true, nil) }
             s.nextNotice += .seconds(10)
+            s.noticed = true
             s.noticedWait = s.waited
             return (true, (onWait, s.waited))
         }

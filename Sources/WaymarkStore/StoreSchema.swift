@@ -174,7 +174,9 @@ public enum StoreSchema {
     /// The tables v4 checks, with every column in its v1 order.
     static let checkedTables: [(name: String, columns: [CheckedColumn])] = {
         func real(_ name: String, nullable: Bool = false, _ check: String? = nil) -> CheckedColumn {
-            CheckedColumn(name: name, type: "REAL", nullable: nullable, check: check ?? "abs(\(name)) < 1e300")
+            // Finite: SQLite stores an infinity (9e999) as a REAL, and a NaN as NULL.
+            CheckedColumn(
+                name: name, type: "REAL", nullable: nullable, check: check ?? "abs(\(name)) <= 1.7976931348623157e308")
         }
         func integer(_ name: String, nullable: Bool = false, _ check: String? = nil) -> CheckedColumn {
             CheckedColumn(name: name, type: "INTEGER", nullable: nullable, check: check)
@@ -261,7 +263,15 @@ public enum StoreSchema {
                         INSERT INTO rejected_\(name) SELECT * FROM \(name) WHERE NOT (\(valid));
                         """)
             }
-            try db.execute(sql: "DROP TABLE \(name); ALTER TABLE checked_\(name) RENAME TO \(name)")
+            // Legacy renaming: the modern one checks every view and trigger first, and a user's view
+            // of the table is broken between the DROP and the rename.
+            try db.execute(
+                sql: """
+                    DROP TABLE \(name);
+                    PRAGMA legacy_alter_table = ON;
+                    ALTER TABLE checked_\(name) RENAME TO \(name);
+                    PRAGMA legacy_alter_table = OFF;
+                    """)
         }
         // Session ids are never reused, even those of deleted sessions.
         try db.execute(

@@ -36,6 +36,19 @@ import Testing
         #expect(l.provenance.fixMode == .twoD)
     }
 
+    /// Values a store cannot hold (its columns are checked, schema v4) never make a location:
+    /// errors whose root sum square overflows fall back to the next source, and a time outside
+    /// the years −9999 to 9999 is no fix.
+    @Test func valuesTheStoreCannotHoldMakeNoLocation() throws {
+        var r = Self.report(eph: nil)
+        r.epx = 1e200
+        r.epy = 1e200
+        let l = try #require(GPSDMapping().location(for: r))
+        #expect(l.horizontalAccuracy == GPSDMapping().defaultHorizontalAccuracy, "\(l.horizontalAccuracy)")
+        #expect(GPSDMapping().location(for: Self.report(time: Date(timeIntervalSince1970: 3e12))) == nil)
+        #expect(GPSDMapping().location(for: Self.report(time: Date(timeIntervalSince1970: -4e11))) == nil)
+    }
+
     @Test func missingValuesAreInvalidNotZero() throws {
         var r = Self.report(eph: nil, epv: nil, speed: nil, track: nil)
         r.epx = 3
