@@ -32,6 +32,11 @@ extension WaymarkCommand {
                 power loss loses nothing that was printed. --gpx also writes a GPX file as fixes \
                 arrive, complete after every point; `waymark repair` mends one cut short.
 
+                If another program holds the store's write lock, the recording waits for it (with a \
+                notice) instead of ending; meanwhile up to 1000 reports from gpsd wait in memory, \
+                and any beyond them are dropped before they are shown, and counted. A line from \
+                gpsd longer than 64 KiB is skipped with a warning.
+
                 If gpsd cannot be reached at the start, Waymark says so and exits with 69. If the \
                 store cannot be written (a full disk, a read-only file), the recording stops, keeps \
                 everything stored so far, and exits with 74.

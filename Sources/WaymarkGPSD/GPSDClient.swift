@@ -23,9 +23,9 @@ import Waymark
 ///
 /// - **One location per fix time.** Reports go through a ``FixCoalescer``; a report waiting for
 ///   the rest of its epoch is sent after ``Configuration/settle`` without further reports.
-/// - **Reconnects.** When gpsd goes away (`gps_read` returns −1, often with errno 0), the thread
-///   closes the connection, reports the outage and tries again after 250 ms, doubling up to
-///   10 s.
+/// - **Reconnects.** When gpsd goes away (it closes the socket, or reading it fails), the
+///   thread closes the connection, reports the outage and tries again after 250 ms, doubling up
+///   to 10 s.
 /// - **Staleness.** A receiver silent for ``Configuration/staleAfter`` while gpsd lives is
 ///   reported once, until reports come again.
 /// - **Shutdown.** ``stop()`` ends the thread within about 100 ms and finishes the stream.

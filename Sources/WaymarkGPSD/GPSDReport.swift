@@ -140,14 +140,11 @@ public struct GPSDMapping: Sendable, Hashable {
         self.defaultVerticalAccuracy = defaultVerticalAccuracy
     }
 
-    /// Unix seconds of the years −9999 to 9999, the times Waymark reads, writes and stores.
-    static let storableTimes: ClosedRange<Double> = -377_705_116_800...253_402_300_799
-
     /// The location for `report`, or nil when it is not a fix (or its time is outside the
     /// years −9999 to 9999).
     public func location(for report: GPSDReport) -> Location? {
         guard report.isFix, let lat = report.latitude, let lon = report.longitude, let time = report.time,
-            Self.storableTimes.contains(time.timeIntervalSince1970)
+            ValueFormatting.readableSeconds.contains(time.timeIntervalSince1970)
         else {
             return nil
         }

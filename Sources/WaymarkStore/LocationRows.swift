@@ -65,7 +65,7 @@ struct LocationRow {
                 timestamp: Date(timeIntervalSince1970: r.requiredDouble(2, "time")), provenance: provenance)
             // Years −9999 to 9999, the times Waymark reads and writes.
             let time = location.timestamp.timeIntervalSince1970
-            if time < -377_705_116_800 || time > 253_402_300_799 {
+            if !ValueFormatting.readableSeconds.contains(time) {
                 r.note("time \(time) is outside the years −9999 to 9999")
             }
             let offset = duration(r.requiredDouble(1, "offset"))

@@ -168,8 +168,11 @@ public enum StoreSchema {
         }
     }
 
-    /// Unix seconds of the years −9999 to 9999, the times Waymark reads and writes.
-    static func inYears(_ column: String) -> String { "\(column) BETWEEN -377705116800 AND 253402300799" }
+    /// `column` holds a time of the years −9999 to 9999 (``ValueFormatting/readableSeconds``).
+    static func inYears(_ column: String) -> String {
+        let r = ValueFormatting.readableSeconds
+        return "\(column) BETWEEN \(Int64(r.lowerBound)) AND \(Int64(r.upperBound))"
+    }
 
     /// The tables v4 checks, with every column in its v1 order.
     static let checkedTables: [(name: String, columns: [CheckedColumn])] = {

@@ -267,13 +267,14 @@ public final class TutorialApp: SimulatedApp {
         guard let system else { return }
         let updates = system.currentUpdates
         storedCount += updates.count
+        let keeps = retainsStoredLocations || fetchEnabled || behaviour.uploadsInBackground
         for i in updates.indices {
-            // Fields read in place: a whole update is copied only when it is kept.
-            if retainsStoredLocations || fetchEnabled || behaviour.uploadsInBackground || onStored != nil {
+            // Fields read in place: a whole update is copied only when it is kept or handed out.
+            if keeps || onStored != nil {
                 let location = StoredLocation(
                     location: updates[i].location, appState: updates[i].appState, reason: updates[i].reason,
                     index: updates[i].index, segment: updates[i].segment, offset: system.now)
-                if retainsStoredLocations || fetchEnabled || behaviour.uploadsInBackground { stored.append(location) }
+                if keeps { stored.append(location) }
                 onStored?(location)
             }
             let reason = updates[i].reason

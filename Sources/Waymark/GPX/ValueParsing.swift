@@ -597,6 +597,10 @@ public enum ValueFormatting {
         out.count += 13
     }
 
+    /// Unix seconds of the years −9999 to 9999: the times Waymark reads (GPX, gpsd), and the
+    /// times the session store takes (its `CHECK`s) and reads back.
+    public static let readableSeconds: ClosedRange<Double> = -377_705_116_800...253_402_300_799
+
     /// The most milliseconds from 1970 a time is written with (about 285 million years either
     /// way); a `Date` further out, or not a number, is written as this bound. Readers refuse years
     /// beyond ±9999, so only a date made in code or a damaged store row gets here.
