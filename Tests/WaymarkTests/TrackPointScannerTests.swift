@@ -139,6 +139,30 @@ import Testing
         }
     }
 
+    /// An empty extension element's prefix is checked as any other's (the fuzzer found `<p:r/>`
+    /// with no `p` declared read by the scanner and refused by the general path): undeclared,
+    /// declared before, and declared only on the point.
+    @Test func anEmptyExtensionElementsPrefixMustBeDeclared() {
+        let tpe = "http://www.garmin.com/xmlschemas/TrackPointExtension/v1"
+        let cases = [
+            "<trkpt lat=\"1\" lon=\"2\"><extensions><gpxtpx:hr>9</gpxtpx:hr><p:r/></extensions></trkpt>",
+            "<trkpt lat=\"1\" lon=\"2\"><extensions><p:r/><gpxtpx:hr>9</gpxtpx:hr></extensions></trkpt>",
+            "<trkpt xmlns:p=\"\(tpe)\" lat=\"1\" lon=\"2\"><extensions><p:r/></extensions></trkpt>",
+        ]
+        for point in cases {
+            // The first point teaches the scanner the layout; the second repeats it.
+            let good = "<trkpt lat=\"1\" lon=\"2\"><extensions><gpxtpx:hr>9</gpxtpx:hr></extensions></trkpt>"
+            let doc =
+                "<gpx version=\"1.1\" creator=\"t\" \(Self.ns)><trk><trkseg>\(good)\(point)</trkseg></trk></gpx>"
+            for settings in Settings.all { Self.expectSame(Array(doc.utf8), settings, point) }
+        }
+        let undeclared = Self.read(
+            Array(
+                "<gpx version=\"1.1\" creator=\"t\" \(Self.ns)><trk><trkseg>\(cases[0])</trkseg></trk></gpx>".utf8),
+            scanner: true)
+        #expect(undeclared.error?.contains("namespace prefix 'p' is not declared") == true, "\(undeclared)")
+    }
+
     /// Points the scanner cannot read (each has a <link>) make it rest rather than fail on every
     /// one; it takes up again later, and what is read stays the same.
     @Test func scannerRestsWhileItKeepsMissing() {
