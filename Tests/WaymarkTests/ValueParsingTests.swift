@@ -62,6 +62,23 @@ import Testing
             checkedByScanner += scanned == nil ? 0 : 1
         }
         #expect(checkedByScanner > 80_000)
+        // Leading zeros, long integer parts and long runs of zeros, which the scanner measures
+        // eight bytes at a time.
+        for _ in 0..<50_000 {
+            var text = String(repeating: "0", count: Int(rng.next() % 10))
+            for _ in 0..<Int(rng.next() % 24) { text.append(Character(String(rng.next() % 10))) }
+            if rng.next() % 4 > 0 {
+                text += "." + String(repeating: "0", count: Int(rng.next() % 20))
+                for _ in 0..<Int(rng.next() % 30) { text.append(Character(String(rng.next() % 10))) }
+            }
+            guard text.contains(where: \.isNumber) else { continue }
+            let ours = Self.span(text) { ValueParsing.decimal($0) }
+            let scanned = Array((text + "<").utf8).withUnsafeBufferPointer { b -> Double? in
+                let (value, stop) = ValueParsing.longPlainDecimal(from: b.baseAddress!, to: b.baseAddress! + b.count)
+                return stop == b.baseAddress! + b.count - 1 ? value : .nan
+            }
+            #expect(scanned == nil || scanned == ours, "\(text)")
+        }
         // Text of 128 bytes or more is not a number to either (the fuzzer found the scanner
         // reading a 130-digit longitude the general path refuses).
         let long = "2." + String(repeating: "8", count: 127) + "0"

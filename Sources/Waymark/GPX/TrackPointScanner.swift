@@ -145,7 +145,7 @@ struct TrackPointScanner {
             // of the point).
             var d = GPXPoint.Details()
             swap(&d, &details)
-            if detailsMayBeEmpty { point.details = d } else { point.setDetails(nonEmpty: d) }
+            point.setBoxedDetails(d, nonEmpty: !detailsMayBeEmpty)
             hasDetails = false
             detailsMayBeEmpty = false
         }
@@ -205,26 +205,30 @@ struct TrackPointScanner {
             point.time = date
         case .integer(let field):
             guard let text = c.until(stop), let v = ValueParsing.integer(text) else { return false }
-            hasDetails = true
             switch field {
-            case .satellites: details.satellites = v
-            case .dgpsStation: details.dgpsStation = v
+            case .satellites: point.satellites = v
+            case .dgpsStation:
+                hasDetails = true
+                details.dgpsStation = v
             }
         case .fix:
             guard let text = c.until(stop), let fix = GPXFix(bytes: text) else { return false }
-            hasDetails = true
-            details.fix = fix
+            point.fix = fix
         case .text(let field):
             guard let text = c.until(stop), Self.isPlainText(text) else { return false }
             // White space alone counts as no value, as the general path has it.
             let value = text.isWhitespace ? nil : text.string
+            if field == .source {
+                point.source = value
+                return true
+            }
             hasDetails = true
             if value == nil { detailsMayBeEmpty = true }
             switch field {
             case .name: details.name = value
             case .comment: details.comment = value
             case .description: details.description = value
-            case .source: details.source = value
+            case .source: break
             case .symbol: details.symbol = value
             case .type: details.type = value
             }
@@ -238,19 +242,22 @@ struct TrackPointScanner {
             point.elevation = v
             return
         }
-        hasDetails = true
         switch field {
         case .elevation: break
-        case .magneticVariation: details.magneticVariation = v
-        case .geoidHeight: details.geoidHeight = v
-        case .hdop: details.hdop = v
-        case .vdop: details.vdop = v
-        case .pdop: details.pdop = v
-        case .ageOfDGPSData: details.ageOfDGPSData = v
-        case .speed: details.speed = v
-        case .course: details.course = v
-        case .horizontalAccuracy: details.horizontalAccuracy = v
-        case .verticalAccuracy: details.verticalAccuracy = v
+        case .magneticVariation: point.setNumber(.magneticVariation, v)
+        case .geoidHeight: point.setNumber(.geoidHeight, v)
+        case .hdop: point.setNumber(.hdop, v)
+        case .vdop: point.setNumber(.vdop, v)
+        case .pdop: point.setNumber(.pdop, v)
+        case .ageOfDGPSData: point.setNumber(.ageOfDGPSData, v)
+        case .speed: point.setNumber(.speed, v)
+        case .course: point.setNumber(.course, v)
+        case .horizontalAccuracy:
+            hasDetails = true
+            details.horizontalAccuracy = v
+        case .verticalAccuracy:
+            hasDetails = true
+            details.verticalAccuracy = v
         }
     }
 

@@ -221,30 +221,39 @@ enum ValueParsing {
         var q = p
         let negative = q < end && q.pointee == UInt8(ascii: "-")
         if q < end && (negative || q.pointee == UInt8(ascii: "+")) { q += 1 }
+        // The first 19 significant digits make `w`; the value is w · 10^scale, and `truncated`
+        // says whether a digit other than 0 was cut after them. Runs of digits are measured and
+        // read eight bytes at a time.
         var w: UInt64 = 0
         var significant = 0
         var scale = 0
         var truncated = false
-        var any = false
-        var inFraction = false
-        while q < end {
-            let d = q.pointee &- 0x30
-            if d >= 10 {
-                guard !inFraction, q.pointee == UInt8(ascii: ".") else { break }
-                inFraction = true
-                q += 1
-                continue
-            }
-            any = true
-            if significant > 0 || d != 0 { significant += 1 }
-            if significant <= 19 {
-                w = w &* 10 &+ UInt64(d)
-                if inFraction { scale -= 1 }
-            } else {
-                if !inFraction { scale += 1 }
-                if d != 0 { truncated = true }
-            }
+        let start = q
+        while q < end && q.pointee == UInt8(ascii: "0") { q += 1 }  // leading zeros
+        var run = digitRunLength(q, end)
+        var taken = min(run, 19)
+        appendDigits(q, count: taken, to: &w)
+        significant = taken
+        scale = run - taken
+        truncated = hasNonZeroDigit(q + taken, count: run - taken)
+        q += run
+        var any = q > start
+        if q < end && q.pointee == UInt8(ascii: ".") {
             q += 1
+            let fraction = q
+            if significant == 0 {
+                // Zeros after the point, before any other digit, only scale the value.
+                while q < end && q.pointee == UInt8(ascii: "0") { q += 1 }
+                scale -= q - fraction
+            }
+            run = digitRunLength(q, end)
+            taken = min(run, 19 - significant)
+            appendDigits(q, count: taken, to: &w)
+            significant += taken
+            scale -= taken
+            if hasNonZeroDigit(q + taken, count: run - taken) { truncated = true }
+            q += run
+            any = any || q > fraction
         }
         // decimal(_:) refuses text of 128 bytes or more: so does this.
         guard any, q - p < 128 else { return (nil, q) }
@@ -257,12 +266,67 @@ enum ValueParsing {
         return (negative ? -v : v, q)
     }
 
-    /// 5^k for k in 0...27 (5^27 is the largest power of five below 2^63).
-    private static let powersOfFive: [UInt64] = {
-        var p: [UInt64] = [1]
-        for _ in 1...27 { p.append(p[p.count - 1] * 5) }
-        return p
-    }()
+    /// How many ASCII digits begin at `q`, counted eight at a time.
+    @inline(__always)
+    private static func digitRunLength(_ q: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Int {
+        var n = 0
+        #if _endian(little)
+            while end - (q + n) >= 8 {
+                let t = UnsafeRawPointer(q + n).loadUnaligned(as: UInt64.self) ^ 0x3030_3030_3030_3030
+                let high: UInt64 = 0xF0F0_F0F0_F0F0_F0F0
+                let notDigit = (t & high) | (((t & 0x0F0F_0F0F_0F0F_0F0F) &+ 0x0606_0606_0606_0606) & high)
+                if notDigit != 0 { return n + notDigit.trailingZeroBitCount &>> 3 }
+                n += 8
+            }
+        #endif
+        while q + n < end, q[n] &- 0x30 < 10 { n += 1 }
+        return n
+    }
+
+    /// Appends the `count` digits at `q` (all digits, `count` at most 19) to `value`.
+    @inline(__always)
+    private static func appendDigits(_ q: UnsafePointer<UInt8>, count: Int, to value: inout UInt64) {
+        var i = 0
+        #if _endian(little)
+            while count - i >= 8 {
+                var v = UnsafeRawPointer(q + i).loadUnaligned(as: UInt64.self) & 0x0F0F_0F0F_0F0F_0F0F
+                v = (v &* 2561) &>> 8 & 0x00FF_00FF_00FF_00FF
+                v = (v &* 6_553_601) &>> 16 & 0x0000_FFFF_0000_FFFF
+                v = (v &* 42_949_672_960_001) &>> 32
+                value = value &* 100_000_000 &+ v
+                i += 8
+            }
+        #endif
+        while i < count {
+            value = value &* 10 &+ UInt64(q[i] &- 0x30)
+            i += 1
+        }
+    }
+
+    /// Whether any of the `count` digits at `q` is not 0.
+    @inline(__always)
+    private static func hasNonZeroDigit(_ q: UnsafePointer<UInt8>, count: Int) -> Bool {
+        var i = 0
+        while count - i >= 8 {
+            if UnsafeRawPointer(q + i).loadUnaligned(as: UInt64.self) != 0x3030_3030_3030_3030 { return true }
+            i += 8
+        }
+        while i < count {
+            if q[i] != UInt8(ascii: "0") { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// 5^k for k in 0...27 (5^27 is the largest power of five below 2^63), a literal so that
+    /// reading it needs no lazy initialisation.
+    private static let powersOfFive: [UInt64] = [
+        1, 5, 25, 125, 625, 3125, 15625, 78125, 390625, 1_953_125, 9_765_625, 48_828_125, 244_140_625,
+        1_220_703_125, 6_103_515_625, 30_517_578_125, 152_587_890_625, 762_939_453_125, 3_814_697_265_625,
+        19_073_486_328_125, 95_367_431_640_625, 476_837_158_203_125, 2_384_185_791_015_625,
+        11_920_928_955_078_125, 59_604_644_775_390_625, 298_023_223_876_953_125, 1_490_116_119_384_765_625,
+        7_450_580_596_923_828_125,
+    ]
 
     /// The double nearest to `w` / 10^k (`w` > 0, its digits cut at `truncated`), correctly
     /// rounded; nil when that needs more than this: k above 27, or cut digits that could change

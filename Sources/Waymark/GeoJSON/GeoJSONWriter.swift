@@ -381,20 +381,16 @@ public final class GeoJSONWriter {
     @inline(__always)
     private func writeValues(_ p: GPXPoint, line: Int) {
         let e = p.extensions
-        // Each field read through the box, without copying the others.
-        let box = p.detailsBox
         putNumber(.heart, e.heartRate, decimals: 0, line: line)
         putNumber(.cads, e.cadence, decimals: 0, line: line)
         putNumber(.atemps, e.airTemperature, decimals: 2, line: line)
         putNumber(.powers, e.power, decimals: 1, line: line)
-        putNumber(.speeds, box?.details.speed ?? e.speed, decimals: 3, line: line)
-        putNumber(.courses, box?.details.course ?? e.course, decimals: 2, line: line)
-        if let box {
-            putNumber(.hdops, box.details.hdop, decimals: 2, line: line)
-            putNumber(.vdops, box.details.vdop, decimals: 2, line: line)
-            if let s = box.details.satellites {
-                put(.sats, line: line) { ValueFormatting.appendInteger(Int64(s), to: $0) }
-            }
+        putNumber(.speeds, p.speed ?? e.speed, decimals: 3, line: line)
+        putNumber(.courses, p.course ?? e.course, decimals: 2, line: line)
+        putNumber(.hdops, p.hdop, decimals: 2, line: line)
+        putNumber(.vdops, p.vdop, decimals: 2, line: line)
+        if let s = p.satellites {
+            put(.sats, line: line) { ValueFormatting.appendInteger(Int64(s), to: $0) }
         }
     }
 

@@ -162,10 +162,12 @@ public struct GPXExtensions: Sendable, Hashable, Codable {
 
 /// A waypoint, route point or track point (GPX `wptType`).
 ///
-/// The fields most points have (position, elevation, time, extension values) are stored inline;
-/// the rest live in a shared box that is allocated only when one of them is set, so that points
-/// stay cheap to copy through streaming readers and writers.
-public struct GPXPoint: Sendable, Hashable, Codable {
+/// The fields most points have (position, elevation, time, extension values, and the fix,
+/// satellites, DOPs, speed and course that receivers write with every point) are stored
+/// inline; the rest (texts, links and rare numbers) live in a shared box that is allocated only
+/// when one of them is set, so that points stay cheap to copy through streaming readers and
+/// writers, and a logger's point takes no allocation at all.
+public struct GPXPoint: Sendable, Hashable {
     /// Latitude and longitude, degrees WGS 84.
     public var coordinate: Coordinate
     /// Elevation in metres, as GPX gives it (normally above mean sea level).
@@ -173,6 +175,12 @@ public struct GPXPoint: Sendable, Hashable, Codable {
     /// The time of the fix, UTC.
     public var time: Date?
     public var extensions = GPXExtensions()
+    /// The common numeric details.
+    private var numbers = InlineNumbers()
+    /// `<src>`, which loggers write with every point (GPSLogger's "gps"); a short one takes
+    /// no allocation.
+    private var sourceText: String?
+    /// The other details; its inline fields (``InlineNumbers``, the source) are always nil.
     private var box: DetailsBox?
 
     /// The less common fields of a point.
@@ -203,62 +211,173 @@ public struct GPXPoint: Sendable, Hashable, Codable {
         public init() {}
     }
 
-    /// The details of a point that has any, shared between its copies and never changed: a
-    /// change makes a new box. Reading one field reads it through the reference, without
-    /// copying the others.
-    final class DetailsBox: Sendable, Hashable, Codable {
+    /// The details a receiver writes with every point: a presence mask, the fix, the count of
+    /// satellites and eight numbers, stored without a reference.
+    struct InlineNumbers: Sendable, Hashable {
+        /// Bit i for `values[i]`, bit 8 for `satellites`.
+        private var present: UInt16 = 0
+        /// 0 when there is no fix, else 1 + its index in `GPXFix.allCases`.
+        private var fixCode: UInt8 = 0
+        private var satelliteCount = 0
+        /// An absent value is 0, so that equal details compare equal.
+        private var values = SIMD8<Double>(repeating: 0)
+
+        enum Field: Int, CaseIterable {
+            case magneticVariation, geoidHeight, hdop, vdop, pdop, ageOfDGPSData, speed, course
+        }
+
+        var isEmpty: Bool { present == 0 && fixCode == 0 }
+
+        @inline(__always)
+        subscript(_ field: Field) -> Double? {
+            get { present & (1 << field.rawValue) != 0 ? values[field.rawValue] : nil }
+            set {
+                if let newValue {
+                    present |= 1 << field.rawValue
+                    values[field.rawValue] = newValue
+                } else {
+                    present &= ~(1 << field.rawValue)
+                    values[field.rawValue] = 0
+                }
+            }
+        }
+
+        var satellites: Int? {
+            @inline(__always) get { present & 0x100 != 0 ? satelliteCount : nil }
+            @inline(__always) set {
+                if let newValue {
+                    present |= 0x100
+                    satelliteCount = newValue
+                } else {
+                    present &= ~0x100
+                    satelliteCount = 0
+                }
+            }
+        }
+
+        var fix: GPXFix? {
+            @inline(__always) get {
+                switch fixCode {
+                case 1: GPXFix.none
+                case 2: .twoD
+                case 3: .threeD
+                case 4: .dgps
+                case 5: .pps
+                default: nil
+                }
+            }
+            @inline(__always) set {
+                switch newValue {
+                case nil: fixCode = 0
+                case GPXFix.none?: fixCode = 1
+                case .twoD?: fixCode = 2
+                case .threeD?: fixCode = 3
+                case .dgps?: fixCode = 4
+                case .pps?: fixCode = 5
+                }
+            }
+        }
+
+        /// Takes the inline fields out of `details`, leaving them nil there.
+        init(takingFrom details: inout Details) {
+            self[.magneticVariation] = details.magneticVariation
+            self[.geoidHeight] = details.geoidHeight
+            self[.hdop] = details.hdop
+            self[.vdop] = details.vdop
+            self[.pdop] = details.pdop
+            self[.ageOfDGPSData] = details.ageOfDGPSData
+            self[.speed] = details.speed
+            self[.course] = details.course
+            satellites = details.satellites
+            fix = details.fix
+            details.magneticVariation = nil
+            details.geoidHeight = nil
+            details.hdop = nil
+            details.vdop = nil
+            details.pdop = nil
+            details.ageOfDGPSData = nil
+            details.speed = nil
+            details.course = nil
+            details.satellites = nil
+            details.fix = nil
+        }
+
+        init() {}
+
+        /// Puts the inline fields into `details`.
+        func fill(_ details: inout Details) {
+            details.magneticVariation = self[.magneticVariation]
+            details.geoidHeight = self[.geoidHeight]
+            details.hdop = self[.hdop]
+            details.vdop = self[.vdop]
+            details.pdop = self[.pdop]
+            details.ageOfDGPSData = self[.ageOfDGPSData]
+            details.speed = self[.speed]
+            details.course = self[.course]
+            details.satellites = satellites
+            details.fix = fix
+        }
+    }
+
+    /// The details of a point that has texts, links or rare numbers, shared between its copies
+    /// and never changed: a change makes a new box. Reading one field reads it through the
+    /// reference, without copying the others.
+    final class DetailsBox: Sendable, Hashable {
         let details: Details
 
         init(_ details: consuming Details) { self.details = details }
 
         static func == (a: DetailsBox, b: DetailsBox) -> Bool { a === b || a.details == b.details }
         func hash(into hasher: inout Hasher) { details.hash(into: &hasher) }
-
-        // Encoded as the enum it once was (`case details(Details)`), so that encoded points
-        // still decode.
-        private enum CodingKeys: String, CodingKey { case details }
-        private enum PayloadKeys: String, CodingKey { case _0 }
-
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            details = try c.nestedContainer(keyedBy: PayloadKeys.self, forKey: .details).decode(
-                Details.self, forKey: ._0)
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            var payload = c.nestedContainer(keyedBy: PayloadKeys.self, forKey: .details)
-            try payload.encode(details, forKey: ._0)
-        }
     }
-
-    /// The box of details, nil when the point has none (the writers read fields through it).
-    var detailsBox: DetailsBox? { box }
 
     /// Every field other than position, elevation, time and extensions.
     public var details: Details {
-        get { box?.details ?? Details() }
-        set { box = newValue == Details() ? nil : DetailsBox(newValue) }
+        get {
+            var d = box?.details ?? Details()
+            numbers.fill(&d)
+            d.source = sourceText
+            return d
+        }
+        set { store(newValue) }
         // The value leaves the box for the change: once the box is released, a point's arrays
         // (its links) are not shared, so they are not copied on each append, which made a
         // point with many links quadratic.
         _modify {
             var d = box?.details ?? Details()
             box = nil
-            defer { box = d == Details() ? nil : DetailsBox(d) }
+            numbers.fill(&d)
+            d.source = sourceText
+            defer { store(d) }
             yield &d
         }
+    }
+
+    /// Splits `details` into the inline numbers and the box (nil when it would be empty).
+    private mutating func store(_ details: consuming Details) {
+        var rest = details
+        numbers = InlineNumbers(takingFrom: &rest)
+        sourceText = rest.source
+        rest.source = nil
+        box = rest == Details() ? nil : DetailsBox(rest)
     }
 
     public init(coordinate: Coordinate) {
         self.coordinate = coordinate
     }
 
-    /// Sets the details, which the caller knows have a field set, without comparing them with
-    /// empty ones.
+    /// Sets the boxed details (texts, links, rare numbers) from `d`, which has none of the
+    /// inline ones (numbers, source) set; `nonEmpty` when the caller knows it has a field set, which spares the
+    /// comparison with empty details.
     @inline(__always)
-    mutating func setDetails(nonEmpty d: consuming Details) {
-        box = DetailsBox(d)
+    mutating func setBoxedDetails(_ d: consuming Details, nonEmpty: Bool) {
+        box = nonEmpty || d != Details() ? DetailsBox(d) : nil
+    }
+
+    /// Sets one of the inline numbers (the readers' fast path).
+    @inline(__always)
+    mutating func setNumber(_ field: InlineNumbers.Field, _ value: Double) {
+        numbers[field] = value
     }
 
     public init(latitude: Double, longitude: Double, elevation: Double? = nil, time: Date? = nil) {
@@ -268,17 +387,17 @@ public struct GPXPoint: Sendable, Hashable, Codable {
     }
 
     /// True when no field beyond position, elevation, time and extensions is set.
-    public var hasDetails: Bool { box != nil }
+    public var hasDetails: Bool { box != nil || !numbers.isEmpty || sourceText != nil }
 
     /// Magnetic variation in degrees.
     public var magneticVariation: Double? {
-        get { box?.details.magneticVariation }
-        set { details.magneticVariation = newValue }
+        get { numbers[.magneticVariation] }
+        set { numbers[.magneticVariation] = newValue }
     }
     /// Height of the geoid above the WGS 84 ellipsoid, metres.
     public var geoidHeight: Double? {
-        get { box?.details.geoidHeight }
-        set { details.geoidHeight = newValue }
+        get { numbers[.geoidHeight] }
+        set { numbers[.geoidHeight] = newValue }
     }
     public var name: String? {
         get { box?.details.name }
@@ -293,8 +412,8 @@ public struct GPXPoint: Sendable, Hashable, Codable {
         set { details.description = newValue }
     }
     public var source: String? {
-        get { box?.details.source }
-        set { details.source = newValue }
+        get { sourceText }
+        set { sourceText = newValue }
     }
     public var links: [GPXLink] {
         get { box?.details.links ?? [] }
@@ -310,31 +429,31 @@ public struct GPXPoint: Sendable, Hashable, Codable {
         set { details.type = newValue }
     }
     public var fix: GPXFix? {
-        get { box?.details.fix }
-        set { details.fix = newValue }
+        get { numbers.fix }
+        set { numbers.fix = newValue }
     }
     /// Satellites used for the fix.
     public var satellites: Int? {
-        get { box?.details.satellites }
-        set { details.satellites = newValue }
+        get { numbers.satellites }
+        set { numbers.satellites = newValue }
     }
     /// Horizontal, vertical and position dilution of precision (unitless).
     public var hdop: Double? {
-        get { box?.details.hdop }
-        set { details.hdop = newValue }
+        get { numbers[.hdop] }
+        set { numbers[.hdop] = newValue }
     }
     public var vdop: Double? {
-        get { box?.details.vdop }
-        set { details.vdop = newValue }
+        get { numbers[.vdop] }
+        set { numbers[.vdop] = newValue }
     }
     public var pdop: Double? {
-        get { box?.details.pdop }
-        set { details.pdop = newValue }
+        get { numbers[.pdop] }
+        set { numbers[.pdop] = newValue }
     }
     /// Seconds since the last DGPS update.
     public var ageOfDGPSData: Double? {
-        get { box?.details.ageOfDGPSData }
-        set { details.ageOfDGPSData = newValue }
+        get { numbers[.ageOfDGPSData] }
+        set { numbers[.ageOfDGPSData] = newValue }
     }
     public var dgpsStation: Int? {
         get { box?.details.dgpsStation }
@@ -342,13 +461,13 @@ public struct GPXPoint: Sendable, Hashable, Codable {
     }
     /// Speed in metres per second, from GPX 1.0 `<speed>`.
     public var speed: Double? {
-        get { box?.details.speed }
-        set { details.speed = newValue }
+        get { numbers[.speed] }
+        set { numbers[.speed] = newValue }
     }
     /// Course in degrees from true north, from GPX 1.0 `<course>`.
     public var course: Double? {
-        get { box?.details.course }
-        set { details.course = newValue }
+        get { numbers[.course] }
+        set { numbers[.course] = newValue }
     }
     /// Metres: the point's own horizontal accuracy, from an app's extension (Apple Health's
     /// `<hAcc>`).
@@ -360,6 +479,40 @@ public struct GPXPoint: Sendable, Hashable, Codable {
     public var verticalAccuracy: Double? {
         get { box?.details.verticalAccuracy }
         set { details.verticalAccuracy = newValue }
+    }
+}
+
+extension GPXPoint: Codable {
+    // Encoded as the struct was when every detail lived in one box, itself encoded as the
+    // enum it once was (`case details(Details)`): points encoded by earlier versions decode.
+    private enum CodingKeys: String, CodingKey { case coordinate, elevation, time, extensions, box }
+    private enum BoxKeys: String, CodingKey { case details }
+    private enum PayloadKeys: String, CodingKey { case _0 }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        coordinate = try c.decode(Coordinate.self, forKey: .coordinate)
+        elevation = try c.decodeIfPresent(Double.self, forKey: .elevation)
+        time = try c.decodeIfPresent(Date.self, forKey: .time)
+        extensions = try c.decode(GPXExtensions.self, forKey: .extensions)
+        if c.contains(.box), try !c.decodeNil(forKey: .box) {
+            let payload = try c.nestedContainer(keyedBy: BoxKeys.self, forKey: .box)
+                .nestedContainer(keyedBy: PayloadKeys.self, forKey: .details)
+            store(try payload.decode(Details.self, forKey: ._0))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(coordinate, forKey: .coordinate)
+        try c.encodeIfPresent(elevation, forKey: .elevation)
+        try c.encodeIfPresent(time, forKey: .time)
+        try c.encode(extensions, forKey: .extensions)
+        if hasDetails {
+            var box = c.nestedContainer(keyedBy: BoxKeys.self, forKey: .box)
+            var payload = box.nestedContainer(keyedBy: PayloadKeys.self, forKey: .details)
+            try payload.encode(details, forKey: ._0)
+        }
     }
 }
 

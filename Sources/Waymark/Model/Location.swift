@@ -148,42 +148,41 @@ public struct GPXLocationMapping: Sendable, Hashable {
 
     /// The location for `point`, the `index`-th point of `file`, fixed at `timestamp`.
     public func location(for point: GPXPoint, file: String, index: Int, timestamp: Date) -> Location {
-        let details = point.details
         let horizontal: Double
-        if let own = details.horizontalAccuracy, own >= 0 {
+        if let own = point.horizontalAccuracy, own >= 0 {
             horizontal = own  // the file's own accuracy beats the DOP model
-        } else if let hdop = details.hdop, hdop >= 0 {
+        } else if let hdop = point.hdop, hdop >= 0 {
             horizontal = hdop * uere
-        } else if let pdop = details.pdop, pdop >= 0 {
+        } else if let pdop = point.pdop, pdop >= 0 {
             horizontal = pdop * uere
         } else {
             horizontal = defaultHorizontalAccuracy
         }
         var vertical = -1.0
         if point.elevation != nil {
-            if let own = details.verticalAccuracy, own > 0 {
+            if let own = point.verticalAccuracy, own > 0 {
                 vertical = own
-            } else if let vdop = details.vdop, vdop > 0 {
+            } else if let vdop = point.vdop, vdop > 0 {
                 vertical = vdop * uere
             } else {
                 vertical = defaultVerticalAccuracy
             }
         }
         let fixMode: Provenance.FixMode
-        switch details.fix {
+        switch point.fix {
         case .none?: fixMode = .none
         case .twoD?: fixMode = .twoD
         case .threeD?, .dgps?, .pps?: fixMode = .threeD
         case nil: fixMode = point.elevation == nil ? .twoD : .threeD
         }
         if fixMode != .threeD { vertical = -1 }
-        let speed = details.speed ?? point.extensions.speed
-        let course = details.course ?? point.extensions.course
+        let speed = point.speed ?? point.extensions.speed
+        let course = point.course ?? point.extensions.course
         let elevation = point.elevation ?? 0
         return Location(
             coordinate: point.coordinate,
             altitude: elevation,
-            ellipsoidalAltitude: point.elevation.flatMap { e in details.geoidHeight.map { e + $0 } },
+            ellipsoidalAltitude: point.elevation.flatMap { e in point.geoidHeight.map { e + $0 } },
             horizontalAccuracy: fixMode == .none ? -1 : horizontal,
             verticalAccuracy: vertical,
             speed: speed.map { $0 >= 0 ? $0 : -1 } ?? -1,
@@ -191,8 +190,8 @@ public struct GPXLocationMapping: Sendable, Hashable {
             timestamp: timestamp,
             provenance: Provenance(
                 source: .file(path: file, index: index), isSimulatedBySoftware: true, fixMode: fixMode,
-                satellitesUsed: details.satellites, hdop: details.hdop, vdop: details.vdop, pdop: details.pdop,
-                differential: details.fix == .dgps ? .dgps : .none))
+                satellitesUsed: point.satellites, hdop: point.hdop, vdop: point.vdop, pdop: point.pdop,
+                differential: point.fix == .dgps ? .dgps : .none))
     }
 }
 

@@ -474,11 +474,17 @@ final class XMLTokenizer {
         var i = 0
         let feed = SIMD32<UInt8>(repeating: 0x0A)
         while index - i >= 32 {
-            let v = UnsafeRawPointer(buf + i).loadUnaligned(as: SIMD32<UInt8>.self)
-            // A true lane is all ones: −1 as a signed byte, so the sum is minus the count.
-            let m = unsafeBitCast(v .== feed, to: SIMD32<Int8>.self)
-            lines &-= Int(m.wrappedSum())
-            i += 32
+            // A true lane is all ones: −1 as a signed byte. Each lane adds up at most 127 of
+            // them before the lanes are summed, so that the sum across lanes is rare.
+            var counts = SIMD32<Int8>(repeating: 0)
+            var rounds = 0
+            while index - i >= 32, rounds < 127 {
+                let v = UnsafeRawPointer(buf + i).loadUnaligned(as: SIMD32<UInt8>.self)
+                counts &+= unsafeBitCast(v .== feed, to: SIMD32<Int8>.self)
+                i += 32
+                rounds += 1
+            }
+            lines &-= Int(SIMD32<Int16>(truncatingIfNeeded: counts).wrappedSum())
         }
         while i < index {
             if buf[i] == 0x0A { lines += 1 }
