@@ -735,20 +735,31 @@ public final class GPXReader {
         }
         // Elements inside <extensions> may nest as deep as the tokenizer allows (less a margin).
         scanner.extensionLevels = min(4, tokenizer.maxDepth - tokenizer.depth - 4)
-        var point = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
-        var outcome = scanner.scan(window, into: &point)
-        // A point's extensions may use a few prefixes the scanner has not been told about.
-        var lookups = 0
-        while case .unknownPrefix(let prefix) = outcome, lookups < 4 {
-            lookups += 1
-            let namespace = tokenizer.bindingIndex(forPrefix: prefix).map {
-                ExtensionNamespace(uri: tokenizer.namespaceURI(ofBinding: $0))
+        // The point is read where it goes: the batch's next slot when reading ahead, else here.
+        if let pointSink {
+            let slot = pointSink.pointSlot()
+            slot.initialize(to: GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0)))
+            guard let length = scanPoint(window, into: slot) else {
+                slot.deinitialize(count: 1)
+                scannerBackoff.miss()
+                return false
             }
-            scanner.learn(prefix: prefix, namespace: namespace)
-            point = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
-            outcome = scanner.scan(window, into: &point)
+            scannerBackoff.hit()
+            tokenizer.consumeRaw(length)
+            scannedPoints += 1
+            delivered += 1
+            if !flushWarningsSoon {
+                try pointSink.commitPoint()
+            } else {
+                // Warnings go out before the point.
+                let point = slot.move()
+                try flushWarnings()
+                try handler(.trackPoint(point))
+            }
+            return true
         }
-        guard case .point(let length) = outcome else {
+        var point = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
+        guard let length = withUnsafeMutablePointer(to: &point, { scanPoint(window, into: $0) }) else {
             scannerBackoff.miss()
             return false
         }
@@ -760,6 +771,30 @@ public final class GPXReader {
         try handler(.trackPoint(consume point))
         return true
     }
+
+    /// Scans the point at the start of `window` into `slot` (initialised, fresh), learning the
+    /// prefixes its extensions use; its length, or nil when it is not for the scanner.
+    @inline(__always)
+    private func scanPoint(_ window: UnsafeBufferPointer<UInt8>, into slot: UnsafeMutablePointer<GPXPoint>) -> Int? {
+        var outcome = scanner.scan(window, into: &slot.pointee)
+        // A point's extensions may use a few prefixes the scanner has not been told about.
+        var lookups = 0
+        while case .unknownPrefix(let prefix) = outcome, lookups < 4 {
+            lookups += 1
+            let namespace = tokenizer.bindingIndex(forPrefix: prefix).map {
+                ExtensionNamespace(uri: tokenizer.namespaceURI(ofBinding: $0))
+            }
+            scanner.learn(prefix: prefix, namespace: namespace)
+            slot.pointee = GPXPoint(coordinate: Coordinate(latitude: 0, longitude: 0))
+            outcome = scanner.scan(window, into: &slot.pointee)
+        }
+        guard case .point(let length) = outcome else { return nil }
+        return length
+    }
+
+    /// Where the scanner puts track points when ``readAhead(batchSize:batches:_:)`` reads: the
+    /// next slot of the batch being filled, so that a point is not copied on its way there.
+    @exclusivity(unchecked) var pointSink: EventSender?
 
     @exclusivity(unchecked) private var scanner: TrackPointScanner
     @exclusivity(unchecked) private var scannerBindingsVersion = -1

@@ -211,10 +211,12 @@ public final class GeoJSONWriter {
     /// it comes. The same output as writing each event of ``GPXReader/read(_:)``, in one call
     /// that passes the events straight from the reader's batches to the writer.
     public func write(readingAhead reader: GPXReader, warning: (GPXWarning) -> Void = { _ in }) throws {
-        try reader.readAhead { event in
-            if event.isWarning, case .warning(let w) = event { warning(w) }
-            try write(event)
-        }
+        try reader.readAhead(
+            points: { point, _ in try addPoint(point.pointee) },
+            others: { event in
+                if event.isWarning, case .warning(let w) = event { warning(w) }
+                try write(event)
+            })
     }
 
     /// Closes the collection and flushes.

@@ -36,8 +36,9 @@ public struct GPXLink: Sendable, Hashable, Codable {
 /// Known values are stored compactly (a presence mask and eight doubles), because a point is
 /// copied several times on its way from reader to writer.
 public struct GPXExtensions: Sendable, Hashable, Codable {
-    private var present: UInt8 = 0
+    // The values first: their 16-byte alignment then pads nothing (73 bytes, not 88).
     private var values = SIMD8<Double>(repeating: 0)
+    private var present: UInt8 = 0
 
     /// Indices of the known values, in the order of the properties below.
     enum Field: Int {
@@ -168,15 +169,23 @@ public struct GPXExtensions: Sendable, Hashable, Codable {
 /// when one of them is set, so that points stay cheap to copy through streaming readers and
 /// writers, and a logger's point takes no allocation at all.
 public struct GPXPoint: Sendable, Hashable {
-    /// Latitude and longitude, degrees WGS 84.
-    public var coordinate: Coordinate
-    /// Elevation in metres, as GPX gives it (normally above mean sea level).
-    public var elevation: Double?
-    /// The time of the fix, UTC.
-    public var time: Date?
+    // The stored properties are declared so that alignment pads little: a point is copied
+    // several times on its way from reader to writer, and its size is what each copy costs.
     public var extensions = GPXExtensions()
     /// The common numeric details.
     private var numbers = InlineNumbers()
+    /// Latitude and longitude, degrees WGS 84.
+    public var coordinate: Coordinate
+    /// Elevation in metres, as GPX gives it (normally above mean sea level).
+    public var elevation: Double? {
+        @inline(__always) get { numbers.elevation }
+        @inline(__always) set { numbers.elevation = newValue }
+    }
+    /// The time of the fix, UTC.
+    public var time: Date? {
+        @inline(__always) get { numbers.time }
+        @inline(__always) set { numbers.time = newValue }
+    }
     /// `<src>`, which loggers write with every point (GPSLogger's "gps"); a short one takes
     /// no allocation.
     private var sourceText: String?
@@ -214,19 +223,52 @@ public struct GPXPoint: Sendable, Hashable {
     /// The details a receiver writes with every point: a presence mask, the fix, the count of
     /// satellites and eight numbers, stored without a reference.
     struct InlineNumbers: Sendable, Hashable {
-        /// Bit i for `values[i]`, bit 8 for `satellites`.
+        /// An absent value is 0, so that equal details compare equal.
+        private var values = SIMD8<Double>(repeating: 0)
+        /// The point's elevation and time (seconds since 2001), here for their presence bits:
+        /// two optionals would take 16 bytes more.
+        private var elevationValue = 0.0
+        private var timeValue = 0.0
+        private var satelliteCount = 0
+        /// Bit i for `values[i]`, bit 8 for `satellites`, 9 for the elevation, 10 for the time.
         private var present: UInt16 = 0
         /// 0 when there is no fix, else 1 + its index in `GPXFix.allCases`.
         private var fixCode: UInt8 = 0
-        private var satelliteCount = 0
-        /// An absent value is 0, so that equal details compare equal.
-        private var values = SIMD8<Double>(repeating: 0)
 
         enum Field: Int, CaseIterable {
             case magneticVariation, geoidHeight, hdop, vdop, pdop, ageOfDGPSData, speed, course
         }
 
-        var isEmpty: Bool { present == 0 && fixCode == 0 }
+        /// No detail set (the elevation and time are not details).
+        var isEmpty: Bool { present & 0x1FF == 0 && fixCode == 0 }
+
+        var elevation: Double? {
+            @inline(__always) get { present & 0x200 != 0 ? elevationValue : nil }
+            @inline(__always) set {
+                if let newValue {
+                    present |= 0x200
+                    elevationValue = newValue
+                } else {
+                    present &= ~0x200
+                    elevationValue = 0
+                }
+            }
+        }
+
+        var time: Date? {
+            @inline(__always) get {
+                present & 0x400 != 0 ? Date(timeIntervalSinceReferenceDate: timeValue) : nil
+            }
+            @inline(__always) set {
+                if let newValue {
+                    present |= 0x400
+                    timeValue = newValue.timeIntervalSinceReferenceDate
+                } else {
+                    present &= ~0x400
+                    timeValue = 0
+                }
+            }
+        }
 
         @inline(__always)
         subscript(_ field: Field) -> Double? {
@@ -356,7 +398,10 @@ public struct GPXPoint: Sendable, Hashable {
     /// Splits `details` into the inline numbers and the box (nil when it would be empty).
     private mutating func store(_ details: consuming Details) {
         var rest = details
+        let (elevation, time) = (numbers.elevation, numbers.time)
         numbers = InlineNumbers(takingFrom: &rest)
+        numbers.elevation = elevation
+        numbers.time = time
         sourceText = rest.source
         rest.source = nil
         box = rest == Details() ? nil : DetailsBox(rest)
