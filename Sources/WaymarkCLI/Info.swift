@@ -45,9 +45,14 @@ extension WaymarkCommand {
             do {
                 let reader = try makeReader(trace, options: read, keepingExtensions: false)
                 var stats = TraceStatistics()
-                try reader.readAhead { event in
+                let take: (consuming GPXEvent) -> Void = { event in
                     if event.isWarning, case .warning(let w) = event { report(w) }
                     stats.add(event)
+                }
+                if let gpx = reader as? GPXReader {
+                    try gpx.readAhead(take)
+                } else {
+                    try reader.readEvents(take)
                 }
                 let sink = FileSink.standardOutput()
                 if json {

@@ -85,7 +85,7 @@ extension WaymarkCommand {
             do {
                 let uncommitted = UncommittedOutputs()
                 defer { uncommitted.finish() }
-                let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+                let sink = try openOutput(output)
                 uncommitted.add(sink)
                 let events: EventSource
                 if let session {
@@ -99,14 +99,18 @@ extension WaymarkCommand {
                     let trace = trace ?? "-"
                     let reader = try makeReader(trace, options: read, keepingExtensions: format == .gpx)
                     events = EventSource(title: trace == "-" ? "" : trace, reader: reader) { handle in
-                        try reader.readAhead(handle)
+                        if let gpx = reader as? GPXReader {
+                            try gpx.readAhead(handle)
+                        } else {
+                            try reader.readEvents(handle)
+                        }
                     }
                 }
                 let reader = events
                 switch format {
                 case .geojson:
                     let writer = GeoJSONWriter(sink: sink)
-                    if let gpxReader = events.reader {
+                    if let gpxReader = events.reader as? GPXReader {
                         try writer.write(readingAhead: gpxReader, warning: report)
                     } else {
                         try reader.read { event in
@@ -125,7 +129,7 @@ extension WaymarkCommand {
                 case .text:
                     let useColor: Bool
                     switch color {
-                    case .auto: useColor = output == nil && Terminal.wantsColor
+                    case .auto: useColor = (output == nil || output == "-") && Terminal.wantsColor
                     case .always: useColor = true
                     case .never: useColor = false
                     }
@@ -141,7 +145,7 @@ extension WaymarkCommand {
                     try renderer.finish()
                 }
                 try sink.commit()
-                if let gpxReader = events.reader { reportDropped(gpxReader) }
+                if let fileReader = events.reader { reportDropped(fileReader) }
             } catch {
                 throw sysexit(for: error)
             }
@@ -152,11 +156,11 @@ extension WaymarkCommand {
 /// Where `render` takes its GPX events from: a file's reader or a stored session.
 struct EventSource {
     var title: String
-    var reader: GPXReader?
+    var reader: (any TraceEventReader)?
     let body: (@escaping (consuming GPXEvent) throws -> Void) throws -> Void
 
     init(
-        title: String, reader: GPXReader? = nil,
+        title: String, reader: (any TraceEventReader)? = nil,
         _ body: @escaping (@escaping (consuming GPXEvent) throws -> Void) throws -> Void
     ) {
         self.title = title

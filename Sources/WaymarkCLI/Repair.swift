@@ -38,7 +38,7 @@ extension WaymarkCommand {
             do {
                 let uncommitted = UncommittedOutputs()
                 defer { uncommitted.finish() }
-                let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+                let sink = try openOutput(output)
                 uncommitted.add(sink)
                 let report = try GPXRepair.repair(source: try ProgressSource(path: file), name: file, to: sink)
                 try sink.commit()

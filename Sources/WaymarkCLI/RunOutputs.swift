@@ -44,6 +44,7 @@ final class RunOutputs: SimulationObserver {
         simulation: Simulation, format: OutputFormat, output: String?, audit: String?, quiet: Bool, live: Bool,
         session: SessionRecorder? = nil, liveGPX: LiveGPXWriter? = nil
     ) throws {
+        let output = output == "-" ? nil : output  // `-o -` is standard output
         self.format = format
         self.output = output
         self.session = session
@@ -53,7 +54,7 @@ final class RunOutputs: SimulationObserver {
         reporters.append(console)
         self.audit = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: simulation.epoch) }
         if let writer = self.audit { reporters.append(writer) }
-        sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+        sink = try openOutput(output)
         if format == .ndjson {
             let writer = DeliveredNDJSON(LocationNDJSONWriter(sink: sink), flushEachLine: live && output == nil)
             reporters.append(writer)

@@ -136,11 +136,11 @@ extension WaymarkCommand.Sessions {
                 let session = try db.session(id)
                 let uncommitted = UncommittedOutputs()
                 defer { uncommitted.finish() }
-                let sink = try output.map { try FileSink(atomicPath: $0) } ?? FileSink.standardOutput()
+                let sink = try openOutput(output)
                 uncommitted.add(sink)
                 try SessionExport.write(
                     session: session, from: db, format: format, to: sink, textWidth: Terminal.width,
-                    color: output == nil && Terminal.wantsColor)
+                    color: (output == nil || output == "-") && Terminal.wantsColor)
                 try sink.commit()
             } catch {
                 throw sysexit(for: error)

@@ -152,15 +152,18 @@ final class ProgressSource: ByteSource {
     }
 }
 
-/// Opens a GPX reader on `path`, with progress for large files on a terminal.
-func makeReader(_ path: String, options: ReadOptions, keepingExtensions: Bool = true) throws -> GPXReader {
-    GPXReader(
-        source: try ProgressSource(path: path), name: path,
+/// Opens a reader on `path` for what the file holds (GPX or an NMEA log, told by its first
+/// bytes), with progress for large files on a terminal.
+func makeReader(_ path: String, options: ReadOptions, keepingExtensions: Bool = true) throws
+    -> any TraceEventReader
+{
+    try TraceFormat.reader(
+        for: try ProgressSource(path: path), name: path,
         options: keepingExtensions ? options.gpxOptions : options.valueOptions)
 }
 
 /// After a lenient read, says how many bad points were left out, if any.
-func reportDropped(_ reader: GPXReader) {
+func reportDropped(_ reader: any TraceEventReader) {
     if reader.droppedPoints > 0 {
         printError(
             "\(reader.fileName): --lenient left out \(reader.droppedPoints) bad point(s); see the warnings above")
@@ -170,4 +173,11 @@ func reportDropped(_ reader: GPXReader) {
 /// Prints reader warnings to standard error as they come.
 func report(_ warning: GPXWarning) {
     printError(warning.description)
+}
+
+/// The sink for `-o PATH`: standard output when there is no path or it is `-` (as for inputs),
+/// else the file, written atomically.
+func openOutput(_ path: String?) throws -> FileSink {
+    guard let path, path != "-" else { return FileSink.standardOutput() }
+    return try FileSink(atomicPath: path)
 }

@@ -20,10 +20,6 @@ struct CLITests {
     /// instead, and `--lenient` is never suggested for it, nor when it is on already.
     @Test func aFileThatIsNotGPXSaysWhatItIs() throws {
         let cases: [(String, [UInt8], String)] = [
-            (
-                ".nmea", Array("$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\r\n".utf8),
-                "NMEA 0183 log"
-            ),
             (".gpx.gz", [0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0, 3], "gzip-compressed"),
             (
                 ".kml", Array("<?xml version=\"1.0\"?><kml xmlns=\"http://www.opengis.net/kml/2.2\"/>".utf8),
@@ -122,6 +118,22 @@ struct CLITests {
         }
         let geojson = try waymark("render", path, "--format", "geojson")
         #expect(geojson.status == 0, "\(geojson.stderr)")
+    }
+
+    /// `-o -` is standard output, as `-` is standard input: it must not write a file named `-`
+    /// in the working directory (it did, with exit 0 and nothing on standard output).
+    @Test func outputDashIsStandardOutput() throws {
+        let directory = URL(fileURLWithPath: temporaryPath("-dash"))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let trace = Paths.fixture("gpx/segments.gpx")
+        for format in ["text", "geojson", "gpx"] {
+            let r = try run(
+                Paths.waymark.path, ["render", trace, "--format", format, "-o", "-"], directory: directory)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(!r.stdout.isEmpty, "\(format): nothing on standard output")
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("-").path))
+        }
     }
 
     @Test func missingFileExits66AndUsageErrorsExit64() throws {

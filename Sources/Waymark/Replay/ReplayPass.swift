@@ -81,9 +81,9 @@ struct ReplayCensus {
     }
 
     /// Reads all of `reader` (on the calling thread), handing its warnings to `warnings`.
-    static func count(_ reader: GPXReader, warnings: ((GPXWarning) -> Void)?) throws -> ReplayCensus {
+    static func count(_ reader: any TraceEventReader, warnings: ((GPXWarning) -> Void)?) throws -> ReplayCensus {
         var census = ReplayCensus()
-        try reader.read { event in
+        try reader.readEvents { event in
             if let warnings, case .warning(let w) = event { warnings(w) }
             census.add(event)
         }
@@ -113,7 +113,7 @@ final class ReplayPass {
     /// file index of the first of them.
     ///
     /// - Throws: ``GPXError`` (``GPXError/Code/io``) when no thread can be started.
-    init(reader: GPXReader, plays: ReplayCensus.Plays, firstIndex: Int) throws {
+    init(reader: any TraceEventReader, plays: ReplayCensus.Plays, firstIndex: Int) throws {
         let pipe = EventPipe(depth: Self.depth, batchSize: Self.batchSize)
         guard let thread = ReaderThread({ Self.produce(reader, plays: plays, into: pipe) }) else {
             throw GPXError(
@@ -164,11 +164,11 @@ final class ReplayPass {
     }
 
     /// The reader thread: reads everything, sends the events that matter in batches.
-    private static func produce(_ reader: GPXReader, plays: ReplayCensus.Plays, into pipe: EventPipe) {
+    private static func produce(_ reader: any TraceEventReader, plays: ReplayCensus.Plays, into pipe: EventPipe) {
         var batch = pipe.emptyBatch()
         var skipped = 0
         do {
-            try reader.read { event in
+            try reader.readEvents { event in
                 let wanted: Bool
                 switch event {
                 case .trackPoint, .segmentEnd: wanted = plays == .tracks

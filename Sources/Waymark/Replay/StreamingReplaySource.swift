@@ -62,7 +62,7 @@ public struct StreamingReplaySource: SynchronousLocationSource {
         warnings: ((GPXWarning) -> Void)? = nil
     ) throws {
         let opened = try ReplayFile(path: path)
-        let reader = GPXReader(source: opened.bytes(), name: path, options: readOptions)
+        let reader = try TraceFormat.reader(for: opened.bytes(), name: path, options: readOptions)
         let census = try ReplayCensus.count(reader, warnings: warnings)
         guard options.untimedSpeed > 0, options.untimedSpeed.isFinite else {
             throw ReplaySchedule.ScheduleError(message: "the speed for untimed traces must be above 0 m/s")
@@ -184,7 +184,7 @@ extension StreamingReplaySource {
                 if let loops, loop >= loops { break }
                 guard let plays = census.plays else { break }
                 if pass == nil {
-                    let reader = GPXReader(source: file.bytes(), name: file.path, options: readOptions)
+                    let reader = try TraceFormat.reader(for: file.bytes(), name: file.path, options: readOptions)
                     pass = try ReplayPass(reader: reader, plays: plays, firstIndex: census.firstIndex)
                     earlierHighWater = highWater
                     timeline = ReplayTimeline(file: fileName, options: options, isTimed: census.isTimed)

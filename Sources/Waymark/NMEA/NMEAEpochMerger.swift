@@ -1,0 +1,436 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One epoch of a receiver: the fix its sentences describe, merged.
+struct NMEAFix: Sendable, Equatable {
+    /// Nanoseconds since midnight UTC.
+    var timeOfDay: Int64?
+    /// Days since 1970-01-01, once a date is known (an RMC, a ZDA, or the log's `# Date:` line).
+    var day: Int?
+    var latitude: Double
+    var longitude: Double
+    /// Metres above mean sea level (GGA, GNS), for a 3D fix.
+    var altitude: Double?
+    /// Height of the geoid above the WGS 84 ellipsoid, metres (GGA, GNS).
+    var geoidSeparation: Double?
+    /// 2 or 3.
+    var mode: Int
+    /// GGA's fix quality: 1 GPS, 2 DGPS, 3 PPS, 4 RTK fixed, 5 RTK float, 6 dead reckoning…
+    var quality: Int?
+    var satellitesUsed: Int?
+    var hdop: Double?
+    var vdop: Double?
+    var pdop: Double?
+    /// Metres per second.
+    var speed: Double?
+    /// Degrees from true north.
+    var course: Double?
+    /// Degrees, east positive.
+    var magneticVariation: Double?
+    /// One-sigma errors in metres (GST, or GBS).
+    var latitudeError: Double?
+    var longitudeError: Double?
+    var altitudeError: Double?
+    var dgpsAge: Double?
+    var dgpsStation: Int?
+    /// The line of the epoch's first sentence.
+    var line: Int
+    /// Whether epochs without a fix came between this fix and the one before.
+    var followsLoss = false
+
+    /// The time of the fix, when its day is known.
+    var date: Date? {
+        guard let day, let timeOfDay else { return nil }
+        let seconds = Double(day) * 86_400 + Double(timeOfDay / 1_000_000_000)
+        return Date(timeIntervalSince1970: seconds + Double(timeOfDay % 1_000_000_000) / 1e9)
+    }
+}
+
+/// Merges the sentences of an NMEA 0183 log into one fix per epoch, as gpsd merges them: a pure
+/// state machine, fed one sentence at a time.
+///
+/// - An epoch is the run of sentences between two changes of the receiver's time: a GGA, RMC,
+///   GLL, GNS or GBS whose `hhmmss` differs from the epoch's by more than 0.01 s begins the
+///   next one (gpsd's rule, ZDA left out as gpsd leaves it). Sentences without a time (GSA,
+///   GSV, VTG) belong to the epoch they follow.
+/// - The position comes from any sentence that says it is valid (RMC `A`/`D`, GGA quality
+///   above 0, GLL `A`, GNS not `N`); an epoch whose only word is "no fix" gives no fix.
+/// - The mode is GSA's when the epoch has one (a GSA of mode 1 makes it no fix), else 3 when
+///   GGA or GNS gave an altitude, else 2. A 2D fix has no altitude.
+/// - The date comes from RMC (status `A` or `D`, as gpsd takes it) or ZDA, and dates every
+///   epoch around it: an epoch's day is the one that puts its time nearest the dated
+///   sentence's, so midnight is crossed both ways. Fixes before the first date wait for it (up
+///   to ``pendingLimit``), then take the log's `# Date:` line, else stay undated.
+/// - DOPs and the count of satellites from GSA last until the next GSA, as in gpsd.
+/// - Accuracy: GST's one-sigma latitude, longitude and altitude errors, else GBS's.
+struct NMEAEpochMerger {
+    /// Fixes held while no date is known; beyond this many they go out undated.
+    static let pendingLimit = 3600
+
+    /// The day the log says it was recorded (`# Date: 2019-03-14`), if it does.
+    var recordedDay: Int?
+    /// Fixes given a date from the `# Date:` line rather than from the receiver.
+    private(set) var datedFromHeader = 0
+    /// Fixes that went out without a date.
+    private(set) var undated = 0
+    /// Epochs that ended without a fix.
+    private(set) var noFixEpochs = 0
+    /// Whole 1024-week periods added to the receiver's dates (the GPS week rollover), when the
+    /// log's `# Date:` line shows that its receiver counts weeks from an earlier period.
+    private(set) var weekShift: Int?
+
+    private var epoch = Epoch()
+    /// The last date seen: its day and the time of day of the sentence that gave it.
+    private var anchor: (day: Int, timeOfDay: Int64)?
+    private var pending: [NMEAFix] = []
+    private var out: [NMEAFix] = []
+    // Persist from epoch to epoch, as gpsd's do.
+    private var hdop: Double?
+    private var vdop: Double?
+    private var pdop: Double?
+    private var satellitesFromGSA: Int?
+    private var lostSinceFix = false
+
+    /// What one epoch has said so far.
+    private struct Epoch {
+        var timeOfDay: Int64?
+        var line = 0
+        var started = false
+        var latitude: Double?
+        var longitude: Double?
+        var valid = false
+        var saidNoFix = false
+        var gsaMode: Int?
+        var altitude: Double?
+        var geoidSeparation: Double?
+        var quality: Int?
+        var satellites: Int?
+        var speed: Double?
+        var course: Double?
+        var magneticVariation: Double?
+        var gst: (Double?, Double?, Double?)?
+        var gbs: (Double?, Double?, Double?)?
+        var dgpsAge: Double?
+        var dgpsStation: Int?
+        var gsaHDOP: Double?
+        var ggaHDOP: Double?
+        /// Satellites the epoch's GSAs list as used (one GSA per system, summed).
+        var gsaUsed = 0
+    }
+
+    init() {}
+
+    /// The fixes ready to go out, in order; taking them empties the list.
+    mutating func takeFixes() -> [NMEAFix] {
+        defer { out.removeAll(keepingCapacity: true) }
+        return out
+    }
+
+    var hasFixes: Bool { !out.isEmpty }
+
+    /// Feeds one sentence of type `type` (its fields in `lexer`), from line `line`.
+    mutating func add(_ type: NMEAType, _ s: NMEALexer, line: Int) {
+        switch type {
+        case .rmc: rmc(s, line: line)
+        case .gga: gga(s, line: line)
+        case .gll: gll(s, line: line)
+        case .gns: gns(s, line: line)
+        case .gsa: gsa(s, line: line)
+        case .vtg: vtg(s, line: line)
+        case .zda: zda(s)
+        case .gst: gst(s, line: line)
+        case .gbs: gbs(s, line: line)
+        case .gsv, .other: break
+        }
+    }
+
+    /// Ends the log: the last epoch closes and every held fix goes out.
+    mutating func finish() {
+        closeEpoch()
+        releasePending(force: true)
+    }
+
+    // MARK: - Epochs
+
+    /// Starts the epoch of time `t` if `t` is another epoch's (more than 0.01 s away).
+    private mutating func time(_ t: Int64?, line: Int) {
+        guard let t else {
+            touch(line)
+            return
+        }
+        if let current = epoch.timeOfDay {
+            var delta = abs(t - current)
+            delta = min(delta, 86_400_000_000_000 - delta)  // across midnight
+            if delta > 10_000_000 {
+                closeEpoch()
+                epoch.timeOfDay = t
+                epoch.line = line
+                epoch.started = true
+            }
+        } else {
+            epoch.timeOfDay = t
+            if !epoch.started {
+                epoch.line = line
+                epoch.started = true
+            }
+        }
+    }
+
+    private mutating func touch(_ line: Int) {
+        if !epoch.started {
+            epoch.started = true
+            epoch.line = line
+        }
+    }
+
+    private mutating func closeEpoch() {
+        defer { epoch = Epoch() }
+        guard epoch.started else { return }
+        if epoch.gsaMode != nil { satellitesFromGSA = epoch.gsaUsed > 0 ? epoch.gsaUsed : nil }
+        if let gsaHDOP = epoch.gsaHDOP {
+            hdop = gsaHDOP
+        } else if let ggaHDOP = epoch.ggaHDOP {
+            hdop = ggaHDOP
+        }
+        guard epoch.valid, let latitude = epoch.latitude, let longitude = epoch.longitude else {
+            if epoch.saidNoFix || epoch.latitude != nil {
+                noFixEpochs += 1
+                lostSinceFix = true
+            }
+            return
+        }
+        let mode: Int
+        if let m = epoch.gsaMode {
+            guard m >= 2 else {
+                noFixEpochs += 1
+                lostSinceFix = true
+                return
+            }
+            mode = m
+        } else {
+            mode = epoch.altitude != nil ? 3 : 2
+        }
+        let errors = epoch.gst ?? epoch.gbs
+        var fix = NMEAFix(
+            timeOfDay: epoch.timeOfDay, day: nil, latitude: latitude, longitude: longitude,
+            altitude: mode == 3 ? epoch.altitude : nil, geoidSeparation: epoch.geoidSeparation, mode: mode,
+            quality: epoch.quality, satellitesUsed: epoch.satellites ?? satellitesFromGSA, hdop: hdop,
+            vdop: vdop, pdop: pdop, speed: epoch.speed, course: epoch.course,
+            magneticVariation: epoch.magneticVariation, latitudeError: errors?.0, longitudeError: errors?.1,
+            altitudeError: mode == 3 ? errors?.2 : nil, dgpsAge: epoch.dgpsAge, dgpsStation: epoch.dgpsStation,
+            line: epoch.line)
+        fix.followsLoss = lostSinceFix
+        lostSinceFix = false
+        if anchor != nil || fix.timeOfDay == nil {
+            var dated = fix
+            dated.day = fix.timeOfDay.flatMap { day(of: $0) }
+            if fix.timeOfDay == nil { undated += 1 }
+            out.append(dated)
+        } else {
+            pending.append(fix)
+            if pending.count >= Self.pendingLimit { releasePending(force: true) }
+        }
+    }
+
+    /// The day of an epoch at `t`: the one that puts it nearest the last dated sentence.
+    private func day(of t: Int64) -> Int? {
+        guard let anchor else { return nil }
+        let dayNanos: Int64 = 86_400_000_000_000
+        var best = anchor.day
+        var bestDistance = abs(t - anchor.timeOfDay)
+        for offset in [-1, 1] {
+            let d = abs(t + Int64(offset) * dayNanos - anchor.timeOfDay)
+            if d < bestDistance {
+                best = anchor.day + offset
+                bestDistance = d
+            }
+        }
+        return best
+    }
+
+    /// Dates the held fixes with the date now known, or, when `force`d without one, with the
+    /// log's `# Date:` line, else leaves them undated.
+    private mutating func releasePending(force: Bool) {
+        guard !pending.isEmpty else { return }
+        if anchor == nil {
+            guard force else { return }
+            if let recordedDay, let first = pending.first?.timeOfDay {
+                anchor = (recordedDay, first)
+                datedFromHeader += pending.count
+            }
+        }
+        for var fix in pending {
+            fix.day = fix.timeOfDay.flatMap { day(of: $0) }
+            if fix.day == nil { undated += 1 }
+            out.append(fix)
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// A date from the receiver: `day` at time of day `t`, moved past any GPS week rollover the
+    /// log's `# Date:` line reveals.
+    private mutating func date(_ day: Int, at t: Int64) {
+        var day = day
+        if let recordedDay {
+            // 1024 weeks (7168 days) as often as brings the date nearest the recording's.
+            let periods = Int((Double(recordedDay - day) / 7168).rounded())
+            if periods > 0 {
+                weekShift = periods
+                day += periods * 7168
+            }
+        }
+        anchor = (day, t)
+        releasePending(force: false)
+    }
+
+    // MARK: - Sentences
+
+    private mutating func position(_ s: NMEALexer, _ lat: Int, valid: Bool) {
+        guard valid,
+            let la = NMEAField.angle(s.field(lat), s.field(lat + 1), limit: 90),
+            let lo = NMEAField.angle(s.field(lat + 2), s.field(lat + 3), limit: 180)
+        else {
+            epoch.saidNoFix = true
+            return
+        }
+        epoch.latitude = la
+        epoch.longitude = lo
+        epoch.valid = true
+    }
+
+    /// `$--RMC,hhmmss.ss,A,llll.ll,a,yyyyy.yy,a,x.x,x.x,ddmmyy,x.x,a[,m]`
+    private mutating func rmc(_ s: NMEALexer, line: Int) {
+        let t = NMEAField.timeOfDay(s.field(1))
+        time(t, line: line)
+        let status = s.field(2)
+        let faa = s.field(12)
+        let valid =
+            status.count == 1 && (status[0] == UInt8(ascii: "A") || status[0] == UInt8(ascii: "D"))
+            && !(faa.count == 1 && faa[0] == UInt8(ascii: "N"))
+        position(s, 3, valid: valid)
+        guard valid else { return }
+        if let knots = NMEAField.number(s.field(7)), knots >= 0 { epoch.speed = knots * 1852 / 3600 }
+        if let course = NMEAField.number(s.field(8)), course >= 0, course < 360 { epoch.course = course }
+        if let v = NMEAField.number(s.field(10)), v <= 180 {
+            let w = s.field(11)
+            epoch.magneticVariation = w.count == 1 && w[0] == UInt8(ascii: "W") ? -v : v
+        }
+        if let t, let day = NMEAField.date(ddmmyy: s.field(9)) { date(day, at: t) }
+    }
+
+    /// `$--GGA,hhmmss.ss,llll.ll,a,yyyyy.yy,a,q,nn,h.h,a.a,M,g.g,M,age,station`
+    private mutating func gga(_ s: NMEALexer, line: Int) {
+        time(NMEAField.timeOfDay(s.field(1)), line: line)
+        let quality = NMEAField.integer(s.field(6))
+        position(s, 2, valid: (quality ?? 0) > 0)
+        guard let quality, quality > 0, epoch.valid else { return }
+        epoch.quality = quality
+        fixDetails(s, satellites: 7, hdop: 8, altitude: 9, separation: 11, age: 13)
+    }
+
+    /// `$--GNS,hhmmss.ss,llll.ll,a,yyyyy.yy,a,mm,nn,h.h,a.a,g.g,age,station[,status]`
+    private mutating func gns(_ s: NMEALexer, line: Int) {
+        time(NMEAField.timeOfDay(s.field(1)), line: line)
+        let modes = s.field(6)
+        var valid = modes.count > 0
+        if valid {
+            // One letter per system; all N (or empty) is no fix.
+            valid = false
+            for i in 0..<modes.count where modes[i] != UInt8(ascii: "N") { valid = true }
+        }
+        position(s, 2, valid: valid)
+        guard valid, epoch.valid else { return }
+        if modes[0] == UInt8(ascii: "D") { epoch.quality = max(epoch.quality ?? 0, 2) }
+        fixDetails(s, satellites: 7, hdop: 8, altitude: 9, separation: 10, age: 11)
+    }
+
+    private mutating func fixDetails(_ s: NMEALexer, satellites: Int, hdop: Int, altitude: Int, separation: Int, age: Int) {
+        if let n = NMEAField.integer(s.field(satellites)) { epoch.satellites = n }
+        if let h = NMEAField.number(s.field(hdop)), h > 0, h < 100 { epoch.ggaHDOP = h }
+        if let a = NMEAField.number(s.field(altitude)), abs(a) < 1e6 { epoch.altitude = a }
+        if let g = NMEAField.number(s.field(separation)), abs(g) < 1000 { epoch.geoidSeparation = g }
+        if let a = NMEAField.number(s.field(age)), let st = NMEAField.integer(s.field(age + 1)), a > 0 || st > 0 {
+            epoch.dgpsAge = a
+            epoch.dgpsStation = st
+        }
+    }
+
+    /// `$--GLL,llll.ll,a,yyyyy.yy,a,hhmmss.ss,A[,m]`
+    private mutating func gll(_ s: NMEALexer, line: Int) {
+        time(NMEAField.timeOfDay(s.field(5)), line: line)
+        let status = s.field(6)
+        let faa = s.field(7)
+        let valid =
+            status.count == 1 && status[0] == UInt8(ascii: "A") && !(faa.count == 1 && faa[0] == UInt8(ascii: "N"))
+        position(s, 1, valid: valid)
+    }
+
+    /// `$--GSA,a,m,p1,…,p12,pdop,hdop,vdop[,system]`
+    private mutating func gsa(_ s: NMEALexer, line: Int) {
+        touch(line)
+        guard s.fieldCount >= 17, let mode = NMEAField.integer(s.field(2)), (1...3).contains(mode) else { return }
+        // Several GSAs (one per system) in an epoch: the best mode stands.
+        epoch.gsaMode = max(epoch.gsaMode ?? 0, mode)
+        for i in 3...14 where s.field(i).count > 0 { epoch.gsaUsed += 1 }
+        func dop(_ f: Int) -> Double? {
+            guard let v = NMEAField.number(s.field(f)), v > 0, v < 99 else { return nil }
+            return v
+        }
+        // The first GSA of an epoch gives its DOPs (the others repeat them, or give none).
+        if epoch.gsaHDOP == nil {
+            epoch.gsaHDOP = dop(16)
+            pdop = dop(15)
+            vdop = dop(17)
+        }
+    }
+
+    /// `$--VTG,t.t,T,m.m,M,n.n,N,k.k,K[,m]`
+    private mutating func vtg(_ s: NMEALexer, line: Int) {
+        touch(line)
+        let faa = s.field(9)
+        guard !(faa.count == 1 && (faa[0] == UInt8(ascii: "N") || faa[0] == UInt8(ascii: "E"))) else { return }
+        if let course = NMEAField.number(s.field(1)), course >= 0, course < 360 { epoch.course = course }
+        if let knots = NMEAField.number(s.field(5)), knots >= 0 {
+            epoch.speed = knots * 1852 / 3600
+        } else if let kmh = NMEAField.number(s.field(7)), kmh >= 0 {
+            epoch.speed = kmh / 3.6
+        }
+    }
+
+    /// `$--ZDA,hhmmss.ss,dd,mm,yyyy,zh,zm`: a date, which does not begin an epoch.
+    private mutating func zda(_ s: NMEALexer) {
+        guard let t = NMEAField.timeOfDay(s.field(1)), let d = NMEAField.integer(s.field(2)),
+            let m = NMEAField.integer(s.field(3)), let y = NMEAField.integer(s.field(4)), s.field(4).count == 4,
+            let day = NMEAField.civilDay(year: y, month: m, day: d)
+        else { return }
+        date(day, at: t)
+    }
+
+    /// `$--GST,hhmmss.ss,rms,major,minor,orientation,lat,lon,alt`
+    private mutating func gst(_ s: NMEALexer, line: Int) {
+        guard sameEpoch(NMEAField.timeOfDay(s.field(1))) else { return }
+        touch(line)
+        epoch.gst = (error(s.field(6)), error(s.field(7)), error(s.field(8)))
+    }
+
+    /// `$--GBS,hhmmss.ss,lat,lon,alt,…`
+    private mutating func gbs(_ s: NMEALexer, line: Int) {
+        let t = NMEAField.timeOfDay(s.field(1))
+        time(t, line: line)
+        epoch.gbs = (error(s.field(2)), error(s.field(3)), error(s.field(4)))
+    }
+
+    private func error(_ f: ByteSpan) -> Double? {
+        guard let v = NMEAField.number(f), v >= 0, v < 1e6 else { return nil }
+        return v
+    }
+
+    /// Whether a sentence of time `t` speaks of the current epoch (or of one not yet timed).
+    private func sameEpoch(_ t: Int64?) -> Bool {
+        guard let t, let current = epoch.timeOfDay else { return true }
+        return abs(t - current) <= 10_000_000
+    }
+}

@@ -1,0 +1,309 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Reads an NMEA 0183 log (what receivers write, `gpspipe -r` prints and gpsfake replays) as
+/// the events of a GPX document: one track, one point per epoch, a new segment after each loss
+/// of fix.
+///
+/// Sentences are checked (``NMEALexer``) and merged per epoch (``NMEAEpochMerger``, whose
+/// documentation gives the rules). A point's elevation is the altitude above mean sea level
+/// and its geoid height the receiver's separation; its fix, satellites, DOPs, speed, course,
+/// magnetic variation, DGPS age and station are the receiver's, and its accuracies GST's
+/// one-sigma errors (the horizontal one the root sum of squares of the latitude and longitude
+/// errors).
+///
+/// A bad sentence (a wrong checksum, bytes NMEA does not allow, a line too long) is skipped
+/// and counted; one warning per kind, at the end, gives the count and the first line. Comment
+/// lines (`#`) are skipped; `# Date: 2019-03-14` tells the day the log was recorded, which
+/// dates the fixes of a log whose receiver gives no date and undoes a GPS week rollover
+/// (a receiver that says 1999-08-22 on 2019-04-07). Lines of gpsd JSON are skipped and counted.
+public final class NMEAReader {
+    public let fileName: String
+    /// Sentences read (checked or unchecked), of any type.
+    public private(set) var sentences = 0
+    /// Sentences refused for a wrong checksum.
+    public private(set) var badChecksums = 0
+    /// Lines that are not sentences: bytes NMEA does not allow, no address, too long.
+    public private(set) var malformedLines = 0
+    /// Lines of gpsd JSON in the log, skipped.
+    public private(set) var jsonLines = 0
+    /// Fixes read: the points of the track.
+    public private(set) var fixes = 0
+    /// Always 0: a bad sentence is skipped, not a point (here for the same questions as
+    /// ``GPXReader/droppedPoints``).
+    public let droppedPoints = 0
+
+    private let source: ByteSource
+    private var merger = NMEAEpochMerger()
+    private var lexer = NMEALexer()
+    private var firstBadChecksum: (line: Int, column: Int)?
+    private var firstMalformed: (line: Int, column: Int)?
+
+    /// The longest line read; a longer one is skipped as malformed (NMEA's own limit is 82).
+    static let maxLineLength = 4096
+
+    public init(source: ByteSource, name: String) {
+        self.source = source
+        self.fileName = name
+    }
+
+    public convenience init(contentsOf path: String) throws {
+        self.init(source: try FileByteSource(path: path), name: path)
+    }
+
+    /// Reads the whole log, handing each event to `handle` in order.
+    public func read(_ handle: (consuming GPXEvent) throws -> Void) throws {
+        try handle(.header(GPXHeader(version: "1.1", creator: nil)))
+        try handle(.trackStart(GPXPathInfo()))
+        var inSegment = false
+        func deliver() throws {
+            for fix in merger.takeFixes() {
+                if fix.followsLoss && inSegment {
+                    try handle(.segmentEnd(GPXExtensions()))
+                    inSegment = false
+                }
+                if !inSegment {
+                    try handle(.segmentStart)
+                    inSegment = true
+                }
+                fixes += 1
+                try handle(.trackPoint(Self.point(for: fix)))
+            }
+        }
+        try forEachLine { line, start, end in
+            try take(line: line, start, end)
+            if merger.hasFixes { try deliver() }
+        }
+        merger.finish()
+        try deliver()
+        if inSegment { try handle(.segmentEnd(GPXExtensions())) }
+        try handle(.trackEnd(GPXPathInfo()))
+        for warning in closingWarnings() { try handle(.warning(warning)) }
+    }
+
+    /// The GPX point of a fix.
+    static func point(for fix: NMEAFix) -> GPXPoint {
+        var p = GPXPoint(latitude: fix.latitude, longitude: fix.longitude, elevation: fix.altitude, time: fix.date)
+        // GPX's fix says 2D or 3D, or how a 3D fix was made (dgps also for RTK, as gpxlogger).
+        switch (fix.mode, fix.quality) {
+        case (2, _): p.fix = GPXFix.twoD
+        case (_, 2?), (_, 4?), (_, 5?): p.fix = GPXFix.dgps
+        case (_, 3?): p.fix = GPXFix.pps
+        default: p.fix = GPXFix.threeD
+        }
+        p.satellites = fix.satellitesUsed
+        p.hdop = fix.hdop
+        p.vdop = fix.mode == 3 ? fix.vdop : nil
+        p.pdop = fix.pdop
+        p.speed = fix.speed
+        p.course = fix.course
+        p.magneticVariation = fix.magneticVariation.map { $0 < 0 ? $0 + 360 : $0 }
+        p.geoidHeight = fix.geoidSeparation
+        if let a = fix.latitudeError, let b = fix.longitudeError { p.horizontalAccuracy = (a * a + b * b).squareRoot() }
+        p.verticalAccuracy = fix.altitudeError
+        p.ageOfDGPSData = fix.dgpsAge
+        p.dgpsStation = fix.dgpsStation
+        return p
+    }
+
+    // MARK: - Lines
+
+    private func take(line: Int, _ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) throws {
+        var p = start
+        while p < end, p.pointee == UInt8(ascii: " ") || p.pointee == UInt8(ascii: "\t") { p += 1 }
+        guard p < end else { return }
+        switch p.pointee {
+        case UInt8(ascii: "#"):
+            if merger.recordedDay == nil, let day = Self.recordedDay(ByteSpan(start: p, count: end - p)) {
+                merger.recordedDay = day
+            }
+            return
+        case UInt8(ascii: "{"):
+            jsonLines += 1
+            return
+        default:
+            break
+        }
+        // Each `$` or `!` begins a sentence: a line may hold a sentence cut short by the next
+        // one (a receiver's buffer overrun), or bytes before the first.
+        var q = p
+        var sentenceStart: UnsafePointer<UInt8>?
+        var junk = false
+        while q < end {
+            let b = q.pointee
+            if b == UInt8(ascii: "$") || b == UInt8(ascii: "!") {
+                if let s = sentenceStart { sentence(line: line, s, q, start: start) }
+                sentenceStart = q
+            } else if sentenceStart == nil && b != 0 && b != UInt8(ascii: " ") {
+                junk = true
+            }
+            q += 1
+        }
+        if let s = sentenceStart {
+            sentence(line: line, s, end, start: start)
+        } else if junk {
+            malformed(line: line, column: p - start + 1)
+        }
+    }
+
+    private func sentence(line: Int, _ s: UnsafePointer<UInt8>, _ e: UnsafePointer<UInt8>, start: UnsafePointer<UInt8>) {
+        switch lexer.lex(s, e) {
+        case .sentence(let type):
+            sentences += 1
+            merger.add(type, lexer, line: line)
+        case .badChecksum:
+            badChecksums += 1
+            if firstBadChecksum == nil { firstBadChecksum = (line, s - start + 1) }
+        case .malformed:
+            malformed(line: line, column: s - start + 1)
+        }
+    }
+
+    private func malformed(line: Int, column: Int) {
+        malformedLines += 1
+        if firstMalformed == nil { firstMalformed = (line, column) }
+    }
+
+    private func closingWarnings() -> [GPXWarning] {
+        var list: [GPXWarning] = []
+        if let (line, column) = firstBadChecksum {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: line, column: column,
+                    message: "\(badChecksums) sentence(s) with a wrong checksum were skipped; this is the first"))
+        }
+        if let (line, column) = firstMalformed {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: line, column: column,
+                    message:
+                        "\(malformedLines) line(s) that are not NMEA sentences were skipped (bytes NMEA does not allow, no address, or longer than \(Self.maxLineLength) bytes); this is the first"
+                ))
+        }
+        if merger.datedFromHeader > 0 {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: 0, column: 0,
+                    message:
+                        "\(merger.datedFromHeader) fix(es) before the receiver's first date (RMC or ZDA) take the day of the log's '# Date:' line"
+                ))
+        }
+        if merger.undated > 0 {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: 0, column: 0,
+                    message:
+                        "\(merger.undated) fix(es) have no time: the receiver gave no date (RMC or ZDA) and the log no '# Date: YYYY-MM-DD' line"
+                ))
+        }
+        if let shift = merger.weekShift {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: 0, column: 0,
+                    message:
+                        "the receiver's dates are \(shift * 1024) weeks before the log's '# Date:' line (the GPS week rollover); they were moved forward"
+                ))
+        }
+        return list
+    }
+
+    /// Calls `body` with each line (without its line break: LF, CRLF or CR) and its number.
+    private func forEachLine(_ body: (Int, UnsafePointer<UInt8>, UnsafePointer<UInt8>) throws -> Void) throws {
+        let capacity = 1 << 16
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        defer { buffer.deallocate() }
+        var filled = 0
+        var line = 1
+        var skippingLongLine = false
+        var atEnd = false
+        while !atEnd {
+            let n = try source.read(into: buffer + filled, capacity: capacity - filled)
+            if n == 0 { atEnd = true }
+            filled += n
+            var p = UnsafePointer(buffer)
+            let end = UnsafePointer(buffer + filled)
+            while p < end {
+                guard let nl = Self.lineBreak(p, end) else { break }
+                if skippingLongLine {
+                    skippingLongLine = false
+                } else {
+                    try body(line, p, nl)
+                }
+                // CRLF is one break; CR alone is one too.
+                var next = nl + 1
+                if nl.pointee == 13, next < end, next.pointee == 10 {
+                    next += 1
+                } else if nl.pointee == 13, next == end, !atEnd {
+                    // The LF may be in the next read: keep the CR for then.
+                    break
+                }
+                line += 1
+                p = next
+            }
+            let rest = end - p
+            if atEnd {
+                if rest > 0 && !skippingLongLine { try body(line, p, end) }
+                break
+            }
+            if rest >= Self.maxLineLength && !skippingLongLine {
+                malformed(line: line, column: 1)
+                skippingLongLine = true
+                filled = 0
+                continue
+            }
+            if skippingLongLine {
+                filled = 0
+                continue
+            }
+            if rest > 0 && p != UnsafePointer(buffer) { memmove(buffer, p, rest) }
+            filled = rest
+        }
+    }
+
+    /// The first LF or CR in `p..<end`.
+    @inline(__always)
+    private static func lineBreak(_ p: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
+        var q = p
+        while q < end {
+            let b = q.pointee
+            if b == 10 || b == 13 { return q }
+            q += 1
+        }
+        return nil
+    }
+
+    /// The day of a `# Date: 2019-03-14` line (also `# Date = 2015-02-25`, `# Date: 2019-April 12`,
+    /// `# Date: 18 March 2020`), as days since 1970-01-01.
+    static func recordedDay(_ line: ByteSpan) -> Int? {
+        let text = line.string
+        var words = text.dropFirst().drop { $0 == " " || $0 == "\t" }
+        guard words.hasPrefix("Date") else { return nil }
+        words = words.dropFirst(4)
+        var rest = words.drop { $0 == " " || $0 == ":" || $0 == "=" || $0 == "\t" }
+        rest = rest.prefix { $0 != "#" }
+        let tokens = rest.split { !$0.isLetter && !$0.isNumber }.map(String.init)
+        let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        func month(_ t: String) -> Int? {
+            if let n = Int(t) { return n }
+            return months.firstIndex(of: String(t.lowercased().prefix(3))).map { $0 + 1 }
+        }
+        guard tokens.count >= 3 else { return nil }
+        if tokens[0].count == 4, let y = Int(tokens[0]), let m = month(tokens[1]), let d = Int(tokens[2]) {
+            return NMEAField.civilDay(year: y, month: m, day: d)
+        }
+        if let d = Int(tokens[0]), Int(tokens[1]) == nil, let m = month(tokens[1]), tokens[2].count == 4,
+            let y = Int(tokens[2])
+        {
+            return NMEAField.civilDay(year: y, month: m, day: d)
+        }
+        return nil
+    }
+}

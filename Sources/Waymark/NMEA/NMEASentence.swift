@@ -1,0 +1,214 @@
+/// The sentence types Waymark reads from an NMEA 0183 log; the rest are skipped (and counted).
+enum NMEAType: Sendable, Equatable {
+    case gga, rmc, gll, gns, gsa, gsv, vtg, zda, gst, gbs
+    /// A sentence of another type, or a proprietary one (`$P…`).
+    case other
+
+    /// The type of the address `GPGGA` (any talker: GP, GN, GL, GA, GB, BD, GQ, QZ, …).
+    static func of(_ address: ByteSpan) -> NMEAType {
+        guard address.count == 5, address[0] != UInt8(ascii: "P") else { return .other }
+        let a = address[2]
+        let b = address[3]
+        let c = address[4]
+        switch (a, b, c) {
+        case (0x47, 0x47, 0x41): return .gga  // GGA
+        case (0x52, 0x4D, 0x43): return .rmc  // RMC
+        case (0x47, 0x4C, 0x4C): return .gll  // GLL
+        case (0x47, 0x4E, 0x53): return .gns  // GNS
+        case (0x47, 0x53, 0x41): return .gsa  // GSA
+        case (0x47, 0x53, 0x56): return .gsv  // GSV
+        case (0x56, 0x54, 0x47): return .vtg  // VTG
+        case (0x5A, 0x44, 0x41): return .zda  // ZDA
+        case (0x47, 0x53, 0x54): return .gst  // GST
+        case (0x47, 0x42, 0x53): return .gbs  // GBS
+        default: return .other
+        }
+    }
+}
+
+/// Cuts one NMEA 0183 sentence into its fields and checks it: a pure function of its bytes.
+///
+/// A sentence is `$` (or `!`), an address (two talker letters and three of type, or `P` and a
+/// maker's), comma-separated fields, and `*` with two hexadecimal digits: the exclusive or of
+/// every byte between `$` and `*`. A sentence without the `*` part is read unchecked, as gpsd
+/// reads it; one whose digits do not match, or with a `*` and no two digits, is refused.
+/// Fields are byte ranges of the line, so nothing is copied.
+struct NMEALexer {
+    enum Outcome: Equatable {
+        case sentence(NMEAType)
+        /// The checksum does not match, or the `*` is not followed by two hex digits.
+        case badChecksum
+        /// Not a sentence: no address, or a byte that NMEA does not allow (control or 8-bit).
+        case malformed
+    }
+
+    /// The fields of the last sentence: `fields[0]` is the address (`GPGGA`).
+    private(set) var fields: [ByteSpan] = []
+    /// Whether the last sentence had a checksum (else it was read unchecked).
+    private(set) var hadChecksum = false
+
+    init() {
+        fields.reserveCapacity(48)
+    }
+
+    /// Lexes the sentence in `start..<end`, which begins with `$` or `!` and holds no line break.
+    mutating func lex(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Outcome {
+        fields.removeAll(keepingCapacity: true)
+        var e = end
+        while e > start, e[-1] == UInt8(ascii: " ") || e[-1] == UInt8(ascii: "\t") { e -= 1 }
+        var body = e
+        hadChecksum = false
+        var sum: UInt8 = 0
+        var q = start + 1
+        var fieldStart = q
+        while q < e {
+            let b = q.pointee
+            if b == UInt8(ascii: "*") {
+                body = q
+                break
+            }
+            // Printable ASCII only (NMEA 0183 allows 0x20...0x7E in a sentence).
+            guard b >= 0x20, b < 0x7F else { return .malformed }
+            sum ^= b
+            if b == UInt8(ascii: ",") {
+                fields.append(ByteSpan(start: fieldStart, count: q - fieldStart))
+                fieldStart = q + 1
+            }
+            q += 1
+        }
+        fields.append(ByteSpan(start: fieldStart, count: body - fieldStart))
+        if body < e {
+            guard e - body == 3, let high = Self.hex(body[1]), let low = Self.hex(body[2]) else {
+                return .badChecksum
+            }
+            guard high << 4 | low == sum else { return .badChecksum }
+            hadChecksum = true
+        }
+        let address = fields[0]
+        guard address.count >= 2, address.count <= 16 else { return .malformed }
+        for i in 0..<address.count {
+            let b = address[i]
+            guard (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
+            else { return .malformed }
+        }
+        return .sentence(NMEAType.of(address))
+    }
+
+    /// Field `i` (1-based after the address), empty when the sentence has fewer.
+    @inline(__always)
+    func field(_ i: Int) -> ByteSpan {
+        i < fields.count ? fields[i] : ByteSpan(start: fields[0].start, count: 0)
+    }
+
+    var fieldCount: Int { fields.count - 1 }
+
+    @inline(__always)
+    private static func hex(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
+        default: return nil
+        }
+    }
+}
+
+/// Readings of NMEA fields; each is nil when the field is empty or not what it should be.
+enum NMEAField {
+    /// A decimal number (`12.5`, `-3`, `.5`).
+    @inline(__always)
+    static func number(_ f: ByteSpan) -> Double? {
+        guard f.count > 0, f.count < 32 else { return nil }
+        let end = f.start + f.count
+        guard case (let v?, let stop) = ValueParsing.plainDecimal(from: f.start, to: end), stop == end else {
+            return nil
+        }
+        return v
+    }
+
+    /// A non-negative integer.
+    @inline(__always)
+    static func integer(_ f: ByteSpan) -> Int? {
+        guard f.count > 0, f.count <= 9 else { return nil }
+        var v = 0
+        for i in 0..<f.count {
+            let d = f[i] &- 0x30
+            guard d < 10 else { return nil }
+            v = v * 10 + Int(d)
+        }
+        return v
+    }
+
+    /// `hhmmss[.s…]`: nanoseconds since midnight. A second of 60 (a leap second) is allowed.
+    static func timeOfDay(_ f: ByteSpan) -> Int64? {
+        guard f.count >= 6, f.count <= 16 else { return nil }
+        for i in 0..<6 where f[i] &- 0x30 >= 10 { return nil }
+        func pair(_ i: Int) -> Int { Int(f[i] &- 0x30) * 10 + Int(f[i + 1] &- 0x30) }
+        let h = pair(0)
+        let m = pair(2)
+        let s = pair(4)
+        guard h < 24, m < 60, s <= 60 else { return nil }
+        var nanos: Int64 = 0
+        if f.count > 6 {
+            guard f[6] == UInt8(ascii: "."), f.count > 7 else { return nil }
+            var scale: Int64 = 100_000_000
+            for i in 7..<f.count {
+                let d = f[i] &- 0x30
+                guard d < 10 else { return nil }
+                nanos += Int64(d) * scale  // digits past the ninth are cut, as gpsd cuts them
+                scale /= 10
+            }
+        }
+        return Int64(h * 3600 + m * 60 + s) * 1_000_000_000 + nanos
+    }
+
+    /// A latitude (`ddmm.mmmm`, `N`/`S`) or longitude (`dddmm.mmmm`, `E`/`W`) in degrees, read
+    /// as gpsd reads it: whole degrees and minutes as integers, then the fraction of a minute.
+    static func angle(_ f: ByteSpan, _ hemisphere: ByteSpan, limit: Double) -> Double? {
+        guard f.count >= 3, hemisphere.count == 1 else { return nil }
+        var whole = 0
+        var i = 0
+        while i < f.count, f[i] &- 0x30 < 10 {
+            whole = whole * 10 + Int(f[i] &- 0x30)
+            i += 1
+            guard i <= 6 else { return nil }
+        }
+        guard i >= 3 else { return nil }
+        var fraction = 0.0
+        if i < f.count {
+            guard f[i] == UInt8(ascii: ".") else { return nil }
+            if i + 1 < f.count {
+                guard let v = number(ByteSpan(start: f.start + i, count: f.count - i)) else { return nil }
+                fraction = v
+            }
+        }
+        let degrees = whole / 100
+        let minutes = Double(whole % 100) + fraction
+        guard minutes < 60 else { return nil }
+        var value = Double(degrees) + minutes * (1.0 / 60.0)
+        switch hemisphere[0] {
+        case UInt8(ascii: "N"), UInt8(ascii: "E"): break
+        case UInt8(ascii: "S"), UInt8(ascii: "W"): value = -value
+        default: return nil
+        }
+        return abs(value) <= limit ? value : nil
+    }
+
+    /// `ddmmyy` (RMC): days since 1970-01-01, the year taken in 1980...2079 (GPS began in 1980).
+    static func date(ddmmyy f: ByteSpan) -> Int? {
+        guard f.count == 6, let v = integer(f) else { return nil }
+        let day = v / 10000
+        let month = v / 100 % 100
+        let yy = v % 100
+        return civilDay(year: yy >= 80 ? 1900 + yy : 2000 + yy, month: month, day: day)
+    }
+
+    /// Days since 1970-01-01 of a valid date, else nil.
+    static func civilDay(year: Int, month: Int, day: Int) -> Int? {
+        guard year >= 1900, year <= 2200, month >= 1, month <= 12, day >= 1 else { return nil }
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard day <= lengths[month - 1] else { return nil }
+        return ValueParsing.daysFromCivil(year: year, month: month, day: day)
+    }
+}

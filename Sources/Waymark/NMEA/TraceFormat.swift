@@ -1,0 +1,148 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What a trace file holds, told by its first bytes and not by its name.
+public enum TraceFormat: String, Sendable, Hashable {
+    /// GPX (or any XML: the GPX reader says what is wrong with it).
+    case gpx
+    /// An NMEA 0183 log.
+    case nmea
+    /// gpsd's JSON reports (`gpspipe -w`).
+    case gpsdJSON
+
+    /// The format of a file that begins with `prefix` (its first few KiB). Comment lines (`#`),
+    /// blank lines and a byte-order mark are passed over; then a line that begins as an NMEA
+    /// sentence does (`$GPGGA,`, `!AIVDM,`: `$` or `!`, letters and digits, a comma or `*`) is
+    /// NMEA, and a JSON object with a `"class"` member is gpsd JSON. Anything else is read as
+    /// GPX, whose reader says what it is when it is not GPX (GeoJSON, KML, gzip…).
+    public static func detect(_ prefix: some Collection<UInt8>) -> TraceFormat {
+        let bytes = Array(prefix)
+        var i = 0
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 10 || b == 13 || b == 32 || b == 9 || b == 0 {
+                i += 1
+                continue
+            }
+            if b == UInt8(ascii: "#") {
+                while i < bytes.count, bytes[i] != 10, bytes[i] != 13 { i += 1 }
+                continue
+            }
+            if b == UInt8(ascii: "$") || b == UInt8(ascii: "!") {
+                var j = i + 1
+                while j < bytes.count, j - i <= 17,
+                    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[j])
+                        || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[j])
+                {
+                    j += 1
+                }
+                let address = j - i - 1
+                if address >= 2, j < bytes.count, bytes[j] == UInt8(ascii: ",") || bytes[j] == UInt8(ascii: "*") {
+                    return .nmea
+                }
+                return .gpx
+            }
+            if b == UInt8(ascii: "{") {
+                // gpsd's reports begin {"class":"…"; look for the member in the first line.
+                var j = i
+                while j < bytes.count, bytes[j] != 10 { j += 1 }
+                let line = bytes[i..<j]
+                let key = Array("\"class\"".utf8)
+                if line.count >= key.count,
+                    (line.startIndex...(line.endIndex - key.count)).contains(where: {
+                        line[$0..<($0 + key.count)].elementsEqual(key)
+                    })
+                {
+                    return .gpsdJSON
+                }
+                return .gpx
+            }
+            return .gpx
+        }
+        return .gpx
+    }
+}
+
+/// A reader of a trace file that gives the events of a GPX document: ``GPXReader``, or
+/// ``NMEAReader`` for an NMEA log.
+public protocol TraceEventReader: AnyObject {
+    /// The file, as the user named it.
+    var fileName: String { get }
+    /// Bad points a lenient reader left out.
+    var droppedPoints: Int { get }
+    /// Reads everything, handing each event to `handle` in order.
+    func readEvents(_ handle: (consuming GPXEvent) throws -> Void) throws
+}
+
+extension GPXReader: TraceEventReader {
+    public func readEvents(_ handle: (consuming GPXEvent) throws -> Void) throws {
+        try withoutActuallyEscaping(handle) { try read($0) }
+    }
+}
+
+extension NMEAReader: TraceEventReader {
+    public func readEvents(_ handle: (consuming GPXEvent) throws -> Void) throws { try read(handle) }
+}
+
+/// A byte source whose first bytes were read ahead to tell its format; it gives them again.
+public final class PeekedByteSource: ByteSource {
+    private let inner: ByteSource
+    /// The first bytes, given before the rest.
+    public let prefix: [UInt8]
+    private var offset = 0
+
+    /// Reads up to `count` bytes of `inner` ahead.
+    public init(_ inner: ByteSource, count: Int = 4096) throws {
+        self.inner = inner
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = try bytes.withUnsafeMutableBufferPointer { b in
+                try inner.read(into: b.baseAddress! + filled, capacity: count - filled)
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        prefix = Array(bytes[0..<filled])
+    }
+
+    public func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) throws -> Int {
+        if offset < prefix.count {
+            let n = min(capacity, prefix.count - offset)
+            prefix.withUnsafeBufferPointer { b in buffer.update(from: b.baseAddress! + offset, count: n) }
+            offset += n
+            return n
+        }
+        return try inner.read(into: buffer, capacity: capacity)
+    }
+
+    /// The format its first bytes tell.
+    public var format: TraceFormat { TraceFormat.detect(prefix) }
+}
+
+extension TraceFormat {
+    /// A reader of `source` for the format its first bytes tell: GPX (read with `options`) or
+    /// NMEA.
+    ///
+    /// - Throws: ``GPXError`` (`notGPX`) for gpsd JSON, which has no reader yet: the error says
+    ///   so rather than reading it as something else.
+    public static func reader(
+        for source: ByteSource, name: String, options: GPXReadOptions = GPXReadOptions()
+    ) throws -> any TraceEventReader {
+        let peeked = try PeekedByteSource(source)
+        switch peeked.format {
+        case .gpx: return GPXReader(source: peeked, name: name, options: options)
+        case .nmea: return NMEAReader(source: peeked, name: name)
+        case .gpsdJSON:
+            throw GPXError(
+                code: .notGPX, file: name, line: 0, column: 0,
+                message:
+                    "this is gpsd JSON (gpspipe -w), which Waymark cannot read as a trace yet; record it live with 'waymark record --gpsd', or capture NMEA with 'gpspipe -r'"
+            )
+        }
+    }
+}
