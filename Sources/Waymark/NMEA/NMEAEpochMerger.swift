@@ -58,8 +58,13 @@ struct NMEAFix: Sendable, Equatable {
 ///   GSV, VTG) belong to the epoch they follow.
 /// - The position comes from any sentence that says it is valid (RMC `A`/`D`, GGA quality
 ///   above 0, GLL `A`, GNS not `N`); an epoch whose only word is "no fix" gives no fix.
-/// - The mode is GSA's when the epoch has one (a GSA of mode 1 makes it no fix), else 3 when
-///   GGA or GNS gave an altitude, else 2. A 2D fix has no altitude.
+/// - The mode is kept from sentence to sentence and epoch to epoch, as gpsd 3.22 keeps it: GSA
+///   sets it; GGA makes it 3D with an altitude, 2D without, and no fix with fewer than three
+///   satellites; RMC and GLL with a valid position make it at least 2D, and 3D with an altitude
+///   in the epoch or more than three satellites in use; RMC V, GLL V and GGA quality 0 make it
+///   no fix. The mode at the end of the epoch stands, raised to 3D when the epoch has an
+///   altitude. A 2D fix has no altitude. Where gpsd differs (it reports at its learnt end of a
+///   cycle, not at the end of an epoch), `NMEACorpusTests` counts and explains each case.
 /// - The date comes from RMC (status `A` or `D`, as gpsd takes it) or ZDA, and dates every
 ///   epoch around it: an epoch's day is the one that puts its time nearest the dated
 ///   sentence's, so midnight is crossed both ways. Fixes before the first date wait for it (up
@@ -93,6 +98,11 @@ struct NMEAEpochMerger {
     private var pdop: Double?
     private var satellitesFromGSA: Int?
     private var lostSinceFix = false
+    /// The receiver's mode as gpsd keeps it from sentence to sentence and epoch to epoch: 0
+    /// before any sentence said, then 1 (no fix), 2 or 3.
+    private var mode = 0
+    /// Satellites used in the solution as last reported (GGA, GNS or the GSAs of an epoch).
+    private var satellitesUsed: Int?
 
     /// What one epoch has said so far.
     private struct Epoch {
@@ -166,10 +176,12 @@ struct NMEAEpochMerger {
             delta = min(delta, 86_400_000_000_000 - delta)  // across midnight
             if delta > 10_000_000 {
                 closeEpoch()
-                epoch.timeOfDay = t
                 epoch.line = line
                 epoch.started = true
             }
+            // Within 0.01 s it is the same epoch, and the latest time stands (gpsd's rule: an
+            // eXplorist sends GLL at .295 and GGA and RMC at .30).
+            epoch.timeOfDay = t
         } else {
             epoch.timeOfDay = t
             if !epoch.started {
@@ -202,17 +214,17 @@ struct NMEAEpochMerger {
             }
             return
         }
-        let mode: Int
-        if let m = epoch.gsaMode {
-            guard m >= 2 else {
-                noFixEpochs += 1
-                lostSinceFix = true
-                return
-            }
-            mode = m
-        } else {
-            mode = epoch.altitude != nil ? 3 : 2
+        // gpsd's mode as the epoch ended: the last word stands, so a Garmin in simulation
+        // (RMC V and GLL V around a GGA of quality 8) gives no fix, as gpsd's last TPV says.
+        var mode = self.mode
+        guard mode >= 2 else {
+            noFixEpochs += 1
+            lostSinceFix = true
+            return
         }
+        // A fix with an altitude is 3D, whatever GSA said: gpsd 3.22 reports it so (a u-blox
+        // LEA-4H, a Garmin 25LP and a Navior CH-4711 send GSA mode 2 beside GGA altitudes).
+        if mode == 2 && epoch.altitude != nil { mode = 3 }
         let errors = epoch.gst ?? epoch.gbs
         var fix = NMEAFix(
             timeOfDay: epoch.timeOfDay, day: nil, latitude: latitude, longitude: longitude,
@@ -301,6 +313,24 @@ struct NMEAEpochMerger {
         epoch.valid = true
     }
 
+    /// Sets gpsd's mode after a sentence.
+    private mutating func setMode(_ m: Int) { mode = m }
+
+    /// RMC and GLL with a valid position: at least 2D; 3D when the epoch has an altitude, when
+    /// more than three satellites are used, or when the receiver was in 3D already (as gpsd
+    /// 3.22 decides, GSA or not).
+    private mutating func modeFromPositionOnly(valid: Bool) {
+        guard valid, epoch.valid else {
+            setMode(1)
+            return
+        }
+        if (satellitesUsed ?? 0) > 3 || mode == 3 || epoch.altitude != nil {
+            setMode(3)
+        } else {
+            setMode(2)
+        }
+    }
+
     /// `$--RMC,hhmmss.ss,A,llll.ll,a,yyyyy.yy,a,x.x,x.x,ddmmyy,x.x,a[,m]`
     private mutating func rmc(_ s: NMEALexer, line: Int) {
         let t = NMEAField.timeOfDay(s.field(1))
@@ -311,6 +341,7 @@ struct NMEAEpochMerger {
             status.count == 1 && (status[0] == UInt8(ascii: "A") || status[0] == UInt8(ascii: "D"))
             && !(faa.count == 1 && faa[0] == UInt8(ascii: "N"))
         position(s, 3, valid: valid)
+        modeFromPositionOnly(valid: valid)
         guard valid else { return }
         if let knots = NMEAField.number(s.field(7)), knots >= 0 { epoch.speed = knots * 1852 / 3600 }
         if let course = NMEAField.number(s.field(8)), course >= 0, course < 360 { epoch.course = course }
@@ -326,9 +357,20 @@ struct NMEAEpochMerger {
         time(NMEAField.timeOfDay(s.field(1)), line: line)
         let quality = NMEAField.integer(s.field(6))
         position(s, 2, valid: (quality ?? 0) > 0)
-        guard let quality, quality > 0, epoch.valid else { return }
+        guard let quality, quality > 0, epoch.valid else {
+            setMode(1)
+            return
+        }
         epoch.quality = quality
         fixDetails(s, satellites: 7, hdop: 8, altitude: 9, separation: 11, age: 13)
+        // An altitude means 3D, none means 2D at most (SiRF sends GGA without one in 2D); fewer
+        // than three satellites in use is no fix (gpsd 3.22's rule, which a Garmin 25LP's
+        // `1,00` needs). An empty count says nothing, where gpsd reads it as 0.
+        if let used = NMEAField.integer(s.field(7)), used < 3 {
+            setMode(1)
+        } else {
+            setMode(NMEAField.number(s.field(9)) != nil ? 3 : 2)
+        }
     }
 
     /// `$--GNS,hhmmss.ss,llll.ll,a,yyyyy.yy,a,mm,nn,h.h,a.a,g.g,age,station[,status]`
@@ -345,10 +387,14 @@ struct NMEAEpochMerger {
         guard valid, epoch.valid else { return }
         if modes[0] == UInt8(ascii: "D") { epoch.quality = max(epoch.quality ?? 0, 2) }
         fixDetails(s, satellites: 7, hdop: 8, altitude: 9, separation: 10, age: 11)
+        setMode(NMEAField.number(s.field(9)) != nil && (satellitesUsed ?? 0) > 3 ? 3 : 2)
     }
 
     private mutating func fixDetails(_ s: NMEALexer, satellites: Int, hdop: Int, altitude: Int, separation: Int, age: Int) {
-        if let n = NMEAField.integer(s.field(satellites)) { epoch.satellites = n }
+        if let n = NMEAField.integer(s.field(satellites)) {
+            epoch.satellites = n
+            satellitesUsed = n
+        }
         if let h = NMEAField.number(s.field(hdop)), h > 0, h < 100 { epoch.ggaHDOP = h }
         if let a = NMEAField.number(s.field(altitude)), abs(a) < 1e6 { epoch.altitude = a }
         if let g = NMEAField.number(s.field(separation)), abs(g) < 1000 { epoch.geoidSeparation = g }
@@ -366,6 +412,7 @@ struct NMEAEpochMerger {
         let valid =
             status.count == 1 && status[0] == UInt8(ascii: "A") && !(faa.count == 1 && faa[0] == UInt8(ascii: "N"))
         position(s, 1, valid: valid)
+        modeFromPositionOnly(valid: valid)
     }
 
     /// `$--GSA,a,m,p1,…,p12,pdop,hdop,vdop[,system]`
@@ -374,7 +421,9 @@ struct NMEAEpochMerger {
         guard s.fieldCount >= 17, let mode = NMEAField.integer(s.field(2)), (1...3).contains(mode) else { return }
         // Several GSAs (one per system) in an epoch: the best mode stands.
         epoch.gsaMode = max(epoch.gsaMode ?? 0, mode)
+        setMode(epoch.gsaMode ?? mode)
         for i in 3...14 where s.field(i).count > 0 { epoch.gsaUsed += 1 }
+        satellitesUsed = epoch.gsaUsed
         func dop(_ f: Int) -> Double? {
             guard let v = NMEAField.number(s.field(f)), v > 0, v < 99 else { return nil }
             return v
