@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Waymark
+import WaymarkGPSD
 import WaymarkScenarioFile
 import WaymarkStore
 
@@ -178,7 +179,7 @@ extension WaymarkCommand {
                 options: ReplaySchedule.Options(
                     untimedSpeed: settings.untimedSpeed ?? 1.4, interval: settings.interval,
                     startOffset: settings.startOffset ?? .zero, untimedStart: untimedStart),
-                loops: settings.loops == 0 ? nil : (settings.loops ?? 1), warnings: report)
+                loops: settings.loops == 0 ? nil : (settings.loops ?? 1), readers: .withGPSDCaptures, warnings: report)
             if streaming.badPointsLeftOut > 0 {
                 printError(
                     "\(trace): --lenient left out \(streaming.badPointsLeftOut) bad point(s); see the warnings above")

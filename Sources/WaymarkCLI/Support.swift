@@ -1,5 +1,6 @@
 import ArgumentParser
 import Waymark
+import WaymarkGPSD
 import WaymarkStore
 
 #if canImport(FoundationEssentials)
@@ -152,14 +153,14 @@ final class ProgressSource: ByteSource {
     }
 }
 
-/// Opens a reader on `path` for what the file holds (GPX or an NMEA log, told by its first
-/// bytes), with progress for large files on a terminal.
+/// Opens a reader on `path` for what the file holds (GPX, an NMEA log or a gpsd JSON capture,
+/// told by its first bytes), with progress for large files on a terminal.
 func makeReader(_ path: String, options: ReadOptions, keepingExtensions: Bool = true) throws
     -> any TraceEventReader
 {
     try TraceFormat.reader(
         for: try ProgressSource(path: path), name: path,
-        options: keepingExtensions ? options.gpxOptions : options.valueOptions)
+        options: keepingExtensions ? options.gpxOptions : options.valueOptions, readers: .withGPSDCaptures)
 }
 
 /// After a lenient read, says how many bad points were left out, if any.

@@ -278,9 +278,11 @@ public final class GPSDClient: @unchecked Sendable {
         Int(d.components.seconds) * 1_000_000 + Int(d.components.attoseconds / 1_000_000_000_000)
     }
 
-    /// The report's values, with NaN turned into nil.
+    /// The report's values, with NaN turned into nil, and DOPs of 0 too: libgps holds 0 until
+    /// the first SKY of a session, and no receiver reports a DOP of 0.
     static func report(from r: inout cgps_report) -> GPSDReport {
         func value(_ d: Double) -> Double? { d.isFinite ? d : nil }
+        func dop(_ d: Double) -> Double? { d.isFinite && d > 0 ? d : nil }
         let device = withUnsafeBytes(of: &r.device) { raw in
             String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
         }
@@ -291,8 +293,8 @@ public final class GPSDClient: @unchecked Sendable {
             latitude: value(r.latitude), longitude: value(r.longitude), altitudeHAE: value(r.alt_hae),
             altitudeMSL: value(r.alt_msl), eph: value(r.eph), epx: value(r.epx), epy: value(r.epy),
             epv: value(r.epv), speed: value(r.speed), eps: value(r.eps), track: value(r.track), epd: value(r.epd),
-            satellitesUsed: r.satellites_used >= 0 ? Int(r.satellites_used) : nil, hdop: value(r.hdop),
-            vdop: value(r.vdop), pdop: value(r.pdop))
+            satellitesUsed: r.satellites_used >= 0 ? Int(r.satellites_used) : nil, hdop: dop(r.hdop),
+            vdop: dop(r.vdop), pdop: dop(r.pdop))
     }
 }
 

@@ -136,6 +136,40 @@ struct CLITests {
         }
     }
 
+    /// Issue 16, part 1: render, info and replay read NMEA logs and gpsd JSON captures, told by
+    /// their content whatever their name.
+    @Test func nmeaLogsAndGpsdCapturesAreReadByEveryCommand() throws {
+        let nmea = temporaryPath(".txt")  // no .nmea: the content tells
+        try FileManager.default.copyItem(atPath: Paths.fixture("nmea/walk.nmea"), toPath: nmea)
+        let capture = temporaryPath(".log")
+        try Data(
+            """
+            {"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}
+            {"class":"TPV","device":"/dev/ttyS0","mode":3,"time":"2024-05-01T08:00:00.000Z","lat":48.1,"lon":11.5,"altMSL":520.5}
+            {"class":"TPV","device":"/dev/ttyS0","mode":3,"time":"2024-05-01T08:00:01.000Z","lat":48.1001,"lon":11.5,"altMSL":520.7}
+
+            """.utf8
+        ).write(to: URL(fileURLWithPath: capture))
+        defer {
+            try? FileManager.default.removeItem(atPath: nmea)
+            try? FileManager.default.removeItem(atPath: capture)
+        }
+        let info = try waymark("info", "--json", nmea)
+        #expect(info.status == 0, "\(info.stderr)")
+        let stats = try JSONSerialization.jsonObject(with: info.stdout) as? [String: Any]
+        #expect(stats?["trackPointCount"] as? Int == 50, "\(info.stdoutText)")
+        let geojson = try waymark("render", capture, "--format", "geojson")
+        #expect(geojson.status == 0, "\(geojson.stderr)")
+        let object = try JSONSerialization.jsonObject(with: geojson.stdout) as? [String: Any]
+        let features = object?["features"] as? [[String: Any]] ?? []
+        let geometry = features.first?["geometry"] as? [String: Any]
+        let coordinates = geometry?["coordinates"] as? [[Double]] ?? []
+        #expect(coordinates == [[11.5, 48.1, 520.5], [11.5, 48.1001, 520.7]], "\(geojson.stdoutText)")
+        let replay = try waymark("replay", nmea, "--rate", "max", "--no-store", "--format", "ndjson")
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(try ndjsonObjects(replay.stdoutText).count > 10)
+    }
+
     @Test func missingFileExits66AndUsageErrorsExit64() throws {
         let missing = try waymark("info", "/no/such/walk.gpx")
         #expect(missing.status == 66)

@@ -124,24 +124,39 @@ public final class PeekedByteSource: ByteSource {
     public var format: TraceFormat { TraceFormat.detect(prefix) }
 }
 
+/// Which readers a trace may be read with, beyond GPX and NMEA (which the core library reads
+/// itself): gpsd JSON needs libgps, so `WaymarkGPSD` supplies its reader
+/// (`TraceReaders.withGPSDCaptures`).
+public struct TraceReaders: Sendable {
+    /// Makes a reader of a gpsd JSON capture from its bytes and its name.
+    public typealias Make = @Sendable (ByteSource, String) throws -> any TraceEventReader
+    public var gpsdJSON: Make?
+
+    public init(gpsdJSON: Make? = nil) {
+        self.gpsdJSON = gpsdJSON
+    }
+}
+
 extension TraceFormat {
-    /// A reader of `source` for the format its first bytes tell: GPX (read with `options`) or
-    /// NMEA.
+    /// A reader of `source` for the format its first bytes tell: GPX (read with `options`), an
+    /// NMEA log, or a gpsd JSON capture when `readers` can read one.
     ///
-    /// - Throws: ``GPXError`` (`notGPX`) for gpsd JSON, which has no reader yet: the error says
-    ///   so rather than reading it as something else.
+    /// - Throws: ``GPXError`` (`notGPX`) for gpsd JSON when `readers` has no reader for it: the
+    ///   error says so rather than reading it as something else.
     public static func reader(
-        for source: ByteSource, name: String, options: GPXReadOptions = GPXReadOptions()
+        for source: ByteSource, name: String, options: GPXReadOptions = GPXReadOptions(),
+        readers: TraceReaders = TraceReaders()
     ) throws -> any TraceEventReader {
         let peeked = try PeekedByteSource(source)
         switch peeked.format {
         case .gpx: return GPXReader(source: peeked, name: name, options: options)
         case .nmea: return NMEAReader(source: peeked, name: name)
         case .gpsdJSON:
+            if let make = readers.gpsdJSON { return try make(peeked, name) }
             throw GPXError(
-                code: .notGPX, file: name, line: 0, column: 0,
+                code: .notGPX, file: name, line: 1, column: 1,
                 message:
-                    "this is gpsd JSON (gpspipe -w), which Waymark cannot read as a trace yet; record it live with 'waymark record --gpsd', or capture NMEA with 'gpspipe -r'"
+                    "this is a capture of gpsd's JSON reports (gpspipe -w); this reader has none for it (WaymarkGPSD's TraceReaders.withGPSDCaptures reads it)"
             )
         }
     }

@@ -51,6 +51,7 @@ public struct StreamingReplaySource: SynchronousLocationSource {
     ///     so the default does not keep extension elements.
     ///   - options: how to lay the trace out.
     ///   - loops: how many times to play it; nil plays it until the run ends.
+    ///   - readers: readers for formats beyond GPX and NMEA (gpsd JSON, from `WaymarkGPSD`).
     ///   - warnings: receives the reader's warnings, from the first pass only.
     /// - Throws: ``GPXError`` when the file cannot be opened or read (as ``GPXReader`` reports it),
     ///   then ``ReplaySchedule/ScheduleError`` for options that cannot lay a trace out: the same
@@ -59,10 +60,11 @@ public struct StreamingReplaySource: SynchronousLocationSource {
         contentsOf path: String, file: String? = nil, name: String? = nil,
         readOptions: GPXReadOptions = GPXReadOptions(keepsExtensionElements: false),
         options: ReplaySchedule.Options = ReplaySchedule.Options(), loops: Int? = 1,
+        readers: TraceReaders = TraceReaders(),
         warnings: ((GPXWarning) -> Void)? = nil
     ) throws {
         let opened = try ReplayFile(path: path)
-        let reader = try TraceFormat.reader(for: opened.bytes(), name: path, options: readOptions)
+        let reader = try TraceFormat.reader(for: opened.bytes(), name: path, options: readOptions, readers: readers)
         let census = try ReplayCensus.count(reader, warnings: warnings)
         guard options.untimedSpeed > 0, options.untimedSpeed.isFinite else {
             throw ReplaySchedule.ScheduleError(message: "the speed for untimed traces must be above 0 m/s")
@@ -77,8 +79,8 @@ public struct StreamingReplaySource: SynchronousLocationSource {
         badPointsLeftOut = reader.droppedPoints
         pointCount = census.chosen.count
         state = State(
-            file: opened, fileName: file ?? path, readOptions: readOptions, options: options, census: census,
-            loops: loops)
+            file: opened, fileName: file ?? path, readOptions: readOptions, readers: readers, options: options,
+            census: census, loops: loops)
     }
 
     /// Points left out so far because their time goes backwards; it grows during the first play
@@ -120,6 +122,7 @@ extension StreamingReplaySource {
         private let file: ReplayFile
         private let fileName: String
         private let readOptions: GPXReadOptions
+        private let readers: TraceReaders
         private let options: ReplaySchedule.Options
         private let census: ReplayCensus
         private let loops: Int?
@@ -140,12 +143,13 @@ extension StreamingReplaySource {
         private var earlierHighWater = 0
 
         init(
-            file: ReplayFile, fileName: String, readOptions: GPXReadOptions, options: ReplaySchedule.Options,
-            census: ReplayCensus, loops: Int?
+            file: ReplayFile, fileName: String, readOptions: GPXReadOptions, readers: TraceReaders,
+            options: ReplaySchedule.Options, census: ReplayCensus, loops: Int?
         ) {
             self.file = file
             self.fileName = fileName
             self.readOptions = readOptions
+            self.readers = readers
             self.options = options
             self.census = census
             self.loops = loops
@@ -184,7 +188,8 @@ extension StreamingReplaySource {
                 if let loops, loop >= loops { break }
                 guard let plays = census.plays else { break }
                 if pass == nil {
-                    let reader = try TraceFormat.reader(for: file.bytes(), name: file.path, options: readOptions)
+                    let reader = try TraceFormat.reader(
+                        for: file.bytes(), name: file.path, options: readOptions, readers: readers)
                     pass = try ReplayPass(reader: reader, plays: plays, firstIndex: census.firstIndex)
                     earlierHighWater = highWater
                     timeline = ReplayTimeline(file: fileName, options: options, isTimed: census.isTimed)

@@ -1,0 +1,175 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import Waymark
+
+/// Reads a capture of gpsd's JSON reports (what `gpspipe -w` prints, one report a line) as the
+/// events of a GPX document: one track, one point per fix, a new segment after each loss of
+/// fix and each jump of the receiver's clock.
+///
+/// Each line is read exactly as `record` reads gpsd's lines: libgps unpacks it
+/// (``GPSDLineDecoder``), so a TPV carries the satellites and DOPs of the SKY before it;
+/// ``FixCoalescer`` keeps one fix per time, the most complete, and drops a time that does not
+/// fit the receiver's clock; ``GPSDMapping`` makes the location, and the point is what
+/// ``GPXLocationMapping/point(for:)`` records of it, with gpsd's accuracies (which replay then
+/// uses instead of a model).
+///
+/// Lines that are not JSON, and lines too long to be gpsd's, are skipped and counted; one
+/// warning per kind, at the end, gives the count and the first line. Reports other than TPV and
+/// SKY (VERSION, DEVICES, WATCH, PPS, TOFF, ERROR…) are skipped: they carry no fix.
+public final class GPSDCaptureReader: TraceEventReader {
+    public let fileName: String
+    /// Always 0: a bad line is skipped, not a point.
+    public let droppedPoints = 0
+    /// Fixes read: the points of the track.
+    public private(set) var fixes = 0
+    /// Lines that were not JSON objects.
+    public private(set) var notJSON = 0
+    /// Lines longer than ``GPSDLineFramer``'s limit.
+    public private(set) var overlong = 0
+
+    private let source: ByteSource
+    private let mapping: GPSDMapping
+    private var firstNotJSON: Int?
+    private var firstOverlong: Int?
+    private var implausible: [(line: Int, time: Date)] = []
+    private var jumps: [(line: Int, seconds: Double)] = []
+
+    public init(source: ByteSource, name: String, mapping: GPSDMapping = GPSDMapping()) {
+        self.source = source
+        self.fileName = name
+        self.mapping = mapping
+    }
+
+    public convenience init(contentsOf path: String) throws {
+        self.init(source: try FileByteSource(path: path), name: path)
+    }
+
+    public func readEvents(_ handle: (consuming GPXEvent) throws -> Void) throws {
+        guard let decoder = GPSDLineDecoder() else {
+            throw GPXError(
+                code: .io, file: fileName, line: 0, column: 0,
+                message: "libgps could not allocate its gps_data_t; out of memory?")
+        }
+        try handle(.header(GPXHeader(version: "1.1", creator: nil)))
+        try handle(.trackStart(GPXPathInfo()))
+        var coalescer = FixCoalescer()
+        var framer = GPSDLineFramer()
+        var inSegment = false
+        var line = 0
+        var failure: (any Error)?
+
+        func take(_ outputs: [FixCoalescer.Output]) throws {
+            for output in outputs {
+                switch output {
+                case .fix(let report):
+                    guard let location = mapping.location(for: report) else { continue }
+                    if !inSegment {
+                        try handle(.segmentStart)
+                        inSegment = true
+                    }
+                    var point = GPXLocationMapping.default.point(for: location)
+                    point.horizontalAccuracy = location.horizontalAccuracy
+                    if location.verticalAccuracy > 0 { point.verticalAccuracy = location.verticalAccuracy }
+                    fixes += 1
+                    try handle(.trackPoint(point))
+                case .noFix:
+                    if inSegment {
+                        try handle(.segmentEnd(GPXExtensions()))
+                        inSegment = false
+                    }
+                case .implausibleTime(let report, _):
+                    if let time = report.time { implausible.append((line, time)) }
+                case .timeJump(let seconds):
+                    jumps.append((line, seconds))
+                    if inSegment {
+                        try handle(.segmentEnd(GPXExtensions()))
+                        inSegment = false
+                    }
+                }
+            }
+        }
+
+        func frame(_ output: GPSDLineFramer.Output) {
+            guard failure == nil else { return }
+            line += 1
+            switch output {
+            case .line(let bytes):
+                let skippedBefore = decoder.notJSON
+                if let report = decoder.decode(bytes) {
+                    do { try take(coalescer.add(report)) } catch { failure = error }
+                } else if decoder.notJSON > skippedBefore, !Self.isBlank(bytes) {
+                    notJSON += 1
+                    if firstNotJSON == nil { firstNotJSON = line }
+                }
+            case .overlong:
+                overlong += 1
+                if firstOverlong == nil { firstOverlong = line }
+            }
+        }
+
+        let capacity = 1 << 16
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try source.read(into: buffer, capacity: capacity)
+            if n == 0 { break }
+            framer.feed(UnsafeRawBufferPointer(start: buffer, count: n), frame)
+            if let failure { throw failure }
+        }
+        // A last line without a newline is a line still (a capture cut at its end).
+        if framer.hasPartialLine {
+            let newline: [UInt8] = [10]
+            newline.withUnsafeBytes { framer.feed($0, frame) }
+            if let failure { throw failure }
+        }
+        try take(coalescer.finish())
+        if inSegment { try handle(.segmentEnd(GPXExtensions())) }
+        try handle(.trackEnd(GPXPathInfo()))
+        for warning in closingWarnings() { try handle(.warning(warning)) }
+    }
+
+    private static func isBlank(_ bytes: [UInt8]) -> Bool {
+        bytes.allSatisfy { $0 == 32 || $0 == 9 || $0 == 13 }
+    }
+
+    private func closingWarnings() -> [GPXWarning] {
+        var list: [GPXWarning] = []
+        if let line = firstNotJSON {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: line, column: 1,
+                    message: "\(notJSON) line(s) that are not gpsd JSON were skipped; this is the first"))
+        }
+        if let line = firstOverlong {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: line, column: 1,
+                    message: "\(overlong) line(s) longer than gpsd's reports (64 KiB) were skipped; this is the first"))
+        }
+        if let first = implausible.first {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: first.line, column: 1,
+                    message:
+                        "\(implausible.count) fix(es) whose time does not fit the receiver's clock were left out (as record leaves them out); the first is dated \(ValueFormatting.iso8601(first.time))"
+                ))
+        }
+        for jump in jumps {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: jump.line, column: 1,
+                    message:
+                        "the receiver's clock jumped by \(ValueFormatting.fixed(jump.seconds, decimals: 1)) s and stayed there; a new segment starts"
+                ))
+        }
+        return list
+    }
+}
+
+extension TraceReaders {
+    /// GPX, NMEA and gpsd JSON captures (read by ``GPSDCaptureReader``).
+    public static let withGPSDCaptures = TraceReaders(gpsdJSON: { GPSDCaptureReader(source: $0, name: $1) })
+}
