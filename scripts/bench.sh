@@ -17,6 +17,9 @@
 #       point layouts of common writers (gpxlogger, Garmin Connect, Strava, OsmAnd, GPSLogger 1.0,
 #       tabs and CRLF, Apple Health): MB/s, points/s and peak RSS per layout and size, against
 #       gpsbabel and ogr2ogr in the same run.
+#   scripts/bench.sh --nmea [--sizes 10,100] [--only sirf,ublox,rmc,rtk]  NMEA 0183 log → GeoJSON on
+#       the sentence layouts of common receivers: MB/s, fixes/s and peak RSS, against
+#       gpsbabel -i nmea in the same run.
 #   scripts/bench.sh --parts FILE.gpx  where the time of GPX → GeoJSON goes inside one process: the
 #       bytes read alone, the reader alone, the writer alone, both, and both on two threads.
 #   --install-peers   first apt-get install the peers (gpsbabel, gdal-bin, gpsd, gpsd-clients).
@@ -39,6 +42,8 @@ for a in "$@"; do
         mode=parts
     elif [ "$a" = --layouts ]; then
         mode=layouts
+    elif [ "$a" = --nmea ]; then
+        mode=nmea
     else
         args+=("$a")
     fi
@@ -54,6 +59,8 @@ if [ "$mode" = replay ]; then
     .build/release/waymark-bench replay-cli --dir bench-out
 elif [ "$mode" = layouts ]; then
     .build/release/waymark-bench layouts --dir bench-out --waymark .build/release/waymark "${args[@]}"
+elif [ "$mode" = nmea ]; then
+    .build/release/waymark-bench nmea --dir bench-out --waymark .build/release/waymark "${args[@]}"
 elif [ "$mode" = parts ]; then
     .build/release/waymark-bench parts "${args[@]}"
 elif [ "$mode" = store ]; then

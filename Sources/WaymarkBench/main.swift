@@ -9,6 +9,7 @@
 //        waymark-bench store [--points 1000000]  (see StoreBench.swift)
 //        waymark-bench parts FILE.gpx  (see PartsBench.swift)
 //        waymark-bench layouts [--sizes 10,100]  (see LayoutBench.swift)
+//        waymark-bench nmea [--sizes 10,100]     (see NMEABench.swift)
 //   sizes are in MB (10⁶ bytes). Files are generated once and reused while their size matches.
 
 import Foundation
@@ -142,6 +143,10 @@ func column(_ s: String, _ w: Int) -> String {
 
 if CommandLine.arguments.dropFirst().first == "parts" {
     try PartsBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "nmea" {
+    try NMEABench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "layouts" {

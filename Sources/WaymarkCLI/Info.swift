@@ -49,11 +49,7 @@ extension WaymarkCommand {
                     if event.isWarning, case .warning(let w) = event { report(w) }
                     stats.add(event)
                 }
-                if let gpx = reader as? GPXReader {
-                    try gpx.readAhead(take)
-                } else {
-                    try reader.readEvents(take)
-                }
+                try reader.readEventsAhead(take)
                 let sink = FileSink.standardOutput()
                 if json {
                     sink.write(stats.jsonString() + "\n")

@@ -99,19 +99,15 @@ extension WaymarkCommand {
                     let trace = trace ?? "-"
                     let reader = try makeReader(trace, options: read, keepingExtensions: format == .gpx)
                     events = EventSource(title: trace == "-" ? "" : trace, reader: reader) { handle in
-                        if let gpx = reader as? GPXReader {
-                            try gpx.readAhead(handle)
-                        } else {
-                            try reader.readEvents(handle)
-                        }
+                        try reader.readEventsAhead(handle)
                     }
                 }
                 let reader = events
                 switch format {
                 case .geojson:
                     let writer = GeoJSONWriter(sink: sink)
-                    if let gpxReader = events.reader as? GPXReader {
-                        try writer.write(readingAhead: gpxReader, warning: report)
+                    if let fileReader = events.reader {
+                        try writer.write(readingAhead: fileReader, warning: report)
                     } else {
                         try reader.read { event in
                             if event.isWarning, case .warning(let w) = event { report(w) }

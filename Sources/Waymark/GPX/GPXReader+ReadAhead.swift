@@ -76,6 +76,68 @@ extension GPXReader {
     }
 }
 
+extension TraceEventReader {
+    /// Reads the whole trace on a second thread while `handle` takes the events on the calling
+    /// thread, in order, as ``GPXReader/readAhead(batchSize:batches:_:)`` does for GPX (which it
+    /// calls for a ``GPXReader``): the same events and errors as ``readEvents(_:)``.
+    public func readEventsAhead(
+        batchSize: Int = 512, batches: Int = 4, _ handle: (consuming GPXEvent) throws -> Void
+    ) throws {
+        try readEventsAhead(
+            batchSize: batchSize, batches: batches,
+            points: { point, isRoute in
+                try handle(isRoute ? .routePoint(point.pointee) : .trackPoint(point.pointee))
+            }, others: { event in try handle(event) })
+    }
+
+    /// ``readEventsAhead(batchSize:batches:_:)``, lending each point where it lies in its batch.
+    func readEventsAhead(
+        batchSize: Int = 512, batches: Int = 4,
+        points: (UnsafePointer<GPXPoint>, _ isRoute: Bool) throws -> Void,
+        others: (consuming GPXEvent) throws -> Void
+    ) throws {
+        if let gpx = self as? GPXReader {
+            try gpx.readAhead(batchSize: batchSize, batches: batches, points: points, others: others)
+            return
+        }
+        let pipe = EventPipe(depth: max(1, batches), batchSize: max(1, batchSize))
+        let started = ReaderThread { [self] in
+            let sender = EventSender(pipe)
+            do {
+                try readEvents { try sender.send($0) }
+                sender.flush()
+                pipe.finish(nil)
+            } catch is EventPipe.Cancelled {
+                pipe.finish(nil)
+            } catch {
+                sender.flush()
+                pipe.finish(error)
+            }
+        }
+        guard let thread = started else {
+            try readEvents { event in
+                switch consume event {
+                case .trackPoint(var p): try points(&p, false)
+                case .routePoint(var p): try points(&p, true)
+                case let other: try others(other)
+                }
+            }
+            return
+        }
+        defer { thread.join() }
+        do {
+            while case .batch(let events) = pipe.receive() {
+                try events.lend(points: points, others: others)
+                pipe.recycle(events)
+            }
+        } catch {
+            pipe.cancel()
+            throw error
+        }
+        if let error = pipe.failure { throw error }
+    }
+}
+
 /// The producer's end of an ``EventPipe``: fills a batch, and sends it when it is full.
 final class EventSender {
     private let pipe: EventPipe

@@ -210,8 +210,8 @@ public final class GeoJSONWriter {
     /// (``GPXReader/readAhead(batchSize:batches:_:)``), and hands each warning to `warning` as
     /// it comes. The same output as writing each event of ``GPXReader/read(_:)``, in one call
     /// that passes the events straight from the reader's batches to the writer.
-    public func write(readingAhead reader: GPXReader, warning: (GPXWarning) -> Void = { _ in }) throws {
-        try reader.readAhead(
+    public func write(readingAhead reader: any TraceEventReader, warning: (GPXWarning) -> Void = { _ in }) throws {
+        try reader.readEventsAhead(
             points: { point, _ in try addPoint(point.pointee) },
             others: { event in
                 if event.isWarning, case .warning(let w) = event { warning(w) }

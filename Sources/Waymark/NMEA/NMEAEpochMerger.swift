@@ -133,10 +133,11 @@ struct NMEAEpochMerger {
 
     init() {}
 
-    /// The fixes ready to go out, in order; taking them empties the list.
-    mutating func takeFixes() -> [NMEAFix] {
+    /// Hands each fix ready to go out to `body`, in order, and empties the list (keeping its
+    /// storage: no array is made per epoch).
+    mutating func drainFixes(_ body: (NMEAFix) throws -> Void) rethrows {
         defer { out.removeAll(keepingCapacity: true) }
-        return out
+        for fix in out { try body(fix) }
     }
 
     var hasFixes: Bool { !out.isEmpty }

@@ -42,8 +42,9 @@ public final class NMEAReader {
     public let droppedPoints = 0
 
     private let source: ByteSource
-    private var merger = NMEAEpochMerger()
-    private var lexer = NMEALexer()
+    // One thread reads; the per-sentence path skips dynamic exclusivity checks.
+    @exclusivity(unchecked) private var merger = NMEAEpochMerger()
+    private let lexer = NMEALexer()
     private var firstBadChecksum: (line: Int, column: Int)?
     private var firstMalformed: (line: Int, column: Int)?
 
@@ -65,7 +66,7 @@ public final class NMEAReader {
         try handle(.trackStart(GPXPathInfo()))
         var inSegment = false
         func deliver() throws {
-            for fix in merger.takeFixes() {
+            try merger.drainFixes { fix in
                 if fix.followsLoss && inSegment {
                     try handle(.segmentEnd(GPXExtensions()))
                     inSegment = false
@@ -107,10 +108,17 @@ public final class NMEAReader {
         p.course = fix.course
         p.magneticVariation = fix.magneticVariation.map { $0 < 0 ? $0 + 360 : $0 }
         p.geoidHeight = fix.geoidSeparation
-        if let a = fix.latitudeError, let b = fix.longitudeError { p.horizontalAccuracy = (a * a + b * b).squareRoot() }
-        p.verticalAccuracy = fix.altitudeError
         p.ageOfDGPSData = fix.dgpsAge
-        p.dgpsStation = fix.dgpsStation
+        // Accuracies and the station live in the point's box: set them only when there are any,
+        // so that the common point allocates none.
+        let horizontal = fix.latitudeError.flatMap { a in fix.longitudeError.map { b in (a * a + b * b).squareRoot() } }
+        if horizontal != nil || fix.altitudeError != nil || fix.dgpsStation != nil {
+            var d = p.details
+            d.horizontalAccuracy = horizontal
+            d.verticalAccuracy = fix.altitudeError
+            d.dgpsStation = fix.dgpsStation
+            p.details = d
+        }
         return p
     }
 
@@ -135,35 +143,35 @@ public final class NMEAReader {
         // Each `$` or `!` begins a sentence: a line may hold a sentence cut short by the next
         // one (a receiver's buffer overrun), or bytes before the first.
         var q = p
-        var sentenceStart: UnsafePointer<UInt8>?
-        var junk = false
-        while q < end {
-            let b = q.pointee
-            if b == UInt8(ascii: "$") || b == UInt8(ascii: "!") {
-                if let s = sentenceStart { sentence(line: line, s, q, start: start) }
-                sentenceStart = q
-            } else if sentenceStart == nil && b != 0 && b != UInt8(ascii: " ") {
-                junk = true
-            }
-            q += 1
-        }
-        if let s = sentenceStart {
-            sentence(line: line, s, end, start: start)
-        } else if junk {
+        if q.pointee != UInt8(ascii: "$") && q.pointee != UInt8(ascii: "!") {
+            while q < end, q.pointee != UInt8(ascii: "$"), q.pointee != UInt8(ascii: "!") { q += 1 }
             malformed(line: line, column: p - start + 1)
         }
-    }
-
-    private func sentence(line: Int, _ s: UnsafePointer<UInt8>, _ e: UnsafePointer<UInt8>, start: UnsafePointer<UInt8>) {
-        switch lexer.lex(s, e) {
-        case .sentence(let type):
-            sentences += 1
-            merger.add(type, lexer, line: line)
-        case .badChecksum:
-            badChecksums += 1
-            if firstBadChecksum == nil { firstBadChecksum = (line, s - start + 1) }
-        case .malformed:
-            malformed(line: line, column: s - start + 1)
+        while q < end {
+            var next = end
+            switch lexer.lex(q, end, next: &next) {
+            case .sentence(let type):
+                sentences += 1
+                merger.add(type, lexer, line: line)
+            case .badChecksum:
+                badChecksums += 1
+                if firstBadChecksum == nil { firstBadChecksum = (line, q - start + 1) }
+            case .malformed:
+                malformed(line: line, column: q - start + 1)
+            }
+            q = next
+            // Bytes after a checksum that begin no sentence are junk.
+            if q < end, q.pointee != UInt8(ascii: "$"), q.pointee != UInt8(ascii: "!") {
+                let junk = q
+                while q < end, q.pointee != UInt8(ascii: "$"), q.pointee != UInt8(ascii: "!") { q += 1 }
+                var blank = true
+                var r = junk
+                while r < q {
+                    if r.pointee != 0x20 && r.pointee != 0x09 && r.pointee != 0 { blank = false }
+                    r += 1
+                }
+                if !blank { malformed(line: line, column: junk - start + 1) }
+            }
         }
     }
 
@@ -268,16 +276,15 @@ public final class NMEAReader {
         }
     }
 
-    /// The first LF or CR in `p..<end`.
+    /// The first LF or CR in `p..<end` (memchr, which compares many bytes at a time; a CR
+    /// alone is rare, so the second search is over the line only).
     @inline(__always)
     private static func lineBreak(_ p: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
-        var q = p
-        while q < end {
-            let b = q.pointee
-            if b == 10 || b == 13 { return q }
-            q += 1
-        }
-        return nil
+        let n = end - p
+        let lf = memchr(p, 10, n).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) }
+        let limit = lf ?? end
+        if let cr = memchr(p, 13, limit - p) { return UnsafePointer(cr.assumingMemoryBound(to: UInt8.self)) }
+        return lf
     }
 
     /// The day of a `# Date: 2019-03-14` line (also `# Date = 2015-02-25`, `# Date: 2019-April 12`,

@@ -32,8 +32,9 @@ enum NMEAType: Sendable, Equatable {
 /// maker's), comma-separated fields, and `*` with two hexadecimal digits: the exclusive or of
 /// every byte between `$` and `*`. A sentence without the `*` part is read unchecked, as gpsd
 /// reads it; one whose digits do not match, or with a `*` and no two digits, is refused.
-/// Fields are byte ranges of the line, so nothing is copied.
-struct NMEALexer {
+/// Fields are byte ranges of the line, so nothing is copied; they live in a buffer the lexer
+/// owns (a class for that reason: one lexer per reader, used by one thread).
+final class NMEALexer {
     enum Outcome: Equatable {
         case sentence(NMEAType)
         /// The checksum does not match, or the `*` is not followed by two hex digits.
@@ -42,47 +43,80 @@ struct NMEALexer {
         case malformed
     }
 
-    /// The fields of the last sentence: `fields[0]` is the address (`GPGGA`).
-    private(set) var fields: [ByteSpan] = []
+    /// The most fields kept; later ones read as empty (the longest standard sentence, GSV of
+    /// NMEA 4.11, has 21).
+    static let maxFields = 64
+    private let fields: UnsafeMutablePointer<ByteSpan>
+    /// Fields of the last sentence, the address included.
+    private(set) var count = 0
     /// Whether the last sentence had a checksum (else it was read unchecked).
     private(set) var hadChecksum = false
 
     init() {
-        fields.reserveCapacity(48)
+        fields = .allocate(capacity: Self.maxFields)
+        fields.initialize(repeating: ByteSpan.empty, count: Self.maxFields)
     }
 
-    /// Lexes the sentence in `start..<end`, which begins with `$` or `!` and holds no line break.
-    mutating func lex(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Outcome {
-        fields.removeAll(keepingCapacity: true)
-        var e = end
-        while e > start, e[-1] == UInt8(ascii: " ") || e[-1] == UInt8(ascii: "\t") { e -= 1 }
-        var body = e
+    deinit { fields.deallocate() }
+
+    /// Lexes the sentence that begins at `start` (with `$` or `!`) and ends at `end` or at the
+    /// next `$` or `!`, whichever comes first (a receiver that overruns its buffer cuts a
+    /// sentence short with the next one); `next` is where it ended.
+    func lex(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, next: inout UnsafePointer<UInt8>) -> Outcome {
+        count = 0
         hadChecksum = false
         var sum: UInt8 = 0
         var q = start + 1
         var fieldStart = q
-        while q < e {
+        var body: UnsafePointer<UInt8>? = nil
+        var bad = false
+        while q < end {
             let b = q.pointee
-            if b == UInt8(ascii: "*") {
+            if b == 0x2C {  // ,
+                sum ^= b
+                if count < Self.maxFields { fields[count] = ByteSpan(start: fieldStart, count: q - fieldStart) }
+                count += 1
+                q += 1
+                fieldStart = q
+                continue
+            }
+            if b == 0x2A {  // *
                 body = q
                 break
             }
+            if b == 0x24 || b == 0x21 { break }  // $ or !: the next sentence
             // Printable ASCII only (NMEA 0183 allows 0x20...0x7E in a sentence).
-            guard b >= 0x20, b < 0x7F else { return .malformed }
+            if b < 0x20 || b >= 0x7F { bad = true }
             sum ^= b
-            if b == UInt8(ascii: ",") {
-                fields.append(ByteSpan(start: fieldStart, count: q - fieldStart))
-                fieldStart = q + 1
-            }
             q += 1
         }
-        fields.append(ByteSpan(start: fieldStart, count: body - fieldStart))
-        if body < e {
+        let bodyEnd = body ?? q
+        if count < Self.maxFields { fields[count] = ByteSpan(start: fieldStart, count: bodyEnd - fieldStart) }
+        count += 1
+        count = min(count, Self.maxFields)
+        if let body {
+            // The checksum: two hex digits, then at most spaces up to the end of the line.
+            var e = body + 1
+            while e < end, e - body <= 3, e.pointee != 0x24, e.pointee != 0x21 { e += 1 }
+            next = e
+            var tail = e
+            while tail < end, tail.pointee == 0x20 || tail.pointee == 0x09 { tail += 1 }
+            if tail == end { next = end }
+            guard !bad else { return .malformed }
             guard e - body == 3, let high = Self.hex(body[1]), let low = Self.hex(body[2]) else {
                 return .badChecksum
             }
             guard high << 4 | low == sum else { return .badChecksum }
             hadChecksum = true
+        } else {
+            next = q
+            guard !bad else { return .malformed }
+            // An unchecked sentence's trailing blanks are no part of its last field.
+            var last = fields[count - 1]
+            while last.count > 0, last.start[last.count - 1] == 0x20 || last.start[last.count - 1] == 0x09 {
+                last.count -= 1
+            }
+            fields[count - 1] = last
         }
         let address = fields[0]
         guard address.count >= 2, address.count <= 16 else { return .malformed }
@@ -97,10 +131,10 @@ struct NMEALexer {
     /// Field `i` (1-based after the address), empty when the sentence has fewer.
     @inline(__always)
     func field(_ i: Int) -> ByteSpan {
-        i < fields.count ? fields[i] : ByteSpan(start: fields[0].start, count: 0)
+        i < count ? fields[i] : ByteSpan(start: fields[0].start, count: 0)
     }
 
-    var fieldCount: Int { fields.count - 1 }
+    var fieldCount: Int { count - 1 }
 
     @inline(__always)
     private static func hex(_ b: UInt8) -> UInt8? {
