@@ -4,38 +4,17 @@
     import Foundation
 #endif
 
-/// One epoch of a receiver: the fix its sentences describe, merged.
+/// One epoch of a receiver: the fix its sentences describe, merged, as the GPX point it
+/// becomes (without its time until its day is known).
 struct NMEAFix: Sendable, Equatable {
+    /// The point: position, elevation (metres above mean sea level, 3D only), geoid height,
+    /// fix, satellites, DOPs, speed, course, magnetic variation, DGPS age and station, and
+    /// GST's (or GBS's) one-sigma errors as accuracies.
+    var point: GPXPoint
     /// Nanoseconds since midnight UTC.
     var timeOfDay: Int64?
     /// Days since 1970-01-01, once a date is known (an RMC, a ZDA, or the log's `# Date:` line).
     var day: Int?
-    var latitude: Double
-    var longitude: Double
-    /// Metres above mean sea level (GGA, GNS), for a 3D fix.
-    var altitude: Double?
-    /// Height of the geoid above the WGS 84 ellipsoid, metres (GGA, GNS).
-    var geoidSeparation: Double?
-    /// 2 or 3.
-    var mode: Int
-    /// GGA's fix quality: 1 GPS, 2 DGPS, 3 PPS, 4 RTK fixed, 5 RTK float, 6 dead reckoning…
-    var quality: Int?
-    var satellitesUsed: Int?
-    var hdop: Double?
-    var vdop: Double?
-    var pdop: Double?
-    /// Metres per second.
-    var speed: Double?
-    /// Degrees from true north.
-    var course: Double?
-    /// Degrees, east positive.
-    var magneticVariation: Double?
-    /// One-sigma errors in metres (GST, or GBS).
-    var latitudeError: Double?
-    var longitudeError: Double?
-    var altitudeError: Double?
-    var dgpsAge: Double?
-    var dgpsStation: Int?
     /// The line of the epoch's first sentence.
     var line: Int
     /// Whether epochs without a fix came between this fix and the one before.
@@ -226,26 +205,53 @@ struct NMEAEpochMerger {
         // A fix with an altitude is 3D, whatever GSA said: gpsd 3.22 reports it so (a u-blox
         // LEA-4H, a Garmin 25LP and a Navior CH-4711 send GSA mode 2 beside GGA altitudes).
         if mode == 2 && epoch.altitude != nil { mode = 3 }
-        let errors = epoch.gst ?? epoch.gbs
-        var fix = NMEAFix(
-            timeOfDay: epoch.timeOfDay, day: nil, latitude: latitude, longitude: longitude,
-            altitude: mode == 3 ? epoch.altitude : nil, geoidSeparation: epoch.geoidSeparation, mode: mode,
-            quality: epoch.quality, satellitesUsed: epoch.satellites ?? satellitesFromGSA, hdop: hdop,
-            vdop: vdop, pdop: pdop, speed: epoch.speed, course: epoch.course,
-            magneticVariation: epoch.magneticVariation, latitudeError: errors?.0, longitudeError: errors?.1,
-            altitudeError: mode == 3 ? errors?.2 : nil, dgpsAge: epoch.dgpsAge, dgpsStation: epoch.dgpsStation,
-            line: epoch.line)
+        var fix = NMEAFix(point: point(mode: mode, latitude: latitude, longitude: longitude), timeOfDay: epoch.timeOfDay, line: epoch.line)
         fix.followsLoss = lostSinceFix
         lostSinceFix = false
         if anchor != nil || fix.timeOfDay == nil {
-            var dated = fix
-            dated.day = fix.timeOfDay.flatMap { day(of: $0) }
+            fix.day = fix.timeOfDay.flatMap { day(of: $0) }
+            fix.point.time = fix.date
             if fix.timeOfDay == nil { undated += 1 }
-            out.append(dated)
+            out.append(fix)
         } else {
             pending.append(fix)
             if pending.count >= Self.pendingLimit { releasePending(force: true) }
         }
+    }
+
+    /// The GPX point of the epoch that just ended, a fix of `mode` (2 or 3).
+    private func point(mode: Int, latitude: Double, longitude: Double) -> GPXPoint {
+        var p = GPXPoint(coordinate: Coordinate(latitude: latitude, longitude: longitude))
+        if mode == 3, let altitude = epoch.altitude { p.elevation = altitude }
+        // GPX's fix says 2D or 3D, or how a 3D fix was made (dgps also for RTK, as gpxlogger).
+        switch (mode, epoch.quality) {
+        case (2, _): p.fix = GPXFix.twoD
+        case (_, 2?), (_, 4?), (_, 5?): p.fix = GPXFix.dgps
+        case (_, 3?): p.fix = GPXFix.pps
+        default: p.fix = GPXFix.threeD
+        }
+        if let n = epoch.satellites ?? satellitesFromGSA { p.satellites = n }
+        if let hdop { p.hdop = hdop }
+        if mode == 3, let vdop { p.vdop = vdop }
+        if let pdop { p.pdop = pdop }
+        if let v = epoch.speed { p.speed = v }
+        if let v = epoch.course { p.course = v }
+        if let v = epoch.magneticVariation { p.magneticVariation = v < 0 ? v + 360 : v }
+        if let v = epoch.geoidSeparation { p.geoidHeight = v }
+        if let v = epoch.dgpsAge { p.ageOfDGPSData = v }
+        // Accuracies and the station live in the point's box: set them only when there are any,
+        // so that the common point allocates none.
+        let errors = epoch.gst ?? epoch.gbs
+        let horizontal = errors?.0.flatMap { a in errors?.1.map { b in (a * a + b * b).squareRoot() } }
+        let vertical = mode == 3 ? errors?.2 : nil
+        if horizontal != nil || vertical != nil || epoch.dgpsStation != nil {
+            var d = p.details
+            d.horizontalAccuracy = horizontal
+            d.verticalAccuracy = vertical
+            d.dgpsStation = epoch.dgpsStation
+            p.details = d
+        }
+        return p
     }
 
     /// The day of an epoch at `t`: the one that puts it nearest the last dated sentence.
@@ -277,6 +283,7 @@ struct NMEAEpochMerger {
         }
         for var fix in pending {
             fix.day = fix.timeOfDay.flatMap { day(of: $0) }
+            fix.point.time = fix.date
             if fix.day == nil { undated += 1 }
             out.append(fix)
         }

@@ -28,7 +28,7 @@
 public final class NMEAReader {
     public let fileName: String
     /// Sentences read (checked or unchecked), of any type.
-    public private(set) var sentences = 0
+    @exclusivity(unchecked) public private(set) var sentences = 0
     /// Sentences refused for a wrong checksum.
     public private(set) var badChecksums = 0
     /// Lines that are not sentences: bytes NMEA does not allow, no address, too long.
@@ -36,7 +36,7 @@ public final class NMEAReader {
     /// Lines of gpsd JSON in the log, skipped.
     public private(set) var jsonLines = 0
     /// Fixes read: the points of the track.
-    public private(set) var fixes = 0
+    @exclusivity(unchecked) public private(set) var fixes = 0
     /// Always 0: a bad sentence is skipped, not a point (here for the same questions as
     /// ``GPXReader/droppedPoints``).
     public let droppedPoints = 0
@@ -76,7 +76,7 @@ public final class NMEAReader {
                     inSegment = true
                 }
                 fixes += 1
-                try handle(.trackPoint(Self.point(for: fix)))
+                try handle(.trackPoint(fix.point))
             }
         }
         try forEachLine { line, start, end in
@@ -88,38 +88,6 @@ public final class NMEAReader {
         if inSegment { try handle(.segmentEnd(GPXExtensions())) }
         try handle(.trackEnd(GPXPathInfo()))
         for warning in closingWarnings() { try handle(.warning(warning)) }
-    }
-
-    /// The GPX point of a fix.
-    static func point(for fix: NMEAFix) -> GPXPoint {
-        var p = GPXPoint(latitude: fix.latitude, longitude: fix.longitude, elevation: fix.altitude, time: fix.date)
-        // GPX's fix says 2D or 3D, or how a 3D fix was made (dgps also for RTK, as gpxlogger).
-        switch (fix.mode, fix.quality) {
-        case (2, _): p.fix = GPXFix.twoD
-        case (_, 2?), (_, 4?), (_, 5?): p.fix = GPXFix.dgps
-        case (_, 3?): p.fix = GPXFix.pps
-        default: p.fix = GPXFix.threeD
-        }
-        p.satellites = fix.satellitesUsed
-        p.hdop = fix.hdop
-        p.vdop = fix.mode == 3 ? fix.vdop : nil
-        p.pdop = fix.pdop
-        p.speed = fix.speed
-        p.course = fix.course
-        p.magneticVariation = fix.magneticVariation.map { $0 < 0 ? $0 + 360 : $0 }
-        p.geoidHeight = fix.geoidSeparation
-        p.ageOfDGPSData = fix.dgpsAge
-        // Accuracies and the station live in the point's box: set them only when there are any,
-        // so that the common point allocates none.
-        let horizontal = fix.latitudeError.flatMap { a in fix.longitudeError.map { b in (a * a + b * b).squareRoot() } }
-        if horizontal != nil || fix.altitudeError != nil || fix.dgpsStation != nil {
-            var d = p.details
-            d.horizontalAccuracy = horizontal
-            d.verticalAccuracy = fix.altitudeError
-            d.dgpsStation = fix.dgpsStation
-            p.details = d
-        }
-        return p
     }
 
     // MARK: - Lines
