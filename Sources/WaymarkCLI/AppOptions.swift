@@ -193,6 +193,17 @@ struct AppOptions: ParsableArguments {
         return CircularRegion(center: Coordinate(latitude: lat, longitude: lon), radius: radius, identifier: id)
     }
 
+    /// Whether any option of the app was given (a scenario, or any flag of this group): `record`
+    /// then runs its fixes through the simulated app, which it otherwise leaves out.
+    var isAnyGiven: Bool {
+        scenario != nil || iosVersion != nil || authorization != nil || request != nil || answer != nil
+            || alwaysAnswer != nil || reducedAccuracy || accuracy != nil || distanceFilter != nil
+            || backgroundModes != nil || allowsBackgroundUpdates || noAutoPause || activityType != nil
+            || !backgroundAt.isEmpty || !foregroundAt.isEmpty || !terminateAt.isEmpty || significantChanges
+            || !region.isEmpty || !pushAt.isEmpty || backgroundTask || taskBudget != nil || fetchInterval != nil
+            || heldDelivery != nil
+    }
+
     /// The scenario, checked against its iOS release: a problem is a scenario error (65) when a
     /// file is given, else a usage error (64).
     func checkedScenario(loading file: (Scenario, ReplaySettings)?) throws -> Scenario {

@@ -147,6 +147,8 @@ final class ConsoleReporter: SimulationObserver {
     static func describe(_ kind: AuditEvent.Kind) -> String? {
         switch kind {
         case .started, .finished, .action, .fix, .arrivedWhileAway, .managerCreated: return nil
+        // `record` prints what gpsd did in its own lines, as it happens.
+        case .source: return nil
         case .app(let action, let detail): return "app calls \(action)" + (detail.map { " (\($0))" } ?? "")
         case .locationsDelivered(let count, let reason):
             return "didUpdateLocations with \(count) locations (\(reason.rawValue))"

@@ -17,20 +17,31 @@ import WaymarkStore
 extension WaymarkCommand {
     struct Record: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Record from a live GPS receiver through gpsd, into the simulated app.",
+            abstract: "Record from a live GPS receiver through gpsd: a logger, or the simulated app's run.",
             discussion: """
-                Waymark connects to gpsd with libgps and feeds every fix to the same simulated \
-                app and location manager as replay, in wall-clock time. Foreground deliveries \
-                print as UI lines on standard output; background deliveries and events are \
-                logged on standard error. When gpsd goes away Waymark logs the outage, ends the \
-                track segment and reconnects (after 250 ms, doubling up to 10 s); a receiver that \
-                goes silent is reported. Ctrl-C (SIGINT), SIGTERM, SIGHUP (a dropped SSH \
-                session) or SIGQUIT stops cleanly, with a summary.
+                Waymark connects to gpsd with libgps. Without app options it is a logger, as \
+                gpxlogger is: every fix the receiver reports is kept (no auto-pause, no simulated \
+                policy), but for --fix-min and --min-move. Any app option (--scenario, \
+                --authorization, --background-at, …) or --app runs the fixes through the same \
+                simulated app and location manager as replay, in wall-clock time, and then \
+                auto-pause follows the app's settings (on by default, as in iOS).
+
+                Foreground deliveries print as UI lines on standard output; background deliveries \
+                and events are logged on standard error. When gpsd goes away Waymark logs the \
+                outage, ends the track segment and reconnects (after 250 ms, doubling up to 10 s); \
+                a receiver that goes silent is reported. These go into the audit log and the store \
+                as `source` events too; `waymark sessions show` lists them. Ctrl-C (SIGINT), \
+                SIGTERM, SIGHUP (a dropped SSH session) or SIGQUIT stops cleanly, with a summary.
+
+                Altitude: GPX's <ele> and the stored altitude are metres above mean sea level \
+                (gpsd's altMSL), as GPX means; gpxlogger writes the height above the WGS 84 \
+                ellipsoid (altHAE). --altitude hae records that instead.
 
                 Every fix the app receives is committed to the session store (--store, or \
                 $XDG_DATA_HOME/waymark/waymark.sqlite) before it is shown: a crash, a kill -9 or a \
-                power loss loses nothing that was printed. --gpx also writes a GPX file as fixes \
-                arrive, complete after every point; `waymark repair` mends one cut short.
+                power loss loses nothing that was printed. --format gpx (or -o FILE.gpx) writes \
+                GPX 1.1 as fixes arrive, a file complete after every point (--gpx FILE does the \
+                same beside another --format); `waymark repair` mends one cut short.
 
                 If another program holds the store's write lock, the recording waits for it (with a \
                 notice) instead of ending; meanwhile up to 1000 reports from gpsd wait in memory, \
@@ -46,7 +57,9 @@ extension WaymarkCommand {
                   waymark record --gpsd localhost:2947 --duration 10m
                   waymark record --count 100 --format ndjson > fixes.ndjson
                   waymark record --background-at 1m --foreground-at 5m --audit run.ndjson
+                  waymark record -o walk.gpx --fix-min 3d --min-move 5
                   waymark record --gpx walk.gpx --store ~/walks.sqlite
+                  waymark record --app --no-store     # the simulated app's defaults, auto-pause on
                 """)
 
         @Option(help: ArgumentHelp("Where gpsd listens (default localhost:2947).", valueName: "host[:port]"))
@@ -65,10 +78,37 @@ extension WaymarkCommand {
             help: ArgumentHelp("Report the receiver as silent after this long (default 3s).", valueName: "duration"))
         var staleAfter: DurationArgument?
 
+        @Option(
+            name: .customLong("fix-min"),
+            help: ArgumentHelp("Keep only fixes of this mode or better: 2d or 3d.", valueName: "mode"))
+        var fixMin: FixMinimum?
+
+        @Option(
+            name: .customLong("min-move"),
+            help: ArgumentHelp(
+                "Keep a fix only when it is at least this many metres from the last fix kept (gpxlogger's -m).",
+                valueName: "metres"))
+        var minMove: Double?
+
+        @Option(
+            help: ArgumentHelp(
+                "The altitude recorded and written as <ele>: msl (above mean sea level, GPX's meaning) or hae (above the WGS 84 ellipsoid, as gpxlogger writes).",
+                valueName: "reference"))
+        var altitude: GPSDMapping.AltitudeReference = .msl
+
+        @Flag(
+            name: .customLong("app"),
+            help: "Run the fixes through the simulated app even without other app options (auto-pause on, as in iOS).")
+        var simulatedApp = false
+
         @OptionGroup(title: "App, authorization and accuracy") var app: AppOptions
 
-        @Option(name: .shortAndLong, help: "The output for delivered locations.")
-        var format: OutputFormat = .text
+        @Option(
+            name: .shortAndLong,
+            help: ArgumentHelp(
+                "The output for delivered locations (default: what -o's extension names, else text; gpx writes GPX 1.1 as fixes arrive)."
+            ))
+        var format: OutputFormat?
 
         @Option(
             name: .shortAndLong,
@@ -89,6 +129,10 @@ extension WaymarkCommand {
         func validate() throws {
             if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
             if let duration, duration.value <= .zero { throw ValidationError("--duration must be longer than 0 s") }
+            if let minMove, !(minMove >= 0 && minMove.isFinite) {
+                throw ValidationError("--min-move must be 0 metres or more")
+            }
+            _ = try OutputFormat.resolve(format, output: output)
             _ = try Self.endpoint(gpsd)
             let outputs: [(option: String, path: String)] =
                 (output.map { [("-o", $0)] } ?? []) + (audit.map { [("--audit", $0)] } ?? [])
@@ -131,27 +175,41 @@ extension WaymarkCommand {
 
         private func record() async throws {
             let file = try app.scenario.map { try ScenarioFile.load(path: $0) }
-            let scenario = try app.checkedScenario(loading: file)
+            var scenario = try app.checkedScenario(loading: file)
+            let logger = !app.isAnyGiven && !simulatedApp
+            if logger {
+                // A logger keeps every fix: a foreground app with updates that never pause.
+                scenario.manager.pausesLocationUpdatesAutomatically = false
+            }
+            let format = try OutputFormat.resolve(self.format, output: output)
             let (host, port) = try Self.endpoint(gpsd)
             let epoch = Date()  // the wall-clock instant of offset zero, read once at the edge
             let simulation = Simulation(scenario: scenario, epoch: epoch)
             let session = try storage.begin(
                 kind: .record, source: "gpsd at \(host):\(port)", scenarioPath: app.scenario, epoch: epoch,
                 mode: .durable)
-            let liveGPX = try gpx.map {
-                try LiveGPXWriter(path: $0, name: "Waymark recording \(ValueFormatting.iso8601(epoch))")
-            }
+            let liveGPX = try OutputFormat.liveGPX(
+                format: format, output: output, gpx: gpx, name: "Waymark recording \(ValueFormatting.iso8601(epoch))")
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: true,
                 session: session, liveGPX: liveGPX)
             if let session, !quiet {
                 printError("waymark: recording session \(session.id) into \(session.store.path)")
             }
+            if !quiet {
+                printError(
+                    logger
+                        ? "waymark: logging every fix (no simulated app: add --app or any app option to run one)"
+                        : "waymark: fixes go through the simulated app (auto-pause \(scenario.manager.pausesLocationUpdatesAutomatically ? "on" : "off"))"
+                )
+            }
 
             var configuration = GPSDClient.Configuration(host: host, port: port, device: device)
             if let staleAfter { configuration.staleAfter = staleAfter.value }
             let client = GPSDClient(configuration: configuration)
-            let recording = LiveRecording(simulation: simulation, clock: ContinuousClock())
+            let recording = LiveRecording(
+                simulation: simulation, mapping: GPSDMapping(altitude: altitude), clock: ContinuousClock())
+            recording.filter = LoggerFilter(minimumMode: fixMin?.mode, minimumMove: minMove)
             let status = Terminal.stderrIsTerminal && !quiet ? StatusLine() : nil
             outputs.console.beforeLogLine = { status?.clear() }
             recording.onFixHandled = { report, _ in
@@ -257,6 +315,20 @@ extension WaymarkCommand {
             if overlong.value > 0 && !quiet {
                 printError("waymark: \(overlong.value) overlong line(s) from gpsd skipped")
             }
+            if !quiet {
+                let f = recording.filter
+                if f.belowMode > 0 { printError("waymark: \(f.belowMode) fix(es) below --fix-min left out") }
+                if f.belowMove > 0 {
+                    printError("waymark: \(f.belowMove) fix(es) closer than --min-move to the last kept left out")
+                }
+            }
+        }
+
+        /// `--fix-min`: the lowest fix mode kept.
+        enum FixMinimum: String, ExpressibleByArgument, CaseIterable {
+            case twoD = "2d"
+            case threeD = "3d"
+            var mode: Int { self == .twoD ? 2 : 3 }
         }
 
         /// What a jump of the receiver's clock by `seconds` is, in words.
@@ -273,3 +345,5 @@ extension WaymarkCommand {
         }
     }
 }
+
+extension GPSDMapping.AltitudeReference: ExpressibleByArgument {}

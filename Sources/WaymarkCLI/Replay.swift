@@ -84,8 +84,12 @@ extension WaymarkCommand {
         @Option(help: ArgumentHelp("Stop the run at this time.", valueName: "time"))
         var end: DurationArgument?
 
-        @Option(name: .shortAndLong, help: "The output for delivered locations.")
-        var format: OutputFormat = .text
+        @Option(
+            name: .shortAndLong,
+            help: ArgumentHelp(
+                "The output for delivered locations (default: what -o's extension names, else text; gpx writes GPX 1.1 as locations are delivered)."
+            ))
+        var format: OutputFormat?
 
         @Option(
             name: .shortAndLong,
@@ -200,9 +204,12 @@ extension WaymarkCommand {
             let session = try storage.begin(
                 kind: .replay, source: trace, scenarioPath: app.scenario, epoch: epoch,
                 mode: paced ? .durable : .batched(8192))
+            let format = try OutputFormat.resolve(self.format, output: output)
+            let liveGPX = try OutputFormat.liveGPX(
+                format: format, output: output, gpx: nil, name: "Waymark replay of \(trace)")
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced,
-                session: session)
+                session: session, liveGPX: liveGPX)
             if let fetchSink { simulation.tutorialApp?.fetchSink = try AppendingFileSink(path: fetchSink) }
             simulation.uploadDirectory = uploadDir
 

@@ -10,7 +10,43 @@ import WaymarkStore
 
 /// How `replay` and `record` write the locations the app received.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, geojson, ndjson
+    case text, geojson, ndjson, gpx
+
+    /// The format an output file's name asks for: `.gpx`, `.geojson` or `.json`, `.ndjson`,
+    /// `.txt`; nil for another or none.
+    static func named(by path: String) -> OutputFormat? {
+        let lower = path.lowercased()
+        if lower.hasSuffix(".gpx") { return .gpx }
+        if lower.hasSuffix(".geojson") || lower.hasSuffix(".json") { return .geojson }
+        if lower.hasSuffix(".ndjson") { return .ndjson }
+        if lower.hasSuffix(".txt") { return .text }
+        return nil
+    }
+
+    /// `--format`, else what `-o`'s extension names, else text; a `--format` that contradicts
+    /// the extension is a usage error.
+    static func resolve(_ format: OutputFormat?, output: String?) throws -> OutputFormat {
+        let named = output.flatMap { $0 == "-" ? nil : Self.named(by: $0) }
+        if let format, let named, format != named {
+            throw ValidationError(
+                "--format \(format.rawValue) and -o \(output!) disagree: the file's name says \(named.rawValue); change one")
+        }
+        return format ?? named ?? .text
+    }
+
+    /// The live GPX writer of a run: with `--format gpx`, to `-o` (a file complete after every
+    /// point) or standard output; else to `--gpx`, if given.
+    static func liveGPX(format: OutputFormat, output: String?, gpx: String?, name: String) throws -> LiveGPXWriter? {
+        if format == .gpx {
+            if gpx != nil, output != nil, gpx != output {
+                throw ValidationError("--format gpx writes to -o; --gpx names a second GPX file: give one")
+            }
+            let path = output ?? gpx
+            guard let path, path != "-" else { return try LiveGPXWriter.standardOutput(name: name) }
+            return try LiveGPXWriter(path: path, name: name)
+        }
+        return try gpx.map { try LiveGPXWriter(path: $0, name: name) }
+    }
 }
 
 /// The outputs `replay` and `record` share: the session in the store, a live GPX file, the
@@ -44,7 +80,8 @@ final class RunOutputs: SimulationObserver {
         simulation: Simulation, format: OutputFormat, output: String?, audit: String?, quiet: Bool, live: Bool,
         session: SessionRecorder? = nil, liveGPX: LiveGPXWriter? = nil
     ) throws {
-        let output = output == "-" ? nil : output  // `-o -` is standard output
+        // `-o -` is standard output; with --format gpx the live GPX writer has -o to itself.
+        let output = output == "-" || format == .gpx ? nil : output
         self.format = format
         self.output = output
         self.session = session
@@ -54,7 +91,7 @@ final class RunOutputs: SimulationObserver {
         reporters.append(console)
         self.audit = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: simulation.epoch) }
         if let writer = self.audit { reporters.append(writer) }
-        sink = try openOutput(output)
+        sink = format == .gpx ? FileSink.standardOutput() : try openOutput(output)
         if format == .ndjson {
             let writer = DeliveredNDJSON(LocationNDJSONWriter(sink: sink), flushEachLine: live && output == nil)
             reporters.append(writer)
@@ -176,7 +213,7 @@ final class RunOutputs: SimulationObserver {
             }
         case .text:
             if output != nil { sink.write(console.uiText) }
-        case .ndjson:
+        case .ndjson, .gpx:
             break
         }
         try sink.flush()

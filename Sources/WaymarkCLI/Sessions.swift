@@ -289,6 +289,16 @@ enum SessionTable {
         if !b.eventsByName.isEmpty {
             text += "    " + b.eventsByName.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n"
         }
+        if !b.sourceEvents.isEmpty {
+            text += "  source events (gpsd):\n"
+            for e in b.sourceEvents.prefix(SessionBreakdown.sourceEventLimit) {
+                let at = DurationText.format(Duration.saturating(seconds: (e.offset * 1000).rounded() / 1000))
+                text += "    +\(at)  \(e.action)" + (e.detail.map { ": \($0)" } ?? "") + "\n"
+            }
+            if b.sourceEvents.count > SessionBreakdown.sourceEventLimit {
+                text += "    … more: `waymark sessions export \(s.id) --format audit` has them all\n"
+            }
+        }
         text += "  settings:   \(s.settings)\n"
         if let scenario = s.scenario {
             text += "  scenario:\n"
@@ -326,6 +336,15 @@ enum SessionJSON {
             fields.append(("locationsByAppState", counts(b.byAppState)))
             fields.append(("locationsByReason", counts(b.byReason)))
             fields.append(("eventsByName", counts(b.eventsByName)))
+            fields.append(
+                (
+                    "sourceEvents",
+                    "["
+                        + b.sourceEvents.prefix(SessionBreakdown.sourceEventLimit).map { e in
+                            "{\"offset\":\(ValueFormatting.fixed(e.offset, decimals: 3)),\"action\":\(string(e.action))"
+                                + (e.detail.map { ",\"detail\":\(string($0))" } ?? "") + "}"
+                        }.joined(separator: ",") + "]"
+                ))
             if let stats {
                 fields.append(("length2D", ValueFormatting.fixed(stats.length2D, decimals: 3)))
                 fields.append(("firstFixTime", stats.startTime.map { string(ValueFormatting.iso8601($0)) } ?? "null"))

@@ -133,11 +133,27 @@ public struct GPSDMapping: Sendable, Hashable {
     public var defaultHorizontalAccuracy: Double
     /// Metres, when a 3D fix has an altitude but gpsd gives no vertical error and no VDOP.
     public var defaultVerticalAccuracy: Double
+    /// Which height is the location's altitude (and so GPX's `<ele>`).
+    public var altitude: AltitudeReference
 
-    public init(uere: Double = 5, defaultHorizontalAccuracy: Double = 10, defaultVerticalAccuracy: Double = 15) {
+    /// The height a location's altitude is measured from.
+    public enum AltitudeReference: String, Sendable, Hashable, CaseIterable {
+        /// Mean sea level (gpsd's `altMSL`): what GPX's `<ele>` means, and CoreLocation's
+        /// `altitude`. The default.
+        case msl
+        /// The WGS 84 ellipsoid (gpsd's `altHAE`): what gpxlogger writes as `<ele>`. The
+        /// location's ellipsoidal altitude is the same, so no geoid height follows from it.
+        case hae
+    }
+
+    public init(
+        uere: Double = 5, defaultHorizontalAccuracy: Double = 10, defaultVerticalAccuracy: Double = 15,
+        altitude: AltitudeReference = .msl
+    ) {
         self.uere = uere
         self.defaultHorizontalAccuracy = defaultHorizontalAccuracy
         self.defaultVerticalAccuracy = defaultVerticalAccuracy
+        self.altitude = altitude
     }
 
     /// The location for `report`, or nil when it is not a fix (or its time is outside the
@@ -160,7 +176,9 @@ public struct GPSDMapping: Sendable, Hashable {
         }
         let threeD = report.mode >= 3
         var vertical = -1.0
-        if threeD, report.altitudeMSL != nil || report.altitudeHAE != nil {
+        let hasAltitude =
+            altitude == .hae ? report.altitudeHAE != nil : report.altitudeMSL != nil || report.altitudeHAE != nil
+        if threeD, hasAltitude {
             if let epv = report.epv, epv > 0 {
                 vertical = epv
             } else if let vdop = report.vdop, vdop > 0, (vdop * uere).isFinite {
@@ -180,8 +198,8 @@ public struct GPSDMapping: Sendable, Hashable {
         let course = report.track.map { $0 >= 0 && $0 < 360 ? $0 : -1 } ?? -1
         return Location(
             coordinate: Coordinate(latitude: lat, longitude: lon),
-            altitude: threeD ? (report.altitudeMSL ?? 0) : 0,
-            ellipsoidalAltitude: threeD ? report.altitudeHAE : nil,
+            altitude: threeD ? ((altitude == .hae ? report.altitudeHAE : report.altitudeMSL) ?? 0) : 0,
+            ellipsoidalAltitude: threeD && altitude == .msl ? report.altitudeHAE : nil,
             horizontalAccuracy: horizontal,
             verticalAccuracy: vertical,
             speed: speed,

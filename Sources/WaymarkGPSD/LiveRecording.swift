@@ -36,6 +36,38 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
         /// of them, received from `from` to `to` (wall-clock instants on the recording's
         /// timeline). None of them was delivered.
         case backlogOverflow(dropped: Int, from: Duration, to: Duration)
+
+        /// The audit log's `source` action for the notice.
+        public var action: String {
+            switch self {
+            case .connected: "connected"
+            case .unreachable: "unreachable"
+            case .outage: "outage"
+            case .stale: "stale"
+            case .receiving: "receiving"
+            case .implausibleTime: "implausibleTime"
+            case .receiverTimeJumped: "timeJump"
+            case .overlongLine: "overlongLine"
+            case .backlogOverflow: "backlogOverflow"
+            }
+        }
+
+        /// The audit log's `source` detail for the notice, in words.
+        public var detail: String? {
+            switch self {
+            case .connected(let host, let port): "gpsd at \(host):\(port)"
+            case .unreachable(let reason, let retry): "\(reason); trying again in \(DurationText.format(retry))"
+            case .outage(let reason): reason
+            case .stale(let silent): "silent for \(DurationText.format(silent))"
+            case .receiving: nil
+            case .implausibleTime(let time, let expected):
+                "a fix timed \(ValueFormatting.iso8601(time)) where the receiver's clock said about \(ValueFormatting.iso8601(expected))"
+            case .receiverTimeJumped(let seconds): "by \(ValueFormatting.fixed(seconds, decimals: 3)) s"
+            case .overlongLine(let bytes, let limit): "a line of \(bytes) bytes (more than \(limit))"
+            case .backlogOverflow(let dropped, let from, let to):
+                "\(dropped) report(s) received from \(DurationText.format(from)) to \(DurationText.format(to)) dropped"
+            }
+        }
     }
 
     /// Why the recording stopped.
@@ -57,6 +89,9 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
     public var backlogLimit = 1_000
     /// Called on the recording's task for every notice.
     public var onNotice: ((Notice) -> Void)?
+    /// Which fixes reach the simulation (`record --fix-min`, `--min-move`); the rest are left
+    /// out and counted in it.
+    public var filter = LoggerFilter()
     /// Called after every fix, with the report and how long it took from its arrival to the
     /// location being decided, delivered and stored.
     public var onFixHandled: ((GPSDReport, Duration) -> Void)?
@@ -178,30 +213,33 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                 switch event {
                 case .connected(let host, let port):
                     connectedOnce = true
-                    onNotice?(.connected(host: host, port: port))
+                    note(.connected(host: host, port: port), at: now)
                 case .unreachable(let reason, let retryIn):
                     if !connectedOnce {
                         ending = .unreachable(reason: reason)
                         break loop
                     }
-                    onNotice?(.unreachable(reason: reason, retryIn: retryIn))
+                    note(.unreachable(reason: reason, retryIn: retryIn), at: now)
                 case .disconnected(let reason):
                     segment += 1
-                    onNotice?(.outage(reason: reason))
+                    filter.restart()
+                    note(.outage(reason: reason), at: now)
                 case .stale(let silent):
-                    onNotice?(.stale(silentFor: silent))
+                    note(.stale(silentFor: silent), at: now)
                 case .receiving:
-                    onNotice?(.receiving)
+                    note(.receiving, at: now)
                 case .implausibleTime(let report, let expected):
-                    if let time = report.time { onNotice?(.implausibleTime(time: time, expected: expected)) }
+                    if let time = report.time { note(.implausibleTime(time: time, expected: expected), at: now) }
                 case .timeJump(let seconds):
-                    onNotice?(.receiverTimeJumped(seconds: seconds))
+                    note(.receiverTimeJumped(seconds: seconds), at: now)
                 case .overlongLine(let bytes, let limit):
-                    onNotice?(.overlongLine(bytes: bytes, limit: limit))
+                    note(.overlongLine(bytes: bytes, limit: limit), at: now)
                 case .fix(let report, let received):
                     backlog.withLock { $0.waiting -= 1 }
                     let offset = max(.zero, start.duration(to: Self.instant(received, clock: clock, start: start)))
-                    if let location = mapping.location(for: report) {
+                    if let location = mapping.location(for: report),
+                        filter.admit(mode: report.mode >= 3 ? 3 : 2, at: location.coordinate) == nil
+                    {
                         simulation.receive(
                             SourceEvent(offset: offset, kind: .fix(location), index: fixes, segment: segment))
                         fixes += 1
@@ -213,6 +251,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                     }
                 case .noFix(_, let received):
                     backlog.withLock { $0.waiting -= 1 }
+                    filter.restart()
                     let offset = max(.zero, start.duration(to: Self.instant(received, clock: clock, start: start)))
                     simulation.receive(SourceEvent(offset: offset, kind: .noFix, index: fixes, segment: segment))
                 }
@@ -233,8 +272,18 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
         guard let (count, first, last) = dropped else { return false }
         let from = max(.zero, start.duration(to: Self.instant(first, clock: clock, start: start)))
         let to = max(from, start.duration(to: Self.instant(last, clock: clock, start: start)))
-        onNotice?(.backlogOverflow(dropped: count, from: from, to: to))
+        let notice = Notice.backlogOverflow(dropped: count, from: from, to: to)
+        simulation.noteSource(notice.action, detail: notice.detail)
+        onNotice?(notice)
         return true
+    }
+
+    /// Hands `notice` to the owner and writes it to the audit log (and so the store) as a
+    /// `source` event at `now`, the time it arrived.
+    private func note(_ notice: Notice, at now: Duration) {
+        if now > simulation.now { simulation.advance(to: now) }
+        simulation.noteSource(notice.action, detail: notice.detail)
+        onNotice?(notice)
     }
 
     /// The arrival instant on this recording's clock. The gpsd thread stamps arrivals on the

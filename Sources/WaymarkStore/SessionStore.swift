@@ -398,6 +398,22 @@ public final class SessionStore: Sendable {
                 {
                     b.eventsByName.append((row["name"], row["n"]))
                 }
+                for row in try Row.fetchAll(
+                    db,
+                    sql:
+                        "SELECT offset, data FROM event WHERE name = 'source' AND id BETWEEN ?1 * 1099511627776 AND ?1 * 1099511627776 + 1099511627775 ORDER BY id LIMIT ?2",
+                    arguments: [id, SessionBreakdown.sourceEventLimit + 1])
+                {
+                    let data: String = row["data"] ?? ""
+                    struct Keys: Decodable {
+                        var action: String?
+                        var detail: String?
+                    }
+                    let keys = try? JSONDecoder().decode(Keys.self, from: Data(data.utf8))
+                    b.sourceEvents.append(
+                        SessionBreakdown.SourceEvent(
+                            offset: row["offset"] ?? 0, action: keys?.action ?? "?", detail: keys?.detail))
+                }
                 b.segments =
                     try Int.fetchOne(
                         db,
@@ -673,6 +689,17 @@ public struct SessionBreakdown: Sendable {
     public var byReason: [(String, Int)] = []
     public var eventsByName: [(String, Int)] = []
     public var segments = 0
+    /// The source's own events (format 4's `source`: gpsd connected, outages, a silent
+    /// receiver…), in order, at most ``sourceEventLimit`` and one more to tell there are more.
+    public var sourceEvents: [SourceEvent] = []
+    public static let sourceEventLimit = 100
+
+    public struct SourceEvent: Sendable {
+        /// Seconds from the session's start.
+        public var offset: Double
+        public var action: String
+        public var detail: String?
+    }
 }
 
 /// A session's locations, read from the store a page at a time.

@@ -458,6 +458,13 @@ public final class Simulation {
         timers.schedule(.app(id: appWorkCounter, launch: launchCount), at: now + max(.zero, delay))
     }
 
+    /// Writes a `source` event to the audit log (format 4): something the location source did
+    /// beside its fixes (a live receiver's gpsd connected, went away, went silent), at the
+    /// simulation's current time.
+    public func noteSource(_ action: String, detail: String? = nil) {
+        record(.source(action: action, detail: detail))
+    }
+
     /// Writes an `app` event to the audit log: something the app's code did, and why.
     public func log(_ action: String, detail: String? = nil) {
         record(.app(action: action, detail: detail))

@@ -31,14 +31,43 @@ public final class LiveGPXWriter {
     /// Points written.
     public private(set) var count = 0
 
+    /// Whether the output can be written over (a file); standard output to a pipe or a terminal
+    /// cannot, so there each point is appended and the closing tags come at ``close()``.
+    private let rewrites: Bool
+    /// Whether the descriptor is the process's (standard output), not to be closed.
+    private let borrowed: Bool
+
     /// Creates (or truncates) `path` and writes an empty track named `name`.
-    public init(path: String, name: String?, creator: String = "Waymark", mapping: GPXLocationMapping = .default)
-        throws
-    {
+    public convenience init(
+        path: String, name: String?, creator: String = "Waymark", mapping: GPXLocationMapping = .default
+    ) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw OutputError(path: path, message: String(cString: strerror(errno))) }
+        try self.init(
+            descriptor: descriptor, path: path, borrowed: false, name: name, creator: creator, mapping: mapping)
+    }
+
+    /// Writes the track to standard output as fixes arrive: a regular file there (`> walk.gpx`)
+    /// is complete GPX after every point, as with a path; a pipe or a terminal gets each point
+    /// as it comes and the closing tags at ``close()``.
+    public static func standardOutput(
+        name: String?, creator: String = "Waymark", mapping: GPXLocationMapping = .default
+    ) throws -> LiveGPXWriter {
+        try LiveGPXWriter(
+            descriptor: STDOUT_FILENO, path: "<standard output>", borrowed: true, name: name, creator: creator,
+            mapping: mapping)
+    }
+
+    private init(
+        descriptor: Int32, path: String, borrowed: Bool, name: String?, creator: String, mapping: GPXLocationMapping
+    ) throws {
         self.path = path
         self.mapping = mapping
-        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw OutputError(path: path, message: String(cString: strerror(errno))) }
+        self.descriptor = descriptor
+        self.borrowed = borrowed
+        var info = stat()
+        rewrites = fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        if rewrites, borrowed { bodyEnd = lseek(descriptor, 0, SEEK_CUR) }
         let out = buffer
         out.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
         out.append("<gpx xmlns=\"http://www.topografix.com/GPX/1/1\" version=\"1.1\" creator=\"")
@@ -52,13 +81,13 @@ public final class LiveGPXWriter {
         do {
             try writeBufferAndTail()
         } catch {
-            Glibc.close(descriptor)
+            if !borrowed { Glibc.close(descriptor) }
             throw error
         }
     }
 
     deinit {
-        if isOpen { Glibc.close(descriptor) }
+        if isOpen && !borrowed { Glibc.close(descriptor) }
     }
 
     /// Appends `location` to the track; a new `segment` number starts a new `<trkseg>`.
@@ -77,26 +106,46 @@ public final class LiveGPXWriter {
     public func close() throws {
         guard isOpen else { return }
         isOpen = false
-        defer { Glibc.close(descriptor) }
-        guard fsync(descriptor) == 0 else {
+        defer { if !borrowed { Glibc.close(descriptor) } }
+        if !rewrites {
+            buffer.append(Self.tail)
+            defer { buffer.count = 0 }
+            try writeAll(at: nil)
+            return
+        }
+        guard borrowed || fsync(descriptor) == 0 else {
             throw OutputError(path: path, message: "fsync failed: \(String(cString: strerror(errno)))")
         }
     }
 
     /// Writes the buffer at the end of the body, followed by the closing tags, in one call.
     private func writeBufferAndTail() throws {
+        defer { buffer.count = 0 }
+        guard rewrites else {
+            try writeAll(at: nil)
+            return
+        }
         let bodyCount = buffer.count
         buffer.append(Self.tail)
-        defer { buffer.count = 0 }
+        try writeAll(at: bodyEnd)
+        bodyEnd += off_t(bodyCount)
+    }
+
+    /// Writes the whole buffer at `offset` (pwrite), or where the descriptor is (write).
+    private func writeAll(at offset: off_t?) throws {
         var written = 0
         while written < buffer.count {
-            let n = pwrite(descriptor, buffer.base + written, buffer.count - written, bodyEnd + off_t(written))
+            let n =
+                if let offset {
+                    pwrite(descriptor, buffer.base + written, buffer.count - written, offset + off_t(written))
+                } else {
+                    write(descriptor, buffer.base + written, buffer.count - written)
+                }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw OutputError(path: path, message: "write failed: \(String(cString: strerror(errno)))")
             }
             written += n
         }
-        bodyEnd += off_t(bodyCount)
     }
 }

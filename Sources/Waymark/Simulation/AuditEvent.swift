@@ -10,7 +10,7 @@
 /// numbers in a fixed format, so the same run always gives the same bytes.
 public struct AuditEvent: Sendable, Hashable {
     /// The audit log's format version, written in the `started` event (`docs/audit-log.md`).
-    public static let formatVersion = 3
+    public static let formatVersion = 4
 
     /// Time since the start of the run.
     public var offset: Duration
@@ -103,6 +103,12 @@ public struct AuditEvent: Sendable, Hashable {
         case terminated(reason: String)
         /// Something the system refused or ignored, in words.
         case diagnostic(message: String)
+        /// (4) What the location source did, beside its fixes: a live receiver's gpsd
+        /// `connected`, `unreachable`, an `outage` (the track segment ends), the receiver `stale`
+        /// (silent) or `receiving` again, its clock's `timeJump`, a fix dropped for an
+        /// `implausibleTime`, an `overlongLine` skipped, reports dropped in a `backlogOverflow`;
+        /// `detail` says more, in words.
+        case source(action: String, detail: String?)
         /// The run ended, with its counts.
         case finished(RunSummary)
         /// A location from a service other than standard updates (the significant-change
@@ -213,6 +219,7 @@ public struct AuditEvent: Sendable, Hashable {
         case .arrivedWhileAway: "arrivedWhileAway"
         case .terminated: "terminated"
         case .diagnostic: "diagnostic"
+        case .source: "source"
         case .finished: "finished"
         case .serviceLocation: "serviceLocation"
         case .region: "region"
@@ -333,6 +340,9 @@ public struct AuditEvent: Sendable, Hashable {
             w.int("count", count)
         case .diagnostic(let message):
             w.string("message", message)
+        case .source(let action, let detail):
+            w.string("action", action)
+            w.string("detail", detail)
         case .serviceLocation(let r):
             w.string("service", r.service)
             w.string("action", r.action)
