@@ -33,8 +33,8 @@ extension WaymarkCommand {
                 The trace starts when the first client enables watching; clients that come later \
                 join it where it is. --rate 1 plays in real time, --rate N N times faster, \
                 --rate max as fast as the fastest client reads. A slow client never holds the \
-                others back: it falls behind on its own, and one that falls more than 4096 \
-                epochs behind skips ahead (the log says how many it missed). Without --loop the \
+                others back: it falls behind on its own, and one that falls more than --queue \
+                epochs behind skips ahead (the log says how many it missed when it leaves). Without --loop the \
                 server closes every connection once the trace has ended and been read, and \
                 exits 0. Ctrl-C (SIGINT) or SIGTERM stops it at once.
 
@@ -79,11 +79,18 @@ extension WaymarkCommand {
             help: ArgumentHelp("Fixes at this fixed period, interpolated along the geodesic.", valueName: "duration"))
         var interval: DurationArgument?
 
+        @Option(
+            help: ArgumentHelp(
+                "How many epochs a slow client may fall behind before it skips ahead (default 4096).",
+                valueName: "epochs"))
+        var queue: Int = 4096
+
         @OptionGroup var read: ReadOptions
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
             guard RateText.parse(rate) != nil else { throw ValidationError("--rate must be \(RateText.expected)") }
+            guard (1...1_000_000).contains(queue) else { throw ValidationError("--queue must be from 1 to 1000000") }
             if let speed, !(speed > 0 && speed.isFinite) { throw ValidationError("--speed must be above 0 m/s") }
             if let interval, interval.value <= .zero { throw ValidationError("--interval must be longer than 0 s") }
         }
@@ -111,7 +118,7 @@ extension WaymarkCommand {
         private func serve() async throws {
             let factor = RateText.parse(rate) ?? 1
             let server = try GPSDServer(
-                configuration: GPSDServer.Configuration(address: listen, port: port, rate: factor))
+                configuration: GPSDServer.Configuration(address: listen, port: port, rate: factor, window: queue))
             let stopSources = handleStopSignals { server.stop() }
             defer { for s in stopSources { s.cancel() } }
 
@@ -172,9 +179,11 @@ extension WaymarkCommand {
                 if policy.raw > 0 { what.append("raw") }
                 printError("client \(client): watching (\(what.isEmpty ? "nothing" : what.joined(separator: ", ")))")
             case .started: printError("the trace starts")
-            case .skipped(let client, let epochs):
-                printError("client \(client): reads too slowly; skipped \(epochs) epoch(s)")
-            case .closed(let client, let reason): printError("client \(client): closed (\(reason))")
+            case .lagging(let client):
+                printError("client \(client): reads too slowly; it falls a whole --queue behind and skips epochs")
+            case .closed(let client, let reason, let skipped):
+                printError(
+                    "client \(client): closed (\(reason))" + (skipped > 0 ? "; it skipped \(skipped) epoch(s)" : ""))
             case .traceEnded(let epochs): printError("the trace has ended after \(epochs) epoch(s)")
             }
         }

@@ -78,11 +78,14 @@ public final class GPSDServer: @unchecked Sendable {
         public var replyLimit: Int
         /// How long, after the trace ends, clients may take to read what they are owed.
         public var linger: Duration
+        /// Bytes of each client's kernel send buffer (SO_SNDBUF).
+        public var socketBuffer: Int
 
         public init(
             address: String = "127.0.0.1", port: Int = 2947, rate: Double = 1, window: Int = 4096,
-            replyLimit: Int = 65_536, linger: Duration = .seconds(5)
+            replyLimit: Int = 65_536, linger: Duration = .seconds(5), socketBuffer: Int = 65_536
         ) {
+            self.socketBuffer = socketBuffer
             self.address = address
             self.port = port
             self.rate = rate
@@ -97,8 +100,10 @@ public final class GPSDServer: @unchecked Sendable {
         case connected(client: Int, peer: String)
         case watching(client: Int, policy: GPSDWatchPolicy)
         case started
-        case skipped(client: Int, epochs: Int)
-        case closed(client: Int, reason: String)
+        /// The client fell a whole window behind and skips epochs from now on (once per client).
+        case lagging(client: Int)
+        /// The connection ended; `skipped` epochs the client missed for reading too slowly.
+        case closed(client: Int, reason: String, skipped: Int)
         case traceEnded(epochs: Int)
     }
 
@@ -215,7 +220,7 @@ public final class GPSDServer: @unchecked Sendable {
         feed: inout F, device: GPSDServedDevice, clock: C, onEvent: (Event) -> Void = { _ in }
     ) throws -> Summary where C.Duration == Duration {
         var loop = ServeLoop(configuration: configuration, device: device)
-        defer { loop.closeAll() }
+        defer { loop.closeAll(reason: "the server ends", onEvent) }
         var summary = Summary()
         var pending: (offset: Duration, epoch: GPSDEpoch)?
         var ended = false
@@ -321,6 +326,10 @@ public final class GPSDServer: @unchecked Sendable {
                     if fd < 0 { break }
                     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                    // A fixed kernel buffer per client: a client that stops reading holds at most
+                    // this much there, and then lags in the window, where it is counted.
+                    var size = Int32(configuration.socketBuffer)
+                    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
                     let id = nextID
                     nextID += 1
                     summary.clients += 1
@@ -377,6 +386,8 @@ private struct ServeLoop {
         var offset = 0
         /// The socket had no room at the last write.
         var blocked = false
+        /// Epochs skipped because it lagged a whole window.
+        var skipped = 0
     }
 
     let configuration: GPSDServer.Configuration
@@ -449,13 +460,11 @@ private struct ServeLoop {
         guard let client = clients.removeValue(forKey: id) else { return }
         byFD[client.fd] = nil
         close(client.fd)
-        onEvent(.closed(client: id, reason: reason))
+        onEvent(.closed(client: id, reason: reason, skipped: client.skipped))
     }
 
-    mutating func closeAll() {
-        for client in clients.values { close(client.fd) }
-        clients = [:]
-        byFD = [:]
+    mutating func closeAll(reason: String, _ onEvent: (GPSDServer.Event) -> Void) {
+        for id in clients.keys.sorted() { remove(id, reason: reason, onEvent) }
     }
 
     func addPollEntries(_ fds: inout [pollfd]) {
@@ -469,19 +478,22 @@ private struct ServeLoop {
     mutating func flushAll(_ onEvent: (GPSDServer.Event) -> Void) -> Int {
         var skipped = 0
         for id in Array(clients.keys) {
-            guard var client = clients[id], !client.blocked else { continue }
+            guard var client = clients[id] else { continue }
             var failure: String?
-            var skippedHere = 0
+            if client.session.policy.enable && client.cursor < base {
+                if client.skipped == 0 { onEvent(.lagging(client: id)) }
+                client.skipped += base - client.cursor
+                skipped += base - client.cursor
+                client.cursor = base
+                clients[id] = client
+            }
+            if client.blocked { continue }
             write: while true {
                 if client.current.isEmpty {
                     client.offset = 0
                     if !client.replies.isEmpty {
                         swap(&client.current, &client.replies)
                     } else if client.session.policy.enable && client.cursor < head {
-                        if client.cursor < base {
-                            skippedHere += base - client.cursor
-                            client.cursor = base
-                        }
                         client.current = ring[client.cursor % ring.count]!.bytes(for: client.session.policy)
                         client.cursor += 1
                         continue write
@@ -508,10 +520,6 @@ private struct ServeLoop {
                     }
                     break write
                 }
-            }
-            if skippedHere > 0 {
-                onEvent(.skipped(client: id, epochs: skippedHere))
-                skipped += skippedHere
             }
             clients[id] = client
             if let failure { remove(id, reason: failure, onEvent) }
