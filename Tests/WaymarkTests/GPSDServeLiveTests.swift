@@ -150,6 +150,9 @@ struct GPSDServeLiveTests {
             Self.tpvCount(fastOut) >= 1000
         }
         #expect(joinedLate)
+        // The server has made at least as many epochs as the fast client has read: the late one
+        // joins there, not at the start nor at the oldest epoch kept.
+        let madeBeforeLate = Self.tpvCount(fastOut)
         let late = try UnblockedRun(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
 
         // The fast reader sees the whole trace while the slow one sits on its socket.
@@ -170,6 +173,7 @@ struct GPSDServeLiveTests {
         let lateTimes = Self.tpvs(lateResult.stdoutText).compactMap { $0["time"] as? String }
         #expect(lateTimes.count > 0 && lateTimes.count < points.count - 500, "\(lateTimes.count)")
         #expect(lateTimes == Array(points.map(Self.time).suffix(lateTimes.count)), "a contiguous tail")
+        #expect(points.count - lateTimes.count >= madeBeforeLate, "joined where the trace was")
         let log = serve.log()
         #expect(log.contains("reads too slowly"), "\(log)")
         #expect(log.contains("it skipped"), "the slow client's skipped epochs are counted: \(log)")
