@@ -102,6 +102,63 @@ struct GPSDServeLiveTests {
         }
     }
 
+    /// An untimed route plays at --speed on replay's schedule: the TPVs are the schedule's fixes.
+    @Test(.timeLimit(.minutes(1)))
+    func anUntimedRouteServesReplaysScheduleAtTheSpeed() async throws {
+        let directory = temporaryPath("-serve")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let trace = directory + "/route.gpx"
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <gpx version="1.1" creator="waymark-tests" xmlns="http://www.topografix.com/GPX/1/1">
+            <rte><rtept lat="47.0" lon="11.0"/><rtept lat="47.001" lon="11.0"/><rtept lat="47.001" lon="11.002"/>
+            <rtept lat="47.003" lon="11.002"/></rte></gpx>
+            """.write(toFile: trace, atomically: true, encoding: .utf8)
+        var schedule = try StreamingReplaySource(
+            contentsOf: trace,
+            options: ReplaySchedule.Options(
+                untimedSpeed: 12.5, interval: .seconds(2), untimedStart: Date(timeIntervalSince1970: 946_684_800)))
+        var expected: [Location] = []
+        while let event = try schedule.nextEvent() {
+            if case .fix(let l) = event.kind { expected.append(l) }
+        }
+        #expect(expected.count > 10)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max", "--speed", "12.5", "--interval", "2s"])
+        defer { serve.tearDown() }
+        let pipe = try await runUnblockedAsync(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
+        let tpvs = Self.tpvs(pipe.stdoutText)
+        #expect(tpvs.count == expected.count, "\(serve.log())")
+        for (tpv, l) in zip(tpvs, expected) {
+            #expect(tpv["time"] as? String == ValueFormatting.iso8601(l.timestamp))
+            #expect(abs((tpv["lat"] as? Double ?? 0) - l.coordinate.latitude) < 1e-9)
+            #expect(abs((tpv["lon"] as? Double ?? 0) - l.coordinate.longitude) < 1e-9)
+            #expect(abs((tpv["speed"] as? Double ?? 0) - l.speed) < 0.001)
+        }
+        #expect(tpvs.first?["time"] as? String == "2000-01-01T00:00:00.000Z")
+    }
+
+    /// An NMEA log serves the epochs Waymark's NMEA reader reads from it.
+    @Test(.timeLimit(.minutes(1)))
+    func anNMEALogServesItsEpochs() async throws {
+        let log = Paths.fixture("nmea/walk.nmea")
+        var points: [GPXPoint] = []
+        try NMEAReader(contentsOf: log).read { event in
+            if case .trackPoint(let p) = event { points.append(p) }
+        }
+        #expect(points.count > 20)
+        let serve = try ServeHarness(trace: log, ["--rate", "max"], ownsTraceDirectory: false)
+        defer { serve.tearDown() }
+        let pipe = try await runUnblockedAsync(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
+        let fixes = Self.tpvs(pipe.stdoutText).filter { ($0["mode"] as? Int ?? 0) >= 2 }
+        let timed = points.filter { $0.time != nil && $0.fix != GPXFix.none }
+        #expect(fixes.count == timed.count, "\(serve.log())")
+        for (tpv, p) in zip(fixes, timed) {
+            #expect(tpv["time"] as? String == Self.time(p))
+            #expect(abs((tpv["lat"] as? Double ?? 0) - p.coordinate.latitude) < 1e-9)
+            #expect(abs((tpv["lon"] as? Double ?? 0) - p.coordinate.longitude) < 1e-9)
+        }
+    }
+
     /// Closed loop: what `waymark record` stores from serve is the trace.
     @Test(.timeLimit(.minutes(1)))
     func recordStoresExactlyTheTrace() async throws {
@@ -242,9 +299,12 @@ final class ServeHarness {
     private var finished = false
     private let logPath: String
 
-    init(trace: String, _ arguments: [String]) throws {
+    /// Serves `trace`. The harness's directory, removed at the end, is the trace's when that is the
+    /// test's own (`ownsTraceDirectory`), else a new one.
+    init(trace: String, _ arguments: [String], ownsTraceDirectory: Bool = true) throws {
         self.trace = trace
-        directory = (trace as NSString).deletingLastPathComponent
+        directory = ownsTraceDirectory ? (trace as NSString).deletingLastPathComponent : temporaryPath("-serve")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         logPath = directory + "/serve-\(UUID().uuidString).log"
         var problems: [String] = []
         for _ in 0..<3 {
