@@ -139,7 +139,8 @@ extension WaymarkCommand {
                             warnings: report)
                         if source.badPointsLeftOut > 0 {
                             printError(
-                                "\(trace): --lenient left out \(source.badPointsLeftOut) bad point(s); see the warnings above")
+                                "\(trace): --lenient left out \(source.badPointsLeftOut) bad point(s); see the warnings above"
+                            )
                         }
                         guard let first = try source.peekFix() else {
                             printError("waymark: \(trace): nothing to serve (no track, route or waypoint points)")

@@ -174,7 +174,9 @@ public enum GPSDServeEncoding {
             ]
         let knots = l.speed >= 0 ? fixed(l.speed * 3600 / 1852, 3) : ""
         let course = l.course >= 0 ? fixed(l.course, 1) : ""
-        let rmc = ["GPRMC", hhmmss, "A", lat, ns, lon, ew, knots, course, ddmmyy, "", "", p.differential == .none ? "A" : "D"]
+        let rmc = [
+            "GPRMC", hhmmss, "A", lat, ns, lon, ew, knots, course, ddmmyy, "", "", p.differential == .none ? "A" : "D",
+        ]
         return sentence(gga) + sentence(gsa) + sentence(rmc)
     }
 
@@ -204,7 +206,8 @@ public enum GPSDServeEncoding {
         }
         let (y, m, d) = civil(days)
         let s = ofDay / 100
-        let hhmmss = twoDigits(Int(s / 3600)) + twoDigits(Int(s / 60 % 60)) + twoDigits(Int(s % 60)) + "."
+        let hhmmss =
+            twoDigits(Int(s / 3600)) + twoDigits(Int(s / 60 % 60)) + twoDigits(Int(s % 60)) + "."
             + twoDigits(Int(ofDay % 100))
         return (hhmmss, twoDigits(d) + twoDigits(m) + twoDigits(((y % 100) + 100) % 100))
     }

@@ -156,7 +156,8 @@ public struct GPSDServeSession: Sendable {
             } else {
                 var end = request.endIndex
                 while end > i, request[end - 1] == 13 { end -= 1 }
-                output.reply += Self.error("Unrecognized request '\(String(decoding: request[i..<end], as: UTF8.self))\n'")
+                output.reply += Self.error(
+                    "Unrecognized request '\(String(decoding: request[i..<end], as: UTF8.self))\n'")
                 i = request.endIndex
             }
         }

@@ -272,7 +272,9 @@ public final class GPSDServer: @unchecked Sendable {
                 timeout = 100
             } else if let started = start {
                 if configuration.rate > 0 {
-                    let wait = pending.map { clock.now.duration(to: started.advanced(by: $0.offset / configuration.rate)) } ?? .zero
+                    let wait =
+                        pending.map { clock.now.duration(to: started.advanced(by: $0.offset / configuration.rate)) }
+                        ?? .zero
                     timeout = Int32(max(0, min(1000, Self.milliseconds(wait))))
                 } else {
                     timeout = loop.wantsMore ? 0 : -1
@@ -295,7 +297,9 @@ public final class GPSDServer: @unchecked Sendable {
                 guard let id = loop.id(of: entry.fd) else { continue }
                 if entry.revents & Int16(POLLOUT) != 0 { loop.unblock(id) }
                 if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-                    let n = chunk.withUnsafeMutableBytes { recv(entry.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                    let n = chunk.withUnsafeMutableBytes {
+                        recv(entry.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+                    }
                     if n == 0 {
                         loop.remove(id, reason: "disconnected", onEvent)
                         continue
@@ -502,7 +506,9 @@ private struct ServeLoop {
                     }
                 }
                 let n = client.current.withUnsafeBytes {
-                    send(client.fd, $0.baseAddress! + client.offset, $0.count - client.offset, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                    send(
+                        client.fd, $0.baseAddress! + client.offset, $0.count - client.offset,
+                        Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
                 }
                 if n >= 0 {
                     client.offset += n

@@ -41,7 +41,8 @@ struct GPSDServeLiveTests {
 
     /// How many TPV lines `path` holds so far (a cheap count while a client writes it).
     static func tpvCount(_ path: String) -> Int {
-        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").components(separatedBy: "\"class\":\"TPV\"").count - 1
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").components(separatedBy: "\"class\":\"TPV\"").count
+            - 1
     }
 
     static func time(_ point: GPXPoint) -> String { ValueFormatting.iso8601(point.time!) }
@@ -109,11 +110,11 @@ struct GPSDServeLiveTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let trace = directory + "/route.gpx"
         try """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <gpx version="1.1" creator="waymark-tests" xmlns="http://www.topografix.com/GPX/1/1">
-            <rte><rtept lat="47.0" lon="11.0"/><rtept lat="47.001" lon="11.0"/><rtept lat="47.001" lon="11.002"/>
-            <rtept lat="47.003" lon="11.002"/></rte></gpx>
-            """.write(toFile: trace, atomically: true, encoding: .utf8)
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="waymark-tests" xmlns="http://www.topografix.com/GPX/1/1">
+        <rte><rtept lat="47.0" lon="11.0"/><rtept lat="47.001" lon="11.0"/><rtept lat="47.001" lon="11.002"/>
+        <rtept lat="47.003" lon="11.002"/></rte></gpx>
+        """.write(toFile: trace, atomically: true, encoding: .utf8)
         var schedule = try StreamingReplaySource(
             contentsOf: trace,
             options: ReplaySchedule.Options(

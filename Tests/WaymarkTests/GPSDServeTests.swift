@@ -32,8 +32,10 @@ import WaymarkGPSD
         #expect(version["rev"] as? String == "3.22")
         #expect(version["proto_major"] as? Int == 3)
         #expect(version["proto_minor"] as? Int == 14)
-        #expect(String(decoding: GPSDServeSession.version(), as: UTF8.self)
-            == "{\"class\":\"VERSION\",\"release\":\"3.22\",\"rev\":\"3.22\",\"proto_major\":3,\"proto_minor\":14}\r\n")
+        #expect(
+            String(decoding: GPSDServeSession.version(), as: UTF8.self)
+                == "{\"class\":\"VERSION\",\"release\":\"3.22\",\"rev\":\"3.22\",\"proto_major\":3,\"proto_minor\":14}\r\n"
+        )
     }
 
     @Test func watchAnswersDevicesAndWatchAndChangesOnlyTheOptionsItNames() throws {
@@ -107,7 +109,8 @@ import WaymarkGPSD
         #expect(try reply(";", &s).map { $0["class"] as? String } == ["DEVICES", "WATCH"])
         #expect(s.policy.enable && s.policy.json)
         #expect(try reply("hello gpsd\n", &s).isEmpty, "gpsd 3.22 ignores lines that do not start with ?")
-        let flood = s.received(Array(repeating: UInt8(ascii: "x"), count: GPSDServeSession.requestLimit + 1), context: Self.context)
+        let flood = s.received(
+            Array(repeating: UInt8(ascii: "x"), count: GPSDServeSession.requestLimit + 1), context: Self.context)
         #expect(flood.close)
     }
 
