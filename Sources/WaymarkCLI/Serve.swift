@@ -59,13 +59,13 @@ extension WaymarkCommand {
 
         @Option(
             help: ArgumentHelp(
-                "The numeric address to listen on: 127.0.0.1 (default), ::1, 0.0.0.0 or :: for every interface.",
+                "The numeric address to listen on, such as ::1, or 0.0.0.0 or :: for every interface.",
                 valueName: "address"))
         var listen: String = "127.0.0.1"
 
         @Option(
             help: ArgumentHelp(
-                "1 (real time, the default), a factor of real time such as 10, or max (as fast as the clients read).",
+                "1 (real time), a factor of real time such as 10, or max (as fast as the fastest client reads).",
                 valueName: "rate"))
         var rate: String = "1"
 
@@ -81,7 +81,7 @@ extension WaymarkCommand {
 
         @Option(
             help: ArgumentHelp(
-                "How many epochs a slow client may fall behind before it skips ahead (default 4096).",
+                "How many epochs a slow client may fall behind before it skips ahead.",
                 valueName: "epochs"))
         var queue: Int = 4096
 
