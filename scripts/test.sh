@@ -22,6 +22,7 @@ pkg-config --exists libgps 2>/dev/null || packages+=(libgps-dev pkg-config)
 [ -f /usr/include/sqlite3.h ] || packages+=(libsqlite3-dev)
 command -v sqlite3 >/dev/null 2>&1 || packages+=(sqlite3)
 command -v gpsfake >/dev/null 2>&1 || packages+=(gpsd gpsd-clients python3-gps)
+command -v gpxlogger >/dev/null 2>&1 || packages+=(gpsd-clients)  # serve's tests: gpspipe, gpxlogger
 command -v xmllint >/dev/null 2>&1 || packages+=(libxml2-utils)
 command -v bc >/dev/null 2>&1 || packages+=(bc)            # ../shared/tools/gpsfake_replay.sh
 command -v ss >/dev/null 2>&1 || packages+=(iproute2)      # the same

@@ -15,6 +15,6 @@ struct WaymarkCommand: AsyncParsableCommand {
             input, 69 gpsd unavailable, 74 I/O error.
             """,
         version: "0.1.0",
-        subcommands: [Replay.self, Record.self, Render.self, Info.self, Sessions.self, Repair.self]
+        subcommands: [Replay.self, Record.self, Serve.self, Render.self, Info.self, Sessions.self, Repair.self]
     )
 }

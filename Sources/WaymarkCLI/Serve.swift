@@ -1,0 +1,192 @@
+import ArgumentParser
+import Dispatch
+import Waymark
+import WaymarkGPSD
+import WaymarkScenarioFile
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension WaymarkCommand {
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve a trace as a live receiver behind gpsd: any gpsd client can use it.",
+            discussion: """
+                Waymark speaks gpsd's JSON protocol (as gpsd 3.22 does, protocol 3.14) on a TCP \
+                port, with the trace as its one device: gpspipe, cgps, gpxlogger, a libgps or \
+                gpsd-py program, or `waymark record --gpsd`, take its fixes as if a receiver sent \
+                them. A GPX file plays on its own times; an untimed track or a route plays at \
+                --speed, as replay lays it out; an NMEA log plays epoch by epoch.
+
+                Each fix goes out as a SKY report (when the trace has DOPs) and a TPV report, \
+                with the trace's own times, to clients that ask for JSON \
+                (?WATCH={"enable":true,"json":true}); clients that ask for NMEA or raw data \
+                (gpspipe -r) get GGA, GSA and RMC sentences made from the fix. VERSION, DEVICES, \
+                DEVICE, WATCH and POLL are answered, malformed requests get gpsd's ERROR replies.
+
+                The trace starts when the first client enables watching; clients that come later \
+                join it where it is. --rate 1 plays in real time, --rate N N times faster, \
+                --rate max as fast as the fastest client reads. A slow client never holds the \
+                others back: it falls behind on its own, and one that falls more than --queue \
+                epochs behind skips ahead (the log says how many it missed when it leaves). Without --loop the \
+                server closes every connection once the trace has ended and been read, and \
+                exits 0. Ctrl-C (SIGINT) or SIGTERM stops it at once.
+
+                It listens on 127.0.0.1 only, unless --listen names another address (0.0.0.0 \
+                or :: for every interface). A gpsd already on port 2947 (Debian starts one \
+                through gpsd.socket) keeps the port: choose another --port, or stop it.
+
+                Examples:
+                  waymark serve walk.gpx --port 2947 & gpspipe -w localhost:2947
+                  waymark serve walk.gpx --port 2948 --rate 10 & cgps localhost:2948
+                  waymark serve route.gpx --speed 13.9 --loop --port 2948
+                  waymark serve drive.nmea --rate max --port 2948 & \\
+                    gpxlogger -f copy.gpx localhost:2948
+                  waymark serve walk.gpx --port 2948 & waymark record --gpsd localhost:2948
+                """)
+
+        @Argument(help: "The trace to serve: GPX or an NMEA log (told by its content); - reads standard input.")
+        var trace: String
+
+        @Option(help: ArgumentHelp("The TCP port to listen on (gpsd's is 2947).", valueName: "port"))
+        var port: Int = 2947
+
+        @Option(
+            help: ArgumentHelp(
+                "The numeric address to listen on, such as ::1, or 0.0.0.0 or :: for every interface.",
+                valueName: "address"))
+        var listen: String = "127.0.0.1"
+
+        @Option(
+            help: ArgumentHelp(
+                "1 (real time), a factor of real time such as 10, or max (as fast as the fastest client reads).",
+                valueName: "rate"))
+        var rate: String = "1"
+
+        @Flag(help: "Play the trace again and again (times move on by one trace each time).")
+        var loop = false
+
+        @Option(help: ArgumentHelp("Metres per second for untimed traces (default 1.4, a walk).", valueName: "m/s"))
+        var speed: Double?
+
+        @Option(
+            help: ArgumentHelp("Fixes at this fixed period, interpolated along the geodesic.", valueName: "duration"))
+        var interval: DurationArgument?
+
+        @Option(
+            help: ArgumentHelp(
+                "How many epochs a slow client may fall behind before it skips ahead.",
+                valueName: "epochs"))
+        var queue: Int = 4096
+
+        @OptionGroup var read: ReadOptions
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+            guard RateText.parse(rate) != nil else { throw ValidationError("--rate must be \(RateText.expected)") }
+            guard (1...1_000_000).contains(queue) else { throw ValidationError("--queue must be from 1 to 1000000") }
+            if let speed, !(speed > 0 && speed.isFinite) { throw ValidationError("--speed must be above 0 m/s") }
+            if let interval, interval.value <= .zero { throw ValidationError("--interval must be longer than 0 s") }
+        }
+
+        func run() async throws {
+            do {
+                try await serve()
+            } catch let error as ExitCode {
+                throw error
+            } catch let error as GPSDServer.ServerError {
+                printError("waymark serve: \(error)")
+                printError(
+                    error.inUse
+                        ? "hint: another gpsd (or serve) has the port; choose another --port, or stop it (sudo systemctl stop gpsd.socket gpsd)"
+                        : "hint: --listen takes a numeric address of this machine, such as 127.0.0.1 or ::1")
+                throw ExitCode(ExitStatus.ioError)
+            } catch let error as ReplaySchedule.ScheduleError {
+                printError("waymark: \(trace): \(error)")
+                throw ExitCode(ExitStatus.dataError)
+            } catch {
+                throw sysexit(for: error)
+            }
+        }
+
+        private func serve() async throws {
+            let factor = RateText.parse(rate) ?? 1
+            let server = try GPSDServer(
+                configuration: GPSDServer.Configuration(address: listen, port: port, rate: factor, window: queue))
+            let stopSources = handleStopSignals { server.stop() }
+            defer { for s in stopSources { s.cancel() } }
+
+            let trace = trace
+            let listen = listen
+            let readOptions = read.valueOptions
+            let options = ReplaySchedule.Options(
+                untimedSpeed: speed ?? 1.4, interval: interval?.value,
+                untimedStart: Date(timeIntervalSince1970: 946_684_800))  // 2000-01-01T00:00:00Z
+            let loops: Int? = loop ? nil : 1
+            let rateText = factor == 0 ? "max" : rate
+            // The server's loop blocks its thread: it runs on one of Dispatch's, not Swift's pool.
+            let summary: GPSDServer.Summary = try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    do {
+                        var source = try StreamingReplaySource(
+                            contentsOf: trace, readOptions: readOptions, options: options, loops: loops,
+                            warnings: report)
+                        if source.badPointsLeftOut > 0 {
+                            printError(
+                                "\(trace): --lenient left out \(source.badPointsLeftOut) bad point(s); see the warnings above"
+                            )
+                        }
+                        guard let first = try source.peekFix() else {
+                            printError("waymark: \(trace): nothing to serve (no track, route or waypoint points)")
+                            throw ExitCode(ExitStatus.dataError)
+                        }
+                        let activated = first.location.timestamp.addingTimeInterval(
+                            -Double(first.offset.components.seconds)
+                                - Double(first.offset.components.attoseconds) * 1e-18)
+                        let device = GPSDServedDevice(path: trace, activated: activated)
+                        var feed = GPSDTraceFeed(source: source, device: device)
+                        let host = listen.contains(":") ? "[\(listen)]" : listen
+                        printError(
+                            "waymark serve: \(trace) (\(source.pointCount) point(s), \(source.isTimed ? "timed" : "untimed"))"
+                                + " as gpsd on \(host):\(server.port), --rate \(rateText)\(loops == nil ? ", looping" : "");"
+                                + " it starts when a client watches; Ctrl-C stops")
+                        let summary = try server.run(feed: &feed, device: device, onEvent: Self.log)
+                        continuation.resume(returning: summary)
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+            printError(
+                "waymark serve: \(summary.stopped ? "stopped" : "the trace has ended"); \(summary.epochs) epoch(s) to "
+                    + "\(summary.clients) client(s)"
+                    + (summary.skipped > 0 ? ", \(summary.skipped) skipped by slow clients" : ""))
+        }
+
+        /// One line on standard error per event.
+        @Sendable static func log(_ event: GPSDServer.Event) {
+            switch event {
+            case .connected(let client, let peer): printError("client \(client) (\(peer)): connected")
+            case .watching(let client, let policy):
+                var what: [String] = []
+                if policy.json { what.append("json") }
+                if policy.nmea { what.append("nmea") }
+                if policy.raw > 0 { what.append("raw") }
+                printError("client \(client): watching (\(what.isEmpty ? "nothing" : what.joined(separator: ", ")))")
+            case .started: printError("the trace starts")
+            case .lagging(let client):
+                printError("client \(client): reads too slowly; it falls a whole --queue behind and skips epochs")
+            case .closed(let client, let reason, let skipped):
+                printError(
+                    "client \(client): closed (\(reason))" + (skipped > 0 ? "; it skipped \(skipped) epoch(s)" : ""))
+            case .traceEnded(let epochs): printError("the trace has ended after \(epochs) epoch(s)")
+            }
+        }
+    }
+}

@@ -1,0 +1,431 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// `waymark serve` against gpsd's own clients (gpspipe, gpxlogger), Waymark's `record`, and raw
+/// sockets: the trace comes out as it went in, to every client, whatever the others do.
+@Suite(.enabled(if: ServeHarness.available, "needs gpspipe, gpxlogger and a built waymark"))
+struct GPSDServeLiveTests {
+    /// A timed GPX track of `count` points one second apart, with elevations and HDOPs.
+    static func makeTrace(count: Int, name: String = "trace") throws -> (path: String, points: [GPXPoint]) {
+        let directory = temporaryPath("-serve")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/\(name).gpx"
+        var text = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <gpx version="1.1" creator="waymark-tests" xmlns="http://www.topografix.com/GPX/1/1">
+            <trk><name>served</name><trkseg>
+
+            """
+        let start = 1_714_550_400  // 2024-05-01T08:00:00Z
+        for i in 0..<count {
+            let lat = 47.0 + Double(i) * 0.000123
+            let lon = 11.0 + Double(i % 97) * 0.000071
+            let time = ValueFormatting.iso8601(Date(timeIntervalSince1970: Double(start + i)))
+            text +=
+                "<trkpt lat=\"\(ValueFormatting.fixed(lat, decimals: 6))\" lon=\"\(ValueFormatting.fixed(lon, decimals: 6))\">"
+                + "<ele>\(500 + i % 13)</ele><time>\(time)</time><hdop>\(1 + i % 3)</hdop></trkpt>\n"
+        }
+        text += "</trkseg></trk></gpx>\n"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let (document, _) = try readDocument(path)
+        return (path, document.tracks.flatMap { $0.segments.flatMap(\.points) })
+    }
+
+    static func tpvs(_ text: String) -> [[String: Any]] {
+        text.split(whereSeparator: \.isNewline).filter { $0.contains("\"class\":\"TPV\"") }.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    /// How many TPV lines `path` holds so far (a cheap count while a client writes it).
+    static func tpvCount(_ path: String) -> Int {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").components(separatedBy: "\"class\":\"TPV\"").count
+            - 1
+    }
+
+    static func time(_ point: GPXPoint) -> String { ValueFormatting.iso8601(point.time!) }
+
+    @Test(.timeLimit(.minutes(1)))
+    func gpspipeSeesEveryPointOfTheTrace() async throws {
+        let (trace, points) = try Self.makeTrace(count: 120)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max"])
+        defer { serve.tearDown() }
+        let pipe = try await runUnblockedAsync(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
+        #expect(pipe.status == 0, "\(pipe.stderr)")
+        let tpvs = Self.tpvs(pipe.stdoutText)
+        #expect(tpvs.count == points.count, "\(serve.log())")
+        for (tpv, point) in zip(tpvs, points) {
+            #expect(tpv["lat"] as? Double == point.coordinate.latitude)
+            #expect(tpv["lon"] as? Double == point.coordinate.longitude)
+            #expect(tpv["time"] as? String == Self.time(point))
+            #expect(tpv["altMSL"] as? Double == point.elevation)
+            #expect(tpv["device"] as? String == trace)
+        }
+        let skies = pipe.stdoutText.split(whereSeparator: \.isNewline).filter { $0.contains("\"class\":\"SKY\"") }
+        #expect(skies.count == points.count, "one SKY (with the HDOP) per fix")
+        let ended = serve.finish(within: 10)
+        #expect(ended.status == 0 && !ended.timedOut, "serve exits 0 once the trace is read: \(serve.log())")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func gpspipeRawGetsNMEASentencesWithValidChecksums() async throws {
+        let (trace, points) = try Self.makeTrace(count: 30)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max"])
+        defer { serve.tearDown() }
+        let pipe = try await runUnblockedAsync(["gpspipe", "-r", "127.0.0.1:\(serve.port)"])
+        let sentences = pipe.stdoutText.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("$") }
+        #expect(sentences.filter { $0.hasPrefix("$GPGGA") }.count == points.count)
+        #expect(sentences.filter { $0.hasPrefix("$GPRMC") }.count == points.count)
+        #expect(sentences.filter { $0.hasPrefix("$GPGSA") }.count == points.count)
+        for s in sentences {
+            let parts = s.dropFirst().split(separator: "*")
+            #expect(parts.count == 2 && String(parts[1]) == String(format: "%02X", parts[0].utf8.reduce(UInt8(0), ^)))
+        }
+        #expect(!pipe.stdoutText.contains("\"class\":\"TPV\""), "gpspipe -r asks for NMEA only")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func gpxloggerWritesTheSamePoints() async throws {
+        let (trace, points) = try Self.makeTrace(count: 60)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max"])
+        defer { serve.tearDown() }
+        let out = serve.directory + "/logged.gpx"
+        let logger = try await runUnblockedAsync(["gpxlogger", "-f", out, "127.0.0.1:\(serve.port)"])
+        #expect(logger.status == 0, "\(logger.stderr)")
+        let (document, _) = try readDocument(out)
+        let logged = document.tracks.flatMap { $0.segments.flatMap(\.points) }
+        #expect(logged.count == points.count, "\(serve.log())")
+        for (l, p) in zip(logged, points) {
+            #expect(l.coordinate == p.coordinate)
+            #expect(l.time == p.time)
+        }
+    }
+
+    /// An untimed route plays at --speed on replay's schedule: the TPVs are the schedule's fixes.
+    @Test(.timeLimit(.minutes(1)))
+    func anUntimedRouteServesReplaysScheduleAtTheSpeed() async throws {
+        let directory = temporaryPath("-serve")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let trace = directory + "/route.gpx"
+        try """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="waymark-tests" xmlns="http://www.topografix.com/GPX/1/1">
+        <rte><rtept lat="47.0" lon="11.0"/><rtept lat="47.001" lon="11.0"/><rtept lat="47.001" lon="11.002"/>
+        <rtept lat="47.003" lon="11.002"/></rte></gpx>
+        """.write(toFile: trace, atomically: true, encoding: .utf8)
+        var schedule = try StreamingReplaySource(
+            contentsOf: trace,
+            options: ReplaySchedule.Options(
+                untimedSpeed: 12.5, interval: .seconds(2), untimedStart: Date(timeIntervalSince1970: 946_684_800)))
+        var expected: [Location] = []
+        while let event = try schedule.nextEvent() {
+            if case .fix(let l) = event.kind { expected.append(l) }
+        }
+        #expect(expected.count > 10)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max", "--speed", "12.5", "--interval", "2s"])
+        defer { serve.tearDown() }
+        let pipe = try await runUnblockedAsync(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
+        let tpvs = Self.tpvs(pipe.stdoutText)
+        #expect(tpvs.count == expected.count, "\(serve.log())")
+        for (tpv, l) in zip(tpvs, expected) {
+            #expect(tpv["time"] as? String == ValueFormatting.iso8601(l.timestamp))
+            #expect(abs((tpv["lat"] as? Double ?? 0) - l.coordinate.latitude) < 1e-9)
+            #expect(abs((tpv["lon"] as? Double ?? 0) - l.coordinate.longitude) < 1e-9)
+            #expect(abs((tpv["speed"] as? Double ?? 0) - l.speed) < 0.001)
+        }
+        #expect(tpvs.first?["time"] as? String == "2000-01-01T00:00:00.000Z")
+    }
+
+    /// An NMEA log serves the epochs Waymark's NMEA reader reads from it.
+    @Test(.timeLimit(.minutes(1)))
+    func anNMEALogServesItsEpochs() async throws {
+        let log = Paths.fixture("nmea/walk.nmea")
+        var points: [GPXPoint] = []
+        try NMEAReader(contentsOf: log).read { event in
+            if case .trackPoint(let p) = event { points.append(p) }
+        }
+        #expect(points.count > 20)
+        let serve = try ServeHarness(trace: log, ["--rate", "max"], ownsTraceDirectory: false)
+        defer { serve.tearDown() }
+        let pipe = try await runUnblockedAsync(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
+        let fixes = Self.tpvs(pipe.stdoutText).filter { ($0["mode"] as? Int ?? 0) >= 2 }
+        let timed = points.filter { $0.time != nil && $0.fix != GPXFix.none }
+        #expect(fixes.count == timed.count, "\(serve.log())")
+        for (tpv, p) in zip(fixes, timed) {
+            #expect(tpv["time"] as? String == Self.time(p))
+            #expect(abs((tpv["lat"] as? Double ?? 0) - p.coordinate.latitude) < 1e-9)
+            #expect(abs((tpv["lon"] as? Double ?? 0) - p.coordinate.longitude) < 1e-9)
+        }
+    }
+
+    /// Closed loop: what `waymark record` stores from serve is the trace.
+    @Test(.timeLimit(.minutes(1)))
+    func recordStoresExactlyTheTrace() async throws {
+        let (trace, points) = try Self.makeTrace(count: 40)
+        let serve = try ServeHarness(trace: trace, ["--rate", "50"])
+        defer { serve.tearDown() }
+        let store = serve.directory + "/record.sqlite"
+        let r = try await runUnblockedAsync([
+            Paths.waymark.path, "record", "--gpsd", "127.0.0.1:\(serve.port)", "--count", String(points.count),
+            "--format", "ndjson", "--no-auto-pause", "--store", store, "--duration", "30s",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let export = try run(Paths.waymark.path, ["sessions", "export", "1", "--format", "ndjson", "--store", store])
+        #expect(export.status == 0, "\(export.stderr)")
+        for output in [r.stdoutText, export.stdoutText] {
+            let fixes = try ndjsonObjects(output)
+            #expect(fixes.count == points.count, "\(r.stderr)\n\(serve.log())")
+            for (fix, point) in zip(fixes, points) {
+                #expect(fix["latitude"] as? Double == point.coordinate.latitude)
+                #expect(fix["longitude"] as? Double == point.coordinate.longitude)
+                #expect(fix["time"] as? String == Self.time(point))
+                #expect(fix["altitude"] as? Double == point.elevation)
+            }
+        }
+    }
+
+    /// Four clients on one server: one reads everything, one never reads, one leaves early, one
+    /// comes late. The first gets every epoch in order; the late one a tail that ends with the
+    /// last; the one that never reads is skipped ahead, and nobody waits for it.
+    @Test(.timeLimit(.minutes(1)))
+    func lateSlowAndLeavingClientsDoNotDisturbTheOthers() async throws {
+        let (trace, points) = try Self.makeTrace(count: 3000)
+        let serve = try ServeHarness(trace: trace, ["--rate", "1000", "--queue", "200"])
+        defer { serve.tearDown() }
+        let fastOut = serve.directory + "/fast.out"
+        let fast = try spawnUnblocked(["stdbuf", "-oL", "gpspipe", "-w", "127.0.0.1:\(serve.port)"], output: fastOut)
+        let watching = await waitUntil(within: 10) {
+            ((try? String(contentsOfFile: fastOut, encoding: .utf8)) ?? "").contains("\"class\":\"WATCH\"")
+        }
+        #expect(watching, "gpspipe never watched: \(serve.log())")
+        let slow = try RawClient(port: serve.port, receiveBuffer: 2048)
+        defer { slow.close() }
+        try slow.send("?WATCH={\"enable\":true,\"json\":true};\n")
+        let leaving = try UnblockedRun(["gpspipe", "-w", "-n", "25", "127.0.0.1:\(serve.port)"])
+        let joinedLate = await waitUntil(within: 20) {
+            Self.tpvCount(fastOut) >= 1000
+        }
+        #expect(joinedLate)
+        // The server has made at least as many epochs as the fast client has read: the late one
+        // joins there, not at the start nor at the oldest epoch kept.
+        let madeBeforeLate = Self.tpvCount(fastOut)
+        let late = try UnblockedRun(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
+
+        // The fast reader sees the whole trace while the slow one sits on its socket.
+        let all = await waitUntil(within: 30) {
+            Self.tpvCount(fastOut) >= points.count
+        }
+        #expect(all, "\(serve.log())")
+        let fastTPVs = Self.tpvs(try String(contentsOfFile: fastOut, encoding: .utf8))
+        #expect(fastTPVs.compactMap { $0["time"] as? String } == points.map(Self.time))
+        slow.close()  // now the server may finish
+        let ended = serve.finish(within: 15)
+        #expect(ended.status == 0 && !ended.timedOut, "\(serve.log())")
+        _ = waitForExit(fast, within: 5)
+
+        let leftEarly = leaving.result { pid, status in while waitpid(pid, &status, 0) == -1 && errno == EINTR {} }
+        #expect(leftEarly.stdoutText.split(whereSeparator: \.isNewline).count == 25)
+        let lateResult = late.result { pid, status in while waitpid(pid, &status, 0) == -1 && errno == EINTR {} }
+        let lateTimes = Self.tpvs(lateResult.stdoutText).compactMap { $0["time"] as? String }
+        #expect(lateTimes.count > 0 && lateTimes.count < points.count - 500, "\(lateTimes.count)")
+        #expect(lateTimes == Array(points.map(Self.time).suffix(lateTimes.count)), "a contiguous tail")
+        #expect(points.count - lateTimes.count >= madeBeforeLate, "joined where the trace was")
+        let log = serve.log()
+        #expect(log.contains("reads too slowly"), "\(log)")
+        #expect(log.contains("it skipped"), "the slow client's skipped epochs are counted: \(log)")
+        #expect(log.components(separatedBy: "reads too slowly").count == 2, "said once, not per epoch: \(log)")
+        #expect(log.contains("the trace has ended after \(points.count) epoch(s)"), "\(log)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func malformedRequestsGetGpsdsErrorsOnTheWire() async throws {
+        let (trace, _) = try Self.makeTrace(count: 5)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max"])
+        defer { serve.tearDown() }
+        let client = try RawClient(port: serve.port)
+        defer { client.close() }
+        #expect(try client.line().contains("\"class\":\"VERSION\""))
+        try client.send("?FOO;\n?WATCH={\"enable\":true,\"device\":\"/dev/ttyUSB0\"};\n?WATCH={nope;\n")
+        let errors = try (0..<5).map { _ in try client.line() }.filter { $0.contains("\"class\":\"ERROR\"") }
+        #expect(
+            errors == [
+                #"{"class":"ERROR","message":"Unrecognized request '?FOO;\n'"}"#,
+                #"{"class":"ERROR","message":"No such device as /dev/ttyUSB0"}"#,
+                #"{"class":"ERROR","message":"Invalid WATCH: non-whitespace when expecting attribute start"}"#,
+            ])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func sigtermStopsAServerThatLoops() async throws {
+        let (trace, _) = try Self.makeTrace(count: 5)
+        let serve = try ServeHarness(trace: trace, ["--rate", "1", "--loop"])
+        defer { serve.tearDown() }
+        let client = try RawClient(port: serve.port)
+        defer { client.close() }
+        try client.send("?WATCH={\"enable\":true,\"json\":true};\n")
+        var lines: [String] = []
+        while !lines.contains(where: { $0.contains("\"class\":\"TPV\"") }) { lines.append(try client.line()) }
+        kill(serve.pid, SIGTERM)
+        let ended = serve.finish(within: 10)
+        #expect(ended.status == 0 && !ended.timedOut, "\(serve.log())")
+        #expect(serve.log().contains("waymark serve: stopped"))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aTakenPortIsAnIOErrorWithAHint() async throws {
+        let (trace, _) = try Self.makeTrace(count: 5)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max"])
+        defer { serve.tearDown() }
+        let second = try await runUnblockedAsync([Paths.waymark.path, "serve", trace, "--port", String(serve.port)])
+        #expect(second.status == 74)
+        #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(serve.port)"), "\(second.stderr)")
+        #expect(second.stderr.contains("hint: "))
+    }
+}
+
+/// A `waymark serve` of the test's own, on a port picked free; the server that answers there is
+/// checked to be it (its DEVICES names the test's trace), else it starts again on another port.
+final class ServeHarness {
+    static var available: Bool {
+        which("gpspipe") != nil && which("gpxlogger") != nil && which("stdbuf") != nil
+            && FileManager.default.isExecutableFile(atPath: Paths.waymark.path)
+    }
+
+    let trace: String
+    let directory: String
+    private(set) var port = 0
+    private(set) var pid: pid_t = 0
+    private var finished = false
+    private let logPath: String
+
+    /// Serves `trace`. The harness's directory, removed at the end, is the trace's when that is the
+    /// test's own (`ownsTraceDirectory`), else a new one.
+    init(trace: String, _ arguments: [String], ownsTraceDirectory: Bool = true) throws {
+        self.trace = trace
+        directory = ownsTraceDirectory ? (trace as NSString).deletingLastPathComponent : temporaryPath("-serve")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        logPath = directory + "/serve-\(UUID().uuidString).log"
+        var problems: [String] = []
+        for _ in 0..<3 {
+            port = try freeLoopbackPorts(1)[0]
+            pid = try spawnUnblocked(
+                [Paths.waymark.path, "serve", trace, "--port", String(port)] + arguments, output: logPath)
+            do {
+                try checkItIsOurs()
+                return
+            } catch {
+                problems.append("port \(port): \(error)")
+                kill(pid, SIGKILL)
+                _ = waitForExit(pid, within: 5)
+            }
+        }
+        throw ServeError("no server of this test answered: \(problems.joined(separator: "; ")); log: \(log())")
+    }
+
+    struct ServeError: Error, CustomStringConvertible {
+        var description: String
+        init(_ d: String) { description = d }
+    }
+
+    /// Waits for the port while our process runs, then asks ?DEVICES; and checks the path.
+    private func checkItIsOurs() throws {
+        for _ in 0..<200 {
+            if hasExited(pid) { throw ServeError("serve exited before it listened") }
+            if let client = try? RawClient(port: port) {
+                defer { client.close() }
+                _ = try client.line()  // VERSION
+                try client.send("?DEVICES;\n")
+                let devices = try client.line()
+                if hasExited(pid) { throw ServeError("serve exited; another program answered") }
+                let object = try JSONSerialization.jsonObject(with: Data(devices.utf8)) as? [String: Any]
+                let paths = (object?["devices"] as? [[String: Any]])?.compactMap { $0["path"] as? String } ?? []
+                guard paths == [trace] else {
+                    throw ServeError("the server on port \(port) is not this test's: its DEVICES names \(paths)")
+                }
+                return
+            }
+            usleep(25_000)
+        }
+        throw ServeError("serve never listened on \(port)")
+    }
+
+    func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func finish(within seconds: Double) -> (status: Int32, timedOut: Bool) {
+        let (raw, timedOut) = waitForExit(pid, within: seconds)
+        finished = true
+        return (exitStatus(raw), timedOut)
+    }
+
+    func tearDown() {
+        if !finished {
+            kill(pid, SIGKILL)
+            _ = waitForExit(pid, within: 5)
+            finished = true
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// A blocking loopback TCP client with a 5 s read timeout, for speaking to serve directly.
+final class RawClient {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+    private var closed = false
+
+    init(port: Int, receiveBuffer: Int? = nil) throws {
+        // Close-on-exec: a program the test starts later must not keep this connection open.
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard ok else {
+            let code = errno
+            Glibc.close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .ECONNREFUSED)
+        }
+    }
+
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        guard Glibc.send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+    }
+
+    /// The next line, without its CR LF.
+    func line() throws -> String {
+        while true {
+            if let newline = buffer.firstIndex(of: 10) {
+                var line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                if line.last == 13 { line.removeLast() }
+                return String(decoding: line, as: UTF8.self)
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = recv(fd, &chunk, chunk.count, 0)
+            guard n > 0 else { throw POSIXError(n == 0 ? .ECONNRESET : POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            buffer += chunk[0..<n]
+        }
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+import WaymarkGPSD
+
+@testable import Waymark
+
+/// gpsd's protocol as `waymark serve` speaks it, without sockets: the replies of gpsd 3.22 (taken
+/// from a real one) for each request, WATCH's options, POLL, and the sentences of an epoch.
+@Suite struct GPSDServeProtocolTests {
+    static let device = GPSDServedDevice(path: "/tmp/walk.gpx", activated: Date(timeIntervalSince1970: 1_714_550_400))
+    static let context = GPSDServeSession.Context(device: device)
+
+    /// The replies as decoded JSON objects, one per CR LF line.
+    func objects(_ bytes: [UInt8]) throws -> [[String: Any]] {
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.isEmpty || text.hasSuffix("\r\n"), "gpsd ends every line with CR LF")
+        return try text.components(separatedBy: "\r\n").filter { !$0.isEmpty }.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    func reply(_ text: String, _ session: inout GPSDServeSession, context: GPSDServeSession.Context = context)
+        throws -> [[String: Any]]
+    {
+        try objects(session.received(Array(text.utf8), context: context).reply)
+    }
+
+    @Test func versionIsGpsd322sShape() throws {
+        let version = try #require(try objects(GPSDServeSession.version()).first)
+        #expect(version["class"] as? String == "VERSION")
+        #expect(version["release"] as? String == "3.22")
+        #expect(version["rev"] as? String == "3.22")
+        #expect(version["proto_major"] as? Int == 3)
+        #expect(version["proto_minor"] as? Int == 14)
+        #expect(
+            String(decoding: GPSDServeSession.version(), as: UTF8.self)
+                == "{\"class\":\"VERSION\",\"release\":\"3.22\",\"rev\":\"3.22\",\"proto_major\":3,\"proto_minor\":14}\r\n"
+        )
+    }
+
+    @Test func watchAnswersDevicesAndWatchAndChangesOnlyTheOptionsItNames() throws {
+        var s = GPSDServeSession()
+        let first = s.received(Array("?WATCH={\"enable\":true,\"json\":true};".utf8), context: Self.context)
+        #expect(first.startedWatching)
+        let replies = try objects(first.reply)
+        #expect(replies.map { $0["class"] as? String } == ["DEVICES", "WATCH"])
+        let devices = try #require(replies[0]["devices"] as? [[String: Any]])
+        #expect(devices.map { $0["path"] as? String } == ["/tmp/walk.gpx"])
+        #expect(replies[1]["enable"] as? Bool == true && replies[1]["json"] as? Bool == true)
+        #expect(replies[1]["nmea"] as? Bool == false && replies[1]["raw"] as? Int == 0)
+        // gpsd keeps json on when a later WATCH names only enable.
+        let second = s.received(Array("?WATCH={\"enable\":false}\n".utf8), context: Self.context)
+        #expect(!second.startedWatching)
+        let watch = try #require(try objects(second.reply).last)
+        #expect(watch["enable"] as? Bool == false && watch["json"] as? Bool == true)
+        #expect(s.policy.json && !s.policy.enable)
+        // nmea and raw; options gpsd does not know are ignored, as gpsd 3.22 does.
+        _ = try reply("?WATCH={\"enable\":true,\"nmea\":true,\"raw\":1,\"remote\":\"x\",\"bogus\":true};", &s)
+        #expect(s.policy.enable && s.policy.nmea && s.policy.raw == 1)
+        // ?WATCH; reports without changing anything.
+        let plain = try reply("?WATCH;", &s)
+        #expect(plain.map { $0["class"] as? String } == ["DEVICES", "WATCH"])
+        #expect(plain[1]["nmea"] as? Bool == true)
+    }
+
+    @Test func anEpochGoesToEachClientAsItsPolicyAsks() {
+        let epoch = GPSDServeEncoding.epoch(.fix(Self.location), time: Self.location.timestamp, device: Self.device)
+        var p = GPSDWatchPolicy()
+        #expect(epoch.bytes(for: p).isEmpty)
+        p.enable = true
+        #expect(epoch.bytes(for: p).isEmpty)
+        p.json = true
+        #expect(epoch.bytes(for: p) == epoch.sky + epoch.tpv)
+        p.raw = 1
+        #expect(epoch.bytes(for: p) == epoch.nmea + epoch.sky + epoch.tpv)
+        p.json = false
+        #expect(epoch.bytes(for: p) == epoch.nmea)
+    }
+
+    @Test(arguments: [
+        ("?FOO;", ["Unrecognized request '?FOO;\n'"]),
+        ("?FOO\n", ["Unrecognized request '?FOO\n'"]),
+        ("?devices;\r\n", ["Unrecognized request '?devices;\n'"]),
+        ("?POLL={};", ["Unrecognized request '?POLL={};\n'"]),
+        ("?\"a\\\"b;", ["Unrecognized request '?\"a\\\"b;\n'"]),
+        ("?WATCH={\"device\":\"/dev/ttyUSB0\",\"enable\":true};", ["No such device as /dev/ttyUSB0"]),
+        ("?WATCH={bad json;", ["Invalid WATCH: non-whitespace when expecting attribute start"]),
+        ("?WATCH=[];", ["Invalid WATCH: non-whitespace when expecting object start"]),
+        ("?WATCH={\"enable\":\"yes\"};", ["Invalid WATCH: saw quoted value when expecting non-string"]),
+    ])
+    func malformedRequestsGetGpsdsErrors(request: String, messages: [String]) throws {
+        var s = GPSDServeSession()
+        let errors = try reply(request, &s).filter { $0["class"] as? String == "ERROR" }
+        #expect(errors.map { $0["message"] as? String } == messages)
+        #expect(!s.policy.enable, "a bad WATCH enables nothing")
+    }
+
+    @Test func severalCommandsInOneRequestAreAnsweredInOrderUpToTheFirstUnknownOne() throws {
+        var s = GPSDServeSession()
+        let replies = try reply("?VERSION;?DEVICES;\n?VERSION;junk;\n", &s)
+        #expect(replies.map { $0["class"] as? String } == ["VERSION", "DEVICES", "VERSION", "ERROR"])
+        #expect(replies.last?["message"] as? String == "Unrecognized request 'junk;\n'")
+    }
+
+    @Test func aRequestSplitAcrossReadsWaitsForItsEndAndOtherLinesAreIgnored() throws {
+        var s = GPSDServeSession()
+        #expect(try reply("?WATCH={\"enable\":tr", &s).isEmpty)
+        #expect(try reply("ue,\"json\":true}", &s).isEmpty)
+        #expect(try reply(";", &s).map { $0["class"] as? String } == ["DEVICES", "WATCH"])
+        #expect(s.policy.enable && s.policy.json)
+        #expect(try reply("hello gpsd\n", &s).isEmpty, "gpsd 3.22 ignores lines that do not start with ?")
+        let flood = s.received(
+            Array(repeating: UInt8(ascii: "x"), count: GPSDServeSession.requestLimit + 1), context: Self.context)
+        #expect(flood.close)
+    }
+
+    static let location = Location(
+        coordinate: Coordinate(latitude: -33.8688, longitude: 151.2093), altitude: 58, ellipsoidalAltitude: 80.5,
+        horizontalAccuracy: 4.5, verticalAccuracy: 7.25, speed: 1.5, speedAccuracy: 0.25, course: 270.5,
+        timestamp: Date(timeIntervalSince1970: 1_714_550_401.25),
+        provenance: Provenance(
+            source: .file(path: "walk.gpx", index: 0), isSimulatedBySoftware: true, fixMode: .threeD,
+            satellitesUsed: 9, hdop: 0.9, vdop: 1.45, pdop: 1.7))
+
+    @Test func pollGivesTheLastEpochsTPVAndSKYOnTheTracesClock() throws {
+        var s = GPSDServeSession()
+        let before = try #require(try reply("?POLL;", &s).first)
+        #expect(before["class"] as? String == "POLL")
+        #expect(before["active"] as? Int == 0)
+        #expect((before["tpv"] as? [Any])?.isEmpty == true)
+        #expect(before["time"] as? String == "2024-05-01T08:00:00.000Z")
+        let epoch = GPSDServeEncoding.epoch(.fix(Self.location), time: Self.location.timestamp, device: Self.device)
+        let after = try #require(
+            try reply("?POLL;", &s, context: GPSDServeSession.Context(device: Self.device, last: epoch)).first)
+        #expect(after["active"] as? Int == 1)
+        #expect(after["time"] as? String == "2024-05-01T08:00:01.250Z")
+        let tpv = try #require((after["tpv"] as? [[String: Any]])?.first)
+        #expect(tpv["lat"] as? Double == -33.8688 && tpv["lon"] as? Double == 151.2093)
+        let sky = try #require((after["sky"] as? [[String: Any]])?.first)
+        #expect(sky["hdop"] as? Double == 0.9)
+    }
+
+    /// The TPV carries what GPSDMapping reads back: the same location, as `waymark record` maps it.
+    @Test func aTPVMapsBackToTheSameLocation() throws {
+        let epoch = GPSDServeEncoding.epoch(.fix(Self.location), time: Self.location.timestamp, device: Self.device)
+        let tpv = try #require(try objects(epoch.tpv).first)
+        #expect(tpv["class"] as? String == "TPV" && tpv["mode"] as? Int == 3)
+        #expect(tpv["device"] as? String == "/tmp/walk.gpx")
+        #expect(tpv["time"] as? String == "2024-05-01T08:00:01.250Z")
+        let report = GPSDReport(
+            device: "d", mode: 3, time: Self.location.timestamp, latitude: tpv["lat"] as? Double,
+            longitude: tpv["lon"] as? Double, altitudeHAE: tpv["altHAE"] as? Double,
+            altitudeMSL: tpv["altMSL"] as? Double, eph: tpv["eph"] as? Double, epv: tpv["epv"] as? Double,
+            speed: tpv["speed"] as? Double, eps: tpv["eps"] as? Double, track: tpv["track"] as? Double,
+            epd: tpv["epd"] as? Double)
+        let back = try #require(GPSDMapping().location(for: report))
+        #expect(back.coordinate == Self.location.coordinate)
+        #expect(back.altitude == 58 && back.ellipsoidalAltitude == 80.5)
+        #expect(back.horizontalAccuracy == 4.5 && back.verticalAccuracy == 7.25)
+        #expect(back.speed == 1.5 && back.speedAccuracy == 0.25 && back.course == 270.5)
+        let noFix = GPSDServeEncoding.epoch(.noFix, time: Self.location.timestamp, device: Self.device)
+        let mode1 = try #require(try objects(noFix.tpv).first)
+        #expect(mode1["mode"] as? Int == 1 && mode1["lat"] == nil)
+    }
+
+    /// GGA, GSA and RMC with valid checksums, read back by Waymark's own NMEA reader.
+    @Test func theSentencesReadBackAsTheFix() throws {
+        let epoch = GPSDServeEncoding.epoch(.fix(Self.location), time: Self.location.timestamp, device: Self.device)
+        let lines = String(decoding: epoch.nmea, as: UTF8.self).components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        #expect(lines.map { String($0.prefix(6)) } == ["$GPGGA", "$GPGSA", "$GPRMC"])
+        for line in lines {
+            let parts = line.dropFirst().split(separator: "*")
+            let sum = parts[0].utf8.reduce(UInt8(0), ^)
+            #expect(String(parts[1]) == String(format: "%02X", sum), "\(line)")
+        }
+        #expect(lines[0].hasPrefix("$GPGGA,080001.25,3352.128000,S,15112.558000,E,1,09,0.9,58.0,M,22.5,M,,*"))
+        let reader = NMEAReader(source: MemoryByteSource(Array(epoch.nmea)), name: "served.nmea")
+        var points: [GPXPoint] = []
+        try reader.read { event in
+            if case .trackPoint(let p) = event { points.append(p) }
+        }
+        let point = try #require(points.first)
+        #expect(points.count == 1)
+        #expect(abs(point.coordinate.latitude - -33.8688) < 1e-9 && abs(point.coordinate.longitude - 151.2093) < 1e-9)
+        #expect(point.time == Self.location.timestamp)
+        #expect(point.elevation == 58)
+    }
+}
