@@ -191,6 +191,40 @@ final class GPSDLiveHarness {
         if getuid() == 0 { argv = ["runuser", "-u", "nobody", "--"] + argv }
         gpsd = try spawnUnblocked(argv, output: directory + "/gpsd.log")
         try waitForPort(gpsdPort, listener: gpsd)
+        try checkGPSDIsOurs()
+    }
+
+    /// The gpsd that answers on the port must be the one this harness started: its DEVICES names
+    /// this harness's feeder (`tcp://127.0.0.1:PORT`), which no other gpsd reads. A test once read
+    /// another daemon's fixes (an altitude of 56 m where its own log says 520 m).
+    func checkGPSDIsOurs() throws {
+        let expected = "tcp://127.0.0.1:\(feedPort)"
+        var seen: [String] = []
+        for _ in 0..<40 {
+            let client = try RawClient(port: gpsdPort)
+            defer { client.close() }
+            try client.send("?DEVICES;\n")
+            for _ in 0..<8 {
+                let line = try client.line()
+                guard line.contains("\"class\":\"DEVICES\"") else { continue }
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                seen = (object?["devices"] as? [[String: Any]])?.compactMap { $0["path"] as? String } ?? []
+                if seen.contains(expected) { return }
+                break
+            }
+            // gpsd lists a device once it has opened it; give it a moment.
+            usleep(50_000)
+        }
+        throw GPSDNotOurs(port: gpsdPort, expected: expected, seen: seen)
+    }
+
+    struct GPSDNotOurs: Error, CustomStringConvertible {
+        var port: Int
+        var expected: String
+        var seen: [String]
+        var description: String {
+            "the gpsd on port \(port) is not this test's: its DEVICES lists \(seen), not \(expected) (another gpsd runs on this machine?)"
+        }
     }
 
     func killGPSD() {
