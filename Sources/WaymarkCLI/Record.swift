@@ -177,10 +177,7 @@ extension WaymarkCommand {
             let file = try app.scenario.map { try ScenarioFile.load(path: $0) }
             var scenario = try app.checkedScenario(loading: file)
             let logger = !app.isAnyGiven && !simulatedApp
-            if logger {
-                // A logger keeps every fix: a foreground app with updates that never pause.
-                scenario.manager.pausesLocationUpdatesAutomatically = false
-            }
+            if logger { scenario = Scenario.logger(scenario) }
             let format = try OutputFormat.resolve(self.format, output: output)
             let (host, port) = try Self.endpoint(gpsd)
             let epoch = Date()  // the wall-clock instant of offset zero, read once at the edge

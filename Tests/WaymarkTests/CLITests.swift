@@ -170,6 +170,36 @@ struct CLITests {
         #expect(try ndjsonObjects(replay.stdoutText).count > 10)
     }
 
+    /// `--format gpx` writes the delivered locations as GPX 1.1 as they come (to a pipe as a
+    /// stream, to -o as a file complete after every point); `-o`'s extension names the format,
+    /// and a --format that contradicts it is a usage error.
+    @Test func replayAndRecordWriteGPXAsTheyGo() throws {
+        let trace = Paths.fixture("nmea/walk.nmea")
+        let ndjson = try waymark("replay", trace, "--rate", "max", "--no-store", "--format", "ndjson")
+        let delivered = try ndjsonObjects(ndjson.stdoutText).count
+        #expect(delivered >= 40)
+        let piped = try waymark("replay", trace, "--rate", "max", "--no-store", "--format", "gpx")
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stdoutText.components(separatedBy: "<trkpt ").count - 1 == delivered)
+        #expect(piped.stdoutText.hasSuffix("</gpx>\n"))
+        let file = temporaryPath(".gpx")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let named = try waymark("replay", trace, "--rate", "max", "--no-store", "-o", file)
+        #expect(named.status == 0, "\(named.stderr)")
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(text == piped.stdoutText)
+        if let xmllint = which("xmllint"), Paths.sharedAvailable {
+            let schema = Paths.shared.appendingPathComponent("schema/gpx-1.1.xsd").path
+            let check = try run(xmllint, ["--nonet", "--noout", "--schema", schema, file])
+            #expect(check.status == 0, "\(check.stderr)")
+        }
+        let contradiction = try waymark("replay", trace, "--rate", "max", "--no-store", "-f", "geojson", "-o", file)
+        #expect(contradiction.status == 64, "\(contradiction.stderr)")
+        #expect(contradiction.stderr.contains("--format geojson and -o \(file) disagree"), "\(contradiction.stderr)")
+        let record = try waymark("record", "--gpsd", "localhost:1", "-f", "ndjson", "-o", file)
+        #expect(record.status == 64, "\(record.stderr)")
+    }
+
     @Test func missingFileExits66AndUsageErrorsExit64() throws {
         let missing = try waymark("info", "/no/such/walk.gpx")
         #expect(missing.status == 66)

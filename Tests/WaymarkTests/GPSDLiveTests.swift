@@ -64,7 +64,53 @@ struct GPSDLiveTests {
         #expect(r.stderr.components(separatedBy: "gpsd: connected to").count - 1 >= 2, "\(r.stderr)")
         let segments = h.fixes(r).compactMap { $0["segment"] as? Int }
         #expect(segments.first == 0 && segments.last == 1, "\(segments)")
+        // The outage and the reconnection are in the audit log (and so the store), in order.
+        let source = h.audit().filter { $0["event"] as? String == "source" }.compactMap { $0["action"] as? String }
+        #expect(source.first == "connected" && source.contains("outage"), "\(source)")
+        #expect(source.lastIndex(of: "connected")! > source.firstIndex(of: "outage")!, "\(source)")
         #expect(segments.filter { $0 == 1 }.count >= 5, "it keeps recording after the restart")
+    }
+
+    /// Issue 16, part 3: without app options record is a logger; `-o FILE.gpx` writes GPX 1.1
+    /// (valid against the schema) as fixes arrive, `--fix-min 3d` keeps 3D fixes only, and
+    /// gpsd's comings and goings are `source` events in the audit log and the store.
+    @Test(.timeLimit(.minutes(1)))
+    func withoutAppOptionsRecordLogsGPXOfTheFixesAsked() async throws {
+        let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10)
+        defer { h.tearDown() }
+        let gpx = h.directory + "/walk.gpx"
+        let store = h.directory + "/store.sqlite"
+        let r = try await h.finish(
+            try h.startRecording(
+                ["--duration", "8s", "--fix-min", "3d", "-o", gpx, "--store", store], format: nil, app: false))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("logging every fix"), "\(r.stderr)")
+        let text = try String(contentsOfFile: gpx, encoding: .utf8)
+        let points = text.components(separatedBy: "<trkpt ").count - 1
+        // walk.nmea: 40 s of 3D fixes, then 10 s of 2D, then 10 s without a fix.
+        #expect(points >= 30 && points <= 41, "\(points) points")
+        #expect(text.components(separatedBy: "<fix>3d</fix>").count - 1 == points, "only 3D fixes")
+        let withoutAltitude = text.components(separatedBy: "<trkpt ").dropFirst().filter { !$0.contains("<ele>") }
+        // Every point has its altitude but at 08:00:40, the first epoch of 2D fixes: gpsd's first
+        // TPV of it still says 3D (its mode holds until the epoch's GSA), without an altitude,
+        // and record keeps gpsd's word.
+        #expect(
+            withoutAltitude.allSatisfy { $0.contains("<time>2024-05-01T08:00:40.000Z</time>") },
+            "every point has its altitude: \(withoutAltitude)")
+        // Above mean sea level (the log's GGA says 520.0 m; its geoid separation is 47 m).
+        #expect(text.components(separatedBy: "<ele>520</ele>").count - 1 == points - withoutAltitude.count, "\(text)")
+        #expect(r.stderr.contains("fix(es) below --fix-min left out"), "\(r.stderr)")
+        if let xmllint = which("xmllint"), Paths.sharedAvailable {
+            let schema = Paths.shared.appendingPathComponent("schema/gpx-1.1.xsd").path
+            let check = try run(xmllint, ["--nonet", "--noout", "--schema", schema, gpx])
+            #expect(check.status == 0, "\(check.stderr)")
+        }
+        let connected = h.audit().filter { $0["event"] as? String == "source" && $0["action"] as? String == "connected" }
+        #expect(connected.count == 1, "\(h.audit().filter { $0["event"] as? String == "source" })")
+        let show = try run(Paths.waymark.path, ["sessions", "show", "1", "--store", store])
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(show.stdoutText.contains("source events (gpsd):"), "\(show.stdoutText)")
+        #expect(show.stdoutText.contains("connected: gpsd at localhost:\(h.gpsdPort)"), "\(show.stdoutText)")
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -258,14 +304,15 @@ final class GPSDLiveHarness {
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
-    func startRecording(_ extra: [String], format: String = "ndjson") throws -> Recording {
+    /// Starts `waymark record` on this harness's gpsd, with `--format format` (none when nil)
+    /// and, when `app`, `--no-auto-pause` (an app option: the simulated app runs).
+    func startRecording(_ extra: [String], format: String? = "ndjson", app: Bool = true) throws -> Recording {
         let out = directory + "/record.out"
         let err = directory + "/record.err"
         let argv =
-            [
-                Paths.waymark.path, "record", "--gpsd", "localhost:\(gpsdPort)", "--format", format, "--no-auto-pause",
-                "--audit", auditPath,
-            ] + extra
+            [Paths.waymark.path, "record", "--gpsd", "localhost:\(gpsdPort)"]
+            + (format.map { ["--format", $0] } ?? []) + (app ? ["--no-auto-pause"] : []) + ["--audit", auditPath]
+            + extra
         let pid = try spawnUnblocked(argv, output: out, error: err)
         // The receiver starts sending once the recording watches gpsd.
         if !FileManager.default.fileExists(atPath: directory + "/go") {

@@ -404,3 +404,15 @@ public struct Scenario: Sendable, Hashable {
         return problems
     }
 }
+
+extension Scenario {
+    /// A logger's run (`waymark record` without app options): `base` (the default scenario
+    /// unless given) with updates that never pause, so that every fix of a foreground app with
+    /// When In Use authorization, best accuracy and no distance filter is delivered, as gpxlogger
+    /// keeps every fix.
+    public static func logger(_ base: Scenario = Scenario()) -> Scenario {
+        var s = base
+        s.manager.pausesLocationUpdatesAutomatically = false
+        return s
+    }
+}
