@@ -192,16 +192,20 @@ struct GPSDServeLiveTests {
     @Test(.timeLimit(.minutes(1)))
     func lateSlowAndLeavingClientsDoNotDisturbTheOthers() async throws {
         let (trace, points) = try Self.makeTrace(count: 3000)
-        let serve = try ServeHarness(trace: trace, ["--rate", "1000", "--queue", "200"])
+        // 10 s of trace: on a loaded machine (the whole suite on two cores) the clients below must
+        // still find the server before the trace ends, when it closes and exits.
+        let serve = try ServeHarness(trace: trace, ["--rate", "300", "--queue", "200"])
         defer { serve.tearDown() }
+        // The slow client connects before the trace starts (the first WATCH starts it), and
+        // watches once the fast one does.
+        let slow = try RawClient(port: serve.port, receiveBuffer: 2048)
+        defer { slow.close() }
         let fastOut = serve.directory + "/fast.out"
         let fast = try spawnUnblocked(["stdbuf", "-oL", "gpspipe", "-w", "127.0.0.1:\(serve.port)"], output: fastOut)
         let watching = await waitUntil(within: 10) {
             ((try? String(contentsOfFile: fastOut, encoding: .utf8)) ?? "").contains("\"class\":\"WATCH\"")
         }
         #expect(watching, "gpspipe never watched: \(serve.log())")
-        let slow = try RawClient(port: serve.port, receiveBuffer: 2048)
-        defer { slow.close() }
         try slow.send("?WATCH={\"enable\":true,\"json\":true};\n")
         let leaving = try UnblockedRun(["gpspipe", "-w", "-n", "25", "127.0.0.1:\(serve.port)"])
         let joinedLate = await waitUntil(within: 20) {
