@@ -44,8 +44,25 @@ extension WaymarkCommand {
 
         @OptionGroup(title: "Session store") var store: StoreOptions
 
-        @Option(name: .shortAndLong, help: "Output format.")
-        var format: Format = .text
+        @Option(
+            name: [.customShort("f"), .customLong("format")],
+            help: "Output format (default: what -o's extension names: .gpx, .geojson or .json, .txt; else text).")
+        var formatOption: Format?
+
+        /// `--format`, else what `-o`'s extension names, else text.
+        var format: Format {
+            formatOption ?? output.flatMap { Self.format(named: $0) } ?? .text
+        }
+
+        /// The format an output file's extension names, if it is one render writes.
+        static func format(named path: String) -> Format? {
+            switch OutputFormat.named(by: path) {
+            case .gpx: .gpx
+            case .geojson: .geojson
+            case .text: .text
+            case .ndjson, nil: nil
+            }
+        }
 
         @Option(
             name: .shortAndLong,
@@ -72,6 +89,16 @@ extension WaymarkCommand {
             }
             if store.store != nil && session == nil { throw ValidationError("--store goes with --session") }
             if let width, width < 20 { throw ValidationError("--width must be at least 20") }
+            if let output, output != "-", let named = OutputFormat.named(by: output) {
+                guard let wanted = Self.format(named: output) else {
+                    throw ValidationError("-o \(output): render writes text, GeoJSON or GPX, not \(named.rawValue)")
+                }
+                if let formatOption, formatOption != wanted {
+                    throw ValidationError(
+                        "--format \(formatOption.rawValue) and -o \(output) disagree: the file's name says \(wanted.rawValue); change one"
+                    )
+                }
+            }
             try OutputSafety.check(
                 outputs: output.map { [("-o", $0)] } ?? [],
                 protected: OutputSafety.inputs(trace.map { [$0] } ?? [])

@@ -200,6 +200,27 @@ struct CLITests {
         #expect(record.status == 64, "\(record.stderr)")
     }
 
+    /// Issue 17: `render x.gpx -o x.geojson` writes GeoJSON (it wrote the text view into the
+    /// file and exited 0); a --format that contradicts the extension is a usage error.
+    @Test func renderTakesTheFormatFromTheOutputsExtension() throws {
+        let trace = Paths.fixture("gpx/segments.gpx")
+        for (suffix, start) in [(".geojson", "{\"type\":\"FeatureCollection\""), (".json", "{\"type\":\"FeatureCollection\""), (".gpx", "<?xml")] {
+            let out = temporaryPath(suffix)
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let r = try waymark("render", trace, "-o", out)
+            #expect(r.status == 0, "\(r.stderr)")
+            let text = try String(contentsOfFile: out, encoding: .utf8)
+            #expect(text.hasPrefix(start), "\(suffix): \(text.prefix(80))")
+        }
+        let out = temporaryPath(".geojson")
+        let clash = try waymark("render", trace, "--format", "gpx", "-o", out)
+        #expect(clash.status == 64, "\(clash.stderr)")
+        #expect(clash.stderr.contains("disagree"), "\(clash.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let text = try waymark("render", trace, "--format", "text", "-o", temporaryPath(".txt"))
+        #expect(text.status == 0, "\(text.stderr)")
+    }
+
     @Test func missingFileExits66AndUsageErrorsExit64() throws {
         let missing = try waymark("info", "/no/such/walk.gpx")
         #expect(missing.status == 66)
