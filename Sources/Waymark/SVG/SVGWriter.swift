@@ -12,7 +12,9 @@
 /// caption and the `<desc>` say which.
 ///
 /// - Each track segment is a polyline of its own, so the gaps between segments stay gaps; a
-///   route is a dashed polyline; a waypoint is a ring with its name beside it.
+///   route is a dashed polyline; a waypoint is a ring with its name beside it. Waypoints
+///   without any track or route (Xcode's simulated routes) are joined in order by a dotted line,
+///   and the first and last are the start and the end.
 /// - Longitudes are unwrapped into a continuous range (each point within 180° of the one before
 ///   it on its line, and each line's first point and each waypoint within 180° of the trace's
 ///   first point), so a path across the antimeridian is drawn across it, not back across the
@@ -327,6 +329,21 @@ public final class SVGWriter {
             out.append("</g>\n")
         }
 
+        // Waypoints alone (Xcode's simulated routes) are visited in order: a thin line joins them.
+        let waypointPath = lines.isEmpty && waypoints.count >= 2
+        if waypointPath {
+            out.append(
+                "<polyline id=\"waypoint-order\" fill=\"none\" stroke=\"\(Colour.waypoint)\" stroke-width=\"1.5\" stroke-dasharray=\"2 4\" points=\""
+            )
+            for (n, w) in waypoints.enumerated() {
+                if n > 0 { out.append(" ") }
+                Self.appendPoint(pixel(w.latitude, w.longitude), to: out)
+            }
+            out.append("\"/>\n")
+            firstAny = pixel(waypoints[0].latitude, waypoints[0].longitude)
+            lastAny = pixel(waypoints[waypoints.count - 1].latitude, waypoints[waypoints.count - 1].longitude)
+        }
+
         // Waypoints.
         if !waypoints.isEmpty {
             out.append(
@@ -339,11 +356,13 @@ public final class SVGWriter {
                 Self.appendNumber(p.y, to: out)
                 out.append("\" r=\"4.5\" fill=\"#ffffff\" stroke=\"\(Colour.waypoint)\" stroke-width=\"2.5\"/>\n")
                 if let name = w.name, !name.isEmpty {
+                    // Names near the right edge go to the mark's left, to stay in the picture.
+                    let toTheLeft = p.x > Self.mapX + Self.mapWidth - 150
                     out.append("<text x=\"")
-                    Self.appendNumber(p.x + 7, to: out)
+                    Self.appendNumber(toTheLeft ? p.x - 7 : p.x + 7, to: out)
                     out.append("\" y=\"")
                     Self.appendNumber(p.y - 6, to: out)
-                    out.append("\">")
+                    out.append(toTheLeft ? "\" text-anchor=\"end\">" : "\">")
                     XMLEscaping.appendEscaped(name, attribute: false, to: out)
                     out.append("</text>\n")
                 }
@@ -352,7 +371,7 @@ public final class SVGWriter {
             out.append("</g>\n")
         }
 
-        // Start and end: of the tracks, else of the routes.
+        // Start and end: of the tracks, else of the routes, else of the waypoints in order.
         let start = firstTrack ?? firstAny
         let end = lastTrack ?? lastAny
         if let start, let end {
@@ -417,9 +436,9 @@ public final class SVGWriter {
         }
         if !waypoints.isEmpty {
             out.append(
-                "<circle cx=\"\(x + 6)\" cy=\"6\" r=\"4.5\" fill=\"#ffffff\" stroke=\"\(Colour.waypoint)\" stroke-width=\"2.5\"/><text x=\"\(x + 16)\" y=\"11\">waypoint</text>\n"
+                "<circle cx=\"\(x + 6)\" cy=\"6\" r=\"4.5\" fill=\"#ffffff\" stroke=\"\(Colour.waypoint)\" stroke-width=\"2.5\"/><text x=\"\(x + 16)\" y=\"11\">\(waypointPath ? "waypoint, in order" : "waypoint")</text>\n"
             )
-            x += 100
+            x += waypointPath ? 160 : 100
         }
         if start != nil {
             out.append(
