@@ -199,6 +199,18 @@ import Testing
         #expect(svg.contains("text-anchor=\"end\">De Anza"), "a name at the right edge goes to the left")
     }
 
+    /// One point, at a pole, or a box around the world: a valid picture with finite numbers.
+    @Test(arguments: [
+        [[(90.0, 0.0)]], [[(-90.0, 10.0), (-89.0, 170.0)]], [[(48.0, 11.0)]],
+        [[(0.0, 0.0), (60.0, 120.0), (0.0, -120.0), (-60.0, 0.0)]],
+    ])
+    func extremeTracesGiveValidPictures(_ segments: [[(Double, Double)]]) throws {
+        let svg = try Self.draw(Self.track(segments))
+        _ = try Self.parse(svg)
+        #expect(!svg.contains("nan") && !svg.contains("inf"), "\(svg)")
+        #expect(svg.contains("<circle id=\"start\""))
+    }
+
     @Test func anEmptyTraceIsAPictureThatSaysSo() throws {
         let svg = try Self.draw([.header(GPXHeader())])
         _ = try Self.parse(svg)

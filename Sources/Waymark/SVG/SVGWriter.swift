@@ -407,17 +407,21 @@ public final class SVGWriter {
                 latitude: centreLatitude,
                 longitude: centreLongitude + projection.degreesOfLongitude(perPixels: 100)))
         let metresPerPixel = across / 100
-        let (metres, label) = Self.roundDistance(atMost: metresPerPixel * 180)
-        let barLength = metres / metresPerPixel
-        out.append("<g id=\"scale-bar\" transform=\"translate(30 716)\" fill=\"#24292f\">\n")
-        out.append("<rect x=\"0\" y=\"0\" width=\"")
-        Self.appendNumber(barLength, to: out)
-        out.append("\" height=\"6\" fill=\"#24292f\"/>\n<rect x=\"0\" y=\"0\" width=\"")
-        Self.appendNumber(barLength / 2, to: out)
-        out.append("\" height=\"6\" fill=\"#ffffff\" stroke=\"#24292f\"/>\n")
-        out.append("<text x=\"0\" y=\"24\">0</text>\n<text x=\"")
-        Self.appendNumber(barLength, to: out)
-        out.append("\" y=\"24\" text-anchor=\"middle\">\(label)</text>\n</g>\n")
+        // At a pole the parallel has no length: no bar then.
+        let drawsScaleBar = metresPerPixel.isFinite && metresPerPixel * 180 >= 1
+        if drawsScaleBar {
+            let (metres, label) = Self.roundDistance(atMost: metresPerPixel * 180)
+            let barLength = metres / metresPerPixel
+            out.append("<g id=\"scale-bar\" transform=\"translate(30 716)\" fill=\"#24292f\">\n")
+            out.append("<rect x=\"0\" y=\"0\" width=\"")
+            Self.appendNumber(barLength, to: out)
+            out.append("\" height=\"6\" fill=\"#24292f\"/>\n<rect x=\"0\" y=\"0\" width=\"")
+            Self.appendNumber(barLength / 2, to: out)
+            out.append("\" height=\"6\" fill=\"#ffffff\" stroke=\"#24292f\"/>\n")
+            out.append("<text x=\"0\" y=\"24\">0</text>\n<text x=\"")
+            Self.appendNumber(barLength, to: out)
+            out.append("\" y=\"24\" text-anchor=\"middle\">\(label)</text>\n</g>\n")
+        }
 
         // Legend, bottom middle.
         out.append("<g id=\"legend\" transform=\"translate(300 712)\" fill=\"#24292f\">\n")
@@ -457,10 +461,17 @@ public final class SVGWriter {
         if projection.kind == .localEquirectangular {
             caption += " at \(ValueFormatting.fixed(centreLatitude, decimals: 2))°"
         }
-        caption += "; scale along \(ValueFormatting.fixed(centreLatitude, decimals: 2))°"
+        if drawsScaleBar { caption += "; scale along \(ValueFormatting.fixed(centreLatitude, decimals: 2))°" }
         XMLEscaping.appendEscaped(caption, attribute: false, to: out)
         out.append("</text>\n</svg>\n")
         try sink.flush()
+    }
+
+    /// Draws a whole document.
+    public static func write(_ document: GPXDocument, to sink: FileSink, options: Options = Options()) throws {
+        let writer = SVGWriter(sink: sink, options: options)
+        try document.forEachEvent { try writer.write($0) }
+        try writer.finish()
     }
 
     /// The largest round distance (1, 2 or 5 times a power of ten metres) of at most `limit`
