@@ -3,7 +3,7 @@
 #   1. installs what the build and the tests use when it is missing: libgps-dev and
 #      libsqlite3-dev (the build links libgps and SQLite), gpsd and gpsd-clients (gpsfake replays
 #      receiver logs into a private gpsd), xmllint, the sqlite3 shell (tests read the store as a
-#      user would), GeographicLib for Python,
+#      user would), GeographicLib for Python, chromium (headless, it screenshots render's SVG),
 #   2. builds the package (the CLI tests run the built `waymark`),
 #   3. fuzzes the GPX reader, the writers, scenario files and gpsd's stream with libFuzzer for
 #      WAYMARK_FUZZ_SECONDS in all (default 60; 0 skips; scripts/fuzz.sh says how it is shared),
@@ -27,6 +27,7 @@ command -v xmllint >/dev/null 2>&1 || packages+=(libxml2-utils)
 command -v bc >/dev/null 2>&1 || packages+=(bc)            # ../shared/tools/gpsfake_replay.sh
 command -v ss >/dev/null 2>&1 || packages+=(iproute2)      # the same
 command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-pip)
+command -v chromium >/dev/null 2>&1 || packages+=(chromium)  # SVGBrowserTests: a headless screenshot
 if [ ${#packages[@]} -gt 0 ]; then
     echo "test.sh: installing ${packages[*]}" >&2
     as_root apt-get update -qq

@@ -5,7 +5,7 @@ import WaymarkStore
 extension WaymarkCommand {
     struct Render: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Render a GPX trace as text, GeoJSON or GPX 1.1.",
+            abstract: "Render a GPX trace as text, GeoJSON, GPX 1.1 or an SVG picture.",
             discussion: """
                 text     a summary (counts, time span, geodesic length, moving time, speeds, climb, \
                 bounds) and a sketch of the path in braille characters, fitted to the terminal. \
@@ -16,6 +16,13 @@ extension WaymarkCommand {
                 antimeridian; a bbox. Streams: a 1 GB file converts in bounded memory.
                 gpx      GPX 1.1 that validates against the official schema; GPX 1.0 is upgraded and \
                 extensions are kept.
+                svg      a standalone picture, 1000x760: each track segment a line of its own (gaps \
+                stay gaps), routes dashed, waypoints with their names, start (green dot) and end \
+                (red square), a scale bar, a north arrow and a legend. Small areas (up to 5 degrees \
+                each way) are drawn in a local equirectangular projection, larger ones in Web \
+                Mercator; the caption says which. Paths across the antimeridian stay continuous. \
+                Lines are simplified to the pixel (Douglas-Peucker), so a million points give a \
+                small file. The same input gives the same bytes.
 
                 With --session, the locations of a stored session are rendered instead of a file \
                 (one track, a segment per segment), from the default store or --store.
@@ -26,10 +33,11 @@ extension WaymarkCommand {
                   waymark render old-1.0.gpx --format gpx > upgraded.gpx
                   cat walk.gpx | waymark render - --format text --points
                   waymark render --session 3 --format geojson -o session3.geojson
+                  waymark render walk.gpx -o walk.svg
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable {
-            case text, geojson, gpx
+            case text, geojson, gpx, svg
         }
 
         enum ColorMode: String, ExpressibleByArgument, CaseIterable {
@@ -46,7 +54,7 @@ extension WaymarkCommand {
 
         @Option(
             name: [.customShort("f"), .customLong("format")],
-            help: "Output format (default: what -o's extension names: .gpx, .geojson or .json, .txt; else text).")
+            help: "Output format (default: what -o's extension names: .gpx, .geojson or .json, .txt, .svg; else text).")
         var formatOption: Format?
 
         /// `--format`, else what `-o`'s extension names, else text.
@@ -56,10 +64,11 @@ extension WaymarkCommand {
 
         /// The format an output file's extension names, if it is one render writes.
         static func format(named path: String) -> Format? {
-            switch OutputFormat.named(by: path) {
+            switch NamedFormat.named(by: path) {
             case .gpx: .gpx
             case .geojson: .geojson
             case .text: .text
+            case .svg: .svg
             case .ndjson, nil: nil
             }
         }
@@ -89,9 +98,10 @@ extension WaymarkCommand {
             }
             if store.store != nil && session == nil { throw ValidationError("--store goes with --session") }
             if let width, width < 20 { throw ValidationError("--width must be at least 20") }
-            if let output, output != "-", let named = OutputFormat.named(by: output) {
+            if let output, output != "-", let named = NamedFormat.named(by: output) {
                 guard let wanted = Self.format(named: output) else {
-                    throw ValidationError("-o \(output): render writes text, GeoJSON or GPX, not \(named.rawValue)")
+                    throw ValidationError(
+                        "-o \(output): render writes text, GeoJSON, GPX or SVG, not \(named.rawValue)")
                 }
                 if let formatOption, formatOption != wanted {
                     throw ValidationError(
@@ -144,6 +154,16 @@ extension WaymarkCommand {
                     try writer.finish()
                 case .gpx:
                     let writer = GPXWriter(sink: sink)
+                    try reader.read { event in
+                        if event.isWarning, case .warning(let w) = event { report(w) }
+                        try writer.write(event)
+                    }
+                    try writer.finish()
+                case .svg:
+                    // A file's name without its folder (the picture is the same wherever the file
+                    // is); a session's events name it in their metadata.
+                    let svgTitle = session != nil ? "" : String(events.title.split(separator: "/").last ?? "")
+                    let writer = SVGWriter(sink: sink, options: SVGWriter.Options(title: svgTitle))
                     try reader.read { event in
                         if event.isWarning, case .warning(let w) = event { report(w) }
                         try writer.write(event)

@@ -8,28 +8,46 @@ import WaymarkStore
     import Foundation
 #endif
 
-/// How `replay` and `record` write the locations the app received.
-enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, geojson, ndjson, gpx
+/// The formats Waymark writes that a file's extension names.
+enum NamedFormat: String {
+    case text, geojson, ndjson, gpx, svg
 
-    /// The format an output file's name asks for: `.gpx`, `.geojson` or `.json`, `.ndjson`,
-    /// `.txt`; nil for another or none.
-    static func named(by path: String) -> OutputFormat? {
+    /// The format a file's name asks for: `.gpx`, `.geojson` or `.json`, `.ndjson`, `.txt`,
+    /// `.svg`; nil for another or none.
+    static func named(by path: String) -> NamedFormat? {
         let lower = path.lowercased()
         if lower.hasSuffix(".gpx") { return .gpx }
         if lower.hasSuffix(".geojson") || lower.hasSuffix(".json") { return .geojson }
         if lower.hasSuffix(".ndjson") { return .ndjson }
         if lower.hasSuffix(".txt") { return .text }
+        if lower.hasSuffix(".svg") { return .svg }
         return nil
+    }
+}
+
+/// How `replay` and `record` write the locations the app received.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, geojson, ndjson, gpx
+
+    /// The run format an output file's name asks for: `.gpx`, `.geojson` or `.json`, `.ndjson`,
+    /// `.txt`; nil for another or none (`.svg` is a picture, which only `render` draws).
+    static func named(by path: String) -> OutputFormat? {
+        NamedFormat.named(by: path).flatMap { OutputFormat(rawValue: $0.rawValue) }
     }
 
     /// `--format`, else what `-o`'s extension names, else text; a `--format` that contradicts
-    /// the extension is a usage error.
+    /// the extension, or an extension of a format runs do not write (`.svg`), is a usage error.
     static func resolve(_ format: OutputFormat?, output: String?) throws -> OutputFormat {
+        if let output, output != "-", let kind = NamedFormat.named(by: output), Self(rawValue: kind.rawValue) == nil {
+            throw ValidationError(
+                "-o \(output): this command writes text, NDJSON, GeoJSON or GPX, not \(kind.rawValue); render draws SVG"
+            )
+        }
         let named = output.flatMap { $0 == "-" ? nil : Self.named(by: $0) }
         if let format, let named, format != named {
             throw ValidationError(
-                "--format \(format.rawValue) and -o \(output!) disagree: the file's name says \(named.rawValue); change one")
+                "--format \(format.rawValue) and -o \(output!) disagree: the file's name says \(named.rawValue); change one"
+            )
         }
         return format ?? named ?? .text
     }

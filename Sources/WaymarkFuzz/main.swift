@@ -120,6 +120,7 @@ func fuzzWriters(_ bytes: [UInt8]) {
         }
     }
     _ = writeScratch { try GeoJSONWriter.write(document, to: $0) }
+    _ = writeScratch { try SVGWriter.write(document, to: $0) }
     var repaired = false
     _ = writeScratch { sink in
         _ = try GPXRepair.repair(source: MemoryByteSource(bytes, pieceSize: .max), name: "fuzz.gpx", to: sink)

@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Maps WGS 84 coordinates to the pixels of a picture: north up, fitted to a viewport and
+/// centred in it, with the same scale along both axes.
+///
+/// Two projections, chosen by the extent:
+/// - **local equirectangular** for small areas (at most ``localExtentLimit`` degrees of latitude
+///   and of longitude): x is the longitude times the cosine of the extent's mean latitude, y the
+///   latitude. Over such an area it keeps shapes and distances within a fraction of a percent.
+/// - **Web Mercator** (EPSG:3857, spherical, latitudes clamped to ±85.0511°) for anything larger.
+///
+/// Longitudes are taken as given: a caller that draws a path across the antimeridian passes them
+/// unwrapped into a continuous range (179.9 then 180.1, not −179.9), as ``SVGWriter`` does.
+public struct SVGProjection: Sendable, Hashable {
+    /// Which projection a picture uses.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case localEquirectangular = "local equirectangular"
+        case webMercator = "Web Mercator"
+    }
+
+    /// The largest extent, in degrees of latitude and of longitude, drawn in the local
+    /// equirectangular projection.
+    public static let localExtentLimit = 5.0
+    /// The sphere's radius for both projections: the WGS 84 semi-major axis, in metres.
+    static let radius = 6_378_137.0
+    /// Web Mercator's latitude limit, in degrees.
+    static let mercatorLimit = 85.051_128_779_806_59
+
+    /// The projection in use.
+    public let kind: Kind
+    /// The cosine of the mean latitude (1 for Web Mercator).
+    public let cosineOfMeanLatitude: Double
+    /// Pixels per plane metre.
+    public let scale: Double
+    private let centreX: Double
+    private let centreY: Double
+    private let offsetX: Double
+    private let offsetY: Double
+
+    /// The projection that fits the box from `south`…`north`, `west`…`east` (degrees; `east` may
+    /// exceed 180 for a box across the antimeridian) into the viewport at `x`, `y` of `width` ×
+    /// `height` pixels.
+    ///
+    /// A box narrower than 50 m (a single point) is drawn as if it were 50 m wide and high.
+    public init(
+        south: Double, west: Double, north: Double, east: Double,
+        x: Double, y: Double, width: Double, height: Double
+    ) {
+        let kind = Self.kind(latitudeSpan: north - south, longitudeSpan: east - west)
+        self.kind = kind
+        cosineOfMeanLatitude = kind == .webMercator ? 1 : max(0.01, cos((south + north) / 2 * .pi / 180))
+        let minX = Self.plane(kind, cosineOfMeanLatitude, latitude: south, longitude: west).x
+        let maxX = Self.plane(kind, cosineOfMeanLatitude, latitude: north, longitude: east).x
+        let minY = Self.plane(kind, cosineOfMeanLatitude, latitude: south, longitude: west).y
+        let maxY = Self.plane(kind, cosineOfMeanLatitude, latitude: north, longitude: east).y
+        let spanX = max(maxX - minX, 50)
+        let spanY = max(maxY - minY, 50)
+        let scale = min(width / spanX, height / spanY)
+        self.scale = scale
+        // Centre the box: the plane's centre goes to the viewport's centre.
+        centreX = (minX + maxX) / 2
+        centreY = (minY + maxY) / 2
+        offsetX = x + width / 2
+        offsetY = y + height / 2
+    }
+
+    /// The projection for a box of this many degrees of latitude and longitude.
+    public static func kind(latitudeSpan: Double, longitudeSpan: Double) -> Kind {
+        latitudeSpan <= localExtentLimit && longitudeSpan <= localExtentLimit ? .localEquirectangular : .webMercator
+    }
+
+    /// The pixel of a coordinate: x to the right, y down.
+    public func pixel(latitude: Double, longitude: Double) -> (x: Double, y: Double) {
+        let p = Self.plane(kind, cosineOfMeanLatitude, latitude: latitude, longitude: longitude)
+        return (offsetX + (p.x - centreX) * scale, offsetY - (p.y - centreY) * scale)
+    }
+
+    /// The coordinate in plane metres (x east, y north).
+    private static func plane(_ kind: Kind, _ cosine: Double, latitude: Double, longitude: Double) -> (
+        x: Double, y: Double
+    ) {
+        let lambda = longitude * .pi / 180
+        switch kind {
+        case .localEquirectangular:
+            return (radius * lambda * cosine, radius * latitude * .pi / 180)
+        case .webMercator:
+            let phi = min(max(latitude, -mercatorLimit), mercatorLimit) * .pi / 180
+            return (radius * lambda, radius * log(tan(.pi / 4 + phi / 2)))
+        }
+    }
+
+    /// Degrees of longitude per pixel along a parallel.
+    func degreesOfLongitude(perPixels pixels: Double) -> Double {
+        pixels / (scale * Self.radius * cosineOfMeanLatitude) * 180 / .pi
+    }
+}
