@@ -223,8 +223,10 @@ final class GPSDLiveHarness {
                 try waitForPort(feedPort, listener: feeder)
                 try startGPSD()
                 return
-            } catch  where attempt < 3 {
+            } catch {
+                // The feeder and gpsd of this attempt go, whether another attempt follows or not.
                 tearDownProcesses()
+                if attempt >= 3 { throw error }
             }
         }
     }
