@@ -58,8 +58,8 @@ let package = Package(
             name: "WaymarkBench", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore", "GPXLayouts"]),
         // The point layouts of common GPX writers, generated at any size (benchmark and tests).
         .target(name: "GPXLayouts", dependencies: ["Waymark"]),
-        // libFuzzer targets: the GPX reader, the writers, scenario files and gpsd's reports; see
-        // README "Fuzzing".
+        // libFuzzer targets: the GPX reader, the writers, scenario files, gpsd's reports, and the
+        // NMEA and gpsd capture readers; see README "Fuzzing".
         .target(name: "CFuzzShim"),
         .executableTarget(
             name: "WaymarkFuzz", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkScenarioFile", "CFuzzShim"]),

@@ -20,6 +20,10 @@
 #   scripts/bench.sh --nmea [--sizes 10,100] [--only sirf,ublox,rmc,rtk]  NMEA 0183 log → GeoJSON on
 #       the sentence layouts of common receivers: MB/s, fixes/s and peak RSS, against
 #       gpsbabel -i nmea in the same run.
+#   scripts/bench.sh --serve [--clients 100] [--seconds 30]  `waymark serve` playing a 10 Hz NMEA
+#       log in real time to N clients that watch JSON (in the benchmark's process): the server's
+#       CPU as % of one core and each client's TPVs a second, against gpsd serving the same log
+#       (fed by scripts/nmea-feeder.py, whose CPU is not counted) to as many clients.
 #   scripts/bench.sh --parts FILE.gpx  where the time of GPX → GeoJSON goes inside one process: the
 #       bytes read alone, the reader alone, the writer alone, both, and both on two threads.
 #   --install-peers   first apt-get install the peers (gpsbabel, gdal-bin, gpsd, gpsd-clients).
@@ -44,6 +48,8 @@ for a in "$@"; do
         mode=layouts
     elif [ "$a" = --nmea ]; then
         mode=nmea
+    elif [ "$a" = --serve ]; then
+        mode=serve
     else
         args+=("$a")
     fi
@@ -61,6 +67,8 @@ elif [ "$mode" = layouts ]; then
     .build/release/waymark-bench layouts --dir bench-out --waymark .build/release/waymark "${args[@]}"
 elif [ "$mode" = nmea ]; then
     .build/release/waymark-bench nmea --dir bench-out --waymark .build/release/waymark "${args[@]}"
+elif [ "$mode" = serve ]; then
+    .build/release/waymark-bench serve --dir bench-out --waymark .build/release/waymark "${args[@]}"
 elif [ "$mode" = parts ]; then
     .build/release/waymark-bench parts "${args[@]}"
 elif [ "$mode" = store ]; then

@@ -4,13 +4,15 @@
 #   writers   read → write GPX and GeoJSON, and repair
 #   scenario  scenario files, and a simulation driven by each one that reads
 #   gpsd      gpsd's stream: lines, libgps's parser, one fix per epoch, locations
+#   nmea      the trace readers of untrusted files: TraceFormat's detection, NMEA logs and
+#             gpsd JSON captures, read whole and in small pieces (the same events either way)
 # Inputs go up to 1 MB, and each has a time limit of 5 s: work quadratic in the input shows
 # as a timeout. Seeds: the test fixtures, a few points of each common logger layout
 # (Tests/WaymarkTests/Fixtures/fuzz), the scenarios, and gpsd's regression outputs when
 # ../shared/corpus is beside the project (read there, never copied in).
 #
-# Usage: scripts/fuzz.sh [SECONDS=60] [MODE...]. SECONDS is the total; with no MODE, all four
-# share it (gpx half, the others a sixth each). A longer run: scripts/fuzz.sh 3600.
+# Usage: scripts/fuzz.sh [SECONDS=60] [MODE...]. SECONDS is the total; with no MODE, all five
+# share it (gpx half, the others an eighth each). A longer run: scripts/fuzz.sh 3600.
 # Any crash, hang, timeout or sanitizer report fails the run and leaves its input in
 # .build-fuzz/ (crash-*, timeout-*, oom-*), named by mode.
 set -euo pipefail
@@ -18,7 +20,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 modes=("$@")
-if [ ${#modes[@]} -eq 0 ]; then modes=(gpx writers scenario gpsd); fi
+if [ ${#modes[@]} -eq 0 ]; then modes=(gpx writers scenario gpsd nmea); fi
 # The libFuzzer runtime links with lld (gold fails on the sanitizer objects here).
 swift build -c release --product waymark-fuzz --scratch-path .build-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
@@ -43,6 +45,13 @@ seed() {  # seed MODE: fills $work/MODE with the mode's seeds
             for f in "$corpus"/*.chk; do cp "$f" "$dir/$(basename "$f").json"; done
         fi
         ;;
+    nmea)
+        cp Tests/WaymarkTests/Fixtures/nmea/*.nmea Tests/WaymarkTests/Fixtures/fuzz/gpsd/* "$dir"/
+        local corpus=../shared/corpus/gpsd/release-3.22
+        if [ -d "$corpus" ]; then
+            cp "$corpus"/*.log "$dir"/
+        fi
+        ;;
     esac
 }
 
@@ -50,13 +59,13 @@ share() {  # share MODE: its seconds of the total
     if [ ${#modes[@]} -eq 1 ]; then echo "$seconds"; return; fi
     case "$1" in
     gpx) echo $(((seconds + 1) / 2)) ;;
-    *) local s=$((seconds / 6)); echo $((s > 0 ? s : 1)) ;;
+    *) local s=$((seconds / 8)); echo $((s > 0 ? s : 1)) ;;
     esac
 }
 
 for mode in "${modes[@]}"; do
-    case "$mode" in gpx | writers | scenario | gpsd) ;; *)
-        echo "fuzz.sh: unknown mode $mode (gpx, writers, scenario, gpsd)" >&2
+    case "$mode" in gpx | writers | scenario | gpsd | nmea) ;; *)
+        echo "fuzz.sh: unknown mode $mode (gpx, writers, scenario, gpsd, nmea)" >&2
         exit 64
         ;;
     esac

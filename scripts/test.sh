@@ -5,8 +5,9 @@
 #      receiver logs into a private gpsd), xmllint, the sqlite3 shell (tests read the store as a
 #      user would), GeographicLib for Python, chromium (headless, it screenshots render's SVG),
 #   2. builds the package (the CLI tests run the built `waymark`),
-#   3. fuzzes the GPX reader, the writers, scenario files and gpsd's stream with libFuzzer for
-#      WAYMARK_FUZZ_SECONDS in all (default 60; 0 skips; scripts/fuzz.sh says how it is shared),
+#   3. fuzzes the GPX reader, the writers, scenario files, gpsd's stream and the NMEA and gpsd
+#      capture readers with libFuzzer for WAYMARK_FUZZ_SECONDS in all (default 60; 0 skips;
+#      scripts/fuzz.sh says how it is shared),
 #   4. runs `swift test`,
 #   5. with no extra arguments, builds and tests the example app (Examples/RunTracker), a separate
 #      package that depends on this one by path.

@@ -10,6 +10,7 @@
 //        waymark-bench parts FILE.gpx  (see PartsBench.swift)
 //        waymark-bench layouts [--sizes 10,100]  (see LayoutBench.swift)
 //        waymark-bench nmea [--sizes 10,100]     (see NMEABench.swift)
+//        waymark-bench serve [--clients 100] [--seconds 30]  (see ServeBench.swift)
 //   sizes are in MB (10⁶ bytes). Files are generated once and reused while their size matches.
 
 import Foundation
@@ -147,6 +148,10 @@ if CommandLine.arguments.dropFirst().first == "parts" {
 }
 if CommandLine.arguments.dropFirst().first == "nmea" {
     try NMEABench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "serve" {
+    try ServeBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "layouts" {

@@ -27,6 +27,13 @@ import WaymarkScenarioFile
 //   simulation with a few fixes for up to a day of its timeline.
 // - `gpsd`: the bytes are gpsd's stream: cut into lines (64 KiB limit), each read by libgps's
 //   parser, the reports coalesced per epoch and mapped to locations, which must be valid.
+// - `nmea`: the bytes are a trace of unknown format: `TraceFormat` tells it and makes its reader,
+//   and the bytes are read as an NMEA log (`NMEAReader`) and as a gpsd JSON capture
+//   (`GPSDCaptureReader`). Each read must give one well-nested track (segments of points, each
+//   begun and ended), points at a finite latitude in -90...90 and longitude in -180...180 with
+//   a time, if any, of the years -9999...9999 (`ValueFormatting.readableSeconds`), and the same
+//   events whether the bytes come whole or in pieces of 7 bytes and, for short inputs, of 1
+//   byte: a line break or a sentence cut by a read must not matter.
 // A violation traps, so libFuzzer saves the input. Inputs go up to 1 MB and each has a time
 // limit (scripts/fuzz.sh), so that work quadratic in the input shows as a timeout.
 
@@ -180,14 +187,131 @@ func fuzzGPSD(_ bytes: [UInt8]) {
     check(coalescer.finish())
 }
 
+/// Every event of `reader`, or the error that ended the read.
+func events(of reader: any TraceEventReader) -> (events: [GPXEvent], error: String?) {
+    var list: [GPXEvent] = []
+    do {
+        try reader.readEvents { list.append($0) }
+        return (list, nil)
+    } catch {
+        return (list, "\(error)")
+    }
+}
+
+/// Traps unless `events` are one well-nested track of valid points (what the NMEA and gpsd
+/// capture readers give): a header, the track, segments of at least one point, then warnings.
+func checkTrack(_ events: [GPXEvent], reader: String) {
+    func fail(_ why: String) -> Never {
+        report("waymark-fuzz: \(reader): \(why)\n  \(events.prefix(40))\n")
+        abort()
+    }
+    enum Place { case start, header, track, segment, ended }
+    var place = Place.start
+    var pointsInSegment = 0
+    for event in events {
+        switch (place, event) {
+        case (.start, .header): place = .header
+        case (.header, .trackStart): place = .track
+        case (.track, .segmentStart):
+            place = .segment
+            pointsInSegment = 0
+        case (.segment, .trackPoint(let point)):
+            pointsInSegment += 1
+            let c = point.coordinate
+            guard c.latitude.isFinite, c.longitude.isFinite, (-90...90).contains(c.latitude),
+                (-180...180).contains(c.longitude)
+            else { fail("a point outside the world: \(point)") }
+            if let elevation = point.elevation, !elevation.isFinite {
+                fail("an elevation that is not finite: \(point)")
+            }
+            if let time = point.time, !ValueFormatting.readableSeconds.contains(time.timeIntervalSince1970) {
+                fail("a time outside the years -9999...9999: \(time.timeIntervalSince1970) s")
+            }
+        case (.segment, .segmentEnd):
+            if pointsInSegment == 0 { fail("an empty segment") }
+            place = .track
+        case (.track, .trackEnd): place = .ended
+        case (.ended, .warning): break
+        default: fail("\(event) out of place (after \(place))")
+        }
+    }
+    if place != .ended { fail("the events end inside the track (\(place))") }
+}
+
+/// Whether two reads gave the same events; a NaN in a point (which is not equal to itself) is
+/// compared by its text.
+func sameEvents(_ a: (events: [GPXEvent], error: String?), _ b: (events: [GPXEvent], error: String?)) -> Bool {
+    if a.error != b.error || a.events.count != b.events.count { return false }
+    return zip(a.events, b.events).allSatisfy { $0 == $1 || "\($0)" == "\($1)" }
+}
+
+/// The piece sizes each input is read in besides whole: 7 bytes up to 256 KiB, 1 byte up to
+/// 16 KiB (a 1-byte read of a long line scans it once per byte), and one size that varies
+/// with the input so that reads also end at other places in the reader's 64 KiB buffer.
+func pieceSizes(_ count: Int) -> [Int] {
+    var sizes = [4093]
+    if count <= 262_144 { sizes.append(7) }
+    if count <= 16_384 { sizes.append(1) }
+    return sizes
+}
+
+/// Reads `bytes` whole and in each of `pieceSizes` with `make`, checks each read's events with
+/// `checkTrack` when `checksTrack`, and traps when two reads differ.
+func readInPieces(
+    _ bytes: [UInt8], reader name: String, checksTrack: Bool = true, _ make: (ByteSource) -> (any TraceEventReader)?
+) {
+    guard let wholeReader = make(MemoryByteSource(bytes, pieceSize: .max)) else { return }
+    let whole = events(of: wholeReader)
+    if checksTrack, whole.error == nil { checkTrack(whole.events, reader: name) }
+    for size in pieceSizes(bytes.count) {
+        guard let reader = make(MemoryByteSource(bytes, pieceSize: size)) else {
+            report("waymark-fuzz: \(name): made no reader from \(size)-byte pieces but did from the whole\n")
+            abort()
+        }
+        let pieces = events(of: reader)
+        if !sameEvents(whole, pieces) {
+            let shorter = min(whole.events.count, pieces.events.count)
+            let firstDifference = (0..<shorter).first { whole.events[$0] != pieces.events[$0] } ?? shorter
+            report(
+                "waymark-fuzz: \(name): whole and \(size)-byte reads differ at event \(firstDifference) of \(whole.events.count) and \(pieces.events.count) (errors \(whole.error ?? "none"), \(pieces.error ?? "none")):\n  \(whole.events.dropFirst(firstDifference).prefix(3))\n  \(pieces.events.dropFirst(firstDifference).prefix(3))\n"
+            )
+            abort()
+        }
+    }
+}
+
+func fuzzNMEA(_ bytes: [UInt8]) {
+    // The format of the first 4 KiB, as the reader's peek sees it, and the reader it makes.
+    let format = TraceFormat.detect(bytes.prefix(4096))
+    readInPieces(bytes, reader: "TraceFormat.reader (\(format))", checksTrack: format != .gpx) { source in
+        do {
+            let reader = try TraceFormat.reader(
+                for: source, name: "fuzz.trace", options: GPXReadOptions(lenient: true),
+                readers: .withGPSDCaptures)
+            let made: TraceFormat =
+                reader is NMEAReader ? .nmea : reader is GPSDCaptureReader ? .gpsdJSON : .gpx
+            if made != format {
+                report("waymark-fuzz: TraceFormat.detect says \(format) but the reader made is for \(made)\n")
+                abort()
+            }
+            return reader
+        } catch {
+            report("waymark-fuzz: TraceFormat.reader threw on bytes in memory: \(error)\n")
+            abort()
+        }
+    }
+    readInPieces(bytes, reader: "NMEAReader") { NMEAReader(source: $0, name: "fuzz.nmea") }
+    readInPieces(bytes, reader: "GPSDCaptureReader") { GPSDCaptureReader(source: $0, name: "fuzz.json") }
+}
+
 enum Mode: String {
-    case gpx, writers, scenario, gpsd
+    case gpx, writers, scenario, gpsd, nmea
 }
 
 let mode: Mode = {
     let name = getenv("WAYMARK_FUZZ_TARGET").map { String(cString: $0) } ?? "gpx"
     guard let mode = Mode(rawValue: name) else {
-        report("waymark-fuzz: WAYMARK_FUZZ_TARGET must be gpx, writers, scenario or gpsd, not \(name)\n")
+        report("waymark-fuzz: WAYMARK_FUZZ_TARGET must be gpx, writers, scenario, gpsd or nmea, not \(name)\n")
         exit(64)
     }
     return mode
@@ -201,6 +325,7 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     case .writers: fuzzWriters(bytes)
     case .scenario: fuzzScenario(bytes)
     case .gpsd: fuzzGPSD(bytes)
+    case .nmea: fuzzNMEA(bytes)
     }
     return 0
 }

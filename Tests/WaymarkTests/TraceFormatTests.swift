@@ -198,4 +198,42 @@ import Testing
             Set(fixes.keys).subtracting(ours).subtracting(late).count == leftOut,
             "\(log): \(Set(fixes.keys).subtracting(ours).sorted().prefix(5)), \(leftOut) left out")
     }
+
+    /// The events and the reader of `bytes` read as an NMEA log `pieceSize` bytes at a time.
+    static func nmeaEvents(_ bytes: [UInt8], pieceSize: Int) throws -> (events: [GPXEvent], reader: NMEAReader) {
+        let reader = NMEAReader(source: MemoryByteSource(bytes, pieceSize: pieceSize), name: "pieces.nmea")
+        var events: [GPXEvent] = []
+        try reader.readEvents { events.append($0) }
+        return (events, reader)
+    }
+
+    // Found by the fuzzer's nmea mode on gpsd's bt451.log: a read that ended between a CR and
+    // its LF took the line then and again with the next read (a GSA twice: 18 satellites, not 9).
+    @Test func aLineBreakCutByAReadEndsOneLine() throws {
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: Paths.fixture("nmea/walk.nmea"))))
+        let whole = try Self.nmeaEvents(bytes, pieceSize: .max)
+        #expect(whole.reader.fixes > 0)
+        for size in [1, 2, 7] {
+            let pieces = try Self.nmeaEvents(bytes, pieceSize: size)
+            #expect(pieces.reader.sentences == whole.reader.sentences, "\(size)-byte reads")
+            #expect(pieces.events == whole.events, "\(size)-byte reads")
+        }
+    }
+
+    @Test func aLineTooLongIsSkippedWhereverTheReadsEnd() throws {
+        let fix = Self.s("GPRMC,120000.00,A,4807.0380,N,01131.0000,E,0.0,0.0,010524,,,A")
+        let later = Self.s("GPRMC,120001.00,A,4807.0380,N,01131.0000,E,0.0,0.0,010524,,,A")
+        // 4 100 bytes: one read of the whole log holds the line and its break; 7-byte reads end
+        // inside it. A CR alone ends the second, so that what follows it is its own line.
+        let long = "$GPTXT," + String(repeating: "x", count: 4093)
+        let bytes = Array((fix + long + "\r\n" + long + "\r" + later + long).utf8)
+        let whole = try Self.nmeaEvents(bytes, pieceSize: .max)
+        #expect(whole.reader.malformedLines == 3)
+        #expect(whole.reader.fixes == 2)
+        for size in [1, 7, 4096] {
+            let pieces = try Self.nmeaEvents(bytes, pieceSize: size)
+            #expect(pieces.reader.malformedLines == 3, "\(size)-byte reads")
+            #expect(pieces.events == whole.events, "\(size)-byte reads")
+        }
+    }
 }

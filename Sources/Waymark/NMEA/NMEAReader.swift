@@ -208,35 +208,45 @@ public final class NMEAReader {
             let end = UnsafePointer(buffer + filled)
             while p < end {
                 guard let nl = Self.lineBreak(p, end) else { break }
+                // CRLF is one break; CR alone is one too. A CR that ends the bytes read may be
+                // the first half of a CRLF: its line waits for the next read, which tells (taken
+                // now, the line would be taken again then).
+                var next = nl + 1
+                if nl.pointee == 13, next == end, !atEnd { break }
+                if nl.pointee == 13, next < end, next.pointee == 10 { next += 1 }
                 if skippingLongLine {
                     skippingLongLine = false
+                } else if nl - p >= Self.maxLineLength {
+                    // As long a line is skipped when a read ends inside it, so it is here too:
+                    // where reads end must not matter.
+                    malformed(line: line, column: 1)
                 } else {
                     try body(line, p, nl)
-                }
-                // CRLF is one break; CR alone is one too.
-                var next = nl + 1
-                if nl.pointee == 13, next < end, next.pointee == 10 {
-                    next += 1
-                } else if nl.pointee == 13, next == end, !atEnd {
-                    // The LF may be in the next read: keep the CR for then.
-                    break
                 }
                 line += 1
                 p = next
             }
             let rest = end - p
             if atEnd {
-                if rest > 0 && !skippingLongLine { try body(line, p, end) }
+                if rest > 0 && !skippingLongLine {
+                    if rest >= Self.maxLineLength { malformed(line: line, column: 1) } else { try body(line, p, end) }
+                }
                 break
             }
-            if rest >= Self.maxLineLength && !skippingLongLine {
+            // A CR left at the end is the line's break (its LF, if any, still to come).
+            let keptCR = rest > 0 && (end - 1).pointee == 13
+            if !skippingLongLine && rest - (keptCR ? 1 : 0) >= Self.maxLineLength {
                 malformed(line: line, column: 1)
                 skippingLongLine = true
-                filled = 0
-                continue
             }
             if skippingLongLine {
-                filled = 0
+                // The long line's bytes go; a CR that ends it stays, to end it in the next read.
+                if keptCR {
+                    buffer[0] = 13
+                    filled = 1
+                } else {
+                    filled = 0
+                }
                 continue
             }
             if rest > 0 && p != UnsafePointer(buffer) { memmove(buffer, p, rest) }
