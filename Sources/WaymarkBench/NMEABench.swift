@@ -137,7 +137,9 @@ enum NMEABench {
             let (la, ns) = ddmm(lat, latitude: true)
             let (lo, ew) = ddmm(lon, latitude: false)
             let knots = String(format: "%.3f", speed * 3600 / 1852)
-            let course = String(format: "%.2f", (heading.truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360))
+            let course = String(
+                format: "%.2f",
+                (heading.truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360))
             let a = String(format: "%.1f", alt)
             switch layout {
             case .sirf:

@@ -1,9 +1,10 @@
+import Waymark
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import Waymark
 
 /// Reads a capture of gpsd's JSON reports (what `gpspipe -w` prints, one report a line) as the
 /// events of a GPX document: one track, one point per fix, a new segment after each loss of

@@ -204,7 +204,10 @@ struct CLITests {
     /// file and exited 0); a --format that contradicts the extension is a usage error.
     @Test func renderTakesTheFormatFromTheOutputsExtension() throws {
         let trace = Paths.fixture("gpx/segments.gpx")
-        for (suffix, start) in [(".geojson", "{\"type\":\"FeatureCollection\""), (".json", "{\"type\":\"FeatureCollection\""), (".gpx", "<?xml")] {
+        for (suffix, start) in [
+            (".geojson", "{\"type\":\"FeatureCollection\""), (".json", "{\"type\":\"FeatureCollection\""),
+            (".gpx", "<?xml"),
+        ] {
             let out = temporaryPath(suffix)
             defer { try? FileManager.default.removeItem(atPath: out) }
             let r = try waymark("render", trace, "-o", out)

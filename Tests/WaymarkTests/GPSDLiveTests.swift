@@ -105,7 +105,9 @@ struct GPSDLiveTests {
             let check = try run(xmllint, ["--nonet", "--noout", "--schema", schema, gpx])
             #expect(check.status == 0, "\(check.stderr)")
         }
-        let connected = h.audit().filter { $0["event"] as? String == "source" && $0["action"] as? String == "connected" }
+        let connected = h.audit().filter {
+            $0["event"] as? String == "source" && $0["action"] as? String == "connected"
+        }
         #expect(connected.count == 1, "\(h.audit().filter { $0["event"] as? String == "source" })")
         let show = try run(Paths.waymark.path, ["sessions", "show", "1", "--store", store])
         #expect(show.status == 0, "\(show.stderr)")
@@ -397,7 +399,7 @@ final class GPSDLiveHarness {
     private func waitForPort(_ port: Int, listener: pid_t) throws {
         for _ in 0..<100 {
             if hasExited(listener) { throw POSIXError(.EADDRINUSE) }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -91,7 +91,8 @@ import Testing
         #expect(event.offset == .seconds(5))
         #expect(
             event.ndjson(epoch: Self.epoch)
-                == #"{"time":"2024-05-01T08:00:05.000Z","event":"source","action":"outage","detail":"gpsd closed the connection"}"# + "\n"
+                == #"{"time":"2024-05-01T08:00:05.000Z","event":"source","action":"outage","detail":"gpsd closed the connection"}"#
+                + "\n"
         )
         #expect(recorder.events.first?.ndjson(epoch: Self.epoch).contains(#""format":4"#) == true)
     }

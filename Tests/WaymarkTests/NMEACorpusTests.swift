@@ -30,7 +30,9 @@ struct NMEACorpusTests {
         var runTime: String?
         var runFix: GpsdFix?
         for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("{\"class\":\"TPV\"") {
-            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                continue
+            }
             let time = object["time"] as? String
             if time != runTime || time == nil {
                 if let runFix { fixes.append(runFix) }
@@ -144,13 +146,16 @@ struct NMEACorpusTests {
             let candidates = Self.gpsdTime(of: time).flatMap { byTime[$0] ?? [] }
             guard !candidates.isEmpty else {
                 let timeOfDay = String(Self.formatter.string(from: time).dropFirst(10))
-                if let i = expected.indices.first(where: { !matched.contains($0) && expected[$0].time == nil && samePosition(expected[$0], p) }) {
+                if let i = expected.indices.first(where: {
+                    !matched.contains($0) && expected[$0].time == nil && samePosition(expected[$0], p)
+                }) {
                     // gpsd had no date for this epoch yet, and sent its TPV without a time;
                     // Waymark dates it from the receiver's next date.
                     matched.insert(i)
                     explained.undated += 1
                 } else if let i = expected.indices.first(where: {
-                    !matched.contains($0) && expected[$0].time?.hasSuffix(timeOfDay) == true && samePosition(expected[$0], p)
+                    !matched.contains($0) && expected[$0].time?.hasSuffix(timeOfDay) == true
+                        && samePosition(expected[$0], p)
                 }) {
                     // gpsd guessed another day (see bt451 below).
                     matched.insert(i)
@@ -165,7 +170,9 @@ struct NMEACorpusTests {
             func agreement(_ f: GpsdFix) -> Int {
                 var a = samePosition(f, p) ? 4 : 0
                 if f.mode == ourMode { a += 2 }
-                if f.altitude.map({ a in p.elevation.map { abs($0 - a) <= 1e-4 } ?? false }) ?? (p.elevation == nil) { a += 1 }
+                if f.altitude.map({ a in p.elevation.map { abs($0 - a) <= 1e-4 } ?? false }) ?? (p.elevation == nil) {
+                    a += 1
+                }
                 return a
             }
             let best = candidates.max { agreement(expected[$0]) < agreement(expected[$1]) }!
@@ -174,7 +181,9 @@ struct NMEACorpusTests {
             let key = f.time ?? "?"
             if !samePosition(f, p) {
                 counts[.position, default: 0] += 1
-                report.append("\(key): position \(p.coordinate.latitude),\(p.coordinate.longitude) vs \(f.latitude),\(f.longitude)")
+                report.append(
+                    "\(key): position \(p.coordinate.latitude),\(p.coordinate.longitude) vs \(f.latitude),\(f.longitude)"
+                )
             }
             if f.mode != ourMode {
                 counts[.mode, default: 0] += 1

@@ -132,7 +132,7 @@ struct OutputSafetyTests {
         // Opened without blocking, retried until render has the reading end, at most 10 s.
         var writer: Int32 = -1
         for _ in 0..<1000 where writer < 0 {
-            writer = open(fifo, O_WRONLY | O_NONBLOCK)
+            writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
             if writer < 0 { usleep(10_000) }
         }
         #expect(writer >= 0, "render opened its input")

@@ -97,12 +97,15 @@ import Testing
         let directory = (path as NSString).deletingLastPathComponent
         defer { try? FileManager.default.removeItem(atPath: temporaryRoot(of: path)) }
         _ = try SessionStore(path: path)
-        let dirFD = open(directory, O_RDONLY | O_DIRECTORY)
+        // Close-on-exec: a program another test starts meanwhile must not inherit these
+        // descriptors, whose flocks it would then hold until it exits (a clean-clone run saw
+        // the store still locked after close(storeFD)).
+        let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         #expect(dirFD >= 0 && flock(dirFD, LOCK_EX) == 0)
         defer { close(dirFD) }
         _ = try SessionStore(path: path, mode: .existing)  // returns: the directory's lock is not waited for
 
-        let storeFD = open(SessionStore.lockPath(of: path), O_RDONLY)
+        let storeFD = open(SessionStore.lockPath(of: path), O_RDONLY | O_CLOEXEC)
         #expect(storeFD >= 0 && flock(storeFD, LOCK_EX) == 0)
         do {
             _ = try SessionStore(path: path, mode: .existing, lockAttempts: 2)

@@ -322,7 +322,7 @@ import Testing
         defer { unlink(fifo) }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
         let writer = Thread {
-            let fd = open(fifo, O_WRONLY)
+            let fd = open(fifo, O_WRONLY | O_CLOEXEC)
             bytes.withUnsafeBytes { _ = Foundation.write(fd, $0.baseAddress!, $0.count) }
             close(fd)
         }

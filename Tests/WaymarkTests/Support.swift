@@ -72,7 +72,7 @@ func freeLoopbackPorts(_ count: Int) throws -> [Int] {
     defer { for fd in sockets { close(fd) } }
     var ports: [Int] = []
     for _ in 0..<count {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         sockets.append(fd)
         var address = sockaddr_in()

@@ -25,7 +25,9 @@ import Testing
         #expect(Self.format("") == .gpx)
     }
 
-    static func read(_ text: String, name: String = "test.nmea") throws -> (points: [GPXPoint], segments: Int, warnings: [GPXWarning]) {
+    static func read(_ text: String, name: String = "test.nmea") throws -> (
+        points: [GPXPoint], segments: Int, warnings: [GPXWarning]
+    ) {
         let reader = try TraceFormat.reader(
             for: MemoryByteSource(Array(text.utf8)), name: name, readers: .withGPSDCaptures)
         var points: [GPXPoint] = []
@@ -89,8 +91,11 @@ import Testing
         let (points, _, warnings) = try Self.read(log, name: "bad.nmea")
         #expect(points.count == 2)
         let text = warnings.map(\.description)
-        #expect(text.contains("bad.nmea:2:1: warning: 2 sentence(s) with a wrong checksum were skipped; this is the first"), "\(text)")
-        #expect(text.contains { $0.hasPrefix("bad.nmea:3:1: warning: 1 line(s) that are not NMEA sentences") }, "\(text)")
+        #expect(
+            text.contains("bad.nmea:2:1: warning: 2 sentence(s) with a wrong checksum were skipped; this is the first"),
+            "\(text)")
+        #expect(
+            text.contains { $0.hasPrefix("bad.nmea:3:1: warning: 1 line(s) that are not NMEA sentences") }, "\(text)")
     }
 
     @Test func aLossOfFixEndsTheSegmentAndATwoDFixHasNoAltitude() throws {
@@ -111,7 +116,8 @@ import Testing
     /// A receiver that gives no date dates its fixes from the log's `# Date:` line, and one
     /// with the GPS week rollover bug (1024 weeks early) is moved forward, with a warning each.
     @Test func theLogsDateLineDatesAndUndoesAWeekRollover() throws {
-        let undated = "# Date: 2019-03-14\n" + Self.s("GPGGA,101010.00,4807.0380,N,01131.0000,E,1,08,0.9,545.4,M,46.9,M,,")
+        let undated =
+            "# Date: 2019-03-14\n" + Self.s("GPGGA,101010.00,4807.0380,N,01131.0000,E,1,08,0.9,545.4,M,46.9,M,,")
         let (p1, _, w1) = try Self.read(undated)
         #expect(p1.first?.time == ISO8601DateFormatter().date(from: "2019-03-14T10:10:10Z"))
         #expect(w1.contains { $0.message.contains("'# Date:' line") })
@@ -149,7 +155,10 @@ import Testing
         #expect(p.speed == 1.5 && p.course == 90)
         #expect(p.horizontalAccuracy == 4.2 && p.verticalAccuracy == 6.5)
         #expect(points[1].fix == .twoD && points[1].elevation == nil)
-        #expect(warnings.map(\.description) == ["cap.json:7:1: warning: 1 line(s) that are not gpsd JSON were skipped; this is the first"])
+        #expect(
+            warnings.map(\.description) == [
+                "cap.json:7:1: warning: 1 line(s) that are not gpsd JSON were skipped; this is the first"
+            ])
     }
 
     /// Every fix of gpsd's corpus, as gpsd printed it (the JSON lines of each `.chk`), read as

@@ -185,7 +185,7 @@ import Testing
         let viaKernel = try render(write)
         let appended = temporaryPath(".geojson")
         defer { try? FileManager.default.removeItem(atPath: appended) }
-        let fd = open(appended, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        let fd = open(appended, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         try #require(fd >= 0)
         let appendSink = FileSink(descriptor: fd, path: appended)
         try write(to: appendSink)

@@ -205,7 +205,9 @@ struct NMEAEpochMerger {
         // A fix with an altitude is 3D, whatever GSA said: gpsd 3.22 reports it so (a u-blox
         // LEA-4H, a Garmin 25LP and a Navior CH-4711 send GSA mode 2 beside GGA altitudes).
         if mode == 2 && epoch.altitude != nil { mode = 3 }
-        var fix = NMEAFix(point: point(mode: mode, latitude: latitude, longitude: longitude), timeOfDay: epoch.timeOfDay, line: epoch.line)
+        var fix = NMEAFix(
+            point: point(mode: mode, latitude: latitude, longitude: longitude), timeOfDay: epoch.timeOfDay,
+            line: epoch.line)
         fix.followsLoss = lostSinceFix
         lostSinceFix = false
         if anchor != nil || fix.timeOfDay == nil {
@@ -398,7 +400,9 @@ struct NMEAEpochMerger {
         setMode(NMEAField.number(s.field(9)) != nil && (satellitesUsed ?? 0) > 3 ? 3 : 2)
     }
 
-    private mutating func fixDetails(_ s: NMEALexer, satellites: Int, hdop: Int, altitude: Int, separation: Int, age: Int) {
+    private mutating func fixDetails(
+        _ s: NMEALexer, satellites: Int, hdop: Int, altitude: Int, separation: Int, age: Int
+    ) {
         if let n = NMEAField.integer(s.field(satellites)) {
             epoch.satellites = n
             satellitesUsed = n

@@ -122,7 +122,8 @@ final class NMEALexer {
         guard address.count >= 2, address.count <= 16 else { return .malformed }
         for i in 0..<address.count {
             let b = address[i]
-            guard (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
+            guard
+                (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
             else { return .malformed }
         }
         return .sentence(NMEAType.of(address))
