@@ -15,7 +15,7 @@ import Waymark
 extension WaymarkCommand {
     struct Info: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print statistics of a GPX trace.",
+            abstract: "Print statistics of a trace (GPX, NMEA, gpsd JSON).",
             discussion: """
                 Counts, time span, geodesic length in 2D and 3D (WGS 84, summed within track \
                 segments), moving time (pairs of points faster than 1 km/h), maximum and average \
@@ -33,7 +33,7 @@ extension WaymarkCommand {
                   waymark info walk.gpx --json | jq .length2D
                 """)
 
-        @Argument(help: "The GPX file to read; - reads standard input.")
+        @Argument(help: "The trace to read (GPX, an NMEA log or a gpsd JSON capture, told by its content); - reads standard input.")
         var trace: String
 
         @Flag(help: "Print one JSON object instead of text.")

@@ -5,7 +5,7 @@ import WaymarkStore
 extension WaymarkCommand {
     struct Render: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Render a GPX trace as text, GeoJSON, GPX 1.1 or an SVG picture.",
+            abstract: "Render a trace (GPX, NMEA, gpsd JSON) as text, GeoJSON, GPX 1.1 or an SVG picture.",
             discussion: """
                 text     a summary (counts, time span, geodesic length, moving time, speeds, climb, \
                 bounds) and a sketch of the path in braille characters, fitted to the terminal. \
@@ -44,7 +44,7 @@ extension WaymarkCommand {
             case auto, always, never
         }
 
-        @Argument(help: "The GPX file to read; - reads standard input.")
+        @Argument(help: "The trace to read (GPX, an NMEA log or a gpsd JSON capture, told by its content); - reads standard input.")
         var trace: String?
 
         @Option(help: ArgumentHelp("Render this stored session instead of a file.", valueName: "id"))

@@ -19,7 +19,7 @@ import WaymarkStore
 extension WaymarkCommand {
     struct Replay: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Replay a GPX trace into a simulated iOS app and see what it receives.",
+            abstract: "Replay a trace (GPX, NMEA, gpsd JSON) into a simulated iOS app and see what it receives.",
             discussion: """
                 The trace plays on its own timestamps (untimed tracks, routes and Xcode-style \
                 waypoint lists at --speed) into a simulated app that owns a CoreLocation-style \
@@ -57,7 +57,7 @@ extension WaymarkCommand {
                   waymark replay walk.gpx --quiet --format ndjson | jq .appState
                 """)
 
-        @Argument(help: "The GPX file to replay; - reads standard input.")
+        @Argument(help: "The trace to replay (GPX, an NMEA log or a gpsd JSON capture); - reads standard input.")
         var trace: String
 
         @OptionGroup(title: "App, authorization and accuracy") var app: AppOptions

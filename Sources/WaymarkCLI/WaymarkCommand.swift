@@ -7,8 +7,10 @@ struct WaymarkCommand: AsyncParsableCommand {
         commandName: "waymark",
         abstract: "Record, replay and render location traces.",
         discussion: """
-            Waymark reads GPX 1.0 and 1.1 with its own streaming XML parser, and writes GeoJSON \
-            (RFC 7946), GPX 1.1 or a text view with a sketch of the path.
+            Waymark reads GPX 1.0 and 1.1 with its own streaming XML parser, NMEA 0183 logs and \
+            gpsd JSON captures (gpspipe -r, gpspipe -w), told by their content; it writes GeoJSON \
+            (RFC 7946), GPX 1.1, an SVG picture or a text view with a sketch of the path, and \
+            serves any trace to gpsd's clients.
 
             Machine-readable output goes to standard output; warnings, errors and progress go to \
             standard error. Exit codes follow sysexits: 64 usage, 65 bad input data, 66 missing \
