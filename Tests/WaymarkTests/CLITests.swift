@@ -224,6 +224,18 @@ struct CLITests {
         #expect(text.status == 0, "\(text.stderr)")
     }
 
+    /// Issue 17: the shell completions the README documents are there for every shell it names,
+    /// and know the subcommands and the values of --format.
+    @Test func shellCompletionsCoverTheCommands() throws {
+        for shell in ["bash", "zsh", "fish"] {
+            let r = try waymark("--generate-completion-script", shell)
+            #expect(r.status == 0, "\(shell): \(r.stderr)")
+            for word in ["serve", "record", "render", "sessions", "geojson", "svg"] {
+                #expect(r.stdoutText.contains(word), "\(shell) completions lack \(word)")
+            }
+        }
+    }
+
     @Test func missingFileExits66AndUsageErrorsExit64() throws {
         let missing = try waymark("info", "/no/such/walk.gpx")
         #expect(missing.status == 66)
