@@ -33,7 +33,10 @@ extension WaymarkCommand {
                   waymark info walk.gpx --json | jq .length2D
                 """)
 
-        @Argument(help: "The trace to read (GPX, an NMEA log or a gpsd JSON capture, told by its content); - reads standard input.")
+        @Argument(
+            help:
+                "The trace to read (GPX, an NMEA log or a gpsd JSON capture, told by its content); - reads standard input."
+        )
         var trace: String
 
         @Flag(help: "Print one JSON object instead of text.")

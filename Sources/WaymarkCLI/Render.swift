@@ -44,7 +44,10 @@ extension WaymarkCommand {
             case auto, always, never
         }
 
-        @Argument(help: "The trace to read (GPX, an NMEA log or a gpsd JSON capture, told by its content); - reads standard input.")
+        @Argument(
+            help:
+                "The trace to read (GPX, an NMEA log or a gpsd JSON capture, told by its content); - reads standard input."
+        )
         var trace: String?
 
         @Option(help: ArgumentHelp("Render this stored session instead of a file.", valueName: "id"))

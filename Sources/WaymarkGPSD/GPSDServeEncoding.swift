@@ -204,25 +204,12 @@ public enum GPSDServeEncoding {
             ofDay += 8_640_000
             days -= 1
         }
-        let (y, m, d) = civil(days)
+        let (y, m, d) = ValueParsing.civil(fromDays: Int(days))
         let s = ofDay / 100
         let hhmmss =
             twoDigits(Int(s / 3600)) + twoDigits(Int(s / 60 % 60)) + twoDigits(Int(s % 60)) + "."
             + twoDigits(Int(ofDay % 100))
         return (hhmmss, twoDigits(d) + twoDigits(m) + twoDigits(((y % 100) + 100) % 100))
-    }
-
-    /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-    static func civil(_ days: Int64) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (Int(yoe + era * 400 + (m <= 2 ? 1 : 0)), Int(m), Int(d))
     }
 
     /// `ddmm.mmmmmm` (or `dddmm.mmmmmm`) and its hemisphere.

@@ -16,11 +16,7 @@ extension GPXReader {
     public func readAhead(
         batchSize: Int = 512, batches: Int = 4, _ handle: (consuming GPXEvent) throws -> Void
     ) throws {
-        try readAhead(
-            batchSize: batchSize, batches: batches,
-            points: { point, isRoute in
-                try handle(isRoute ? .routePoint(point.pointee) : .trackPoint(point.pointee))
-            }, others: { event in try handle(event) })
+        try readEventsAhead(batchSize: batchSize, batches: batches, handle)
     }
 
     /// ``readAhead(batchSize:batches:_:)``, lending each route and track point where it lies in
@@ -32,47 +28,7 @@ extension GPXReader {
         points: (UnsafePointer<GPXPoint>, _ isRoute: Bool) throws -> Void,
         others: (consuming GPXEvent) throws -> Void
     ) throws {
-        let pipe = EventPipe(depth: max(1, batches), batchSize: max(1, batchSize))
-        let started = ReaderThread { [self] in
-            let sender = EventSender(pipe)
-            pointSink = sender
-            defer { pointSink = nil }
-            do {
-                try read { try sender.send($0) }
-                sender.flush()
-                pipe.finish(nil)
-            } catch is EventPipe.Cancelled {
-                pipe.finish(nil)
-            } catch {
-                sender.flush()
-                pipe.finish(error)
-            }
-        }
-        guard let thread = started else {
-            try withoutActuallyEscaping(points) { points in
-                try withoutActuallyEscaping(others) { others in
-                    try read { event in
-                        switch consume event {
-                        case .trackPoint(var p): try points(&p, false)
-                        case .routePoint(var p): try points(&p, true)
-                        case let other: try others(other)
-                        }
-                    }
-                }
-            }
-            return
-        }
-        defer { thread.join() }
-        do {
-            while case .batch(let events) = pipe.receive() {
-                try events.lend(points: points, others: others)
-                pipe.recycle(events)
-            }
-        } catch {
-            pipe.cancel()
-            throw error
-        }
-        if let error = pipe.failure { throw error }
+        try readEventsAhead(batchSize: batchSize, batches: batches, points: points, others: others)
     }
 }
 
@@ -96,13 +52,13 @@ extension TraceEventReader {
         points: (UnsafePointer<GPXPoint>, _ isRoute: Bool) throws -> Void,
         others: (consuming GPXEvent) throws -> Void
     ) throws {
-        if let gpx = self as? GPXReader {
-            try gpx.readAhead(batchSize: batchSize, batches: batches, points: points, others: others)
-            return
-        }
         let pipe = EventPipe(depth: max(1, batches), batchSize: max(1, batchSize))
+        // GPX's scanner puts each track point straight into its batch's slot.
+        let gpx = self as? GPXReader
         let started = ReaderThread { [self] in
             let sender = EventSender(pipe)
+            gpx?.pointSink = sender
+            defer { gpx?.pointSink = nil }
             do {
                 try readEvents { try sender.send($0) }
                 sender.flush()

@@ -10,7 +10,7 @@
 #endif
 
 /// Parsers for the XML Schema value types GPX uses, straight from bytes.
-enum ValueParsing {
+package enum ValueParsing {
     /// 10^n for n in 0...22, each exact in a Double.
     @inline(__always)
     static func exactPower(_ n: Int) -> Double {
@@ -570,7 +570,7 @@ enum ValueParsing {
     }
 
     /// The civil date for days since 1970-01-01.
-    static func civil(fromDays z0: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civil(fromDays z0: Int) -> (year: Int, month: Int, day: Int) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

@@ -150,43 +150,31 @@ public final class NMEAReader {
 
     private func closingWarnings() -> [GPXWarning] {
         var list: [GPXWarning] = []
-        if let (line, column) = firstBadChecksum {
-            list.append(
-                GPXWarning(
-                    file: fileName, line: line, column: column,
-                    message: "\(badChecksums) sentence(s) with a wrong checksum were skipped; this is the first"))
+        func warn(_ message: String, at place: (line: Int, column: Int) = (0, 0)) {
+            list.append(GPXWarning(file: fileName, line: place.line, column: place.column, message: message))
         }
-        if let (line, column) = firstMalformed {
-            list.append(
-                GPXWarning(
-                    file: fileName, line: line, column: column,
-                    message:
-                        "\(malformedLines) line(s) that are not NMEA sentences were skipped (bytes NMEA does not allow, no address, or longer than \(Self.maxLineLength) bytes); this is the first"
-                ))
+        if let place = firstBadChecksum {
+            warn("\(badChecksums) sentence(s) with a wrong checksum were skipped; this is the first", at: place)
+        }
+        if let place = firstMalformed {
+            warn(
+                "\(malformedLines) line(s) that are not NMEA sentences were skipped (bytes NMEA does not allow, no address, or longer than \(Self.maxLineLength) bytes); this is the first",
+                at: place)
         }
         if merger.datedFromHeader > 0 {
-            list.append(
-                GPXWarning(
-                    file: fileName, line: 0, column: 0,
-                    message:
-                        "\(merger.datedFromHeader) fix(es) before the receiver's first date (RMC or ZDA) take the day of the log's '# Date:' line"
-                ))
+            warn(
+                "\(merger.datedFromHeader) fix(es) before the receiver's first date (RMC or ZDA) take the day of the log's '# Date:' line"
+            )
         }
         if merger.undated > 0 {
-            list.append(
-                GPXWarning(
-                    file: fileName, line: 0, column: 0,
-                    message:
-                        "\(merger.undated) fix(es) have no time: the receiver gave no date (RMC or ZDA) and the log no '# Date: YYYY-MM-DD' line"
-                ))
+            warn(
+                "\(merger.undated) fix(es) have no time: the receiver gave no date (RMC or ZDA) and the log no '# Date: YYYY-MM-DD' line"
+            )
         }
         if let shift = merger.weekShift {
-            list.append(
-                GPXWarning(
-                    file: fileName, line: 0, column: 0,
-                    message:
-                        "the receiver's dates are \(shift * 1024) weeks before the log's '# Date:' line (the GPS week rollover); they were moved forward"
-                ))
+            warn(
+                "the receiver's dates are \(shift * 1024) weeks before the log's '# Date:' line (the GPS week rollover); they were moved forward"
+            )
         }
         return list
     }
