@@ -3,7 +3,8 @@
 #   1. installs what the build and the tests use when it is missing: libgps-dev and
 #      libsqlite3-dev (the build links libgps and SQLite), gpsd and gpsd-clients (gpsfake replays
 #      receiver logs into a private gpsd), xmllint, the sqlite3 shell (tests read the store as a
-#      user would), GeographicLib for Python, chromium (headless, it screenshots render's SVG),
+#      user would), GeographicLib for Python, chromium (headless, it screenshots render's SVG), python3-gps
+#      and tmux (serve is tested with gpsd's Python client and with cgps, read in a tmux pane),
 #   2. builds the package (the CLI tests run the built `waymark`),
 #   3. fuzzes the GPX reader, the writers, scenario files, gpsd's stream and the NMEA and gpsd
 #      capture readers with libFuzzer for WAYMARK_FUZZ_SECONDS in all (default 60; 0 skips;
@@ -23,7 +24,9 @@ pkg-config --exists libgps 2>/dev/null || packages+=(libgps-dev pkg-config)
 [ -f /usr/include/sqlite3.h ] || packages+=(libsqlite3-dev)
 command -v sqlite3 >/dev/null 2>&1 || packages+=(sqlite3)
 command -v gpsfake >/dev/null 2>&1 || packages+=(gpsd gpsd-clients python3-gps)
-command -v gpxlogger >/dev/null 2>&1 || packages+=(gpsd-clients)  # serve's tests: gpspipe, gpxlogger
+command -v gpxlogger >/dev/null 2>&1 || packages+=(gpsd-clients)  # serve's tests: gpspipe, gpxlogger, cgps
+[ -f /usr/lib/python3/dist-packages/gps/__init__.py ] || packages+=(python3-gps)  # serve: gpsd's Python client
+command -v tmux >/dev/null 2>&1 || packages+=(tmux)        # serve: cgps is read from a private tmux's pane
 command -v xmllint >/dev/null 2>&1 || packages+=(libxml2-utils)
 command -v bc >/dev/null 2>&1 || packages+=(bc)            # ../shared/tools/gpsfake_replay.sh
 command -v ss >/dev/null 2>&1 || packages+=(iproute2)      # the same
