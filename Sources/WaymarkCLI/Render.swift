@@ -5,7 +5,8 @@ import WaymarkStore
 extension WaymarkCommand {
     struct Render: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Render a trace (GPX, NMEA, gpsd JSON) as text, GeoJSON, GPX 1.1 or an SVG picture.",
+            abstract:
+                "Render a trace (GPX, NMEA, gpsd JSON) as text, GeoJSON, GPX 1.1, an SVG picture or an HTML page.",
             discussion: """
                 text     a summary (counts, time span, geodesic length, moving time, speeds, climb, \
                 bounds) and a sketch of the path in braille characters, fitted to the terminal. \
@@ -23,6 +24,12 @@ extension WaymarkCommand {
                 Mercator; the caption says which. Paths across the antimeridian stay continuous. \
                 Lines are simplified to the pixel (Douglas-Peucker), so a million points give a \
                 small file. The same input gives the same bytes.
+                html     one self-contained page (nothing fetched, opens offline in any browser): \
+                the svg map, elevation and speed profiles against time and against distance, the \
+                statistics of `waymark info`, and a point's time, position, elevation, speed and \
+                distance on hover. Large traces are simplified for drawing (Douglas-Peucker to half \
+                a pixel; profiles from at most 65,536 evenly spread points, hover details for at \
+                most 5,000): a million points give a page of a few hundred kilobytes.
 
                 With --session, the locations of a stored session are rendered instead of a file \
                 (one track, a segment per segment), from the default store or --store.
@@ -34,10 +41,11 @@ extension WaymarkCommand {
                   cat walk.gpx | waymark render - --format text --points
                   waymark render --session 3 --format geojson -o session3.geojson
                   waymark render walk.gpx -o walk.svg
+                  waymark render walk.gpx -o walk.html
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable {
-            case text, geojson, gpx, svg
+            case text, geojson, gpx, svg, html
         }
 
         enum ColorMode: String, ExpressibleByArgument, CaseIterable {
@@ -57,7 +65,9 @@ extension WaymarkCommand {
 
         @Option(
             name: [.customShort("f"), .customLong("format")],
-            help: "Output format (default: what -o's extension names: .gpx, .geojson or .json, .txt, .svg; else text).")
+            help:
+                "Output format (default: what -o's extension names: .gpx, .geojson or .json, .txt, .svg, .html; else text)."
+        )
         var formatOption: Format?
 
         /// `--format`, else what `-o`'s extension names, else text.
@@ -72,6 +82,7 @@ extension WaymarkCommand {
             case .geojson: .geojson
             case .text: .text
             case .svg: .svg
+            case .html: .html
             case .ndjson, nil: nil
             }
         }
@@ -104,7 +115,7 @@ extension WaymarkCommand {
             if let output, output != "-", let named = NamedFormat.named(by: output) {
                 guard let wanted = Self.format(named: output) else {
                     throw ValidationError(
-                        "-o \(output): render writes text, GeoJSON, GPX or SVG, not \(named.rawValue)")
+                        "-o \(output): render writes text, GeoJSON, GPX, SVG or HTML, not \(named.rawValue)")
                 }
                 if let formatOption, formatOption != wanted {
                     throw ValidationError(
@@ -167,6 +178,14 @@ extension WaymarkCommand {
                     // is); a session's events name it in their metadata.
                     let svgTitle = session != nil ? "" : String(events.title.split(separator: "/").last ?? "")
                     let writer = SVGWriter(sink: sink, options: SVGWriter.Options(title: svgTitle))
+                    try reader.read { event in
+                        if event.isWarning, case .warning(let w) = event { report(w) }
+                        try writer.write(event)
+                    }
+                    try writer.finish()
+                case .html:
+                    let title = session != nil ? "" : String(events.title.split(separator: "/").last ?? "")
+                    let writer = TraceHTMLWriter(sink: sink, options: TraceHTMLWriter.Options(title: title))
                     try reader.read { event in
                         if event.isWarning, case .warning(let w) = event { report(w) }
                         try writer.write(event)

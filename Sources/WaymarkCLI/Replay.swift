@@ -100,6 +100,13 @@ extension WaymarkCommand {
         var audit: String?
 
         @Option(
+            name: .customLong("report"),
+            help: ArgumentHelp(
+                "Write a page of the run here (HTML, self-contained): the path coloured by what happened to each fix, a timeline of the app's state, authorization, accuracy, background work, prompts, wakes and pauses, and the summary; click a point or a moment for its audit events.",
+                valueName: "file.html"))
+        var reportPath: String?
+
+        @Option(
             help: ArgumentHelp("Where background fetch syncs stored locations (NDJSON, appended).", valueName: "file"))
         var fetchSink: String?
 
@@ -131,9 +138,10 @@ extension WaymarkCommand {
             if let loop, loop != "forever", (Int(loop) ?? 0) < 1 {
                 throw ValidationError("--loop must be a number of plays (1 or more) or 'forever'")
             }
-            let outputs: [(option: String, path: String)] =
-                (output.map { [("-o", $0)] } ?? []) + (audit.map { [("--audit", $0)] } ?? [])
-                + (fetchSink.map { [("--fetch-sink", $0)] } ?? [])
+            let named: [(option: String, path: String?)] = [
+                ("-o", output), ("--audit", audit), ("--fetch-sink", fetchSink), ("--report", reportPath),
+            ]
+            let outputs = named.compactMap { o in o.path.map { (option: o.option, path: $0) } }
             try OutputSafety.check(
                 outputs: outputs,
                 protected: OutputSafety.inputs([trace] + (app.scenario.map { [$0] } ?? []))
@@ -209,7 +217,10 @@ extension WaymarkCommand {
                 format: format, output: output, gpx: nil, name: "Waymark replay of \(trace)")
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced,
-                session: session, liveGPX: liveGPX)
+                session: session, liveGPX: liveGPX,
+                report: reportPath.map {
+                    ($0, "Waymark replay of \(trace)" + (app.scenario.map { " with \($0)" } ?? ""))
+                })
             if let fetchSink { simulation.tutorialApp?.fetchSink = try AppendingFileSink(path: fetchSink) }
             simulation.uploadDirectory = uploadDir
 

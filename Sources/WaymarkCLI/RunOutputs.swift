@@ -10,10 +10,10 @@ import WaymarkStore
 
 /// The formats Waymark writes that a file's extension names.
 enum NamedFormat: String {
-    case text, geojson, ndjson, gpx, svg
+    case text, geojson, ndjson, gpx, svg, html
 
     /// The format a file's name asks for: `.gpx`, `.geojson` or `.json`, `.ndjson`, `.txt`,
-    /// `.svg`; nil for another or none.
+    /// `.svg`, `.html` or `.htm`; nil for another or none.
     static func named(by path: String) -> NamedFormat? {
         let lower = path.lowercased()
         if lower.hasSuffix(".gpx") { return .gpx }
@@ -21,6 +21,7 @@ enum NamedFormat: String {
         if lower.hasSuffix(".ndjson") { return .ndjson }
         if lower.hasSuffix(".txt") { return .text }
         if lower.hasSuffix(".svg") { return .svg }
+        if lower.hasSuffix(".html") || lower.hasSuffix(".htm") { return .html }
         return nil
     }
 }
@@ -40,7 +41,9 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     static func resolve(_ format: OutputFormat?, output: String?) throws -> OutputFormat {
         if let output, output != "-", let kind = NamedFormat.named(by: output), Self(rawValue: kind.rawValue) == nil {
             throw ValidationError(
-                "-o \(output): this command writes text, NDJSON, GeoJSON or GPX, not \(kind.rawValue); render draws SVG"
+                kind == .html
+                    ? "-o \(output): this command writes text, NDJSON, GeoJSON or GPX; for a page of the run use --report \(output)"
+                    : "-o \(output): this command writes text, NDJSON, GeoJSON or GPX, not \(kind.rawValue); render draws SVG"
             )
         }
         let named = output.flatMap { $0 == "-" ? nil : Self.named(by: $0) }
@@ -82,6 +85,7 @@ final class RunOutputs: SimulationObserver {
     private let output: String?
     private let sink: FileSink
     private let audit: AuditLogWriter?
+    private let report: ReportCollector?
     private let ndjson: DeliveredNDJSON?
     /// GeoJSON without a store: the app's locations, written as it stores them.
     private var streamedGeoJSON: GeoJSONWriter?
@@ -96,7 +100,7 @@ final class RunOutputs: SimulationObserver {
     /// instead of in large blocks.
     init(
         simulation: Simulation, format: OutputFormat, output: String?, audit: String?, quiet: Bool, live: Bool,
-        session: SessionRecorder? = nil, liveGPX: LiveGPXWriter? = nil
+        session: SessionRecorder? = nil, liveGPX: LiveGPXWriter? = nil, report: (path: String, title: String)? = nil
     ) throws {
         // `-o -` is standard output; with --format gpx the live GPX writer has -o to itself.
         let output = output == "-" || format == .gpx ? nil : output
@@ -109,6 +113,14 @@ final class RunOutputs: SimulationObserver {
         reporters.append(console)
         self.audit = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: simulation.epoch) }
         if let writer = self.audit { reporters.append(writer) }
+        self.report = try report.map {
+            ReportCollector(
+                writer: SessionReportWriter(
+                    sink: try FileSink(atomicPath: $0.path),
+                    options: SessionReportWriter.Options(title: $0.title, sourceName: $0.path)),
+                epoch: simulation.epoch)
+        }
+        if let report = self.report { reporters.append(report) }
         sink = format == .gpx ? FileSink.standardOutput() : try openOutput(output)
         if format == .ndjson {
             let writer = DeliveredNDJSON(LocationNDJSONWriter(sink: sink), flushEachLine: live && output == nil)
@@ -237,6 +249,7 @@ final class RunOutputs: SimulationObserver {
         try sink.flush()
         if output != nil { try sink.commit() }
         try audit?.finish()
+        try report?.finish()
         try console.finish()
         if format == .text && output == nil {
             let out = FileSink.standardOutput()
@@ -273,5 +286,30 @@ final class DeliveredNDJSON: SimulationObserver {
     func finish() throws {
         if let failure { throw failure }
         try writer.finish()
+    }
+}
+
+/// Feeds a run's audit lines to a ``SessionReportWriter`` (`--report`): the page of a run is the
+/// page of its audit log.
+final class ReportCollector: SimulationObserver {
+    private let writer: SessionReportWriter
+    private let epoch: Date
+    private var failure: (any Error)?
+
+    init(writer: SessionReportWriter, epoch: Date) {
+        self.writer = writer
+        self.epoch = epoch
+    }
+
+    func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
+        guard failure == nil else { return }
+        do { try writer.add(line: event.ndjson(epoch: epoch)) } catch { failure = error }
+    }
+
+    /// Writes and commits the page; throws the first error.
+    func finish() throws {
+        if let failure { throw failure }
+        try writer.finish()
+        try writer.commit()
     }
 }

@@ -106,10 +106,15 @@ extension WaymarkCommand.Sessions {
                 text     the summary and sketch of `waymark render`.
                 ndjson   one delivered location per line.
                 audit    the audit log, one event per line, as `replay --audit` writes it.
+                html     a self-contained page of the run, as `replay --report` writes it: the \
+                path coloured by what happened to each fix (delivered in the foreground or the \
+                background, held and delivered later, dropped and why), a timeline of the app's \
+                state, authorization, accuracy, background work, prompts, wakes, pauses and gpsd \
+                outages, and the summary; click a point or a moment for its audit events.
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable {
-            case geojson, gpx, text, ndjson, audit
+            case geojson, gpx, text, ndjson, audit, html
         }
 
         @Argument(help: "The session's id.")
@@ -216,6 +221,12 @@ enum SessionExport {
                 try sink.flushIfNeeded()
             }
             try store.forEachEventLine(of: session.id, badRow: badRow, writeLine)
+        case .html:
+            let writer = SessionReportWriter(
+                sink: sink, options: SessionReportWriter.Options(title: name, sourceName: "session \(session.id)"))
+            let badRow = { (bad: BadRow) in report(bad, in: store) }
+            try store.forEachEventLine(of: session.id, badRow: badRow) { try writer.add(line: $0) }
+            try writer.finish()
         }
         try sink.flush()
     }

@@ -331,6 +331,7 @@ struct SVGBrowserTests {
     /// Decodes an 8-bit RGB or RGBA PNG and answers questions about its pixels, as JSON.
     static let pngProbe = #"""
         import json, struct, sys, zlib
+        from collections import Counter
         path, probes = sys.argv[1], json.loads(sys.argv[2])
         data = open(path, 'rb').read()
         assert data[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG'
@@ -371,8 +372,23 @@ struct SVGBrowserTests {
             return all(abs(c[k] - t[k]) <= tol for k in range(3))
         def count(x0, y0, x1, y1, test):
             return sum(1 for y in range(max(y0, 0), min(y1, h)) for x in range(max(x0, 0), min(x1, w)) if test(px(x, y)))
+        # An anchor colour (a page's map panel): its top-left pixel is where the drawing's (ax, ay) is,
+        # and every probe is moved by that offset.
+        dx = dy = 0
+        if 'anchor' in probes:
+            hexcolour, ax, ay = probes['anchor']
+            t = tuple(int(hexcolour[k:k + 2], 16) for k in (1, 3, 5))
+            top = next((y for y in range(h) if any(px(x, y) == t for x in range(w))), None)
+            assert top is not None, 'no pixel of the anchor colour'
+            dy = top - ay
+            dx = min(x for x in range(w) if px(x, top) == t) - ax
+            probes['points'] = [[x + dx, y + dy, c] for x, y, c in probes['points']]
+            probes['regions'] = [[x0 + dx, y0 + dy, x1 + dx, y1 + dy, c] for x0, y0, x1, y1, c in probes['regions']]
         colours = set(px(x, y) for y in range(0, h, 2) for x in range(0, w, 2))
+        histogram = Counter(px(x, y) for y in range(h) for x in range(w)) if 'count' in probes else {}
         out = {
+            'offset': [dx, dy],
+            'colourCounts': {c: sum(v for k, v in histogram.items() if near(k, c, 12)) for c in probes.get('count', [])},
             'width': w, 'height': h, 'colours': len(colours),
             'nonWhite': count(0, 0, w, h, lambda c: min(c) < 235),
             'probes': [count(x - 3, y - 3, x + 4, y + 4, lambda c, col=col: near(c, col)) for x, y, col in probes['points']],

@@ -98,3 +98,18 @@ public struct SVGProjection: Sendable, Hashable {
         pixels / (scale * Self.radius * cosineOfMeanLatitude) * 180 / .pi
     }
 }
+
+/// A drawn picture's coordinates-to-pixels mapping (``SVGWriter/mapping``): its projection, and
+/// the longitude the picture unwraps others near, so that a layer drawn over the picture puts a
+/// point where the picture has it, across the antimeridian too.
+public struct SVGMapping: Sendable, Hashable {
+    public let projection: SVGProjection
+    /// Degrees: the trace's first longitude; others are unwrapped to within 180° of it.
+    public let originLongitude: Double
+
+    /// The pixel of a coordinate, in the picture's viewBox.
+    public func pixel(_ c: Coordinate) -> (x: Double, y: Double) {
+        projection.pixel(
+            latitude: c.latitude, longitude: SVGWriter.unwrap(c.longitude, near: originLongitude))
+    }
+}

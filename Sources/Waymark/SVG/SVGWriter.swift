@@ -34,11 +34,26 @@ public final class SVGWriter {
     public struct Options: Sendable {
         /// Shown in the title (a file name, say), before the trace's own name.
         public var title: String
+        /// Part of an HTML page: no XML declaration, and the `<svg>` scales to its box.
+        public var embedded: Bool
+        /// The tracks' colour and their name in the legend.
+        public var trackColour: String
+        public var trackLabel: String
 
-        public init(title: String = "") {
+        public init(
+            title: String = "", embedded: Bool = false, trackColour: String = Colour.track,
+            trackLabel: String = "track"
+        ) {
             self.title = title
+            self.embedded = embedded
+            self.trackColour = trackColour
+            self.trackLabel = trackLabel
         }
     }
+
+    /// How the picture maps coordinates to its pixels, once ``finish()`` has drawn it (nil before,
+    /// and when there was nothing to draw): for layers drawn over it with the same viewBox.
+    public private(set) var mapping: SVGMapping?
 
     /// The picture's size in pixels.
     public static let width = 1000
@@ -237,9 +252,10 @@ public final class SVGWriter {
         let origin = self.origin ?? (0, 0)
         let empty = !south.isFinite
 
-        out.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+        if !options.embedded { out.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n") }
+        out.append(options.embedded ? "<svg id=\"map-svg\" role=\"img\" " : "<svg ")
         out.append(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Self.width)\" height=\"\(Self.height)\" viewBox=\"0 0 \(Self.width) \(Self.height)\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"13\">\n"
+            "xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Self.width)\" height=\"\(Self.height)\" viewBox=\"0 0 \(Self.width) \(Self.height)\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"13\">\n"
         )
         out.append("<title>")
         XMLEscaping.appendEscaped(title.isEmpty ? "Waymark trace" : title, attribute: false, to: out)
@@ -267,6 +283,7 @@ public final class SVGWriter {
         func pixel(_ lat: Float, _ lon: Float) -> (x: Double, y: Double) {
             projection.pixel(latitude: origin.latitude + Double(lat), longitude: origin.longitude + Double(lon))
         }
+        mapping = SVGMapping(projection: projection, originLongitude: origin.longitude)
 
         out.append("<desc>")
         var desc = "Drawn by Waymark in the \(projection.kind.rawValue) projection"
@@ -297,7 +314,7 @@ public final class SVGWriter {
                 )
             } else {
                 out.append(
-                    "<g id=\"tracks\" fill=\"none\" stroke=\"\(Colour.track)\" stroke-width=\"3\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n"
+                    "<g id=\"tracks\" fill=\"none\" stroke=\"\(options.trackColour)\" stroke-width=\"3\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n"
                 )
             }
             var pixels: [(x: Double, y: Double)] = []
@@ -428,9 +445,11 @@ public final class SVGWriter {
         var x = 0
         if lines.contains(where: { !$0.isRoute }) {
             out.append(
-                "<line x1=\"\(x)\" y1=\"6\" x2=\"\(x + 28)\" y2=\"6\" stroke=\"\(Colour.track)\" stroke-width=\"3\"/><text x=\"\(x + 34)\" y=\"11\">track</text>\n"
+                "<line x1=\"\(x)\" y1=\"6\" x2=\"\(x + 28)\" y2=\"6\" stroke=\"\(options.trackColour)\" stroke-width=\"3\"/><text x=\"\(x + 34)\" y=\"11\">"
             )
-            x += 90
+            XMLEscaping.appendEscaped(options.trackLabel, attribute: false, to: out)
+            out.append("</text>\n")
+            x += max(90, 40 + 8 * options.trackLabel.count)
         }
         if lines.contains(where: { $0.isRoute }) {
             out.append(

@@ -159,39 +159,55 @@ public final class TextRenderer {
         var lines: [String] = []
         let title = [title, name.map { "\"\($0)\"" }].compactMap { $0?.isEmpty == false ? $0 : nil }
         if !title.isEmpty { lines.append(title.joined(separator: " — ")) }
-        lines.append(
-            "  points    \(group(s.trackPointCount)) in \(s.trackCount) track(s), \(s.segmentCount) segment(s); "
-                + "\(group(s.waypointCount)) waypoint(s); \(s.routeCount) route(s) with \(group(s.routePointCount)) point(s)"
-        )
-        if let a = s.startTime, let b = s.endTime {
-            let span = s.duration.map { " (\(Self.duration($0)) recorded)" } ?? ""
-            lines.append("  time      \(ValueFormatting.iso8601(a)) → \(ValueFormatting.iso8601(b))\(span)")
-        }
-        if s.trackPointCount > 1 {
-            lines.append("  length    \(Self.distance(s.length2D)) (3D \(Self.distance(s.length3D)))")
-        }
-        if s.routePointCount > 1 {
-            lines.append("  route     \(Self.distance(s.routeLength2D))")
-        }
-        if s.movingTime > 0 {
-            var line = "  moving    \(Self.duration(s.movingTime))"
-            if let avg = s.averageSpeed { line += ", average \(Self.speed(avg))" }
-            if let max = s.maxSpeed { line += ", max \(Self.speed(max))" }
-            lines.append(line)
-        }
-        if let lo = s.minElevation, let hi = s.maxElevation {
-            lines.append(
-                "  climb     +\(ValueFormatting.fixed(s.climb, decimals: 0)) m, −\(ValueFormatting.fixed(s.descent, decimals: 0)) m; "
-                    + "elevation \(ValueFormatting.fixed(lo, decimals: 1)) to \(ValueFormatting.fixed(hi, decimals: 1)) m"
-            )
-        }
-        if let b = s.bounds {
-            lines.append(
-                "  bounds    \(ValueFormatting.fixed(b.minLatitude, decimals: 6)), \(ValueFormatting.fixed(b.minLongitude, decimals: 6))"
-                    + " → \(ValueFormatting.fixed(b.maxLatitude, decimals: 6)), \(ValueFormatting.fixed(b.maxLongitude, decimals: 6))"
-            )
+        for (label, value) in summaryRows(of: s) {
+            lines.append("  " + label + String(repeating: " ", count: max(1, 10 - label.count)) + value)
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The rows of ``summary(of:name:title:)``, as label and value: `info`'s figures, which the
+    /// HTML page shows as a table.
+    static func summaryRows(of s: TraceStatistics) -> [(label: String, value: String)] {
+        var rows: [(String, String)] = []
+        rows.append(
+            (
+                "points",
+                "\(group(s.trackPointCount)) in \(s.trackCount) track(s), \(s.segmentCount) segment(s); "
+                    + "\(group(s.waypointCount)) waypoint(s); \(s.routeCount) route(s) with \(group(s.routePointCount)) point(s)"
+            ))
+        if let a = s.startTime, let b = s.endTime {
+            let span = s.duration.map { " (\(Self.duration($0)) recorded)" } ?? ""
+            rows.append(("time", "\(ValueFormatting.iso8601(a)) → \(ValueFormatting.iso8601(b))\(span)"))
+        }
+        if s.trackPointCount > 1 {
+            rows.append(("length", "\(Self.distance(s.length2D)) (3D \(Self.distance(s.length3D)))"))
+        }
+        if s.routePointCount > 1 {
+            rows.append(("route", Self.distance(s.routeLength2D)))
+        }
+        if s.movingTime > 0 {
+            var value = Self.duration(s.movingTime)
+            if let avg = s.averageSpeed { value += ", average \(Self.speed(avg))" }
+            if let max = s.maxSpeed { value += ", max \(Self.speed(max))" }
+            rows.append(("moving", value))
+        }
+        if let lo = s.minElevation, let hi = s.maxElevation {
+            rows.append(
+                (
+                    "climb",
+                    "+\(ValueFormatting.fixed(s.climb, decimals: 0)) m, −\(ValueFormatting.fixed(s.descent, decimals: 0)) m; "
+                        + "elevation \(ValueFormatting.fixed(lo, decimals: 1)) to \(ValueFormatting.fixed(hi, decimals: 1)) m"
+                ))
+        }
+        if let b = s.bounds {
+            rows.append(
+                (
+                    "bounds",
+                    "\(ValueFormatting.fixed(b.minLatitude, decimals: 6)), \(ValueFormatting.fixed(b.minLongitude, decimals: 6))"
+                        + " → \(ValueFormatting.fixed(b.maxLatitude, decimals: 6)), \(ValueFormatting.fixed(b.maxLongitude, decimals: 6))"
+                ))
+        }
+        return rows
     }
 
     static func distance(_ metres: Double) -> String {

@@ -1,0 +1,692 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A run of the simulated app as one self-contained HTML page, from its audit log: the path the
+/// source gave, each fix coloured by what happened to it, a timeline strip of the app's state,
+/// authorization, accuracy, updates, background work, prompts, wakes and source outages, and the
+/// summary. Clicking a point of the path or a moment of the timeline lists the audit events of
+/// that moment; `#point=N` and `#time=2024-05-01T08:05:00Z` in the page's address do the same.
+///
+/// It reads the audit log's lines (`docs/audit-log.md`), as `replay --audit` writes them and as
+/// the store keeps them, so a report of a replay and of a stored session are the same page.
+///
+/// What happened to a fix, its category:
+/// - delivered in the foreground: delivered while the app was active or inactive;
+/// - delivered in the background: delivered while it was in the background (a session, a
+///   background task, a fetch, a wake, audio…);
+/// - held, delivered later: held at arrival (a suspended app), and delivered when the app
+///   resumed (a second `fix` record with reason `resumed`);
+/// - held, never delivered: held and then discarded (`heldDiscarded`) or still held at the end;
+/// - dropped, with the reason (`notDetermined`, `paused`, `distanceFilter`, …);
+/// - ignored: updates were not running.
+///
+/// Memory and the page are bounded: at most ``TraceHTMLWriter/maxSamples`` fixes are kept for
+/// drawing (every fix, then every second, …, evenly), at most ``maxEvents`` other events are kept
+/// for the event list, and clicks find their fix among at most
+/// ``TraceHTMLWriter/maxHoverPoints``. The counts in the summary are of every line.
+public final class SessionReportWriter {
+    public struct Options: Sendable {
+        /// The page's title: the session, or the trace and scenario replayed.
+        public var title: String
+        /// Where the lines come from, for errors (`run.ndjson`, `session 3`).
+        public var sourceName: String
+
+        public init(title: String, sourceName: String = "audit log") {
+            self.title = title
+            self.sourceName = sourceName
+        }
+    }
+
+    /// An audit line that cannot be read.
+    public struct ReportError: Error, CustomStringConvertible, Sendable {
+        public var source: String
+        public var line: Int
+        public var message: String
+        public var description: String { "\(source):\(line): \(message)" }
+    }
+
+    public static let maxEvents = 20_000
+
+    enum Category: Int, CaseIterable {
+        case deliveredForeground, deliveredBackground, heldDeliveredLater, heldNeverDelivered, dropped, ignored
+
+        var name: String {
+            switch self {
+            case .deliveredForeground: "delivered in the foreground"
+            case .deliveredBackground: "delivered in the background"
+            case .heldDeliveredLater: "held, delivered later"
+            case .heldNeverDelivered: "held, never delivered"
+            case .dropped: "dropped"
+            case .ignored: "ignored (not updating)"
+            }
+        }
+
+        var colour: String {
+            switch self {
+            case .deliveredForeground: "#1a7f37"
+            case .deliveredBackground: "#1f6feb"
+            case .heldDeliveredLater: "#d4a72c"
+            case .heldNeverDelivered: "#8250df"
+            case .dropped: "#cf222e"
+            case .ignored: "#8c959f"
+            }
+        }
+    }
+
+    /// A value of an audit line.
+    enum Value: Decodable {
+        case string(String)
+        case number(Double)
+        case bool(Bool)
+        case null
+        case other
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if c.decodeNil() {
+                self = .null
+            } else if let b = try? c.decode(Bool.self) {
+                self = .bool(b)
+            } else if let d = try? c.decode(Double.self) {
+                self = .number(d)
+            } else if let s = try? c.decode(String.self) {
+                self = .string(s)
+            } else {
+                self = .other
+            }
+        }
+
+        var text: String? {
+            switch self {
+            case .string(let s): s
+            case .number(let d): ValueFormatting.fixed(d, decimals: 6)
+            case .bool(let b): b ? "true" : "false"
+            case .null, .other: nil
+            }
+        }
+
+        var number: Double? {
+            if case .number(let d) = self { return d }
+            return nil
+        }
+    }
+
+    /// One row of the timeline: labelled spans and marks.
+    struct Row {
+        var title: String
+        var spans: [(t0: Double, t1: Double, label: String)] = []
+        var marks: [(t: Double, label: String)] = []
+        /// The open span's start and label.
+        var open: (t: Double, label: String)?
+
+        mutating func change(to label: String?, at t: Double) {
+            if let open, open.label == label { return }
+            if let open { spans.append((open.t, t, open.label)) }
+            open = label.map { (t, $0) }
+        }
+
+        mutating func close(at t: Double) {
+            if let open { spans.append((open.t, t, open.label)) }
+            open = nil
+        }
+    }
+
+    private let sink: FileSink
+    private let options: Options
+    private let decoder = JSONDecoder()
+    private var lineNumber = 0
+    private var first: Double?
+    private var last: Double?
+    private var started: [String: Value] = [:]
+    private var finished: [String: Value]?
+    // The fixes kept for drawing, as columns.
+    private var fixT: [Double] = []
+    private var fixLat: [Double] = []
+    private var fixLon: [Double] = []
+    private var fixCategory: [Int] = []
+    private var fixReason: [Int] = []
+    private var fixIndex: [Int] = []
+    private var fixSegment: [Int] = []
+    private var fixLine: [String] = []
+    private var stride = 1
+    private var sinceKept = 0
+    private var fixCount = 0
+    /// Every fix's category, counted, and per category its reasons.
+    private var categoryCounts = [Int](repeating: 0, count: Category.allCases.count)
+    private var reasonCounts: [String: Int] = [:]
+    private var reasons: [String] = []
+    private var reasonIndex: [String: Int] = [:]
+    /// Fixes held at arrival, by index, and those of them delivered later.
+    private var held: Set<Int> = []
+    private var resumed: Set<Int> = []
+    private var events: [(t: Double, line: String)] = []
+    private var eventsLeftOut = 0
+    private var rows: [String: Row] = [:]
+    private static let rowOrder = [
+        "app state", "authorization", "accuracy", "updates", "background work", "prompts", "wakes", "source",
+    ]
+    private var openTasks: [String: Double] = [:]
+
+    public init(sink: FileSink, options: Options) {
+        self.sink = sink
+        self.options = options
+        for title in Self.rowOrder { rows[title] = Row(title: title) }
+    }
+
+    /// Reads one line of the audit log (its newline optional; blank lines are skipped).
+    public func add(line rawLine: String) throws {
+        lineNumber += 1
+        let line = rawLine.hasSuffix("\n") ? String(rawLine.dropLast()) : rawLine
+        guard !line.allSatisfy(\.isWhitespace) else { return }
+        let object: [String: Value]
+        do {
+            object = try decoder.decode([String: Value].self, from: Data(line.utf8))
+        } catch {
+            throw ReportError(source: options.sourceName, line: lineNumber, message: "not a JSON object: \(error)")
+        }
+        guard let timeText = object["time"]?.text, let t = Self.seconds(timeText) else {
+            throw ReportError(
+                source: options.sourceName, line: lineNumber, message: "an audit event needs a UTC \"time\"")
+        }
+        guard let event = object["event"]?.text else {
+            throw ReportError(
+                source: options.sourceName, line: lineNumber, message: "an audit event needs an \"event\"")
+        }
+        first = first ?? t
+        last = max(last ?? t, t)
+        func field(_ key: String) -> String? { object[key]?.text }
+        if event == "fix" {
+            takeFix(object, t: t, line: line)
+            return
+        }
+        if events.count < Self.maxEvents {
+            events.append((t, line))
+        } else {
+            eventsLeftOut += 1
+        }
+        switch event {
+        case "started": started = object
+        case "finished": finished = object
+        case "managerCreated":
+            if let a = field("authorization") { rows["authorization"]!.change(to: a, at: t) }
+            if rows["accuracy"]!.open == nil { rows["accuracy"]!.change(to: "fullAccuracy", at: t) }
+        case "stateChanged":
+            if rows["app state"]!.open == nil, let from = field("from") {
+                rows["app state"]!.change(to: from, at: first!)
+            }
+            rows["app state"]!.change(to: field("to"), at: t)
+        case "authorizationChanged":
+            if rows["authorization"]!.open == nil, let from = field("from") {
+                rows["authorization"]!.change(to: from, at: first!)
+            }
+            rows["authorization"]!.change(to: field("to"), at: t)
+        case "accuracyChanged":
+            if rows["accuracy"]!.open == nil, let from = field("from") {
+                rows["accuracy"]!.change(to: from, at: first!)
+            }
+            rows["accuracy"]!.change(to: field("to"), at: t)
+        case "updates":
+            rows["updates"]!.change(to: field("action") == "started" ? "updating" : nil, at: t)
+        case "paused":
+            rows["updates"]!.change(to: "paused", at: t)
+        case "resumed":
+            rows["updates"]!.change(to: "updating", at: t)
+        case "backgroundTask", "fetch", "scheduledTask", "transfer", "audio":
+            let id = event + ":" + (field("task") ?? field("identifier") ?? "")
+            let action = field("action") ?? ""
+            if action == "began" || action == "started" {
+                openTasks[id] = t
+            } else if ["ended", "completed", "expired", "expiring", "stopped", "failed"].contains(action),
+                let t0 = openTasks.removeValue(forKey: id)
+            {
+                rows["background work"]!.spans.append((t0, t, event))
+            } else if openTasks[id] == nil {
+                rows["background work"]!.marks.append((t, "\(event) \(action)"))
+            }
+        case "prompt", "authorizationRequest":
+            rows["prompts"]!.marks.append((t, field("prompt") ?? field("request") ?? event))
+        case "serviceLocation", "region", "visit", "push", "monitor", "liveUpdate":
+            rows["wakes"]!.marks.append((t, event + " " + (field("action") ?? "")))
+        case "source":
+            switch field("action") {
+            case "outage", "unreachable", "stale": rows["source"]!.change(to: field("action"), at: t)
+            case "connected", "receiving": rows["source"]!.change(to: nil, at: t)
+            default: rows["source"]!.marks.append((t, field("action") ?? "source"))
+            }
+        case "terminated":
+            rows["app state"]!.change(to: "notRunning", at: t)
+        case "heldDiscarded":
+            break
+        default:
+            break
+        }
+    }
+
+    private func takeFix(_ object: [String: Value], t: Double, line: String) {
+        let decision = object["decision"]?.text ?? ""
+        let reason = object["reason"]?.text ?? ""
+        let index = Int(object["index"]?.number ?? -1)
+        // A held fix delivered later: its second record.
+        if decision == "delivered" && reason == "resumed" && held.contains(index) {
+            resumed.insert(index)
+            categoryCounts[Category.heldDeliveredLater.rawValue] += 1
+            categoryCounts[Category.heldNeverDelivered.rawValue] -= 1
+            if events.count < Self.maxEvents { events.append((t, line)) } else { eventsLeftOut += 1 }
+            return
+        }
+        let category: Category
+        switch decision {
+        case "delivered":
+            let state = object["appState"]?.text ?? ""
+            category = state == "active" || state == "inactive" ? .deliveredForeground : .deliveredBackground
+        case "held":
+            category = .heldNeverDelivered
+            held.insert(index)
+        case "dropped": category = .dropped
+        default: category = .ignored
+        }
+        fixCount += 1
+        categoryCounts[category.rawValue] += 1
+        let key = category.name + "\u{1}" + reason
+        reasonCounts[key, default: 0] += 1
+        let why: Int
+        if let known = reasonIndex[reason] {
+            why = known
+        } else {
+            why = reasons.count
+            reasonIndex[reason] = why
+            reasons.append(reason)
+        }
+        sinceKept += 1
+        guard sinceKept >= stride else { return }
+        sinceKept = 0
+        fixT.append(t)
+        fixLat.append(object["latitude"]?.number ?? .nan)
+        fixLon.append(object["longitude"]?.number ?? .nan)
+        fixCategory.append(category.rawValue)
+        fixReason.append(why)
+        fixIndex.append(index)
+        fixSegment.append(Int(object["segment"]?.number ?? 0))
+        fixLine.append(line)
+        if fixT.count >= TraceHTMLWriter.maxSamples { halve() }
+    }
+
+    private func halve() {
+        func keepEven<T>(_ a: inout [T]) {
+            var w = 0
+            for i in Swift.stride(from: 0, to: a.count, by: 2) {
+                a[w] = a[i]
+                w += 1
+            }
+            a.removeLast(a.count - w)
+        }
+        keepEven(&fixT)
+        keepEven(&fixLat)
+        keepEven(&fixLon)
+        keepEven(&fixCategory)
+        keepEven(&fixReason)
+        keepEven(&fixIndex)
+        keepEven(&fixSegment)
+        keepEven(&fixLine)
+        stride *= 2
+        sinceKept = stride / 2
+    }
+
+    /// Seconds since 1970 of an audit time (`2024-05-01T08:00:05.000Z`).
+    static func seconds(_ text: String) -> Double? {
+        var text = text
+        return text.withUTF8 { buffer -> Double? in
+            guard let base = buffer.baseAddress, buffer.count > 0 else { return nil }
+            guard case .success(let t) = ValueParsing.dateTime(ByteSpan(start: base, count: buffer.count)),
+                t.hadZone
+            else { return nil }
+            return t.date.timeIntervalSince1970
+        }
+    }
+
+    // MARK: - Drawing
+
+    /// Writes the page and flushes.
+    public func finish() throws {
+        let out = sink.buffer
+        let t0 = first ?? 0
+        let t1 = max(last ?? 0, t0 + 1)
+        for title in Self.rowOrder { rows[title]!.close(at: t1) }
+        for (id, start) in openTasks {
+            rows["background work"]!.spans.append((start, t1, String(id.prefix { $0 != ":" })))
+        }
+        rows["background work"]!.spans.sort { $0.t0 < $1.t0 }
+        // Categories once the held fixes delivered later are known.
+        for i in fixCategory.indices
+        where fixCategory[i] == Category.heldNeverDelivered.rawValue && resumed.contains(fixIndex[i]) {
+            fixCategory[i] = Category.heldDeliveredLater.rawValue
+        }
+
+        var subtitle = "\(fixCount) fix(es)"
+        if first != nil {
+            subtitle +=
+                ", \(ValueFormatting.iso8601(Date(timeIntervalSince1970: t0))) → \(ValueFormatting.iso8601(Date(timeIntervalSince1970: last ?? t0))) (\(TextRenderer.duration((last ?? t0) - t0)))"
+        }
+        if let ios = started["ios"]?.text { subtitle += "; the rules of iOS \(ios)" }
+        HTMLPage.begin(title: options.title, subtitle: subtitle, to: out)
+
+        // The map: the source's path in grey, the fixes over it by category.
+        out.append("<section id=\"map\">\n<div class=\"map\">\n")
+        let map = SVGWriter(
+            sink: sink,
+            options: SVGWriter.Options(
+                title: "Fixes by what happened to them", embedded: true, trackColour: "#afb8c1",
+                trackLabel: "the source's path"))
+        try map.write(.trackStart(GPXPathInfo()))
+        var segment: Int?
+        for i in fixT.indices where fixLat[i].isFinite && fixLon[i].isFinite {
+            if segment != fixSegment[i] {
+                if segment != nil { try map.write(.segmentStart) }
+                segment = fixSegment[i]
+            }
+            try map.write(.trackPoint(GPXPoint(latitude: fixLat[i], longitude: fixLon[i])))
+        }
+        try map.finish()
+        let drawn = fixT.indices.filter { fixLat[$0].isFinite && fixLon[$0].isFinite }
+        var px: [Double] = []
+        var py: [Double] = []
+        if let mapping = map.mapping {
+            let pixels = drawn.map { mapping.pixel(Coordinate(latitude: fixLat[$0], longitude: fixLon[$0])) }
+            out.append(
+                "<svg id=\"map-overlay\" class=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(SVGWriter.width) \(SVGWriter.height)\">\n"
+            )
+            try writeFixLayer(pixels: pixels, indices: drawn, to: out)
+            out.append(
+                "<circle id=\"marker\" cx=\"0\" cy=\"0\" r=\"8\" fill=\"none\" stroke=\"#24292f\" stroke-width=\"3\" visibility=\"hidden\"/>\n</svg>\n"
+            )
+            px = pixels.map(\.x)
+            py = pixels.map(\.y)
+        }
+        out.append("</div>\n<ul class=\"legend\">\n")
+        for c in Category.allCases where categoryCounts[c.rawValue] > 0 {
+            out.append("<li><span class=\"swatch\" style=\"background:\(c.colour)\"></span>")
+            HTMLPage.appendText("\(c.name) (\(categoryCounts[c.rawValue]))", to: out)
+            out.append("</li>\n")
+        }
+        out.append("</ul>\n<p class=\"note\">")
+        HTMLPage.appendText(
+            "Click a point of the path or a moment of the timeline for its audit events. "
+                + (stride > 1
+                    ? "Every \(stride)th fix is drawn (\(fixT.count) of \(fixCount)); lines are simplified with Douglas–Peucker to half a pixel."
+                    : "Every fix is drawn; lines are simplified with Douglas–Peucker to half a pixel."),
+            to: out)
+        out.append("</p>\n</section>\n")
+        try sink.flushIfNeeded()
+
+        // The timeline.
+        out.append("<section id=\"timeline-section\">\n<h2>Timeline</h2>\n<div class=\"timeline\">\n")
+        let timeline = writeTimeline(t0: t0, t1: t1, to: out)
+        out.append("</div>\n<h2>Audit events</h2>\n<div id=\"details\"><span class=\"hint\">")
+        HTMLPage.appendText("Click a point of the path or a moment of the timeline.", to: out)
+        out.append("</span></div>\n")
+        if eventsLeftOut > 0 {
+            out.append("<p class=\"note\">")
+            HTMLPage.appendText(
+                "The first \(Self.maxEvents) events besides fixes are listed; \(eventsLeftOut) later one(s) are in the audit log only.",
+                to: out)
+            out.append("</p>\n")
+        }
+        out.append("</section>\n")
+        try sink.flushIfNeeded()
+
+        // The summary.
+        out.append("<section id=\"summary\">\n<h2>Summary</h2>\n<table class=\"stats\">\n")
+        func row(_ label: String, _ value: String) {
+            out.append("<tr><th>")
+            HTMLPage.appendText(label, to: out)
+            out.append("</th><td>")
+            HTMLPage.appendText(value, to: out)
+            out.append("</td></tr>\n")
+        }
+        if let source = started["source"]?.text { row("source", source) }
+        if let ios = started["ios"]?.text { row("iOS", ios) }
+        if let f = finished {
+            let names = ["fixes", "delivered", "held", "dropped", "ignored", "resumed"]
+            row(
+                "finished",
+                names.compactMap { key in f[key]?.number.map { "\(key) \(Int($0))" } }.joined(separator: ", "))
+        } else {
+            row("finished", "no `finished` event: the run did not end cleanly (the counts below are of its fixes)")
+        }
+        for c in Category.allCases where categoryCounts[c.rawValue] > 0 {
+            let prefix = c.name + "\u{1}"
+            var byReason: [(reason: String, count: Int)] = []
+            for (key, count) in reasonCounts where key.hasPrefix(prefix) {
+                byReason.append((String(key.dropFirst(prefix.count)), count))
+            }
+            byReason.sort { a, b in a.count != b.count ? a.count > b.count : a.reason < b.reason }
+            var value = "\(categoryCounts[c.rawValue])"
+            if c != .heldDeliveredLater && c != .heldNeverDelivered, !byReason.isEmpty {
+                value +=
+                    ": " + byReason.map { "\($0.reason.isEmpty ? "—" : $0.reason) \($0.count)" }.joined(separator: ", ")
+            }
+            row(c.name, value)
+        }
+        out.append("</table>\n</section>\n")
+
+        // The data island.
+        let hover = Self.evenlySpread(
+            count: drawn.count, atMost: TraceHTMLWriter.maxHoverPoints,
+            keeping: { k in
+                k > 0 && fixCategory[drawn[k]] != fixCategory[drawn[k - 1]]
+            })
+        let data = ByteStore(capacity: 1 << 16)
+        data.append("{\"points\":{")
+        HTMLPage.appendJSONArray("x", hover.map { px[$0] }, decimals: 1, to: data)
+        data.append(",")
+        HTMLPage.appendJSONArray("y", hover.map { py[$0] }, decimals: 1, to: data)
+        data.append(",")
+        HTMLPage.appendJSONArray("t", hover.map { fixT[drawn[$0]] }, decimals: 3, to: data)
+        data.append(",")
+        HTMLPage.appendJSONArray("lat", hover.map { fixLat[drawn[$0]] }, decimals: 7, to: data)
+        data.append(",")
+        HTMLPage.appendJSONArray("lon", hover.map { fixLon[drawn[$0]] }, decimals: 7, to: data)
+        data.append(",")
+        HTMLPage.appendJSONArray("cat", hover.map { Double(fixCategory[drawn[$0]]) }, decimals: 0, to: data)
+        data.append(",")
+        HTMLPage.appendJSONArray("why", hover.map { Double(fixReason[drawn[$0]]) }, decimals: 0, to: data)
+        data.append("},\"categories\":[")
+        for (k, c) in Category.allCases.enumerated() {
+            if k > 0 { data.append(",") }
+            HTMLPage.appendJSONString(c.name, to: data)
+        }
+        data.append("],\"reasons\":[")
+        for (k, r) in reasons.enumerated() {
+            if k > 0 { data.append(",") }
+            HTMLPage.appendJSONString(r, to: data)
+        }
+        data.append("],\"timeline\":{\"id\":\"timeline\",\"t0\":")
+        HTMLPage.appendJSONNumber(t0, decimals: 3, to: data)
+        data.append(",\"t1\":")
+        HTMLPage.appendJSONNumber(t1, decimals: 3, to: data)
+        data.append(",\"p0\":\(Int(timeline.p0)),\"p1\":\(Int(timeline.p1))},\"events\":[")
+        // Events besides fixes, and the fixes that can be clicked, in time order.
+        var listed = events
+        listed += hover.map { (fixT[drawn[$0]], fixLine[drawn[$0]]) }
+        listed.sort { $0.t < $1.t }
+        for (k, e) in listed.enumerated() {
+            if k > 0 { data.append(",") }
+            data.append("[")
+            HTMLPage.appendJSONNumber(e.t, decimals: 3, to: data)
+            data.append(",")
+            HTMLPage.appendJSONString(e.line, to: data)
+            data.append("]")
+        }
+        data.append("]}")
+        HTMLPage.end(data: data, to: out)
+        try sink.flush()
+    }
+
+    /// The fixes over the map: each run of one category within a segment as a line of its colour,
+    /// a lone fix as a dot.
+    private func writeFixLayer(pixels: [(x: Double, y: Double)], indices: [Int], to out: ByteStore) throws {
+        out.append(
+            "<g id=\"fixes\" fill=\"none\" stroke-width=\"4\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n")
+        var k = 0
+        while k < indices.count {
+            let category = fixCategory[indices[k]]
+            let segment = fixSegment[indices[k]]
+            var end = k + 1
+            while end < indices.count && fixCategory[indices[end]] == category && fixSegment[indices[end]] == segment {
+                end += 1
+            }
+            let colour = Category(rawValue: category)!.colour
+            // The run reaches on to the next fix of its segment, so the path has no holes.
+            let through = end < indices.count && fixSegment[indices[end]] == segment ? end + 1 : end
+            let run = Array(pixels[k..<through])
+            if run.count == 1 {
+                out.append("<circle r=\"3.5\" stroke=\"none\" fill=\"\(colour)\" cx=\"")
+                SVGWriter.appendNumber(run[0].x, to: out)
+                out.append("\" cy=\"")
+                SVGWriter.appendNumber(run[0].y, to: out)
+                out.append("\"/>\n")
+            } else {
+                out.append("<polyline stroke=\"\(colour)\" points=\"")
+                for (n, index) in SVGWriter.simplify(run, tolerance: SVGWriter.tolerance).enumerated() {
+                    if n > 0 { out.append(UInt8(ascii: " ")) }
+                    SVGWriter.appendNumber(run[index].x, to: out)
+                    out.append(UInt8(ascii: ","))
+                    SVGWriter.appendNumber(run[index].y, to: out)
+                }
+                out.append("\"/>\n")
+            }
+            try sink.flushIfNeeded()
+            k = end
+        }
+        out.append("</g>\n")
+    }
+
+    /// Commits the page's file (a sink opened with `FileSink(atomicPath:)`).
+    public func commit() throws { try sink.commit() }
+
+    /// Colours of the timeline's spans, by label.
+    static func spanColour(_ label: String) -> String {
+        switch label {
+        case "active": "#1a7f37"
+        case "inactive": "#4ac26b"
+        case "background": "#1f6feb"
+        case "suspended": "#8c959f"
+        case "notRunning": "#eaeef2"
+        case "authorizedAlways", "always": "#0969da"
+        case "authorizedWhenInUse", "whenInUse": "#54aeff"
+        case "notDetermined": "#d0d7de"
+        case "denied", "restricted", "outage", "unreachable": "#cf222e"
+        case "stale": "#d4a72c"
+        case "fullAccuracy": "#2da44e"
+        case "reducedAccuracy": "#bf8700"
+        case "updating": "#2da44e"
+        case "paused": "#d4a72c"
+        case "backgroundTask": "#8250df"
+        case "fetch": "#bf3989"
+        case "scheduledTask": "#6639ba"
+        case "transfer", "audio": "#0550ae"
+        default: "#57606a"
+        }
+    }
+
+    /// The timeline strip: a row of the fixes by category, then one row per kind of state.
+    private func writeTimeline(t0: Double, t1: Double, to out: ByteStore) -> (p0: Double, p1: Double) {
+        let p0 = 130.0
+        let p1 = 980.0
+        let rowHeight = 22.0
+        let shown = Self.rowOrder.filter { title in
+            let r = rows[title]!
+            return !r.spans.isEmpty || !r.marks.isEmpty
+        }
+        let height = 30 + rowHeight * Double(shown.count + 1) + 26
+        func x(_ t: Double) -> Double { p0 + (t - t0) / (t1 - t0) * (p1 - p0) }
+        out.append(
+            "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 1000 \(Int(height))\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\" role=\"img\">\n<title>Timeline</title>\n"
+        )
+        // Fixes: per pixel column, the category most of its fixes had.
+        var y = 10.0
+        out.append("<text x=\"8\" y=\"\(Int(y + 15))\" fill=\"#24292f\">fixes</text>\n<g id=\"timeline-fixes\">\n")
+        let columns = Int(p1 - p0)
+        var counts = [[Int]](repeating: [Int](repeating: 0, count: Category.allCases.count), count: columns)
+        for i in fixT.indices {
+            let c = min(columns - 1, max(0, Int(x(fixT[i]) - p0)))
+            counts[c][fixCategory[i]] += 1
+        }
+        for c in 0..<columns {
+            guard let best = counts[c].indices.max(by: { counts[c][$0] < counts[c][$1] }), counts[c][best] > 0
+            else { continue }
+            out.append(
+                "<rect x=\"\(Int(p0) + c)\" y=\"\(Int(y + 2))\" width=\"1\" height=\"\(Int(rowHeight - 4))\" fill=\"\(Category(rawValue: best)!.colour)\"/>\n"
+            )
+        }
+        out.append("</g>\n")
+        y += rowHeight
+        for title in shown {
+            let r = rows[title]!
+            out.append("<text x=\"8\" y=\"\(Int(y + 15))\" fill=\"#24292f\">")
+            HTMLPage.appendText(title, to: out)
+            out.append("</text>\n<g>\n")
+            for s in r.spans {
+                let a = x(s.t0)
+                let b = max(x(s.t1), a + 1)
+                out.append("<rect y=\"\(Int(y + 2))\" height=\"\(Int(rowHeight - 4))\" x=\"")
+                SVGWriter.appendNumber(a, to: out)
+                out.append("\" width=\"")
+                SVGWriter.appendNumber(b - a, to: out)
+                out.append("\" fill=\"\(Self.spanColour(s.label))\"><title>")
+                HTMLPage.appendText(
+                    "\(s.label): \(ValueFormatting.iso8601(Date(timeIntervalSince1970: s.t0))) → \(ValueFormatting.iso8601(Date(timeIntervalSince1970: s.t1)))",
+                    to: out)
+                out.append("</title></rect>\n")
+                if b - a > 70 {
+                    out.append("<text y=\"\(Int(y + 15))\" fill=\"#ffffff\" font-size=\"11\" x=\"")
+                    SVGWriter.appendNumber(a + 4, to: out)
+                    out.append("\" pointer-events=\"none\">")
+                    HTMLPage.appendText(s.label, to: out)
+                    out.append("</text>\n")
+                }
+            }
+            for m in r.marks {
+                out.append("<rect y=\"\(Int(y + 1))\" height=\"\(Int(rowHeight - 2))\" width=\"3\" x=\"")
+                SVGWriter.appendNumber(x(m.t) - 1.5, to: out)
+                out.append("\" fill=\"#24292f\"><title>")
+                HTMLPage.appendText(
+                    "\(m.label) at \(ValueFormatting.iso8601(Date(timeIntervalSince1970: m.t)))", to: out)
+                out.append("</title></rect>\n")
+            }
+            out.append("</g>\n")
+            y += rowHeight
+        }
+        // The time axis.
+        out.append("<g fill=\"#57606a\" text-anchor=\"middle\">\n")
+        for t in HTMLChart.timeTicks(t0, t1) {
+            out.append("<line y1=\"10\" y2=\"\(Int(y + 4))\" stroke=\"#d8dee4\" x1=\"")
+            SVGWriter.appendNumber(x(t), to: out)
+            out.append("\" x2=\"")
+            SVGWriter.appendNumber(x(t), to: out)
+            out.append("\"/><text y=\"\(Int(y + 18))\" x=\"")
+            SVGWriter.appendNumber(x(t), to: out)
+            out.append("\">")
+            HTMLPage.appendText(HTMLChart.clock(t, span: t1 - t0), to: out)
+            out.append("</text>\n")
+        }
+        out.append("</g>\n")
+        out.append(
+            "<line id=\"timeline-cursor\" y1=\"8\" y2=\"\(Int(y + 2))\" x1=\"0\" x2=\"0\" stroke=\"#24292f\" stroke-width=\"1.5\" visibility=\"hidden\"/>\n</svg>\n"
+        )
+        return (p0, p1)
+    }
+
+    /// At most `limit` of `0..<count`, evenly spread, with the first, the last and (room
+    /// allowing) every index `keeping` says to keep.
+    static func evenlySpread(count: Int, atMost limit: Int, keeping: (Int) -> Bool) -> [Int] {
+        guard count > limit else { return Array(0..<count) }
+        var chosen = Set(
+            (0..<limit / 2).map { Int((Double($0) * Double(count - 1) / Double(limit / 2 - 1)).rounded()) })
+        for k in 0..<count where chosen.count < limit && keeping(k) { chosen.insert(k) }
+        return chosen.sorted()
+    }
+}
