@@ -59,7 +59,7 @@ let package = Package(
         // The point layouts of common GPX writers, generated at any size (benchmark and tests).
         .target(name: "GPXLayouts", dependencies: ["Waymark"]),
         // libFuzzer targets: the GPX reader, the writers, scenario files, gpsd's reports, and the
-        // NMEA and gpsd capture readers; see README "Fuzzing".
+        // NMEA and gpsd capture readers; see docs/testing.md, "Fuzzing".
         .target(name: "CFuzzShim"),
         .executableTarget(
             name: "WaymarkFuzz", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkScenarioFile", "CFuzzShim"]),
