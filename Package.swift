@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Waymark",
-    platforms: [.macOS(.v14)],
+    // macOS 14 and iOS 17: AsyncStream.makeStream; Duration and Clock need macOS 13, iOS 16.
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "Waymark", targets: ["Waymark"]),
         .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
