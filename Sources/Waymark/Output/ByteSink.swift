@@ -9,7 +9,7 @@
     import Darwin
 #endif
 
-/// A buffered byte output: the writers render into ``buffer`` and the sink flushes it.
+/// A buffered byte output: the writers render into its buffer and the sink flushes it.
 public protocol ByteSink: AnyObject {
     /// Writes out whatever is buffered.
     func flush() throws
