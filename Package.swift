@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Waymark",
-    platforms: [.macOS(.v14)],
+    // macOS 14 and iOS 17: AsyncStream.makeStream; Duration and Clock need macOS 13, iOS 16.
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "Waymark", targets: ["Waymark"]),
         .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
@@ -59,7 +60,7 @@ let package = Package(
         // The point layouts of common GPX writers, generated at any size (benchmark and tests).
         .target(name: "GPXLayouts", dependencies: ["Waymark"]),
         // libFuzzer targets: the GPX reader, the writers, scenario files, gpsd's reports, and the
-        // NMEA and gpsd capture readers; see README "Fuzzing".
+        // NMEA and gpsd capture readers; see docs/testing.md, "Fuzzing".
         .target(name: "CFuzzShim"),
         .executableTarget(
             name: "WaymarkFuzz", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkScenarioFile", "CFuzzShim"]),

@@ -10,8 +10,10 @@
 #      capture readers with libFuzzer for WAYMARK_FUZZ_SECONDS in all (default 60; 0 skips;
 #      scripts/fuzz.sh says how it is shared),
 #   4. runs `swift test`,
-#   5. with no extra arguments, builds and tests the example app (Examples/RunTracker), a separate
-#      package that depends on this one by path.
+#   5. with no extra arguments: checks that the DocC catalog builds without a warning
+#      (scripts/check-docs.sh) and that the libraries use no Linux-only API outside #if guards
+#      (scripts/check-portable.sh, docs/portability.md), then builds and tests the example app
+#      (Examples/RunTracker), a separate package that depends on this one by path.
 # Tests that need ../shared (the third-party corpus and checkers) say so and are skipped when it
 # is absent. Usage: scripts/test.sh [extra swift test arguments, e.g. --filter CorpusTests]
 set -euo pipefail
@@ -51,7 +53,10 @@ fi
 
 swift test "$@"
 
-# The example is a package of its own; a filtered run (`scripts/test.sh --filter X`) skips it.
+# A filtered run (`scripts/test.sh --filter X`) skips these. The two checks use the modules
+# `swift test` built; the example is a package of its own.
 if [ $# -eq 0 ]; then
+    scripts/check-docs.sh
+    scripts/check-portable.sh
     swift test --package-path Examples/RunTracker
 fi

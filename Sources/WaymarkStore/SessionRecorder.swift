@@ -6,6 +6,8 @@ import Waymark
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 #if canImport(FoundationEssentials)
     import FoundationEssentials

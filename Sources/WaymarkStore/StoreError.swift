@@ -111,7 +111,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             return "no space left on the file system"
         }
         var limit = rlimit()
-        if getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {
+        #if os(Linux)
+            let got = getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0  // glibc: an enum
+        #else
+            let got = getrlimit(RLIMIT_FSIZE, &limit) == 0
+        #endif
+        if got, limit.rlim_cur != rlim_t.max {
             for file in [path, path + "-wal"] {
                 var info = stat()
                 if stat(file, &info) == 0, UInt64(info.st_size) + (1 << 16) >= UInt64(limit.rlim_cur) {

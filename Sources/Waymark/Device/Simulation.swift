@@ -22,7 +22,7 @@ public protocol SimulationObserver: AnyObject {
 /// Everything happens in simulation time: fixes from the source, the scenario's scripted
 /// actions, the system's timers and the app's own scheduled work. At equal times, scripted
 /// actions come first, then timers, then the fix, so the same inputs always give the same
-/// events. ``run(_:isolation:)`` runs in virtual time and never waits;
+/// events. ``run(_:isolation:)-34bx6`` runs in virtual time and never waits;
 /// ``run(_:clock:rate:isolation:)`` keeps pace with a clock; ``advance(to:)`` and
 /// ``receive(_:)`` drive it step by step (a live recorder, a test).
 ///
@@ -326,7 +326,7 @@ public final class Simulation {
 
     // MARK: - Driving the loop step by step
 
-    /// Begins a run driven step by step (``run(_:isolation:)`` does all of this itself):
+    /// Begins a run driven step by step (``run(_:isolation:)-34bx6`` does all of this itself):
     /// records the `started` event. A live recorder or a test calls this, then
     /// ``advance(to:)`` as its clock moves and ``receive(_:)`` as fixes arrive, and
     /// ``finish(at:)`` at the end.

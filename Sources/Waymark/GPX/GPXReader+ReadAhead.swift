@@ -356,7 +356,11 @@ final class EventPipe: @unchecked Sendable {
 ///
 /// `@unchecked Sendable`: `thread` is written once, before the handle is shared.
 final class ReaderThread: @unchecked Sendable {
-    private var thread = pthread_t()
+    #if canImport(Darwin)
+        private var thread: pthread_t?  // Darwin's pthread_t is a pointer
+    #else
+        private var thread = pthread_t()
+    #endif
     private var joined = false
 
     private final class Body {
@@ -370,7 +374,8 @@ final class ReaderThread: @unchecked Sendable {
         let status = pthread_create(
             &thread, nil,
             { raw in
-                let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
+                let context: UnsafeMutableRawPointer? = raw  // optional on Linux, not on Darwin
+                let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
                 body.run()
                 return nil
             }, context)
@@ -384,6 +389,10 @@ final class ReaderThread: @unchecked Sendable {
     func join() {
         guard !joined else { return }
         joined = true
-        pthread_join(thread, nil)
+        #if canImport(Darwin)
+            if let thread { pthread_join(thread, nil) }
+        #else
+            pthread_join(thread, nil)
+        #endif
     }
 }

@@ -1190,7 +1190,10 @@ extension GPXDocument {
 
     /// Reads a whole GPX file into memory. For large files prefer ``GPXReader``.
     ///
-    /// - Parameter warnings: receives what was wrong but did not stop reading.
+    /// - Parameters:
+    ///   - path: the file to read.
+    ///   - options: how strictly to read, and what to keep.
+    ///   - warnings: receives what was wrong but did not stop reading.
     public init(
         contentsOf path: String, options: GPXReadOptions = GPXReadOptions(),
         warnings: ((GPXWarning) -> Void)? = nil

@@ -81,13 +81,13 @@ public final class LiveGPXWriter {
         do {
             try writeBufferAndTail()
         } catch {
-            if !borrowed { Glibc.close(descriptor) }
+            if !borrowed { closeDescriptor(descriptor) }
             throw error
         }
     }
 
     deinit {
-        if isOpen && !borrowed { Glibc.close(descriptor) }
+        if isOpen && !borrowed { closeDescriptor(descriptor) }
     }
 
     /// Appends `location` to the track; a new `segment` number starts a new `<trkseg>`.
@@ -106,7 +106,7 @@ public final class LiveGPXWriter {
     public func close() throws {
         guard isOpen else { return }
         isOpen = false
-        defer { if !borrowed { Glibc.close(descriptor) } }
+        defer { if !borrowed { closeDescriptor(descriptor) } }
         if !rewrites {
             buffer.append(Self.tail)
             defer { buffer.count = 0 }
@@ -148,4 +148,14 @@ public final class LiveGPXWriter {
             written += n
         }
     }
+}
+
+/// `close(2)`, named apart from ``LiveGPXWriter/close()``: Glibc's on Linux, Darwin's on Apple
+/// systems.
+private func closeDescriptor(_ descriptor: Int32) {
+    #if canImport(Glibc)
+        _ = Glibc.close(descriptor)
+    #elseif canImport(Darwin)
+        _ = Darwin.close(descriptor)
+    #endif
 }

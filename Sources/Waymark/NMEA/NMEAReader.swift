@@ -13,7 +13,7 @@
 /// the events of a GPX document: one track, one point per epoch, a new segment after each loss
 /// of fix.
 ///
-/// Sentences are checked (``NMEALexer``) and merged per epoch (``NMEAEpochMerger``, whose
+/// Sentences are checked (`NMEALexer`) and merged per epoch (`NMEAEpochMerger`, whose
 /// documentation gives the rules). A point's elevation is the altitude above mean sea level
 /// and its geoid height the receiver's separation; its fix, satellites, DOPs, speed, course,
 /// magnetic variation, DGPS age and station are the receiver's, and its accuracies GST's

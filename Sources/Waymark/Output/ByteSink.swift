@@ -9,7 +9,7 @@
     import Darwin
 #endif
 
-/// A buffered byte output: the writers render into ``buffer`` and the sink flushes it.
+/// A buffered byte output: the writers render into its buffer and the sink flushes it.
 public protocol ByteSink: AnyObject {
     /// Writes out whatever is buffered.
     func flush() throws
@@ -102,7 +102,7 @@ public final class FileSink: ByteSink {
         var created = stat()
         if fstat(fd, &created) == 0 {
             Self.removeStaleTemporaryFiles(
-                in: folder, of: base, olderThan: 86_400, now: Double(created.st_mtim.tv_sec))
+                in: folder, of: base, olderThan: 86_400, now: Double(modificationTime(created)))
         }
         descriptor = fd
         ownsDescriptor = true
@@ -130,7 +130,7 @@ public final class FileSink: ByteSink {
             let candidate = directory + "/" + name
             var info = stat()
             guard lstat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-                now - Double(info.st_mtim.tv_sec) > age
+                now - Double(modificationTime(info)) > age
             else { continue }
             // A run still writing it holds its lock (a slow recording may not touch it for a day).
             let fd = open(candidate, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
@@ -179,7 +179,11 @@ public final class FileSink: ByteSink {
         }
         var offset = 0
         while offset < buffer.count {
-            let n = Glibc.write(descriptor, buffer.base + offset, buffer.count - offset)
+            #if canImport(Glibc)
+                let n = Glibc.write(descriptor, buffer.base + offset, buffer.count - offset)
+            #else
+                let n = Darwin.write(descriptor, buffer.base + offset, buffer.count - offset)
+            #endif
             if n < 0 {
                 if errno == EINTR { continue }
                 let code = errno
@@ -198,17 +202,20 @@ public final class FileSink: ByteSink {
     func append(contentsOf source: Int32, count: Int) throws {
         try flush()
         var offset: off_t = 0
-        if beforeWrite == nil {
-            while offset < count {
-                let n = sendfile(descriptor, source, &offset, count - Int(offset))
-                if n > 0 { continue }
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP {
-                    throw OutputError(path: path, message: "write failed: \(String(cString: strerror(errno)))")
+        #if os(Linux)
+            // Linux's sendfile(2) copies between any two files; Darwin's sends only to a socket.
+            if beforeWrite == nil {
+                while offset < count {
+                    let n = sendfile(descriptor, source, &offset, count - Int(offset))
+                    if n > 0 { continue }
+                    if n < 0 && errno == EINTR { continue }
+                    if n < 0 && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP {
+                        throw OutputError(path: path, message: "write failed: \(String(cString: strerror(errno)))")
+                    }
+                    break
                 }
-                break
             }
-        }
+        #endif
         let chunk = 1 << 16
         while offset < count {
             buffer.reserve(chunk)
@@ -308,4 +315,14 @@ final class SpillBuffer {
             try sink.flushIfNeeded()
         }
     }
+}
+
+/// A file's modification time in whole seconds since 1970: `st_mtim` on Linux, `st_mtimespec`
+/// on Darwin.
+private func modificationTime(_ info: stat) -> Int {
+    #if canImport(Darwin)
+        Int(info.st_mtimespec.tv_sec)
+    #else
+        Int(info.st_mtim.tv_sec)
+    #endif
 }

@@ -80,7 +80,9 @@ public final class MemoryByteSource: ByteSource {
     private var offset = 0
     private let pieceSize: Int
 
-    /// - Parameter pieceSize: the most bytes one `read` returns.
+    /// - Parameters:
+    ///   - bytes: the bytes to serve.
+    ///   - pieceSize: the most bytes one `read` returns.
     public init(_ bytes: [UInt8], pieceSize: Int = .max) {
         self.bytes = bytes
         self.pieceSize = max(1, pieceSize)
