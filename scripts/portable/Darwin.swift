@@ -99,6 +99,8 @@ import Glibc
 @_exported import func Glibc.atan2
 @_exported import func Glibc.sqrt
 @_exported import func Glibc.log
+@_exported import func Glibc.log10
+@_exported import func Glibc.pow
 
 // <pthread.h>: the mutex and condition calls have the same shape on Darwin; threads do not.
 @_exported import struct Glibc.pthread_mutex_t
