@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The main job end to end on the bundled traces: builds Waymark, then for every traces/*.gpx
-# prints its statistics and text view, and writes GeoJSON and GPX 1.1 into out/traces/; then
+# prints its statistics and text view, and writes GeoJSON, GPX 1.1, an SVG picture and an HTML
+# page into out/traces/; then
 # replays traces/city-walk.gpx into the simulated app scripted by traces/commute.yaml, writing
 # its audit log and the delivered locations (GeoJSON) beside them, and storing the run as a
 # session in out/traces/waymark.sqlite, which it then lists, shows and exports (GPX, GeoJSON).
 # Then it replays every other traces/*.yaml scenario (the wake-up services: significant changes,
 # regions, visits, pushes, BGTaskScheduler, audio, uploads) on the trace its first line names,
-# writing each audit log and the launches and wakes it caused.
+# writing each audit log and the launches and wakes it caused. Every replay also draws its page
+# (--report: the path coloured by what happened to each fix, the timeline, the summary), and so
+# does the stored session (sessions export --format html); open out/traces/*.html in a browser.
 # When ../shared/tools is present, the outputs are checked with check-geojson and check-gpx.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,13 +33,16 @@ for trace in traces/*.gpx; do
     "$waymark" info "$trace" --json > "out/traces/$name.info.json"
     "$waymark" render "$trace" --format geojson -o "out/traces/$name.geojson"
     "$waymark" render "$trace" --format gpx -o "out/traces/$name.gpx"
+    "$waymark" render "$trace" -o "out/traces/$name.svg"
+    "$waymark" render "$trace" -o "out/traces/$name.html"
     echo
 done
 echo "== replay of traces/city-walk.gpx with traces/commute.yaml"
 store=out/traces/waymark.sqlite
 rm -f "$store" "$store-wal" "$store-shm"
 "$waymark" replay traces/city-walk.gpx --scenario traces/commute.yaml --rate max --quiet --store "$store" \
-    --audit out/traces/city-walk.replay.audit.ndjson --format geojson -o out/traces/city-walk.delivered.geojson
+    --audit out/traces/city-walk.replay.audit.ndjson --format geojson -o out/traces/city-walk.delivered.geojson \
+    --report out/traces/city-walk.replay.html
 for scenario in traces/*.yaml; do
     name=$(basename "$scenario" .yaml)
     [ "$name" = commute ] && continue
@@ -47,7 +53,7 @@ for scenario in traces/*.yaml; do
     mkdir -p "out/traces/$name.uploads"
     "$waymark" replay "$trace" --scenario "$scenario" --rate max --quiet --no-store \
         --upload-dir "out/traces/$name.uploads" --audit "out/traces/$name.audit.ndjson" \
-        --format geojson -o "out/traces/$name.delivered.geojson"
+        --format geojson -o "out/traces/$name.delivered.geojson" --report "out/traces/$name.replay.html"
     # The launches and wakes, and what caused them.
     grep -E '"from":"(notRunning|suspended)","to":"background"' "out/traces/$name.audit.ndjson" \
         | grep -v '"cause":"resumed"' | sed 's/^/  /' || true
@@ -58,6 +64,7 @@ echo "== the session it stored"
 "$waymark" sessions show 1 --store "$store"
 "$waymark" sessions export 1 --store "$store" --format gpx -o out/traces/city-walk.session.gpx
 "$waymark" sessions export 1 --store "$store" --format geojson -o out/traces/city-walk.session.geojson
+"$waymark" sessions export 1 --store "$store" --format html -o out/traces/city-walk.session.html
 echo
 echo "wrote $(ls out/traces | wc -l) files in out/traces/"
 if [ -x ../shared/tools/check-geojson ]; then

@@ -126,8 +126,8 @@ import Testing
         let page = String(decoding: data, as: UTF8.self)
         let points = try #require(try Self.island(page)["points"] as? [String: [Any]])
         #expect(points["x"]?.count == TraceHTMLWriter.maxHoverPoints)
-        #expect(page.contains("5000 of 1000000 points, evenly spread"))
-        #expect(page.contains("after keeping every 16th point"))
+        #expect(page.contains("5000 of its 1000000 points, evenly spread"))
+        #expect(page.contains("the profiles are drawn from 1 in 16 points"))
         // The last point is among those kept.
         #expect((points["t"]?.last as? Double) == 1_700_000_000 + Double(count - 1))
     }

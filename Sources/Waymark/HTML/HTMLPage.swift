@@ -95,9 +95,9 @@ enum HTMLPage {
         out.append(UInt8(ascii: "]"))
     }
 
-    /// "1 in N points" when `stride` > 1.
+    /// Which points have details: "every point", or "5000 of its 1052547 points, evenly spread".
     static func sampling(kept: Int, of total: Int) -> String {
-        kept >= total ? "every point" : "\(kept) of \(total) points, evenly spread"
+        kept >= total ? "every point" : "\(kept) of its \(total) points, evenly spread"
     }
 
     static let css = """

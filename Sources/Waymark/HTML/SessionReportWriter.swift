@@ -415,7 +415,7 @@ public final class SessionReportWriter {
         HTMLPage.appendText(
             "Click a point of the path or a moment of the timeline for its audit events. "
                 + (stride > 1
-                    ? "Every \(stride)th fix is drawn (\(fixT.count) of \(fixCount)); lines are simplified with Douglas–Peucker to half a pixel."
+                    ? "1 in \(stride) fixes is drawn (\(fixT.count) of \(fixCount)); lines are simplified with Douglas–Peucker to half a pixel."
                     : "Every fix is drawn; lines are simplified with Douglas–Peucker to half a pixel."),
             to: out)
         out.append("</p>\n</section>\n")
@@ -642,7 +642,9 @@ public final class SessionReportWriter {
                     to: out)
                 out.append("</title></rect>\n")
                 if b - a > 70 {
-                    out.append("<text y=\"\(Int(y + 15))\" fill=\"#ffffff\" font-size=\"11\" x=\"")
+                    let light = ["#eaeef2", "#d0d7de", "#54aeff", "#4ac26b"].contains(Self.spanColour(s.label))
+                    out.append(
+                        "<text y=\"\(Int(y + 15))\" fill=\"\(light ? "#24292f" : "#ffffff")\" font-size=\"11\" x=\"")
                     SVGWriter.appendNumber(a + 4, to: out)
                     out.append("\" pointer-events=\"none\">")
                     HTMLPage.appendText(s.label, to: out)

@@ -124,8 +124,8 @@ public final class TraceHTMLWriter {
         }
         out.append("</div>\n<p class=\"note\">")
         HTMLPage.appendText(
-            "Hover over the track for a point's details (\(HTMLPage.sampling(kept: hover.count, of: s.trackPointCount)) of the track). Lines are simplified with Douglas–Peucker to half a pixel"
-                + (samples.stride > 1 ? ", the profiles after keeping every \(samples.stride)th point." : "."),
+            "Hover over the track for a point's details (\(HTMLPage.sampling(kept: hover.count, of: s.trackPointCount))). Lines are simplified with Douglas–Peucker to half a pixel"
+                + (samples.stride > 1 ? "; the profiles are drawn from 1 in \(samples.stride) points." : "."),
             to: out)
         out.append("</p>\n</section>\n")
         try sink.flushIfNeeded()
