@@ -246,6 +246,26 @@ import Testing
         #expect(!page.contains(">prompts</text>"), "a row without anything is left out")
     }
 
+    /// A recording's gpsd outages and staleness are spans of the source's row.
+    @Test func gpsdOutagesAreSpansOfTheSourceRow() throws {
+        let page = try Self.report([
+            Self.event(0, "started", #""source":"gpsd at localhost:2947","format":4,"ios":26"#),
+            Self.event(0, "source", #""action":"connected","detail":"gpsd at localhost:2947""#),
+            Self.fix(1, index: 0, "delivered", "foreground"),
+            Self.event(2, "source", #""action":"outage","detail":"the connection went away""#),
+            Self.event(6, "source", #""action":"connected","detail":"gpsd at localhost:2947""#),
+            Self.fix(7, index: 1, "delivered", "foreground"),
+            Self.event(8, "source", #""action":"stale","detail":"silent for 5 s""#),
+            Self.event(9, "source", #""action":"receiving""#),
+            Self.event(10, "source", #""action":"timeJump","detail":"+1 h""#),
+        ])
+        #expect(page.contains(">source</text>"))
+        #expect(page.contains("<title>outage: 2024-05-01T08:00:02.000Z → 2024-05-01T08:00:06.000Z</title>"))
+        #expect(page.contains("<title>stale: 2024-05-01T08:00:08.000Z → 2024-05-01T08:00:09.000Z</title>"))
+        #expect(page.contains("<title>timeJump at 2024-05-01T08:00:10.000Z</title>"))
+        #expect(page.contains("no `finished` event"), "a recording cut short says so")
+    }
+
     @Test func aLineThatIsNotAnAuditEventIsAnErrorNamingItsLine() throws {
         for (bad, message) in [
             ("{\"time\":\"nope\",\"event\":\"fix\"}", "UTC \"time\""), ("[1,2]", "not a JSON object"),
