@@ -519,3 +519,16 @@ struct HTMLChart {
         return ValueFormatting.fixed(v, decimals: 3)
     }
 }
+
+extension Array {
+    /// Keeps the elements at even positions (the first, the third, …): how the pages halve what
+    /// they keep for drawing when it reaches its limit.
+    mutating func keepEveryOther() {
+        var w = 0
+        for i in Swift.stride(from: 0, to: count, by: 2) {
+            self[w] = self[i]
+            w += 1
+        }
+        removeLast(count - w)
+    }
+}

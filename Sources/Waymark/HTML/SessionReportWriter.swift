@@ -315,22 +315,14 @@ public final class SessionReportWriter {
     }
 
     private func halve() {
-        func keepEven<T>(_ a: inout [T]) {
-            var w = 0
-            for i in Swift.stride(from: 0, to: a.count, by: 2) {
-                a[w] = a[i]
-                w += 1
-            }
-            a.removeLast(a.count - w)
-        }
-        keepEven(&fixT)
-        keepEven(&fixLat)
-        keepEven(&fixLon)
-        keepEven(&fixCategory)
-        keepEven(&fixReason)
-        keepEven(&fixIndex)
-        keepEven(&fixSegment)
-        keepEven(&fixLine)
+        fixT.keepEveryOther()
+        fixLat.keepEveryOther()
+        fixLon.keepEveryOther()
+        fixCategory.keepEveryOther()
+        fixReason.keepEveryOther()
+        fixIndex.keepEveryOther()
+        fixSegment.keepEveryOther()
+        fixLine.keepEveryOther()
         stride *= 2
         sinceKept = stride / 2
     }

@@ -267,21 +267,13 @@ struct PointSamples {
     }
 
     private mutating func halve() {
-        func keepEven<T>(_ a: inout [T]) {
-            var w = 0
-            for i in Swift.stride(from: 0, to: a.count, by: 2) {
-                a[w] = a[i]
-                w += 1
-            }
-            a.removeLast(a.count - w)
-        }
-        keepEven(&latitudes)
-        keepEven(&longitudes)
-        keepEven(&times)
-        keepEven(&elevations)
-        keepEven(&speeds)
-        keepEven(&distances)
-        keepEven(&segments)
+        latitudes.keepEveryOther()
+        longitudes.keepEveryOther()
+        times.keepEveryOther()
+        elevations.keepEveryOther()
+        speeds.keepEveryOther()
+        distances.keepEveryOther()
+        segments.keepEveryOther()
         stride *= 2
         // The last point seen was kept before; the next to keep is `stride` after the last kept.
         sinceKept = stride / 2
