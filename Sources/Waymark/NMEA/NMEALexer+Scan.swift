@@ -35,33 +35,35 @@ enum NMEABodyScan {
         var q = start
         var fieldStart = start
         var sum: UInt64 = 0
-        var badBits: UInt64 = 0
         #if _endian(little)
-            // For a byte b and a constant c below 0x80, ((b & 0x7F) ^ c) + 0x7F has its high bit
-            // clear exactly when b & 0x7F == c (no carry crosses into the next byte); with b's
-            // own high bit clear too, b == c.
-            let m: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+            // Each word is tested for a `*` and for an unusual byte: one a body seldom holds (below
+            // 0x26, which takes in `$`, `!`, controls and the space, or above 0x7E). A word of usual
+            // bytes is taken whole; the word with the `*` up to it; at an unusual byte the byte
+            // loop below reads on, and decides exactly.
             let h: UInt64 = 0x8080_8080_8080_8080
+            let ones: UInt64 = 0x0101_0101_0101_0101
             while end - q >= 8 {
                 let w = UnsafeRawPointer(q).loadUnaligned(as: UInt64.self)
-                let low = w & m
-                let star = (low ^ 0x2A2A_2A2A_2A2A_2A2A) &+ m
-                let dollar = (low ^ 0x2424_2424_2424_2424) &+ m
-                let bang = (low ^ 0x2121_2121_2121_2121) &+ m
-                let stops = ~((star & dollar & bang) | w) & h
-                var commas = ~(((low ^ 0x2C2C_2C2C_2C2C_2C2C) &+ m) | w) & h
-                // Below 0x20 (low + 0x60 stays below 0x80), 0x7F, or the high bit set.
-                var bad = (~((low &+ 0x6060_6060_6060_6060) & ((low ^ m) &+ m)) | w) & h
+                // A byte below 0x26 borrows in w - 0x26…, setting its high bit (a borrow may also
+                // mark bytes above it: the test is of the word, or of the bytes below a `*`, which
+                // only a marked byte below could mark). 0x7F plus 1 reaches the high bit.
+                let unusual = ((w &- 0x2626_2626_2626_2626) | w | ((w & 0x7F7F_7F7F_7F7F_7F7F) &+ ones)) & h
+                // The lowest byte marked is the first `*` (a borrow only marks bytes above one).
+                let x = w ^ 0x2A2A_2A2A_2A2A_2A2A
+                let stars = (x &- ones) & ~x & h
                 var body = w
-                if stops != 0 {
-                    // Only the bytes before the first stop.
-                    let before = (1 &<< UInt64(stops.trailingZeroBitCount &- 7)) &- 1
+                if stars != 0 {
+                    let before = (1 &<< UInt64(stars.trailingZeroBitCount &- 7)) &- 1
+                    guard unusual & before == 0 else { break }
                     body &= before
-                    commas &= before
-                    bad &= before
+                } else if unusual != 0 {
+                    break
                 }
                 sum ^= body
-                badBits |= bad
+                // Exact for bytes below 0x80, which all of the body's are: ((b ^ 0x2C) + 0x7F)
+                // has its high bit clear only when b is a comma. Bytes past the `*` are not looked at.
+                var commas = ~((w ^ 0x2C2C_2C2C_2C2C_2C2C) &+ 0x7F7F_7F7F_7F7F_7F7F) & h
+                if stars != 0 { commas &= (1 &<< UInt64(stars.trailingZeroBitCount &- 7)) &- 1 }
                 while commas != 0 {
                     let comma = q + (commas.trailingZeroBitCount &>> 3)
                     if count < capacity { fields[count] = ByteSpan(start: fieldStart, count: comma - fieldStart) }
@@ -69,8 +71,8 @@ enum NMEABodyScan {
                     fieldStart = comma + 1
                     commas &= commas &- 1
                 }
-                if stops != 0 {
-                    return finish(count, sum, badBits, false, q + (stops.trailingZeroBitCount &>> 3), fieldStart)
+                if stars != 0 {
+                    return finish(count, sum, false, q + (stars.trailingZeroBitCount &>> 3), fieldStart)
                 }
                 q += 8
             }
@@ -92,14 +94,14 @@ enum NMEABodyScan {
             tailSum ^= b
             q += 1
         }
-        var result = finish(count, sum, badBits, bad, q, fieldStart)
+        var result = finish(count, sum, bad, q, fieldStart)
         result.sum ^= tailSum
         return result
     }
 
     @inline(__always)
     private static func finish(
-        _ count: Int, _ sum: UInt64, _ badBits: UInt64, _ bad: Bool, _ stop: UnsafePointer<UInt8>,
+        _ count: Int, _ sum: UInt64, _ bad: Bool, _ stop: UnsafePointer<UInt8>,
         _ lastField: UnsafePointer<UInt8>
     ) -> Result {
         var s = sum
@@ -107,7 +109,7 @@ enum NMEABodyScan {
         s ^= s &>> 16
         s ^= s &>> 8
         return Result(
-            count: count, sum: UInt8(truncatingIfNeeded: s), bad: bad || badBits != 0, stop: stop,
+            count: count, sum: UInt8(truncatingIfNeeded: s), bad: bad, stop: stop,
             lastField: lastField)
     }
 }
