@@ -53,12 +53,17 @@ extension TraceEventReader {
         others: (consuming GPXEvent) throws -> Void
     ) throws {
         let pipe = EventPipe(depth: max(1, batches), batchSize: max(1, batchSize))
-        // GPX's scanner puts each track point straight into its batch's slot.
+        // GPX's scanner, and NMEA's merger, put each track point straight into its batch's slot.
         let gpx = self as? GPXReader
+        let nmea = self as? NMEAReader
         let started = ReaderThread { [self] in
             let sender = EventSender(pipe)
             gpx?.pointSink = sender
-            defer { gpx?.pointSink = nil }
+            nmea?.pointSink = sender
+            defer {
+                gpx?.pointSink = nil
+                nmea?.pointSink = nil
+            }
             do {
                 try readEvents { try sender.send($0) }
                 sender.flush()

@@ -70,7 +70,14 @@ struct NMEAEpochMerger {
     /// The last date seen: its day and the time of day of the sentence that gave it.
     private var anchor: (day: Int, timeOfDay: Int64)?
     private var pending: [NMEAFix] = []
+    /// Fixes ready to go out, from `drained` on (those before were handed out; they are
+    /// removed now and then, not after each epoch: removing one at a time cost more than
+    /// making the fix).
     private var out: [NMEAFix] = []
+    private var drained = 0
+    /// The last RMC date field (its six bytes) and the day it gives, when valid.
+    private var lastDateField: UInt64 = 0
+    private var lastDateDay: Int?
     // Persist from epoch to epoch, as gpsd's do.
     private var hdop: Double?
     private var vdop: Double?
@@ -112,14 +119,27 @@ struct NMEAEpochMerger {
 
     init() {}
 
-    /// Hands each fix ready to go out to `body`, in order, and empties the list (keeping its
-    /// storage: no array is made per epoch).
-    mutating func drainFixes(_ body: (NMEAFix) throws -> Void) rethrows {
-        defer { out.removeAll(keepingCapacity: true) }
-        for fix in out { try body(fix) }
+    /// Lends each fix ready to go out to `body`, in order, where it lies, and empties the list
+    /// (keeping its storage: no array is made per epoch).
+    mutating func drainFixes(_ body: (UnsafePointer<NMEAFix>) throws -> Void) rethrows {
+        let first = drained
+        drained = out.count
+        if drained >= 64 {
+            defer {
+                out.removeAll(keepingCapacity: true)
+                drained = 0
+            }
+            try out.withUnsafeBufferPointer { fixes in
+                for i in first..<fixes.count { try body(fixes.baseAddress! + i) }
+            }
+        } else {
+            try out.withUnsafeBufferPointer { fixes in
+                for i in first..<fixes.count { try body(fixes.baseAddress! + i) }
+            }
+        }
     }
 
-    var hasFixes: Bool { !out.isEmpty }
+    var hasFixes: Bool { out.count > drained }
 
     /// Feeds one sentence of type `type` (its fields in `lexer`), from line `line`.
     mutating func add(_ type: NMEAType, _ s: NMEALexer, line: Int) {
@@ -206,24 +226,25 @@ struct NMEAEpochMerger {
         // LEA-4H, a Garmin 25LP and a Navior CH-4711 send GSA mode 2 beside GGA altitudes).
         if mode == 2 && epoch.altitude != nil { mode = 3 }
         var fix = NMEAFix(
-            point: point(mode: mode, latitude: latitude, longitude: longitude), timeOfDay: epoch.timeOfDay,
-            line: epoch.line)
+            point: GPXPoint(coordinate: Coordinate(latitude: latitude, longitude: longitude)),
+            timeOfDay: epoch.timeOfDay, line: epoch.line)
+        fillPoint(&fix.point, mode: mode)
         fix.followsLoss = lostSinceFix
         lostSinceFix = false
         if anchor != nil || fix.timeOfDay == nil {
-            fix.day = fix.timeOfDay.flatMap { day(of: $0) }
+            fix.day = fix.timeOfDay.flatMap { Self.day(of: $0, anchor: anchor) }
             fix.point.time = fix.date
             if fix.timeOfDay == nil { undated += 1 }
-            out.append(fix)
+            out.append(consume fix)
         } else {
-            pending.append(fix)
+            pending.append(consume fix)
             if pending.count >= Self.pendingLimit { releasePending(force: true) }
         }
     }
 
-    /// The GPX point of the epoch that just ended, a fix of `mode` (2 or 3).
-    private func point(mode: Int, latitude: Double, longitude: Double) -> GPXPoint {
-        var p = GPXPoint(coordinate: Coordinate(latitude: latitude, longitude: longitude))
+    /// Fills in the GPX point of the epoch that just ended, a fix of `mode` (2 or 3), from its
+    /// position. (Mutating only so that the merger is not copied to read it.)
+    private mutating func fillPoint(_ p: inout GPXPoint, mode: Int) {
         if mode == 3, let altitude = epoch.altitude { p.elevation = altitude }
         // GPX's fix says 2D or 3D, or how a 3D fix was made (dgps also for RTK, as gpxlogger).
         switch (mode, epoch.quality) {
@@ -247,28 +268,28 @@ struct NMEAEpochMerger {
         let horizontal = errors?.0.flatMap { a in errors?.1.map { b in (a * a + b * b).squareRoot() } }
         let vertical = mode == 3 ? errors?.2 : nil
         if horizontal != nil || vertical != nil || epoch.dgpsStation != nil {
-            var d = p.details
+            // The point has no box yet, and these are no inline fields: the box is these alone.
+            var d = GPXPoint.Details()
             d.horizontalAccuracy = horizontal
             d.verticalAccuracy = vertical
             d.dgpsStation = epoch.dgpsStation
-            p.details = d
+            p.setBoxedDetails(d, nonEmpty: true)
         }
-        return p
     }
 
     /// The day of an epoch at `t`: the one that puts it nearest the last dated sentence.
-    private func day(of t: Int64) -> Int? {
+    private static func day(of t: Int64, anchor: (day: Int, timeOfDay: Int64)?) -> Int? {
         guard let anchor else { return nil }
         let dayNanos: Int64 = 86_400_000_000_000
         var best = anchor.day
         var bestDistance = abs(t - anchor.timeOfDay)
-        for offset in [-1, 1] {
-            let d = abs(t + Int64(offset) * dayNanos - anchor.timeOfDay)
-            if d < bestDistance {
-                best = anchor.day + offset
-                bestDistance = d
-            }
+        // The day before, then the day after.
+        let before = abs(t - dayNanos - anchor.timeOfDay)
+        if before < bestDistance {
+            best = anchor.day - 1
+            bestDistance = before
         }
+        if abs(t + dayNanos - anchor.timeOfDay) < bestDistance { best = anchor.day + 1 }
         return best
     }
 
@@ -284,7 +305,7 @@ struct NMEAEpochMerger {
             }
         }
         for var fix in pending {
-            fix.day = fix.timeOfDay.flatMap { day(of: $0) }
+            fix.day = fix.timeOfDay.flatMap { Self.day(of: $0, anchor: anchor) }
             fix.point.time = fix.date
             if fix.day == nil { undated += 1 }
             out.append(fix)
@@ -359,7 +380,20 @@ struct NMEAEpochMerger {
             let w = s.field(11)
             epoch.magneticVariation = w.count == 1 && w[0] == UInt8(ascii: "W") ? -v : v
         }
-        if let t, let day = NMEAField.date(ddmmyy: s.field(9)) { date(day, at: t) }
+        if let t, let day = rmcDay(s.field(9)) { date(day, at: t) }
+    }
+
+    /// The day of RMC's `ddmmyy` field: the last one's again when the bytes are the same (they
+    /// change once a day).
+    private mutating func rmcDay(_ f: ByteSpan) -> Int? {
+        guard f.count == 6 else { return nil }
+        var key: UInt64 = 0
+        for i in 0..<6 { key = key << 8 | UInt64(f[i]) }
+        if key != lastDateField {
+            lastDateField = key
+            lastDateDay = NMEAField.date(ddmmyy: f)
+        }
+        return lastDateDay
     }
 
     /// `$--GGA,hhmmss.ss,llll.ll,a,yyyyy.yy,a,q,nn,h.h,a.a,M,g.g,M,age,station`
@@ -472,26 +506,27 @@ struct NMEAEpochMerger {
 
     /// `$--GST,hhmmss.ss,rms,major,minor,orientation,lat,lon,alt`
     private mutating func gst(_ s: NMEALexer, line: Int) {
-        guard sameEpoch(NMEAField.timeOfDay(s.field(1))) else { return }
+        guard Self.sameEpoch(NMEAField.timeOfDay(s.field(1)), epoch.timeOfDay) else { return }
         touch(line)
-        epoch.gst = (error(s.field(6)), error(s.field(7)), error(s.field(8)))
+        epoch.gst = (Self.error(s.field(6)), Self.error(s.field(7)), Self.error(s.field(8)))
     }
 
     /// `$--GBS,hhmmss.ss,lat,lon,alt,…`
     private mutating func gbs(_ s: NMEALexer, line: Int) {
         let t = NMEAField.timeOfDay(s.field(1))
         time(t, line: line)
-        epoch.gbs = (error(s.field(2)), error(s.field(3)), error(s.field(4)))
+        epoch.gbs = (Self.error(s.field(2)), Self.error(s.field(3)), Self.error(s.field(4)))
     }
 
-    private func error(_ f: ByteSpan) -> Double? {
+    private static func error(_ f: ByteSpan) -> Double? {
         guard let v = NMEAField.number(f), v >= 0, v < 1e6 else { return nil }
         return v
     }
 
-    /// Whether a sentence of time `t` speaks of the current epoch (or of one not yet timed).
-    private func sameEpoch(_ t: Int64?) -> Bool {
-        guard let t, let current = epoch.timeOfDay else { return true }
+    /// Whether a sentence of time `t` speaks of the epoch of time `current` (or of one not yet
+    /// timed).
+    private static func sameEpoch(_ t: Int64?, _ current: Int64?) -> Bool {
+        guard let t, let current else { return true }
         return abs(t - current) <= 10_000_000
     }
 }

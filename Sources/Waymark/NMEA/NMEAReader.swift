@@ -30,11 +30,11 @@ public final class NMEAReader {
     /// Sentences read (checked or unchecked), of any type.
     @exclusivity(unchecked) public private(set) var sentences = 0
     /// Sentences refused for a wrong checksum.
-    public private(set) var badChecksums = 0
+    @exclusivity(unchecked) public private(set) var badChecksums = 0
     /// Lines that are not sentences: bytes NMEA does not allow, no address, too long.
-    public private(set) var malformedLines = 0
+    @exclusivity(unchecked) public private(set) var malformedLines = 0
     /// Lines of gpsd JSON in the log, skipped.
-    public private(set) var jsonLines = 0
+    @exclusivity(unchecked) public private(set) var jsonLines = 0
     /// Fixes read: the points of the track.
     @exclusivity(unchecked) public private(set) var fixes = 0
     /// Always 0: a bad sentence is skipped, not a point (here for the same questions as
@@ -45,8 +45,14 @@ public final class NMEAReader {
     // One thread reads; the per-sentence path skips dynamic exclusivity checks.
     @exclusivity(unchecked) private var merger = NMEAEpochMerger()
     private let lexer = NMEALexer()
-    private var firstBadChecksum: (line: Int, column: Int)?
-    private var firstMalformed: (line: Int, column: Int)?
+    @exclusivity(unchecked) private var firstBadChecksum: (line: Int, column: Int)?
+    @exclusivity(unchecked) private var firstMalformed: (line: Int, column: Int)?
+    /// Whether a track segment is open (while reading).
+    @exclusivity(unchecked) private var inSegment = false
+
+    /// Where fixes go when ``TraceEventReader/readEventsAhead(batchSize:batches:_:)`` reads: each
+    /// point is copied once, from the merger straight into its batch's slot.
+    @exclusivity(unchecked) var pointSink: EventSender?
 
     /// The longest line read; a longer one is skipped as malformed (NMEA's own limit is 82).
     static let maxLineLength = 4096
@@ -64,30 +70,38 @@ public final class NMEAReader {
     public func read(_ handle: (consuming GPXEvent) throws -> Void) throws {
         try handle(.header(GPXHeader(version: "1.1", creator: nil)))
         try handle(.trackStart(GPXPathInfo()))
-        var inSegment = false
-        func deliver() throws {
-            try merger.drainFixes { fix in
-                if fix.followsLoss && inSegment {
-                    try handle(.segmentEnd(GPXExtensions()))
-                    inSegment = false
-                }
-                if !inSegment {
-                    try handle(.segmentStart)
-                    inSegment = true
-                }
-                fixes += 1
-                try handle(.trackPoint(fix.point))
-            }
-        }
+        inSegment = false
         try forEachLine { line, start, end in
             try take(line: line, start, end)
-            if merger.hasFixes { try deliver() }
+            if merger.hasFixes { try deliver(handle) }
         }
         merger.finish()
-        try deliver()
+        try deliver(handle)
         if inSegment { try handle(.segmentEnd(GPXExtensions())) }
         try handle(.trackEnd(GPXPathInfo()))
         for warning in closingWarnings() { try handle(.warning(warning)) }
+    }
+
+    /// Hands the merger's ready fixes on: each a track point, after the segment events its
+    /// place in the track calls for.
+    private func deliver(_ handle: (consuming GPXEvent) throws -> Void) throws {
+        try merger.drainFixes { fix in
+            if fix.pointee.followsLoss && inSegment {
+                try handle(.segmentEnd(GPXExtensions()))
+                inSegment = false
+            }
+            if !inSegment {
+                try handle(.segmentStart)
+                inSegment = true
+            }
+            fixes += 1
+            if let pointSink {
+                pointSink.pointSlot().initialize(to: fix.pointee.point)
+                try pointSink.commitPoint()
+            } else {
+                try handle(.trackPoint(fix.pointee.point))
+            }
+        }
     }
 
     // MARK: - Lines
