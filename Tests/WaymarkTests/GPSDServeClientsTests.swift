@@ -57,8 +57,10 @@ struct GPSDServeClientsTests {
         .enabled(
             if: which("cgps") != nil && which("tmux") != nil, "needs cgps and tmux (scripts/test.sh installs them)"))
     func cgpsShowsTheServedFix() async throws {
-        let (trace, points) = try GPSDServeLiveTests.makeTrace(count: 20)
-        let serve = try ServeHarness(trace: trace, ["--rate", "4", "--loop"])
+        // Not --loop: a looped trace's times move on with each play, and are then no point's.
+        // 600 points at 4 a second outlast a loaded machine's slowest start of cgps.
+        let (trace, points) = try GPSDServeLiveTests.makeTrace(count: 600)
+        let serve = try ServeHarness(trace: trace, ["--rate", "4"])
         defer { serve.tearDown() }
         // A tmux server of the test's own (its socket in the test's directory), 100×30 cells.
         let socket = serve.directory + "/tmux.sock"
