@@ -173,8 +173,12 @@ final class RunOutputs: SimulationObserver {
 
     /// Closes the session with `outcome` (or `failed`), then finishes the outputs; throws the
     /// recording error first, else the first write error.
+    ///
+    /// With `noFixReason`, a session to which the source gave no fix is not kept: it is deleted
+    /// once the outputs are written, and the summary says so, and why (`noFixReason`).
     func finish(
-        simulation: Simulation, featureName: String, summary: String, outcome: SessionOutcome, endedAt: Date
+        simulation: Simulation, featureName: String, summary: String, outcome: SessionOutcome, endedAt: Date,
+        discardingWithoutFix noFixReason: String? = nil
     ) throws {
         var storeError: (any Error)?
         do {
@@ -195,13 +199,20 @@ final class RunOutputs: SimulationObserver {
         sink.beforeWrite = nil
         do { try liveGPX?.close() } catch { if recordingFailure == nil { fail(error) } }
         var summary = summary
+        let fixes = simulation.summary.fixes - simulation.summary.count(FixReason.noFix)
+        let discarded = noFixReason != nil && fixes == 0 && recordingFailure == nil && storeError == nil
         if let session {
-            summary +=
-                "Session \(session.id): \(session.committedLocations) location(s) stored in \(session.store.path)\n"
+            if discarded, let noFixReason {
+                summary += "No session was kept: \(noFixReason) (--keep-empty keeps a session without fixes)\n"
+            } else {
+                summary +=
+                    "Session \(session.id): \(session.committedLocations) location(s) stored in \(session.store.path)\n"
+            }
         }
         if let liveGPX { summary += "Live GPX: \(liveGPX.count) point(s) in \(liveGPX.path)\n" }
         try finishOutputs(simulation: simulation, featureName: featureName, summary: summary)
         if let failure = recordingFailure ?? storeError { throw failure }
+        if discarded, let session { try session.store.deleteSession(session.id) }
     }
 
     /// Writes what comes at the end (GeoJSON, collected UI lines), commits the files, and
