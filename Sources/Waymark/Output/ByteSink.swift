@@ -301,6 +301,9 @@ final class SpillBuffer {
             try spill()
             try sink.append(contentsOf: descriptor, count: totalCount)
             _ = ftruncate(descriptor, 0)
+            // The next spill writes from the start again: `write` goes on at the file offset,
+            // which ftruncate leaves where it was (a second large line read back as zeros).
+            _ = lseek(descriptor, 0, SEEK_SET)
             totalCount = 0
         } else {
             sink.buffer.append(memory.span)
