@@ -136,6 +136,8 @@ extension WaymarkCommand {
         )
         var keepEmpty = false
 
+        @OptionGroup(title: "GeoJSON for GIS") var geojson: GeoJSONOutputOptions
+
         @OptionGroup(title: "Session store") var storage: SessionOptions
 
         func validate() throws {
@@ -147,7 +149,9 @@ extension WaymarkCommand {
             if let minMove, !(minMove >= 0 && minMove.isFinite) {
                 throw ValidationError("--min-move must be 0 metres or more")
             }
-            _ = try OutputFormat.resolve(format, output: output)
+            let resolved = try OutputFormat.resolve(format, output: output)
+            try geojson.check(geojson: resolved == .geojson)
+            try geojson.checkDelivered()
             _ = try Self.endpoint(gpsd)
             let outputs: [(option: String, path: String)] =
                 (output.map { [("-o", $0)] } ?? []) + (audit.map { [("--audit", $0)] } ?? [])
@@ -204,7 +208,7 @@ extension WaymarkCommand {
                 format: format, output: output, gpx: gpx, name: "Waymark recording \(ValueFormatting.iso8601(epoch))")
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: true,
-                session: session, liveGPX: liveGPX)
+                session: session, liveGPX: liveGPX, geojson: geojson.options)
             if let session, !quiet {
                 printError("waymark: recording session \(session.id) into \(session.store.path)")
             }

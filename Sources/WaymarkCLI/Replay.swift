@@ -114,6 +114,8 @@ extension WaymarkCommand {
 
         @OptionGroup var read: ReadOptions
 
+        @OptionGroup(title: "GeoJSON for GIS") var geojson: GeoJSONOutputOptions
+
         @OptionGroup(title: "Session store") var storage: SessionOptions
 
         func validate() throws {
@@ -123,6 +125,8 @@ extension WaymarkCommand {
                     throw ValidationError("--upload-dir \(uploadDir) is not a directory")
                 }
             }
+            try geojson.check(geojson: (try? OutputFormat.resolve(format, output: output)) == .geojson)
+            try geojson.checkDelivered()
             if let rate, RateText.parse(rate) == nil {
                 throw ValidationError("--rate must be \(RateText.expected)")
             }
@@ -209,7 +213,7 @@ extension WaymarkCommand {
                 format: format, output: output, gpx: nil, name: "Waymark replay of \(trace)")
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced,
-                session: session, liveGPX: liveGPX)
+                session: session, liveGPX: liveGPX, geojson: geojson.options)
             if let fetchSink { simulation.tutorialApp?.fetchSink = try AppendingFileSink(path: fetchSink) }
             simulation.uploadDirectory = uploadDir
 

@@ -84,7 +84,9 @@ final class RunOutputs: SimulationObserver {
     private let audit: AuditLogWriter?
     private let ndjson: DeliveredNDJSON?
     /// GeoJSON without a store: the app's locations, written as it stores them.
-    private var streamedGeoJSON: GeoJSONWriter?
+    private var streamedGeoJSON: GeoJSONOptionsWriter?
+    /// `--geojson-points`, `--only`, `--no-coordinate-properties`.
+    private let geojson: GeoJSONOptions
     private var streamError: (any Error)?
     private var reporters: [any SimulationObserver] = []
     /// The first error of the store or the live GPX file; the run should stop.
@@ -96,8 +98,9 @@ final class RunOutputs: SimulationObserver {
     /// instead of in large blocks.
     init(
         simulation: Simulation, format: OutputFormat, output: String?, audit: String?, quiet: Bool, live: Bool,
-        session: SessionRecorder? = nil, liveGPX: LiveGPXWriter? = nil
+        session: SessionRecorder? = nil, liveGPX: LiveGPXWriter? = nil, geojson: GeoJSONOptions = GeoJSONOptions()
     ) throws {
+        self.geojson = geojson
         // `-o -` is standard output; with --format gpx the live GPX writer has -o to itself.
         let output = output == "-" || format == .gpx ? nil : output
         self.format = format
@@ -122,7 +125,8 @@ final class RunOutputs: SimulationObserver {
         // one, written as the app stores each location (the writer spills to a temporary file).
         simulation.tutorialApp?.retainsStoredLocations = false
         if session == nil && format == .geojson {
-            let writer = GeoJSONWriter(sink: sink)
+            // With the defaults, the options' writer is the GeoJSONWriter itself, untouched.
+            let writer = GeoJSONOptionsWriter(sink: sink, options: geojson)
             writer.beginDelivered()
             streamedGeoJSON = writer
             simulation.tutorialApp?.onStored = { [unowned self] stored in
@@ -230,7 +234,7 @@ final class RunOutputs: SimulationObserver {
         switch format {
         case .geojson:
             if let session {
-                let writer = GeoJSONWriter(sink: sink)
+                let writer = GeoJSONOptionsWriter(sink: sink, options: geojson)
                 let locations = try session.store.locationSequence(of: session.id)
                 try writer.writeDelivered(locations, name: featureName)
                 if let failure = locations.failure { throw failure }

@@ -113,7 +113,8 @@ extension WaymarkCommand.Sessions {
             abstract: "Export a session's locations as GeoJSON, GPX or text, or its audit log.",
             discussion: """
                 geojson  RFC 7946, one LineString or MultiLineString (a line per segment) with \
-                times, app states, reasons and accuracies in coordinateProperties.
+                times, app states, reasons and accuracies in coordinateProperties; \
+                --geojson-points writes a Point per location instead, with them as properties.
                 gpx      GPX 1.1, one track with a segment per segment.
                 text     the summary and sketch of `waymark render`.
                 ndjson   one delivered location per line.
@@ -135,9 +136,13 @@ extension WaymarkCommand.Sessions {
             help: ArgumentHelp("Write here (atomically) instead of standard output.", valueName: "file"))
         var output: String?
 
+        @OptionGroup(title: "GeoJSON for GIS") var geojson: GeoJSONOutputOptions
+
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
+            try geojson.check(geojson: format == .geojson)
+            try geojson.checkDelivered()
             try OutputSafety.check(
                 outputs: output.map { [("-o", $0)] } ?? [], protected: OutputSafety.store(store.path))
         }
@@ -151,7 +156,8 @@ extension WaymarkCommand.Sessions {
                 let sink = try openOutput(output)
                 uncommitted.add(sink)
                 try SessionExport.write(
-                    session: session, from: db, format: format, to: sink, textWidth: Terminal.width,
+                    session: session, from: db, format: format, geojson: geojson.options, to: sink,
+                    textWidth: Terminal.width,
                     color: (output == nil || output == "-") && Terminal.wantsColor)
                 try sink.commit()
             } catch {
@@ -287,11 +293,18 @@ enum AgeText {
 enum SessionExport {
     static func write(
         session: SessionInfo, from store: SessionStore, format: WaymarkCommand.Sessions.Export.Format,
-        to sink: FileSink,
+        geojson: GeoJSONOptions = GeoJSONOptions(), to sink: FileSink,
         textWidth: Int, color: Bool
     ) throws {
         let name = "Waymark session \(session.id): \(session.source)"
         switch format {
+        case .geojson where !geojson.isDefault:
+            let writer = GeoJSONOptionsWriter(sink: sink, options: geojson)
+            let locations = try store.locationSequence(of: session.id)
+            try writer.writeDelivered(locations, name: name)
+            for bad in locations.badRows { report(bad, in: store) }
+            if let failure = locations.failure { throw failure }
+            try writer.finish()
         case .geojson:
             let writer = GeoJSONWriter(sink: sink)
             let locations = try store.locationSequence(of: session.id)

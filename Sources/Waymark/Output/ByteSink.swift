@@ -295,6 +295,16 @@ final class SpillBuffer {
 
     var isEmpty: Bool { totalCount == 0 && memory.count == 0 }
 
+    /// Empties this buffer, writing nothing.
+    func discard() {
+        if descriptor >= 0 {
+            _ = ftruncate(descriptor, 0)
+            _ = lseek(descriptor, 0, SEEK_SET)
+            totalCount = 0
+        }
+        memory.count = 0
+    }
+
     /// Appends everything to `sink`'s buffer and empties this buffer.
     func drain(into sink: FileSink) throws {
         if descriptor >= 0 {
