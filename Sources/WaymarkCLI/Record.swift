@@ -226,7 +226,7 @@ extension WaymarkCommand {
             let recording = LiveRecording(
                 simulation: simulation, mapping: GPSDMapping(altitude: altitude), clock: ContinuousClock())
             recording.filter = LoggerFilter(minimumMode: fixMin?.mode, minimumMove: minMove)
-            let status = Terminal.stderrIsTerminal && !quiet ? StatusLine() : nil
+            let status = Terminal.showsTerminalUI && !quiet ? StatusLine() : nil
             outputs.console.beforeLogLine = { status?.clear() }
             recording.onFixHandled = { report, _ in
                 status?.update(
