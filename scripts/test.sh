@@ -3,7 +3,8 @@
 #   1. installs what the build and the tests use when it is missing: libgps-dev and
 #      libsqlite3-dev (the build links libgps and SQLite), gpsd and gpsd-clients (gpsfake replays
 #      receiver logs into a private gpsd), xmllint, the sqlite3 shell (tests read the store as a
-#      user would), GeographicLib for Python, chromium (headless, it screenshots render's SVG), python3-gps
+#      user would), GeographicLib for Python, chromium (headless, it screenshots render's SVG), gdal-bin
+#      (ogrinfo reads render's GeoJSON for GIS), python3-gps
 #      and tmux (serve is tested with gpsd's Python client and with cgps, read in a tmux pane),
 #   2. builds the package (the CLI tests run the built `waymark`),
 #   3. fuzzes the GPX reader, the writers, scenario files, gpsd's stream and the NMEA and gpsd
@@ -34,6 +35,7 @@ command -v bc >/dev/null 2>&1 || packages+=(bc)            # ../shared/tools/gps
 command -v ss >/dev/null 2>&1 || packages+=(iproute2)      # the same
 command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-pip)
 command -v chromium >/dev/null 2>&1 || packages+=(chromium)  # SVGBrowserTests: a headless screenshot
+command -v ogrinfo >/dev/null 2>&1 || packages+=(gdal-bin)   # GeoJSONGISCLITests: GDAL reads --only, --geojson-points
 if [ ${#packages[@]} -gt 0 ]; then
     echo "test.sh: installing ${packages[*]}" >&2
     as_root apt-get update -qq

@@ -41,7 +41,9 @@ extension WaymarkCommand {
                 $XDG_DATA_HOME/waymark/waymark.sqlite) before it is shown: a crash, a kill -9 or a \
                 power loss loses nothing that was printed. --format gpx (or -o FILE.gpx) writes \
                 GPX 1.1 as fixes arrive, a file complete after every point (--gpx FILE does the \
-                same beside another --format); `waymark repair` mends one cut short.
+                same beside another --format); `waymark repair` mends one cut short. A recording \
+                that got no fix (the receiver never had one, or none passed --fix-min) leaves no \
+                session, and its summary says so; --keep-empty keeps it. --label names the session.
 
                 If another program holds the store's write lock, the recording waits for it (with a \
                 notice) instead of ending; meanwhile up to 1000 reports from gpsd wait in memory, \
@@ -121,18 +123,35 @@ extension WaymarkCommand {
         @Option(help: ArgumentHelp("Also write the track to this GPX file as fixes arrive.", valueName: "file"))
         var gpx: String?
 
-        @Flag(name: .shortAndLong, help: "Print only the summary (and the chosen output).")
+        @Flag(
+            name: .shortAndLong,
+            help:
+                "Print only the summary (with counts of what was left out) and the chosen output: no log lines, gpsd notices, warnings or status line. Errors still print."
+        )
         var quiet = false
+
+        @Flag(
+            help:
+                "Keep the session even when gpsd gave no fix (by default a recording without a fix leaves no session, and says so)."
+        )
+        var keepEmpty = false
+
+        @OptionGroup(title: "GeoJSON for GIS") var geojson: GeoJSONOutputOptions
 
         @OptionGroup(title: "Session store") var storage: SessionOptions
 
         func validate() throws {
             if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
+            if keepEmpty && storage.noStore {
+                throw ValidationError("--keep-empty keeps a session; --no-store stores none")
+            }
             if let duration, duration.value <= .zero { throw ValidationError("--duration must be longer than 0 s") }
             if let minMove, !(minMove >= 0 && minMove.isFinite) {
                 throw ValidationError("--min-move must be 0 metres or more")
             }
-            _ = try OutputFormat.resolve(format, output: output)
+            let resolved = try OutputFormat.resolve(format, output: output)
+            try geojson.check(geojson: resolved == .geojson)
+            try geojson.checkDelivered()
             _ = try Self.endpoint(gpsd)
             let outputs: [(option: String, path: String)] =
                 (output.map { [("-o", $0)] } ?? []) + (audit.map { [("--audit", $0)] } ?? [])
@@ -189,7 +208,7 @@ extension WaymarkCommand {
                 format: format, output: output, gpx: gpx, name: "Waymark recording \(ValueFormatting.iso8601(epoch))")
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: true,
-                session: session, liveGPX: liveGPX)
+                session: session, liveGPX: liveGPX, geojson: geojson.options)
             if let session, !quiet {
                 printError("waymark: recording session \(session.id) into \(session.store.path)")
             }
@@ -207,7 +226,7 @@ extension WaymarkCommand {
             let recording = LiveRecording(
                 simulation: simulation, mapping: GPSDMapping(altitude: altitude), clock: ContinuousClock())
             recording.filter = LoggerFilter(minimumMode: fixMin?.mode, minimumMove: minMove)
-            let status = Terminal.stderrIsTerminal && !quiet ? StatusLine() : nil
+            let status = Terminal.showsTerminalUI && !quiet ? StatusLine() : nil
             outputs.console.beforeLogLine = { status?.clear() }
             recording.onFixHandled = { report, _ in
                 status?.update(
@@ -290,6 +309,11 @@ extension WaymarkCommand {
                     endedAt: Date())
                 try? liveGPX?.close()
                 printError("waymark: cannot reach gpsd at \(host):\(port): \(reason)")
+                if let session, !keepEmpty {
+                    _ = try? session.store.deleteSession(session.id)
+                    printError(
+                        "waymark: no session was kept: no fix arrived (--keep-empty keeps a session without fixes)")
+                }
                 printError(
                     "hint: start gpsd for your receiver, e.g. `sudo gpsd -N /dev/ttyUSB0` (or `sudo systemctl start gpsd`), "
                         + "or point --gpsd at where it runs")
@@ -300,24 +324,27 @@ extension WaymarkCommand {
                 summary: SummaryText.render(
                     simulation.summary, simulation: simulation, trace: "gpsd at \(host):\(port)", rate: 1,
                     verb: "Recording"),
-                outcome: signalled.isSet ? .stopped : .completed, endedAt: Date())
-            if implausible.value > 0 && !quiet {
+                outcome: signalled.isSet ? .stopped : .completed, endedAt: Date(),
+                discardingWithoutFix: keepEmpty
+                    ? nil
+                    : "no fix from gpsd at \(host):\(port) was recorded in \(ConsoleReporter.offset(simulation.now).dropFirst())"
+            )
+            // What was left out, counted: part of the summary, so printed with --quiet too.
+            if implausible.value > 0 {
                 printError(
                     "waymark: \(implausible.value) fix(es) dropped because their time did not fit the receiver's clock")
             }
-            if overflowed.value > 0 && !quiet {
+            if overflowed.value > 0 {
                 printError(
                     "waymark: \(overflowed.value) report(s) from gpsd dropped because the recording could not keep up")
             }
-            if overlong.value > 0 && !quiet {
+            if overlong.value > 0 {
                 printError("waymark: \(overlong.value) overlong line(s) from gpsd skipped")
             }
-            if !quiet {
-                let f = recording.filter
-                if f.belowMode > 0 { printError("waymark: \(f.belowMode) fix(es) below --fix-min left out") }
-                if f.belowMove > 0 {
-                    printError("waymark: \(f.belowMove) fix(es) closer than --min-move to the last kept left out")
-                }
+            let f = recording.filter
+            if f.belowMode > 0 { printError("waymark: \(f.belowMode) fix(es) below --fix-min left out") }
+            if f.belowMove > 0 {
+                printError("waymark: \(f.belowMove) fix(es) closer than --min-move to the last kept left out")
             }
         }
 

@@ -14,7 +14,10 @@ extension WaymarkCommand {
                 geojson  RFC 7946: tracks as LineString or MultiLineString (a line per segment), \
                 routes as LineString, waypoints as Point; per-point times and sensor values in \
                 properties.coordinateProperties (togeojson's convention); lines split at the \
-                antimeridian; a bbox. Streams: a 1 GB file converts in bounded memory.
+                antimeridian; a bbox. Streams: a 1 GB file converts in bounded memory. For GIS \
+                tools: --geojson-points writes a Point per fix with its time and values as \
+                properties, --only tracks|routes|waypoints one geometry type, \
+                --no-coordinate-properties no per-point arrays (docs/commands.md).
                 gpx      GPX 1.1 that validates against the official schema; GPX 1.0 is upgraded and \
                 extensions are kept.
                 svg      a standalone picture, 1000x760: each track segment a line of its own (gaps \
@@ -42,6 +45,7 @@ extension WaymarkCommand {
                   waymark render --session 3 --format geojson -o session3.geojson
                   waymark render walk.gpx -o walk.svg
                   waymark render walk.gpx -o walk.html
+                  waymark render walk.gpx -o points.geojson --geojson-points --only tracks
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -104,6 +108,8 @@ extension WaymarkCommand {
         @Option(help: "With --format text: colour the sketch (auto: only on a terminal, and not with NO_COLOR).")
         var color: ColorMode = .auto
 
+        @OptionGroup(title: "GeoJSON for GIS") var geojson: GeoJSONOutputOptions
+
         @OptionGroup var read: ReadOptions
 
         func validate() throws {
@@ -127,6 +133,7 @@ extension WaymarkCommand {
                 outputs: output.map { [("-o", $0)] } ?? [],
                 protected: OutputSafety.inputs(trace.map { [$0] } ?? [])
                     + (session != nil ? OutputSafety.store(store.path) : []))
+            try geojson.check(geojson: format == .geojson)
             if format != .text && (points || noSketch || width != nil) {
                 throw ValidationError("--points, --no-sketch and --width apply to --format text only")
             }
@@ -155,6 +162,13 @@ extension WaymarkCommand {
                 }
                 let reader = events
                 switch format {
+                case .geojson where geojson.isGiven:
+                    let writer = GeoJSONOptionsWriter(sink: sink, options: geojson.options)
+                    try reader.read { event in
+                        if event.isWarning, case .warning(let w) = event { report(w) }
+                        try writer.write(event)
+                    }
+                    try writer.finish()
                 case .geojson:
                     let writer = GeoJSONWriter(sink: sink)
                     if let fileReader = events.reader {

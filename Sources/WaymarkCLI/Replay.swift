@@ -36,7 +36,11 @@ extension WaymarkCommand {
                 Every run is stored as a session (its delivered locations and its audit events) in \
                 the store (--store, or $XDG_DATA_HOME/waymark/waymark.sqlite); `waymark sessions` \
                 lists, shows and exports them. At --rate max the store commits in batches, else \
-                every event. Ctrl-C stops the run cleanly and keeps the session.
+                every event. Ctrl-C stops the run cleanly and keeps the session. --label names it.
+
+                On a terminal (standard error), a run at a finite rate says so in one line, with \
+                how long it will take and that --rate max runs it at once, then shows its progress \
+                on the last line. Not in pipes, nor with --quiet (WAYMARK_TERMINAL_UI=1 forces it).
 
                 Times are offsets from the start: 90s, 2m, 1h5m, 250ms.
 
@@ -116,10 +120,16 @@ extension WaymarkCommand {
                 valueName: "dir"))
         var uploadDir: String?
 
-        @Flag(name: .shortAndLong, help: "Print only the summary (and the chosen output).")
+        @Flag(
+            name: .shortAndLong,
+            help:
+                "Print only the summary (with counts of what was left out) and the chosen output: no log lines, warnings, pace notice or progress. Errors still print."
+        )
         var quiet = false
 
         @OptionGroup var read: ReadOptions
+
+        @OptionGroup(title: "GeoJSON for GIS") var geojson: GeoJSONOutputOptions
 
         @OptionGroup(title: "Session store") var storage: SessionOptions
 
@@ -130,6 +140,8 @@ extension WaymarkCommand {
                     throw ValidationError("--upload-dir \(uploadDir) is not a directory")
                 }
             }
+            try geojson.check(geojson: (try? OutputFormat.resolve(format, output: output)) == .geojson)
+            try geojson.checkDelivered()
             if let rate, RateText.parse(rate) == nil {
                 throw ValidationError("--rate must be \(RateText.expected)")
             }
@@ -183,6 +195,7 @@ extension WaymarkCommand {
             }
             let rateFactor = settings.rate ?? (Terminal.stdoutIsTerminal ? 1 : 0)
 
+            let unshownWarnings = Counter()
             // The trace, streamed: a first pass counts what the rules need (which points play,
             // whether all are timed), the second plays it, so memory stays flat at any length.
             let untimedStart = settings.start ?? Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01T00:00:00Z
@@ -191,7 +204,8 @@ extension WaymarkCommand {
                 options: ReplaySchedule.Options(
                     untimedSpeed: settings.untimedSpeed ?? 1.4, interval: settings.interval,
                     startOffset: settings.startOffset ?? .zero, untimedStart: untimedStart),
-                loops: settings.loops == 0 ? nil : (settings.loops ?? 1), readers: .withGPSDCaptures, warnings: report)
+                loops: settings.loops == 0 ? nil : (settings.loops ?? 1), readers: .withGPSDCaptures,
+                warnings: quiet ? { _ in unshownWarnings.increment() } : report)
             if streaming.badPointsLeftOut > 0 {
                 printError(
                     "\(trace): --lenient left out \(streaming.badPointsLeftOut) bad point(s); see the warnings above")
@@ -200,6 +214,9 @@ extension WaymarkCommand {
                 printError(
                     "waymark: \(trace): nothing to replay (no track, route or waypoint points after the start offset)")
                 throw ExitCode(ExitStatus.dataError)
+            }
+            if unshownWarnings.value > 0 {
+                printError("\(trace): \(unshownWarnings.value) warning(s) not shown (--quiet)")
             }
             if streaming.totalDroppedPoints > 0 {
                 printError("\(trace): left out \(streaming.totalDroppedPoints) point(s) whose time goes backwards")
@@ -217,7 +234,7 @@ extension WaymarkCommand {
                 format: format, output: output, gpx: nil, name: "Waymark replay of \(trace)")
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced,
-                session: session, liveGPX: liveGPX,
+                session: session, liveGPX: liveGPX, geojson: geojson.options,
                 report: reportPath.map {
                     ($0, "Waymark replay of \(trace)" + (app.scenario.map { " with \($0)" } ?? ""))
                 })
@@ -230,6 +247,17 @@ extension WaymarkCommand {
             let signals = handleStopSignals { stop.set() }
             defer { for s in signals { s.cancel() } }
 
+            // A person at a terminal learns the pace and how to skip it, and sees the run go.
+            var status: StatusLine?
+            if paced && !quiet && Terminal.showsTerminalUI {
+                let span = try expectedSpan(settings: settings, end: scenario.end, untimedStart: untimedStart)
+                printError(PaceNotice.text(rate: rateFactor, span: span))
+                let line = StatusLine()
+                outputs.console.beforeLogLine = { line.clear() }
+                simulation.addObserver(ReplayProgress(status: line, total: span))
+                status = line
+            }
+
             let source = StoppableSource(inner: streaming, flag: stop)
             let summary: RunSummary
             if paced {
@@ -237,12 +265,54 @@ extension WaymarkCommand {
             } else {
                 summary = try await simulation.run(source)
             }
+            status?.clear()
 
             try outputs.finish(
                 simulation: simulation, featureName: "delivered locations",
                 summary: SummaryText.render(summary, simulation: simulation, trace: trace, rate: rateFactor),
                 outcome: stop.isSet ? .stopped : .completed, endedAt: Date())
         }
+    }
+}
+
+extension WaymarkCommand.Replay {
+    /// The trace time the run will take: `end` when the trace is longer (or loops for ever),
+    /// else the last event's offset, read in a pass of its own (a paced run reads the trace
+    /// twice more, which is quick beside the run itself); nil for standard input, which cannot
+    /// be read again.
+    func expectedSpan(settings: ReplaySettings, end: Duration?, untimedStart: Date) throws -> Duration? {
+        if settings.loops == 0 { return end }
+        guard trace != "-" else { return end }
+        var probe = try StreamingReplaySource(
+            contentsOf: trace, readOptions: read.valueOptions,
+            options: ReplaySchedule.Options(
+                untimedSpeed: settings.untimedSpeed ?? 1.4, interval: settings.interval,
+                startOffset: settings.startOffset ?? .zero, untimedStart: untimedStart),
+            loops: settings.loops ?? 1, readers: .withGPSDCaptures)
+        var last = Duration.zero
+        while let event = try probe.nextEvent() {
+            last = event.offset
+            if let end, last >= end { return end }
+        }
+        return last
+    }
+}
+
+/// The line a paced replay on a terminal starts with.
+enum PaceNotice {
+    /// `waymark: replaying in real time: about 10m (10m of trace time); --rate max replays it at
+    /// once`, or at a factor, `… at 20× real time: about 30s …`.
+    static func text(rate: Double, span: Duration?) -> String {
+        let pace = rate == 1 ? "in real time" : "at \(ValueFormatting.fixed(rate, decimals: 3))× real time"
+        var text = "waymark: replaying \(pace): "
+        if let span {
+            let wall = Duration.saturating(seconds: (span.inSeconds / rate).rounded(.up))
+            text += "this takes about \(DurationText.format(wall))"
+            if rate != 1 { text += " (\(DurationText.format(span)) of trace time)" }
+        } else {
+            text += "this takes as long as the trace lasts"
+        }
+        return text + "; --rate max replays it at once (Ctrl-C stops and keeps the session)"
     }
 }
 

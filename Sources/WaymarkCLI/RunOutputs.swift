@@ -88,7 +88,9 @@ final class RunOutputs: SimulationObserver {
     private let report: ReportCollector?
     private let ndjson: DeliveredNDJSON?
     /// GeoJSON without a store: the app's locations, written as it stores them.
-    private var streamedGeoJSON: GeoJSONWriter?
+    private var streamedGeoJSON: GeoJSONOptionsWriter?
+    /// `--geojson-points`, `--only`, `--no-coordinate-properties`.
+    private let geojson: GeoJSONOptions
     private var streamError: (any Error)?
     private var reporters: [any SimulationObserver] = []
     /// The first error of the store or the live GPX file; the run should stop.
@@ -100,8 +102,10 @@ final class RunOutputs: SimulationObserver {
     /// instead of in large blocks.
     init(
         simulation: Simulation, format: OutputFormat, output: String?, audit: String?, quiet: Bool, live: Bool,
-        session: SessionRecorder? = nil, liveGPX: LiveGPXWriter? = nil, report: (path: String, title: String)? = nil
+        session: SessionRecorder? = nil, liveGPX: LiveGPXWriter? = nil, geojson: GeoJSONOptions = GeoJSONOptions(),
+        report: (path: String, title: String)? = nil
     ) throws {
+        self.geojson = geojson
         // `-o -` is standard output; with --format gpx the live GPX writer has -o to itself.
         let output = output == "-" || format == .gpx ? nil : output
         self.format = format
@@ -134,7 +138,8 @@ final class RunOutputs: SimulationObserver {
         // one, written as the app stores each location (the writer spills to a temporary file).
         simulation.tutorialApp?.retainsStoredLocations = false
         if session == nil && format == .geojson {
-            let writer = GeoJSONWriter(sink: sink)
+            // With the defaults, the options' writer is the GeoJSONWriter itself, untouched.
+            let writer = GeoJSONOptionsWriter(sink: sink, options: geojson)
             writer.beginDelivered()
             streamedGeoJSON = writer
             simulation.tutorialApp?.onStored = { [unowned self] stored in
@@ -185,8 +190,12 @@ final class RunOutputs: SimulationObserver {
 
     /// Closes the session with `outcome` (or `failed`), then finishes the outputs; throws the
     /// recording error first, else the first write error.
+    ///
+    /// With `noFixReason`, a session to which the source gave no fix is not kept: it is deleted
+    /// once the outputs are written, and the summary says so, and why (`noFixReason`).
     func finish(
-        simulation: Simulation, featureName: String, summary: String, outcome: SessionOutcome, endedAt: Date
+        simulation: Simulation, featureName: String, summary: String, outcome: SessionOutcome, endedAt: Date,
+        discardingWithoutFix noFixReason: String? = nil
     ) throws {
         var storeError: (any Error)?
         do {
@@ -207,13 +216,20 @@ final class RunOutputs: SimulationObserver {
         sink.beforeWrite = nil
         do { try liveGPX?.close() } catch { if recordingFailure == nil { fail(error) } }
         var summary = summary
+        let fixes = simulation.summary.fixes - simulation.summary.count(FixReason.noFix)
+        let discarded = noFixReason != nil && fixes == 0 && recordingFailure == nil && storeError == nil
         if let session {
-            summary +=
-                "Session \(session.id): \(session.committedLocations) location(s) stored in \(session.store.path)\n"
+            if discarded, let noFixReason {
+                summary += "No session was kept: \(noFixReason) (--keep-empty keeps a session without fixes)\n"
+            } else {
+                summary +=
+                    "Session \(session.id): \(session.committedLocations) location(s) stored in \(session.store.path)\n"
+            }
         }
         if let liveGPX { summary += "Live GPX: \(liveGPX.count) point(s) in \(liveGPX.path)\n" }
         try finishOutputs(simulation: simulation, featureName: featureName, summary: summary)
         if let failure = recordingFailure ?? storeError { throw failure }
+        if discarded, let session { try session.store.deleteSession(session.id) }
     }
 
     /// Writes what comes at the end (GeoJSON, collected UI lines), commits the files, and
@@ -231,7 +247,7 @@ final class RunOutputs: SimulationObserver {
         switch format {
         case .geojson:
             if let session {
-                let writer = GeoJSONWriter(sink: sink)
+                let writer = GeoJSONOptionsWriter(sink: sink, options: geojson)
                 let locations = try session.store.locationSequence(of: session.id)
                 try writer.writeDelivered(locations, name: featureName)
                 if let failure = locations.failure { throw failure }

@@ -25,6 +25,9 @@ extension WaymarkCommand {
                   waymark sessions export 3 --format geojson -o walk.geojson
                   waymark sessions export 3 --format audit | jq .event
                   waymark sessions delete 3
+                  waymark sessions delete --older-than 30d --dry-run
+                  waymark replay walk.gpx --label "commute, iOS 17"
+                  waymark sessions list --label "commute, iOS 17"
                 """,
             subcommands: [List.self, Show.self, Export.self, Delete.self])
     }
@@ -33,17 +36,24 @@ extension WaymarkCommand {
 extension WaymarkCommand.Sessions {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the sessions, newest first: id, source, start, duration, counts.")
+            abstract: "List the sessions, newest first: id, source, label, start, duration, counts.",
+            discussion: """
+                The table has a LABEL column when a session listed has a label (replay and record \
+                --label); --json always has "label" (null when there is none).
+                """)
 
         @OptionGroup var store: StoreOptions
 
         @Flag(help: "Print a JSON array instead of a table.")
         var json = false
 
+        @Option(help: ArgumentHelp("List only the sessions with exactly this label.", valueName: "text"))
+        var label: String?
+
         func run() throws {
             do {
                 let db = try store.openExisting()
-                let sessions = try db.sessions(badRow: { SessionExport.report($0, in: db) })
+                let sessions = try db.sessions(label: label, badRow: { SessionExport.report($0, in: db) })
                 let out = FileSink.standardOutput()
                 if json {
                     out.write("[")
@@ -53,7 +63,9 @@ extension WaymarkCommand.Sessions {
                     }
                     out.write(sessions.isEmpty ? "]\n" : "\n]\n")
                 } else if sessions.isEmpty {
-                    out.write("No sessions in \(store.path).\n")
+                    out.write(
+                        label.map { "No sessions labelled \(SessionJSON.string($0)) in \(store.path).\n" }
+                            ?? "No sessions in \(store.path).\n")
                 } else {
                     out.write(SessionTable.render(sessions))
                 }
@@ -101,7 +113,8 @@ extension WaymarkCommand.Sessions {
             abstract: "Export a session's locations as GeoJSON, GPX or text, or its audit log.",
             discussion: """
                 geojson  RFC 7946, one LineString or MultiLineString (a line per segment) with \
-                times, app states, reasons and accuracies in coordinateProperties.
+                times, app states, reasons and accuracies in coordinateProperties; \
+                --geojson-points writes a Point per location instead, with them as properties.
                 gpx      GPX 1.1, one track with a segment per segment.
                 text     the summary and sketch of `waymark render`.
                 ndjson   one delivered location per line.
@@ -128,9 +141,13 @@ extension WaymarkCommand.Sessions {
             help: ArgumentHelp("Write here (atomically) instead of standard output.", valueName: "file"))
         var output: String?
 
+        @OptionGroup(title: "GeoJSON for GIS") var geojson: GeoJSONOutputOptions
+
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
+            try geojson.check(geojson: format == .geojson)
+            try geojson.checkDelivered()
             try OutputSafety.check(
                 outputs: output.map { [("-o", $0)] } ?? [], protected: OutputSafety.store(store.path))
         }
@@ -144,7 +161,8 @@ extension WaymarkCommand.Sessions {
                 let sink = try openOutput(output)
                 uncommitted.add(sink)
                 try SessionExport.write(
-                    session: session, from: db, format: format, to: sink, textWidth: Terminal.width,
+                    session: session, from: db, format: format, geojson: geojson.options, to: sink,
+                    textWidth: Terminal.width,
                     color: (output == nil || output == "-") && Terminal.wantsColor)
                 try sink.commit()
             } catch {
@@ -155,14 +173,52 @@ extension WaymarkCommand.Sessions {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete a session with its locations and events.")
+            abstract: "Delete a session, or every session older than an age, with its locations and events.",
+            discussion: """
+                --older-than AGE deletes the sessions that began more than AGE ago (by the wall \
+                clock: the STARTED column of `sessions list`), a number and a unit: s, m (minutes), \
+                h, d or w, such as 30d, 12h or 2w. A recording still running is kept. It says how \
+                many sessions it deleted, and which; --dry-run lists them (as `sessions list` \
+                does) and deletes nothing.
+
+                Examples:
+                  waymark sessions delete 3
+                  waymark sessions delete --older-than 30d --dry-run
+                  waymark sessions delete --older-than 2w
+                """)
 
         @Argument(help: "The session's id.")
-        var id: Int64
+        var id: Int64?
+
+        @Option(
+            help: ArgumentHelp(
+                "Delete every session that began more than this long ago: a number and s, m, h, d or w (30d).",
+                valueName: "age"))
+        var olderThan: String?
+
+        @Flag(help: "With --older-than: list what would be deleted, and delete nothing.")
+        var dryRun = false
 
         @OptionGroup var store: StoreOptions
 
+        func validate() throws {
+            if (id == nil) == (olderThan == nil) {
+                throw ValidationError("give a session's id or --older-than AGE (not both)")
+            }
+            if let olderThan, AgeText.parse(olderThan) == nil {
+                throw ValidationError(
+                    "--older-than '\(olderThan)' is not an age: give a number and a unit, s, m (minutes), h, d or w, such as 30d or 12h"
+                )
+            }
+            if dryRun && olderThan == nil { throw ValidationError("--dry-run goes with --older-than") }
+        }
+
         func run() throws {
+            if let olderThan, let age = AgeText.parse(olderThan) {
+                try deleteOlder(than: age, named: olderThan, now: Date())  // the wall clock, read at the edge
+                return
+            }
+            guard let id else { return }
             do {
                 let db = try store.openExisting()
                 let session = try db.session(id)
@@ -179,6 +235,62 @@ extension WaymarkCommand.Sessions {
                 throw sysexit(for: error)
             }
         }
+
+        /// Deletes (or, with --dry-run, lists) the sessions that began before `now` less `age`.
+        private func deleteOlder(than age: Duration, named text: String, now: Date) throws {
+            do {
+                let db = try store.openExisting()
+                let cutoff = now.addingTimeInterval(-age.inSeconds)
+                let sessions = try db.deleteSessions(createdBefore: cutoff, dryRun: dryRun)
+                let before = "began before \(ValueFormatting.iso8601(cutoff).prefix(19))Z"
+                let ids = sessions.map { String($0.id) }.joined(separator: ", ")
+                let locations = sessions.reduce(0) { $0 + $1.locationCount }
+                let events = sessions.reduce(0) { $0 + $1.eventCount }
+                if dryRun {
+                    if !sessions.isEmpty {
+                        let out = FileSink.standardOutput()
+                        out.write(SessionTable.render(sessions))
+                        try out.flush()
+                    }
+                    printError(
+                        sessions.isEmpty
+                            ? "No session is older than \(text) (none \(before)); nothing would be deleted."
+                            : "Would delete \(sessions.count) session(s) older than \(text) (\(before)): \(ids); "
+                                + "\(locations) location(s), \(events) event(s). Nothing was deleted (--dry-run).")
+                } else {
+                    printError(
+                        sessions.isEmpty
+                            ? "No session is older than \(text) (none \(before)); nothing was deleted."
+                            : "Deleted \(sessions.count) session(s) older than \(text) (\(before)): \(ids) "
+                                + "(\(locations) location(s), \(events) event(s)).")
+                }
+            } catch {
+                throw sysexit(for: error)
+            }
+        }
+    }
+}
+
+/// An age, as `sessions delete --older-than` takes it: a whole number and a unit, s, m
+/// (minutes), h, d or w, such as `30d`.
+enum AgeText {
+    static func parse(_ text: String) -> Duration? {
+        guard let unit = text.last, let n = Int64(text.dropLast()), n >= 0, !text.dropLast().hasPrefix("+") else {
+            return nil
+        }
+        let seconds: Int64
+        switch unit {
+        case "s": seconds = 1
+        case "m": seconds = 60
+        case "h": seconds = 3600
+        case "d": seconds = 86_400
+        case "w": seconds = 604_800
+        default: return nil
+        }
+        let (total, overflow) = n.multipliedReportingOverflow(by: seconds)
+        // Beyond about 300 000 years, no session is that old (and Date cannot go back so far).
+        guard !overflow, total <= 10_000_000_000_000 else { return nil }
+        return .seconds(total)
     }
 }
 
@@ -186,11 +298,18 @@ extension WaymarkCommand.Sessions {
 enum SessionExport {
     static func write(
         session: SessionInfo, from store: SessionStore, format: WaymarkCommand.Sessions.Export.Format,
-        to sink: FileSink,
+        geojson: GeoJSONOptions = GeoJSONOptions(), to sink: FileSink,
         textWidth: Int, color: Bool
     ) throws {
         let name = "Waymark session \(session.id): \(session.source)"
         switch format {
+        case .geojson where !geojson.isDefault:
+            let writer = GeoJSONOptionsWriter(sink: sink, options: geojson)
+            let locations = try store.locationSequence(of: session.id)
+            try writer.writeDelivered(locations, name: name)
+            for bad in locations.badRows { report(bad, in: store) }
+            if let failure = locations.failure { throw failure }
+            try writer.finish()
         case .geojson:
             let writer = GeoJSONWriter(sink: sink)
             let locations = try store.locationSequence(of: session.id)
@@ -251,19 +370,25 @@ enum SessionExport {
 /// Sessions as text.
 enum SessionTable {
     static func render(_ sessions: [SessionInfo]) -> String {
+        // A LABEL column after SOURCE, when a session has a label: the counts move one right.
+        let labelled = sessions.contains { $0.label != nil }
         var rows = [["ID", "KIND", "SOURCE", "STARTED (UTC)", "DURATION", "FIXES", "LOCATIONS", "EVENTS", "OUTCOME"]]
+        if labelled { rows[0].insert("LABEL", at: 3) }
         for s in sessions {
-            rows.append([
+            var row = [
                 String(s.id), s.kind, s.source, started(s), s.duration.map(duration) ?? "-", String(s.fixCount),
                 String(s.locationCount), String(s.eventCount), s.outcome.rawValue,
-            ])
+            ]
+            if labelled { row.insert(s.label ?? "-", at: 3) }
+            rows.append(row)
         }
+        let counts = labelled ? 6...8 : 5...7
         let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
         var text = ""
         for row in rows {
             var line = ""
             for (c, cell) in row.enumerated() {
-                let numeric = c == 0 || (5...7).contains(c)
+                let numeric = c == 0 || counts.contains(c)
                 let pad = String(repeating: " ", count: widths[c] - cell.count)
                 line += (c == 0 ? "" : "  ") + (numeric ? pad + cell : cell + (c == row.count - 1 ? "" : pad))
             }
@@ -278,6 +403,7 @@ enum SessionTable {
         var text = "Session \(s.id) in \(store)\n"
         text += "  kind:       \(s.kind)\n"
         text += "  source:     \(s.source)\n"
+        if let label = s.label { text += "  label:      \(label)\n" }
         text += "  started:    \(started(s)) UTC (wall clock)\n"
         text += "  epoch:      \(ValueFormatting.iso8601(s.epoch)) (offset zero)\n"
         if let ended = s.endedAt { text += "  ended:      \(ValueFormatting.iso8601(ended))\n" }
@@ -334,6 +460,7 @@ enum SessionJSON {
     static func object(_ s: SessionInfo, breakdown: SessionBreakdown? = nil, stats: TraceStatistics? = nil) -> String {
         var fields: [(String, String)] = [
             ("id", String(s.id)), ("kind", string(s.kind)), ("source", string(s.source)),
+            ("label", s.label.map(string) ?? "null"),
             ("started", string(ValueFormatting.iso8601(s.createdAt))),
             ("epoch", string(ValueFormatting.iso8601(s.epoch))),
             ("ended", s.endedAt.map { string(ValueFormatting.iso8601($0)) } ?? "null"),

@@ -46,6 +46,24 @@ struct SessionOptions: ParsableArguments {
     @Flag(help: "Do not store this run as a session.")
     var noStore = false
 
+    @Option(
+        help: ArgumentHelp(
+            "A name for the session, shown by `sessions list` and `sessions show` and matched by `sessions list --label`.",
+            valueName: "text"))
+    var label: String?
+
+    func validate() throws {
+        if let label {
+            if label.trimmingCharacters(in: .whitespaces).isEmpty {
+                throw ValidationError("--label must not be empty")
+            }
+            if label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw ValidationError("--label must be one line of text (no control characters)")
+            }
+            if noStore { throw ValidationError("--label names the stored session; --no-store stores none: drop one") }
+        }
+    }
+
     /// Opens the store and starts a session, or returns nil with --no-store.
     ///
     /// A file size limit (`ulimit -f`) then makes writes fail with an error, not kill the
@@ -67,7 +85,8 @@ struct SessionOptions: ParsableArguments {
         let store = try SessionStore(path: location.path, mode: .create)
         return try store.beginSession(
             NewSession(
-                kind: kind, source: source, settings: json, scenario: scenario, createdAt: Date(), epoch: epoch),
+                kind: kind, source: source, settings: json, scenario: scenario, createdAt: Date(), epoch: epoch,
+                label: label),
             mode: mode)
     }
 }

@@ -103,6 +103,17 @@ enum Terminal {
     static var stdoutIsTerminal: Bool { isatty(1) == 1 }
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
+    /// Whether to show what only a person at a terminal wants (replay's pace notice and
+    /// progress, record's status line): when standard error is a terminal, or when
+    /// `WAYMARK_TERMINAL_UI=1` forces it (for tests and `script` sessions); `=0` turns it off.
+    static var showsTerminalUI: Bool {
+        switch ProcessInfo.processInfo.environment["WAYMARK_TERMINAL_UI"] {
+        case "1": true
+        case "0": false
+        default: stderrIsTerminal
+        }
+    }
+
     /// Columns of the terminal on standard output, or $COLUMNS, or 80.
     static var width: Int {
         var size = winsize()

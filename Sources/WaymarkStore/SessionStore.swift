@@ -281,13 +281,13 @@ public final class SessionStore: Sendable {
                 try markInterrupted(db)
                 try db.execute(
                     sql: """
-                        INSERT INTO session (kind, source, settings, scenario, created_at, epoch, outcome, pid, host)
-                        VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)
+                        INSERT INTO session (kind, source, settings, scenario, created_at, epoch, outcome, pid, host, label)
+                        VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)
                         """,
                     arguments: [
                         session.kind.rawValue, session.source, session.settings, session.scenario,
                         session.createdAt.timeIntervalSince1970, session.epoch.timeIntervalSince1970,
-                        Int(session.processID), session.host,
+                        Int(session.processID), session.host, session.label,
                     ])
                 return db.lastInsertedRowID
             }
@@ -330,12 +330,15 @@ public final class SessionStore: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Every session, newest first.
-    public func sessions(badRow: (BadRow) -> Void = { _ in }) throws -> [SessionInfo] {
+    /// Every session, newest first; with `label`, only the sessions labelled exactly so.
+    public func sessions(label: String? = nil, badRow: (BadRow) -> Void = { _ in }) throws -> [SessionInfo] {
         do {
             var bad: [BadRow] = []
             let all = try queue.read { db in
-                try SessionInfo.fetch(db, where: "1", arguments: []) { bad.append($0) }
+                if let label {
+                    return try SessionInfo.fetch(db, where: "s.label = ?", arguments: [label]) { bad.append($0) }
+                }
+                return try SessionInfo.fetch(db, where: "1", arguments: []) { bad.append($0) }
             }
             for row in bad { badRow(row) }
             return all
@@ -546,6 +549,39 @@ public final class SessionStore: Sendable {
         }
     }
 
+    /// Deletes the sessions that began before `cutoff` (by their wall-clock `created_at`), with
+    /// their locations and events, in one transaction; sessions still `running` with a live
+    /// process are kept. Returns the sessions deleted (as they were), or, with `dryRun`, the
+    /// sessions that would be, deleting nothing.
+    ///
+    /// The caller says what "now" is: `cutoff` is its now less the age, so that tests need no
+    /// wall clock.
+    public func deleteSessions(createdBefore cutoff: Date, dryRun: Bool = false) throws -> [SessionInfo] {
+        func older(_ db: Database) throws -> [SessionInfo] {
+            try SessionInfo.fetch(
+                db, where: "s.created_at < ?", arguments: [cutoff.timeIntervalSince1970], badRow: { _ in }
+            ).filter { $0.outcome != .running }
+        }
+        do {
+            if dryRun { return try queue.read(older) }
+            return try queue.write { db in
+                let old = try older(db)
+                for s in old {
+                    try db.execute(
+                        sql: "DELETE FROM location WHERE id BETWEEN ? AND ?",
+                        arguments: [StoreSchema.key(s.id), StoreSchema.lastKey(s.id)])
+                    try db.execute(
+                        sql: "DELETE FROM event WHERE id BETWEEN ? AND ?",
+                        arguments: [StoreSchema.key(s.id), StoreSchema.lastKey(s.id)])
+                    try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [s.id])
+                }
+                return old
+            }
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
     /// Runs SQLite's integrity check; returns its messages (`["ok"]` when sound).
     public func integrityCheck() throws -> [String] {
         do {
@@ -575,11 +611,14 @@ public struct NewSession: Sendable {
     public var epoch: Date
     public var processID: Int32
     public var host: String
+    /// The user's name for the session (`--label`), or nil; never empty.
+    public var label: String?
 
     public init(
         kind: Kind, source: String, settings: String, scenario: String?, createdAt: Date, epoch: Date,
-        processID: Int32 = getpid(), host: String = SessionStore.hostName
+        processID: Int32 = getpid(), host: String = SessionStore.hostName, label: String? = nil
     ) {
+        self.label = label?.isEmpty == true ? nil : label
         self.kind = kind
         self.source = source
         self.settings = settings
@@ -619,6 +658,8 @@ public struct SessionInfo: Sendable, Hashable {
     public var duration: Double?
     public var outcome: SessionOutcome
     public var outcomeDetail: String?
+    /// The user's name for the session (`--label`; schema v5), or nil.
+    public var label: String?
     public var locationCount: Int
     public var eventCount: Int
     /// Fixes that arrived from the source (held fixes delivered later are not counted twice).
@@ -672,7 +713,8 @@ public struct SessionInfo: Sendable, Hashable {
                 createdAt: Date(timeIntervalSince1970: r.requiredDouble(named: "created_at")),
                 epoch: Date(timeIntervalSince1970: r.requiredDouble(named: "epoch")),
                 endedAt: ended.map(Date.init(timeIntervalSince1970:)), duration: duration ?? lastOffset,
-                outcome: outcome, outcomeDetail: detail, locationCount: r.requiredInt(named: "locations"),
+                outcome: outcome, outcomeDetail: detail, label: r.string(named: "label"),
+                locationCount: r.requiredInt(named: "locations"),
                 eventCount: r.requiredInt(named: "events"), fixCount: r.requiredInt(named: "fixes"))
             if let problem = r.problem {
                 badRow(BadRow(table: "session", session: id, row: id, problem: problem))

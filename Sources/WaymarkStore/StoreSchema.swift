@@ -8,7 +8,8 @@ import Waymark
 /// - `session`: one row per replay or recording: what ran (`kind`, `source`, `settings` as a
 ///   JSON object, the `scenario` file's text), when (`created_at`, `epoch`, `ended_at`, Unix
 ///   seconds), how long (`duration`, seconds of session time) and how it ended (`outcome`:
-///   running, completed, stopped, failed or interrupted, with `outcome_detail`).
+///   running, completed, stopped, failed or interrupted, with `outcome_detail`) and, from v5,
+///   the user's `label` (`--label`), or NULL.
 /// - `location`: every location the app received, in delivery order: each
 ///   ``Waymark/Location`` field (NULL where CoreLocation would say "invalid": a negative accuracy,
 ///   speed or course), its provenance, the app's `app_state` and the `reason`, the
@@ -134,6 +135,14 @@ public enum StoreSchema {
         }
         migrator.registerMigration("v4: checked columns") { db in
             try checkColumns(db)
+        }
+        migrator.registerMigration("v5: session labels") { db in
+            // Added, not rebuilt: every row of a v4 store stays as it is, with no label.
+            try db.execute(
+                sql: """
+                    ALTER TABLE session ADD COLUMN label TEXT
+                      CHECK (label IS NULL OR (typeof(label) = 'text' AND length(label) > 0))
+                    """)
         }
         return migrator
     }

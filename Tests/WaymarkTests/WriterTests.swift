@@ -209,6 +209,37 @@ import Testing
         #expect(heart.last?.last == 100 + (count - 1) % 50)
     }
 
+    /// Two tracks that both spill: the second comes back whole, not as the zeros of the first's
+    /// truncated temporary file (its writes went on at the old file offset).
+    @Test func aSecondLongTrackSpillsAndComesBackWhole() throws {
+        let count = 20_000
+        let data = try render { sink in
+            let writer = GeoJSONWriter(sink: sink)
+            for track in 0..<2 {
+                try writer.write(.trackStart(GPXPathInfo(name: "long \(track)")))
+                for n in 0..<count {
+                    try writer.write(
+                        .trackPoint(
+                            GPXPoint(
+                                latitude: 47 + Double(n) * 1e-6, longitude: 8 + Double(track) + Double(n) * 2e-6,
+                                time: Date(timeIntervalSince1970: 1_714_550_400 + Double(n)))))
+                }
+                try writer.write(.trackEnd(GPXPathInfo(name: "long \(track)")))
+            }
+            try writer.finish()
+        }
+        #expect(!data.contains(0), "no NUL bytes")
+        let features = try #require(try Self.json(data)["features"] as? [[String: Any]])
+        let lines = features.compactMap { ($0["geometry"] as? [String: Any])?["coordinates"] as? [[Double]] }
+        #expect(lines.map(\.count) == [count, count])
+        let expectedLast: [Double] = [9 + Double(count - 1) * 2e-6, 47 + Double(count - 1) * 1e-6]
+        #expect(lines.last?.last == expectedLast)
+        let times = features.compactMap {
+            (($0["properties"] as? [String: Any])?["coordinateProperties"] as? [String: Any])?["times"] as? [String]
+        }
+        #expect(times.map(\.count) == [count, count])
+    }
+
     @Test func gpx10IsUpgraded() throws {
         let data = try Self.gpx(Paths.fixture("gpx/gpx10.gpx"))
         let text = String(decoding: data, as: UTF8.self)

@@ -99,6 +99,14 @@ public final class GeoJSONWriter {
         }
     }
 
+    /// Whether lines carry `properties.coordinateProperties` (default true). Without them the
+    /// arrays are still gathered (the per-point path stays as it is) and dropped at the end of
+    /// each feature.
+    public var writesCoordinateProperties = true
+    /// Whether every line feature is a MultiLineString, one of a single segment too (default
+    /// false: a LineString then), so that a file holds one geometry type (``GeoJSONOptions/only``).
+    public var writesMultiLineStrings = false
+
     /// Values a simulation adds to each delivered location.
     @exclusivity(unchecked) private var pendingDelivery: StoredLocation?
     /// Whether `pendingDelivery` is set: tested per point instead of copying the optional.
@@ -481,7 +489,7 @@ public final class GeoJSONWriter {
         endLine()
         inPath = false
         beginFeature()
-        let multi = lineLengths.count > 1
+        let multi = lineLengths.count > 1 || (writesMultiLineStrings && !lineLengths.isEmpty)
         out.append("{\"type\":\"Feature\",\"geometry\":")
         if lineLengths.isEmpty {
             out.append("null")
@@ -511,7 +519,7 @@ public final class GeoJSONWriter {
             out.append("\"")
         }
         let used = ColumnID.allCases.filter { column($0).pointee.used }
-        if !used.isEmpty && !lineLengths.isEmpty {
+        if writesCoordinateProperties && !used.isEmpty && !lineLengths.isEmpty {
             out.append(",\"coordinateProperties\":{")
             for (i, id) in used.enumerated() {
                 let c = column(id)
@@ -525,7 +533,7 @@ public final class GeoJSONWriter {
             }
             out.append("}")
         } else {
-            for id in used { column(id).pointee.spool.memory.count = 0 }
+            for id in used { column(id).pointee.spool.discard() }
         }
         out.append("}")
         if let b = featureBounds {

@@ -302,12 +302,25 @@ final class SpillBuffer {
 
     var isEmpty: Bool { totalCount == 0 && memory.count == 0 }
 
+    /// Empties this buffer, writing nothing.
+    func discard() {
+        if descriptor >= 0 {
+            _ = ftruncate(descriptor, 0)
+            _ = lseek(descriptor, 0, SEEK_SET)
+            totalCount = 0
+        }
+        memory.count = 0
+    }
+
     /// Appends everything to `sink`'s buffer and empties this buffer.
     func drain(into sink: FileSink) throws {
         if descriptor >= 0 {
             try spill()
             try sink.append(contentsOf: descriptor, count: totalCount)
             _ = ftruncate(descriptor, 0)
+            // The next spill writes from the start again: `write` goes on at the file offset,
+            // which ftruncate leaves where it was (a second large line read back as zeros).
+            _ = lseek(descriptor, 0, SEEK_SET)
             totalCount = 0
         } else {
             sink.buffer.append(memory.span)

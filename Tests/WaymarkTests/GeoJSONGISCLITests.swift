@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+/// `--geojson-points`, `--only` and `--no-coordinate-properties` from the command line: on
+/// render, sessions export and replay; RFC 7946-valid by ../shared/tools/check-geojson; read by
+/// GDAL (`ogrinfo`, Debian gdal-bin, installed by scripts/test.sh) as one geometry type and
+/// with a DateTime field.
+@Suite(
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
+        "run `swift build` first: the waymark product is missing beside the tests"))
+struct GeoJSONGISCLITests {
+    static let segments = Paths.fixture("gpx/segments.gpx")
+    static let walk = Paths.fixture("scenarios/traces/walk.gpx")
+    static let checker = Paths.shared.appendingPathComponent("tools/check-geojson").path
+
+    func waymark(_ arguments: [String]) throws -> ProcessResult { try run(Paths.waymark.path, arguments) }
+
+    /// Writes with `arguments` and `-o` a new .geojson file; returns its path.
+    func output(_ arguments: [String]) throws -> String {
+        let path = temporaryPath(".geojson")
+        let r = try waymark(arguments + ["-o", path])
+        #expect(r.status == 0, "\(arguments): \(r.stderr)")
+        return path
+    }
+
+    static let variants: [[String]] = [
+        ["--geojson-points"], ["--only", "tracks"], ["--only", "routes"], ["--only", "waypoints"],
+        ["--no-coordinate-properties"], ["--geojson-points", "--only", "tracks"],
+    ]
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: checker), "needs ../shared/tools"), arguments: variants)
+    func everyVariantIsValidRFC7946(_ options: [String]) throws {
+        var files = [try output(["render", Self.segments] + options)]
+        if !options.contains("routes") && !options.contains("waypoints") {
+            let store = temporaryPath("-store") + "/s.sqlite"
+            files.append(
+                try output(
+                    ["replay", Self.walk, "--store", store, "--end", "2m", "--quiet", "--format", "geojson"] + options))
+            files.append(try output(["sessions", "export", "1", "--store", store] + options))
+            files.append(
+                try output(
+                    ["replay", Self.walk, "--no-store", "--end", "2m", "--quiet", "--format", "geojson"] + options))
+        }
+        for file in files {
+            let r = try run(Self.checker, ["--strict", file])
+            #expect(r.status == 0, "\(options): \(r.stdoutText)")
+        }
+    }
+
+    /// A session's points from the store and from a run without one are the same bytes.
+    @Test func aRunsPointsAreTheSameWithAndWithoutAStore() throws {
+        let store = temporaryPath("-store") + "/s.sqlite"
+        let common = ["replay", Self.walk, "--end", "2m", "--quiet", "--format", "geojson", "--geojson-points"]
+        let stored = try Data(contentsOf: URL(fileURLWithPath: try output(common + ["--store", store])))
+        let streamed = try Data(contentsOf: URL(fileURLWithPath: try output(common + ["--no-store"])))
+        let exported = try Data(
+            contentsOf: URL(
+                fileURLWithPath: try output(["sessions", "export", "1", "--store", store, "--geojson-points"])))
+        #expect(stored == streamed)
+        #expect(stored == exported)
+        #expect(String(decoding: stored, as: UTF8.self).contains("\"_gpxType\":\"delivered\""))
+    }
+
+    @Test(.enabled(if: which("ogrinfo") != nil, "ogrinfo (gdal-bin) is installed by scripts/test.sh"))
+    func gdalReadsOneGeometryTypeAndATimeField() throws {
+        let ogrinfo = try #require(which("ogrinfo"))
+        // segments.gpx has a waypoint, a route and a track of three segments: mixed without --only.
+        let mixed = try run(ogrinfo, ["-ro", "-so", "-al", try output(["render", Self.segments, "-f", "geojson"])])
+        #expect(mixed.stdoutText.contains("Geometry: Unknown (any)"), "\(mixed.stdoutText)")
+        for (kind, geometry) in [
+            ("tracks", "3D Multi Line String"), ("routes", "Multi Line String"), ("waypoints", "Point"),
+        ] {
+            let r = try run(ogrinfo, ["-ro", "-so", "-al", try output(["render", Self.segments, "--only", kind])])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdoutText.contains("Geometry: \(geometry)\n"), "\(kind): \(r.stdoutText)")
+            #expect(r.stdoutText.contains("Feature Count: 1\n"), "\(kind): \(r.stdoutText)")
+        }
+        let points = try run(
+            ogrinfo,
+            ["-ro", "-so", "-al", try output(["render", Self.segments, "--geojson-points", "--only", "tracks"])])
+        #expect(points.stdoutText.contains("Geometry: 3D Point\n"), "\(points.stdoutText)")
+        #expect(points.stdoutText.contains("Feature Count: 6\n"), "\(points.stdoutText)")
+        #expect(points.stdoutText.contains("time: DateTime"), "\(points.stdoutText)")
+        #expect(points.stdoutText.contains("track_seg_id: Integer"), "\(points.stdoutText)")
+        let store = temporaryPath("-store") + "/s.sqlite"
+        let run1 = try output([
+            "replay", Self.walk, "--store", store, "--end", "2m", "--quiet", "--format", "geojson", "--geojson-points",
+        ])
+        let delivered = try run(ogrinfo, ["-ro", "-so", "-al", run1])
+        #expect(delivered.stdoutText.contains("time: DateTime"), "\(delivered.stdoutText)")
+        #expect(delivered.stdoutText.contains("appState: String"), "\(delivered.stdoutText)")
+    }
+
+    @Test func theOptionsNeedGeoJSONAndALineForDelivered() throws {
+        let wrongFormat = try waymark(["render", Self.segments, "--geojson-points", "-f", "gpx"])
+        #expect(
+            wrongFormat.status == 64 && wrongFormat.stderr.contains("add --format geojson"), "\(wrongFormat.stderr)")
+        let replayText = try waymark(["replay", Self.walk, "--no-store", "--only", "tracks"])
+        #expect(replayText.status == 64 && replayText.stderr.contains("--only"), "\(replayText.stderr)")
+        let routes = try waymark(["replay", Self.walk, "--no-store", "--format", "geojson", "--only", "routes"])
+        #expect(routes.status == 64 && routes.stderr.contains("are one track"), "\(routes.stderr)")
+        let export = try waymark(["sessions", "export", "1", "--format", "gpx", "--no-coordinate-properties"])
+        #expect(export.status == 64, "\(export.stderr)")
+        let record = try waymark(["record", "--gpsd", "localhost:1", "--geojson-points"])
+        #expect(record.status == 64 && record.stderr.contains("add --format geojson"), "\(record.stderr)")
+    }
+
+    @Test func helpNamesTheOptions() throws {
+        for command in [["render"], ["replay"], ["record"], ["sessions", "export"]] {
+            let help = try waymark(command + ["--help"]).stdoutText
+            for option in ["--geojson-points", "--only <kind>", "--no-coordinate-properties"] {
+                #expect(help.contains(option), "\(command) --help lacks \(option)")
+            }
+        }
+    }
+}
