@@ -474,13 +474,21 @@ struct StoreLockWaitTests {
             }
         }
 
-        /// Commits, once.
+        /// Commits, once, and returns once the shell has committed: the lock is free then, not
+        /// at some later moment the waiter could miss on a loaded machine.
         func release() {
             lock.lock()
             defer { lock.unlock() }
             guard !released else { return }
             released = true
-            input.fileHandleForWriting.write(Data("COMMIT;\n.quit\n".utf8))
+            input.fileHandleForWriting.write(Data("COMMIT;\nSELECT 'released';\n".utf8))
+            var seen = Data()
+            while !String(decoding: seen, as: UTF8.self).contains("released") {
+                let more = output.fileHandleForReading.availableData
+                if more.isEmpty { break }
+                seen += more
+            }
+            input.fileHandleForWriting.write(Data(".quit\n".utf8))
         }
 
         func end() {
