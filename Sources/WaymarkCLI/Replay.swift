@@ -236,7 +236,11 @@ extension WaymarkCommand {
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced,
                 session: session, liveGPX: liveGPX, geojson: geojson.options,
                 report: reportPath.map {
-                    ($0, "Waymark replay of \(trace)" + (app.scenario.map { " with \($0)" } ?? ""))
+                    (
+                        $0,
+                        "Waymark replay of \(trace)" + (app.scenario.map { " with \($0)" } ?? "")
+                            + (storage.label.map { " — “\($0)”" } ?? "")
+                    )
                 })
             if let fetchSink { simulation.tutorialApp?.fetchSink = try AppendingFileSink(path: fetchSink) }
             simulation.uploadDirectory = uploadDir

@@ -341,8 +341,9 @@ enum SessionExport {
             }
             try store.forEachEventLine(of: session.id, badRow: badRow, writeLine)
         case .html:
+            let title = name + (session.label.map { " — “\($0)”" } ?? "")
             let writer = SessionReportWriter(
-                sink: sink, options: SessionReportWriter.Options(title: name, sourceName: "session \(session.id)"))
+                sink: sink, options: SessionReportWriter.Options(title: title, sourceName: "session \(session.id)"))
             let badRow = { (bad: BadRow) in report(bad, in: store) }
             try store.forEachEventLine(of: session.id, badRow: badRow) { try writer.add(line: $0) }
             try writer.finish()
