@@ -255,7 +255,7 @@ extension WaymarkCommand {
             var status: StatusLine?
             if paced && !quiet && Terminal.showsTerminalUI {
                 let span = try expectedSpan(settings: settings, end: scenario.end, untimedStart: untimedStart)
-                printError(PaceNotice.text(rate: rateFactor, span: span))
+                printError(PaceNotice.text(rate: rateFactor, span: span, stored: !storage.noStore))
                 let line = StatusLine()
                 outputs.console.beforeLogLine = { line.clear() }
                 simulation.addObserver(ReplayProgress(status: line, total: span))
@@ -306,7 +306,7 @@ extension WaymarkCommand.Replay {
 enum PaceNotice {
     /// `waymark: replaying in real time: about 10m (10m of trace time); --rate max replays it at
     /// once`, or at a factor, `… at 20× real time: about 30s …`.
-    static func text(rate: Double, span: Duration?) -> String {
+    static func text(rate: Double, span: Duration?, stored: Bool = true) -> String {
         let pace = rate == 1 ? "in real time" : "at \(ValueFormatting.fixed(rate, decimals: 3))× real time"
         var text = "waymark: replaying \(pace): "
         if let span {
@@ -316,7 +316,7 @@ enum PaceNotice {
         } else {
             text += "this takes as long as the trace lasts"
         }
-        return text + "; --rate max replays it at once (Ctrl-C stops and keeps the session)"
+        return text + "; --rate max replays it at once (Ctrl-C stops it\(stored ? " and keeps the session" : ""))"
     }
 }
 

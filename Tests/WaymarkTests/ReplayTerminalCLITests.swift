@@ -31,8 +31,16 @@ struct ReplayTerminalCLITests {
         let first = r.stderr.split(separator: "\n").first.map(String.init)
         #expect(
             first
-                == "waymark: replaying in real time: this takes about 2s; --rate max replays it at once (Ctrl-C stops and keeps the session)",
+                == "waymark: replaying in real time: this takes about 2s; --rate max replays it at once (Ctrl-C stops it)",
             "\(r.stderr)")
+        // With a store, Ctrl-C keeps what the run stored.
+        let store = temporaryPath("-store") + "/s.sqlite"
+        let stored = try await waymark(
+            ["replay", Self.walk, "--end", "2m", "--rate", "1000", "--store", store, "--format", "ndjson"], ui: "1")
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(
+            stored.stderr.split(separator: "\n").first?.hasSuffix(
+                "--rate max replays it at once (Ctrl-C stops it and keeps the session)") == true, "\(stored.stderr)")
     }
 
     @Test(.timeLimit(.minutes(1)))
