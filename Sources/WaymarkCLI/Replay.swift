@@ -150,6 +150,9 @@ extension WaymarkCommand {
             if let loop, loop != "forever", (Int(loop) ?? 0) < 1 {
                 throw ValidationError("--loop must be a number of plays (1 or more) or 'forever'")
             }
+            if reportPath == "-" {
+                throw ValidationError("--report writes a page to a file: give its name (run.html), not -")
+            }
             let named: [(option: String, path: String?)] = [
                 ("-o", output), ("--audit", audit), ("--fetch-sink", fetchSink), ("--report", reportPath),
             ]
@@ -208,7 +211,8 @@ extension WaymarkCommand {
                 warnings: quiet ? { _ in unshownWarnings.increment() } : report)
             if streaming.badPointsLeftOut > 0 {
                 printError(
-                    "\(trace): --lenient left out \(streaming.badPointsLeftOut) bad point(s); see the warnings above")
+                    "\(trace): --lenient left out \(streaming.badPointsLeftOut) bad point(s)"
+                        + (quiet ? "" : "; see the warnings above"))
             }
             guard let first = try streaming.peekFix() else {
                 printError(

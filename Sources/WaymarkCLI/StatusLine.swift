@@ -70,6 +70,12 @@ final class ReplayProgress: SimulationObserver {
 
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
         guard case .fix(let f) = event.kind else { return }
+        // A held fix delivered later has a second record: the same fix, counted once.
+        if f.reason == .resumed || f.reason == .alwaysGranted {
+            delivered += 1
+            status.show(Self.text(at: event.offset, of: total, fixes: fixes, delivered: delivered))
+            return
+        }
         fixes += 1
         if f.delivered != nil { delivered += 1 }
         status.show(Self.text(at: event.offset, of: total, fixes: fixes, delivered: delivered))

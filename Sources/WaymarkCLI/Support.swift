@@ -92,6 +92,9 @@ func sysexit(for error: Error) -> ExitCode {
         case .notADatabase, .foreign, .newer, .corrupt: return ExitCode(ExitStatus.dataError)
         case .readOnly, .full, .busy, .io: return ExitCode(ExitStatus.ioError)
         }
+    case let e as SessionReportWriter.ReportError:
+        printError("waymark: \(e)")
+        return ExitCode(ExitStatus.dataError)
     default:
         printError("waymark: \(error)")
         return ExitCode.failure

@@ -132,6 +132,20 @@ import Testing
         #expect((points["t"]?.last as? Double) == 1_700_000_000 + Double(count - 1))
     }
 
+    /// The last point is drawn however the sampling falls, here on the very point that fills it.
+    @Test(arguments: [8, 9, 15, 16, 17, 40])
+    func theLastPointIsAlwaysKept(_ count: Int) {
+        var samples = PointSamples()
+        samples.capacity = 8
+        for i in 0..<count {
+            samples.append(
+                latitude: Double(i), longitude: 0, time: .nan, elevation: .nan, speed: .nan, distance: 0, segment: 0)
+        }
+        samples.keepLast()
+        #expect(samples.latitudes.last == Double(count - 1), "\(samples.latitudes)")
+        #expect(samples.latitudes.first == 0)
+    }
+
     @Test func keptSamplesAreEvenlySpreadAfterHalving() {
         var samples = PointSamples()
         samples.capacity = 8
@@ -246,6 +260,79 @@ import Testing
         #expect(!page.contains(">prompts</text>"), "a row without anything is left out")
     }
 
+    /// A held fix delivered when Always is granted (reason `alwaysGranted`, not `resumed`) is
+    /// the same fix: held, delivered later, counted once.
+    @Test func aFixHeldForAlwaysIsCountedOnceWhenGranted() throws {
+        let page = try Self.report([
+            Self.event(0, "started", #""source":"walk.gpx","format":4,"ios":26"#),
+            Self.fix(1, index: 0, "held", "awaitingAlways", state: "background"),
+            Self.fix(2, index: 0, "delivered", "alwaysGranted", state: "background"),
+            Self.fix(3, index: 1, "delivered", "backgroundSession", state: "background"),
+        ])
+        #expect(page.contains("held, delivered later (1)"))
+        #expect(!page.contains("held, never delivered ("))
+        #expect(page.contains("delivered in the background (1)"))
+        #expect(page.contains(">2 fix(es)") || page.contains("\"subtitle\">2 fix(es)"), "two fixes, not three")
+    }
+
+    /// What the app had under way ends when it is terminated: its background task, its updates.
+    @Test func workAndUpdatesEndWhenTheAppIsTerminated() throws {
+        let page = try Self.report([
+            Self.event(0, "stateChanged", #""from":"notRunning","to":"active","cause":"userLaunch""#),
+            Self.event(0, "updates", #""action":"started""#),
+            Self.event(2, "backgroundTask", #""action":"began","task":1,"reason":"enteredBackground""#),
+            Self.event(4, "terminated", #""reason":"watchdog""#),
+            Self.event(9, "finished", #""fixes":0"#),
+        ])
+        #expect(page.contains("<title>backgroundTask: 2024-05-01T08:00:02.000Z → 2024-05-01T08:00:04.000Z</title>"))
+        #expect(page.contains("<title>updating: 2024-05-01T08:00:00.000Z → 2024-05-01T08:00:04.000Z</title>"))
+        #expect(page.contains("<title>notRunning: 2024-05-01T08:00:04.000Z → 2024-05-01T08:00:09.000Z</title>"))
+    }
+
+    /// The accuracy row starts from what the fixes say, not from full accuracy.
+    @Test func theAccuracyRowStartsReducedWhenTheFixesAre() throws {
+        let reduced = Self.fix(1, index: 0, "delivered", "foreground").replacingOccurrences(
+            of: #""accuracy":"full""#, with: #""accuracy":"reduced""#)
+        let page = try Self.report([
+            Self.event(0, "managerCreated", #""authorization":"authorizedWhenInUse","reported":true"#), reduced,
+            Self.event(5, "finished", #""fixes":1"#),
+        ])
+        #expect(page.contains("<title>reducedAccuracy: 2024-05-01T08:00:00.000Z → 2024-05-01T08:00:05.000Z</title>"))
+        #expect(!page.contains("fullAccuracy"))
+    }
+
+    /// Overlapping work (audio and a background task begun together) gives the same bytes on
+    /// every run, each span in a lane of its own.
+    @Test func overlappingWorkGivesTheSameBytesInLanes() throws {
+        let lines = [
+            Self.event(0, "stateChanged", #""from":"notRunning","to":"active","cause":"userLaunch""#),
+            Self.event(1, "backgroundTask", #""action":"began","task":1"#),
+            Self.event(1, "audio", #""action":"started""#),
+            Self.event(1, "fetch", #""action":"began""#),
+            Self.event(6, "finished", #""fixes":0"#),
+        ]
+        let page = try Self.report(lines)
+        for _ in 0..<5 { #expect(try Self.report(lines) == page) }
+        let lanes = page.components(separatedBy: "<rect y=\"").dropFirst().compactMap { rest -> Double? in
+            guard
+                rest.contains("<title>audio:") || rest.contains("<title>backgroundTask:")
+                    || rest.contains("<title>fetch:")
+            else { return nil }
+            return Double(rest.prefix { $0 != "\"" })
+        }
+        #expect(Set(lanes).count == 3, "three lanes: \(lanes)")
+    }
+
+    /// Numbers no Int holds (a damaged store) do not stop the page.
+    @Test func hugeNumbersInALineDoNotCrash() throws {
+        let page = try Self.report([
+            Self.fix(1, index: 0, "delivered", "foreground").replacingOccurrences(
+                of: #""index":0,"segment":0"#, with: #""index":1e300,"segment":-1e300"#),
+            Self.event(2, "finished", #""fixes":1e300,"delivered":1"#),
+        ])
+        #expect(page.contains("delivered in the foreground (1)"))
+    }
+
     /// A recording's gpsd outages and staleness are spans of the source's row.
     @Test func gpsdOutagesAreSpansOfTheSourceRow() throws {
         let page = try Self.report([
@@ -304,6 +391,8 @@ struct HTMLCLITests {
         #expect(clash.status == 64 && clash.stderr.contains("disagree"), "\(clash.stderr)")
         let replay = try waymark("replay", Self.walk, "--rate", "max", "--no-store", "-o", temporaryPath(".html"))
         #expect(replay.status == 64 && replay.stderr.contains("--report"), "\(replay.stderr)")
+        let dash = try waymark("replay", Self.walk, "--rate", "max", "--no-store", "--report", "-")
+        #expect(dash.status == 64 && dash.stderr.contains("give its name"), "\(dash.stderr)")
     }
 
     /// The report of a replay and the export of the session it stored are the same page but for

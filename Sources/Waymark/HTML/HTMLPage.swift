@@ -192,17 +192,21 @@ enum HTMLPage {
             }
             return out;
           }
-          function showEvents(t, span, heading) {
+          // `own`: the text that marks the selected fix's own line (a report's fix index).
+          function showEvents(t, span, heading, own) {
             if (!details) return;
             details.textContent = "";
             const h = document.createElement("div");
             h.className = "hint";
-            h.textContent = heading;
+            const found = eventsAround(t, span);
+            const near = found.length > 0 && Math.abs(found[0][0] - t) <= span;
+            h.textContent = near || found.length === 0 ? heading
+              : "No audit event within " + Math.round(span) + " s of " + iso(t) + "; the nearest:";
             details.appendChild(h);
-            for (const [et, line] of eventsAround(t, span)) {
+            for (const [, line] of found) {
               const row = document.createElement("div");
               row.textContent = line;
-              if (Math.abs(et - t) < 0.0005) row.className = "now";
+              if (own && line.indexOf(own) >= 0) row.className = "now";
               details.appendChild(row);
             }
           }
@@ -240,7 +244,10 @@ enum HTMLPage {
             const w = tip.offsetWidth, h = tip.offsetHeight;
             tip.style.left = Math.max(4, Math.min(window.innerWidth - w - 4, (x || 0) + 14)) + "px";
             tip.style.top = Math.max(4, Math.min(window.innerHeight - h - 4, (y || 0) + 14)) + "px";
-            if (fromClick && P.t[i] !== null) showEvents(P.t[i], 1, "Audit events within 1 s of " + iso(P.t[i]) + ":");
+            if (fromClick && P.t[i] !== null) {
+              const own = P.idx ? '"event":"fix","index":' + P.idx[i] + "," : null;
+              showEvents(P.t[i], 1, "Audit events within 1 s of " + iso(P.t[i]) + ":", own);
+            }
           }
           function svgPoint(svg, e, width, height) {
             const r = svg.getBoundingClientRect();
@@ -291,18 +298,27 @@ enum HTMLPage {
               showEvents(t, span, "Audit events within " + Math.round(span) + " s of " + iso(t) + ":");
             });
           }
+          const showAxis = (value) => {
+            for (const el of document.querySelectorAll("[data-axis]")) el.hidden = el.dataset.axis !== value;
+          };
           for (const input of document.querySelectorAll("input[name=axis]")) {
-            input.addEventListener("change", () => {
-              for (const el of document.querySelectorAll("[data-axis]")) el.hidden = el.dataset.axis !== input.value;
-            });
+            input.addEventListener("change", () => showAxis(input.value));
+            // A browser that restores the form on reload may have checked the other axis.
+            if (input.checked) showAxis(input.value);
           }
           function fromHash() {
-            const h = decodeURIComponent(location.hash.slice(1));
+            let h = "";
+            try { h = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }
             if (h.startsWith("point=")) {
-              const i = parseInt(h.slice(6), 10);
+              // A report's points are fixes: N is the fix's index in the audit log.
+              const N = parseInt(h.slice(6), 10);
+              const i = P.idx ? nearestBy(P.idx, N) : N;
               if (i >= 0 && i < n) select(i, undefined, undefined, true);
             } else if (h.startsWith("time=")) {
-              const t = Date.parse(h.slice(5)) / 1000;
+              let text = h.slice(5);
+              // Audit times are UTC: a time without a zone is read as UTC, not local time.
+              if (/T\d\d:\d\d(:\d\d(\.\d+)?)?$/.test(text)) text += "Z";
+              const t = Date.parse(text) / 1000;
               if (!isNaN(t)) {
                 const i = nearestBy(P.t, t);
                 if (i >= 0) select(i, undefined, undefined, false);

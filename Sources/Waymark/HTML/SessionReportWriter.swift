@@ -112,6 +112,9 @@ public final class SessionReportWriter {
             if case .number(let d) = self { return d }
             return nil
         }
+
+        /// The number when it is a whole number an `Int` holds (a stored log may hold anything).
+        var integer: Int? { number.flatMap { Int(exactly: $0) } }
     }
 
     /// One row of the timeline: labelled spans and marks.
@@ -122,15 +125,26 @@ public final class SessionReportWriter {
         /// The open span's start and label.
         var open: (t: Double, label: String)?
 
+        /// Marks and spans beyond ``SessionReportWriter/maxEvents`` each are counted, not kept.
+        var leftOut = 0
+
         mutating func change(to label: String?, at t: Double) {
             if let open, open.label == label { return }
-            if let open { spans.append((open.t, t, open.label)) }
+            if let open { addSpan(open.t, t, open.label) }
             open = label.map { (t, $0) }
         }
 
         mutating func close(at t: Double) {
-            if let open { spans.append((open.t, t, open.label)) }
+            if let open { addSpan(open.t, t, open.label) }
             open = nil
+        }
+
+        mutating func addSpan(_ t0: Double, _ t1: Double, _ label: String) {
+            if spans.count < SessionReportWriter.maxEvents { spans.append((t0, t1, label)) } else { leftOut += 1 }
+        }
+
+        mutating func addMark(_ t: Double, _ label: String) {
+            if marks.count < SessionReportWriter.maxEvents { marks.append((t, label)) } else { leftOut += 1 }
         }
     }
 
@@ -150,6 +164,7 @@ public final class SessionReportWriter {
     private var fixReason: [Int] = []
     private var fixIndex: [Int] = []
     private var fixSegment: [Int] = []
+    private var fixOrder: [Int] = []
     private var fixLine: [String] = []
     private var stride = 1
     private var sinceKept = 0
@@ -162,13 +177,22 @@ public final class SessionReportWriter {
     /// Fixes held at arrival, by index, and those of them delivered later.
     private var held: Set<Int> = []
     private var resumed: Set<Int> = []
-    private var events: [(t: Double, line: String)] = []
+    /// Lines besides fixes, with their place in the log (events of one time keep its order).
+    private var events: [(t: Double, order: Int, line: String)] = []
     private var eventsLeftOut = 0
     private var rows: [String: Row] = [:]
     private static let rowOrder = [
-        "app state", "authorization", "accuracy", "updates", "background work", "prompts", "wakes", "source",
+        "app state", "authorization", "accuracy", "updates", "background work", "sessions", "prompts", "wakes",
+        "source",
     ]
     private var openTasks: [String: Double] = [:]
+    private var openSessions: [String: Double] = [:]
+    /// The latest fix when the drawing's sampling left it out: the last fix is always drawn.
+    private var pendingFix:
+        (
+            t: Double, lat: Double, lon: Double, category: Int, why: Int, index: Int, segment: Int, order: Int,
+            line: String
+        )?
 
     public init(sink: FileSink, options: Options) {
         self.sink = sink
@@ -195,37 +219,34 @@ public final class SessionReportWriter {
             throw ReportError(
                 source: options.sourceName, line: lineNumber, message: "an audit event needs an \"event\"")
         }
-        first = first ?? t
+        first = min(first ?? t, t)
         last = max(last ?? t, t)
+        let start = first!
         func field(_ key: String) -> String? { object[key]?.text }
         if event == "fix" {
             takeFix(object, t: t, line: line)
             return
         }
-        if events.count < Self.maxEvents {
-            events.append((t, line))
-        } else {
-            eventsLeftOut += 1
-        }
+        list(t, line)
         switch event {
         case "started": started = object
         case "finished": finished = object
         case "managerCreated":
             if let a = field("authorization") { rows["authorization"]!.change(to: a, at: t) }
-            if rows["accuracy"]!.open == nil { rows["accuracy"]!.change(to: "fullAccuracy", at: t) }
         case "stateChanged":
             if rows["app state"]!.open == nil, let from = field("from") {
-                rows["app state"]!.change(to: from, at: first!)
+                rows["app state"]!.change(to: from, at: start)
             }
             rows["app state"]!.change(to: field("to"), at: t)
+            if field("to") == "notRunning" { appEnded(at: t) }
         case "authorizationChanged":
             if rows["authorization"]!.open == nil, let from = field("from") {
-                rows["authorization"]!.change(to: from, at: first!)
+                rows["authorization"]!.change(to: from, at: start)
             }
             rows["authorization"]!.change(to: field("to"), at: t)
         case "accuracyChanged":
             if rows["accuracy"]!.open == nil, let from = field("from") {
-                rows["accuracy"]!.change(to: from, at: first!)
+                rows["accuracy"]!.change(to: from, at: start)
             }
             rows["accuracy"]!.change(to: field("to"), at: t)
         case "updates":
@@ -242,22 +263,32 @@ public final class SessionReportWriter {
             } else if ["ended", "completed", "expired", "expiring", "stopped", "failed"].contains(action),
                 let t0 = openTasks.removeValue(forKey: id)
             {
-                rows["background work"]!.spans.append((t0, t, event))
+                rows["background work"]!.addSpan(t0, t, event)
             } else if openTasks[id] == nil {
-                rows["background work"]!.marks.append((t, "\(event) \(action)"))
+                rows["background work"]!.addMark(t, "\(event) \(action)")
+            }
+        case "session":
+            let kind = field("kind") ?? "session"
+            switch field("action") {
+            case "started": openSessions[kind] = openSessions[kind] ?? t
+            case "invalidated":
+                if let t0 = openSessions.removeValue(forKey: kind) { rows["sessions"]!.addSpan(t0, t, kind) }
+            default: rows["sessions"]!.addMark(t, "\(kind) \(field("action") ?? "") \(field("reason") ?? "")")
             }
         case "prompt", "authorizationRequest":
-            rows["prompts"]!.marks.append((t, field("prompt") ?? field("request") ?? event))
+            let what = field("prompt") ?? field("request") ?? event
+            rows["prompts"]!.addMark(t, what + (field("phase").map { " \($0)" } ?? ""))
         case "serviceLocation", "region", "visit", "push", "monitor", "liveUpdate":
-            rows["wakes"]!.marks.append((t, event + " " + (field("action") ?? "")))
+            rows["wakes"]!.addMark(t, event + " " + (field("action") ?? ""))
         case "source":
             switch field("action") {
             case "outage", "unreachable", "stale": rows["source"]!.change(to: field("action"), at: t)
             case "connected", "receiving": rows["source"]!.change(to: nil, at: t)
-            default: rows["source"]!.marks.append((t, field("action") ?? "source"))
+            default: rows["source"]!.addMark(t, field("action") ?? "source")
             }
         case "terminated":
             rows["app state"]!.change(to: "notRunning", at: t)
+            appEnded(at: t)
         case "heldDiscarded":
             break
         default:
@@ -265,17 +296,46 @@ public final class SessionReportWriter {
         }
     }
 
+    /// Lists a line for clicks, up to ``maxEvents``.
+    private func list(_ t: Double, _ line: String) {
+        if events.count < Self.maxEvents {
+            events.append((t, lineNumber, line))
+        } else {
+            eventsLeftOut += 1
+        }
+    }
+
+    /// The app is no longer running: what it had under way ends with it, and its held fixes can
+    /// no longer be delivered.
+    private func appEnded(at t: Double) {
+        for (id, t0) in openTasks.sorted(by: { ($0.value, $0.key) < ($1.value, $1.key) }) {
+            rows["background work"]!.addSpan(t0, t, String(id.prefix { $0 != ":" }))
+        }
+        openTasks.removeAll()
+        for (kind, t0) in openSessions.sorted(by: { ($0.value, $0.key) < ($1.value, $1.key) }) {
+            rows["sessions"]!.addSpan(t0, t, kind)
+        }
+        openSessions.removeAll()
+        rows["updates"]!.change(to: nil, at: t)
+        held.removeAll()
+    }
+
     private func takeFix(_ object: [String: Value], t: Double, line: String) {
         let decision = object["decision"]?.text ?? ""
         let reason = object["reason"]?.text ?? ""
-        let index = Int(object["index"]?.number ?? -1)
-        // A held fix delivered later: its second record.
-        if decision == "delivered" && reason == "resumed" && held.contains(index) {
+        let index = object["index"]?.integer ?? -1
+        // A held fix delivered later (when the app resumes, or when Always is granted): its
+        // second record.
+        if decision == "delivered" && held.contains(index) {
+            held.remove(index)
             resumed.insert(index)
             categoryCounts[Category.heldDeliveredLater.rawValue] += 1
             categoryCounts[Category.heldNeverDelivered.rawValue] -= 1
-            if events.count < Self.maxEvents { events.append((t, line)) } else { eventsLeftOut += 1 }
+            list(t, line)
             return
+        }
+        if rows["accuracy"]!.open == nil, let accuracy = object["accuracy"]?.text {
+            rows["accuracy"]!.change(to: accuracy == "reduced" ? "reducedAccuracy" : "fullAccuracy", at: first ?? t)
         }
         let category: Category
         switch decision {
@@ -300,18 +360,41 @@ public final class SessionReportWriter {
             reasonIndex[reason] = why
             reasons.append(reason)
         }
+        let fix = (
+            t: t, lat: object["latitude"]?.number ?? .nan, lon: object["longitude"]?.number ?? .nan,
+            category: category.rawValue, why: why, index: index, segment: object["segment"]?.integer ?? 0,
+            order: lineNumber, line: line
+        )
         sinceKept += 1
-        guard sinceKept >= stride else { return }
+        guard sinceKept >= stride else {
+            pendingFix = fix
+            return
+        }
         sinceKept = 0
-        fixT.append(t)
-        fixLat.append(object["latitude"]?.number ?? .nan)
-        fixLon.append(object["longitude"]?.number ?? .nan)
-        fixCategory.append(category.rawValue)
-        fixReason.append(why)
-        fixIndex.append(index)
-        fixSegment.append(Int(object["segment"]?.number ?? 0))
-        fixLine.append(line)
-        if fixT.count >= TraceHTMLWriter.maxSamples { halve() }
+        pendingFix = nil
+        keep(fix)
+        if fixT.count >= TraceHTMLWriter.maxSamples {
+            // The fix just kept is dropped by halving when it falls on an odd place.
+            if fixT.count % 2 == 0 { pendingFix = fix }
+            halve()
+        }
+    }
+
+    private func keep(
+        _ fix: (
+            t: Double, lat: Double, lon: Double, category: Int, why: Int, index: Int, segment: Int, order: Int,
+            line: String
+        )
+    ) {
+        fixT.append(fix.t)
+        fixLat.append(fix.lat)
+        fixLon.append(fix.lon)
+        fixCategory.append(fix.category)
+        fixReason.append(fix.why)
+        fixIndex.append(fix.index)
+        fixSegment.append(fix.segment)
+        fixOrder.append(fix.order)
+        fixLine.append(fix.line)
     }
 
     private func halve() {
@@ -322,6 +405,7 @@ public final class SessionReportWriter {
         fixReason.keepEveryOther()
         fixIndex.keepEveryOther()
         fixSegment.keepEveryOther()
+        fixOrder.keepEveryOther()
         fixLine.keepEveryOther()
         stride *= 2
         sinceKept = stride / 2
@@ -344,13 +428,16 @@ public final class SessionReportWriter {
     /// Writes the page and flushes.
     public func finish() throws {
         let out = sink.buffer
+        if let pendingFix { keep(pendingFix) }
+        pendingFix = nil
         let t0 = first ?? 0
         let t1 = max(last ?? 0, t0 + 1)
-        for title in Self.rowOrder { rows[title]!.close(at: t1) }
-        for (id, start) in openTasks {
-            rows["background work"]!.spans.append((start, t1, String(id.prefix { $0 != ":" })))
+        appEnded(at: t1)
+        for title in Self.rowOrder {
+            rows[title]!.close(at: t1)
+            rows[title]!.spans.sort { ($0.t0, $0.label, $0.t1) < ($1.t0, $1.label, $1.t1) }
+            rows[title]!.marks.sort { ($0.t, $0.label) < ($1.t, $1.label) }
         }
-        rows["background work"]!.spans.sort { $0.t0 < $1.t0 }
         // Categories once the held fixes delivered later are known.
         for i in fixCategory.indices
         where fixCategory[i] == Category.heldNeverDelivered.rawValue && resumed.contains(fixIndex[i]) {
@@ -386,7 +473,9 @@ public final class SessionReportWriter {
         var px: [Double] = []
         var py: [Double] = []
         if let mapping = map.mapping {
-            let pixels = drawn.map { mapping.pixel(Coordinate(latitude: fixLat[$0], longitude: fixLon[$0])) }
+            let pixels = mapping.pixels(
+                latitudes: drawn.map { fixLat[$0] }, longitudes: drawn.map { fixLon[$0] },
+                segments: drawn.map { fixSegment[$0] })
             out.append(
                 "<svg id=\"map-overlay\" class=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(SVGWriter.width) \(SVGWriter.height)\">\n"
             )
@@ -444,7 +533,7 @@ public final class SessionReportWriter {
             let names = ["fixes", "delivered", "held", "dropped", "ignored", "resumed"]
             row(
                 "finished",
-                names.compactMap { key in f[key]?.number.map { "\(key) \(Int($0))" } }.joined(separator: ", "))
+                names.compactMap { key in f[key]?.text.map { "\(key) \($0)" } }.joined(separator: ", "))
         } else {
             row("finished", "no `finished` event: the run did not end cleanly (the counts below are of its fixes)")
         }
@@ -485,6 +574,8 @@ public final class SessionReportWriter {
         HTMLPage.appendJSONArray("cat", hover.map { Double(fixCategory[drawn[$0]]) }, decimals: 0, to: data)
         data.append(",")
         HTMLPage.appendJSONArray("why", hover.map { Double(fixReason[drawn[$0]]) }, decimals: 0, to: data)
+        data.append(",")
+        HTMLPage.appendJSONArray("idx", hover.map { Double(fixIndex[drawn[$0]]) }, decimals: 0, to: data)
         data.append("},\"categories\":[")
         for (k, c) in Category.allCases.enumerated() {
             if k > 0 { data.append(",") }
@@ -502,8 +593,8 @@ public final class SessionReportWriter {
         data.append(",\"p0\":\(Int(timeline.p0)),\"p1\":\(Int(timeline.p1))},\"events\":[")
         // Events besides fixes, and the fixes that can be clicked, in time order.
         var listed = events
-        listed += hover.map { (fixT[drawn[$0]], fixLine[drawn[$0]]) }
-        listed.sort { $0.t < $1.t }
+        listed += hover.map { (fixT[drawn[$0]], fixOrder[drawn[$0]], fixLine[drawn[$0]]) }
+        listed.sort { ($0.t, $0.order) < ($1.t, $1.order) }
         for (k, e) in listed.enumerated() {
             if k > 0 { data.append(",") }
             data.append("[")
@@ -621,10 +712,29 @@ public final class SessionReportWriter {
             out.append("<text x=\"8\" y=\"\(Int(y + 15))\" fill=\"#24292f\">")
             HTMLPage.appendText(title, to: out)
             out.append("</text>\n<g>\n")
+            // Spans that overlap (two kinds of background work at once) go in lanes of their own.
+            var laneEnds: [Double] = []
+            var lanes: [Int] = []
             for s in r.spans {
                 let a = x(s.t0)
+                let lane = laneEnds.firstIndex { $0 <= a + 1e-9 } ?? min(laneEnds.count, 3)
+                if lane == laneEnds.count { laneEnds.append(0) }
+                laneEnds[lane] = max(laneEnds[lane], x(s.t1))
+                lanes.append(lane)
+            }
+            let laneHeight = (rowHeight - 4) / Double(max(1, laneEnds.count))
+            var drawnTo = [Double](repeating: -1, count: laneEnds.count)
+            for (s, lane) in zip(r.spans, lanes) {
+                let a = x(s.t0)
                 let b = max(x(s.t1), a + 1)
-                out.append("<rect y=\"\(Int(y + 2))\" height=\"\(Int(rowHeight - 4))\" x=\"")
+                // Under a pixel and inside what its lane already shows: nothing more to draw.
+                if x(s.t1) - a < 1 && b <= drawnTo[lane] { continue }
+                drawnTo[lane] = max(drawnTo[lane], b)
+                out.append("<rect y=\"")
+                SVGWriter.appendNumber(y + 2 + Double(lane) * laneHeight, to: out)
+                out.append("\" height=\"")
+                SVGWriter.appendNumber(laneHeight, to: out)
+                out.append("\" x=\"")
                 SVGWriter.appendNumber(a, to: out)
                 out.append("\" width=\"")
                 SVGWriter.appendNumber(b - a, to: out)
@@ -633,7 +743,7 @@ public final class SessionReportWriter {
                     "\(s.label): \(ValueFormatting.iso8601(Date(timeIntervalSince1970: s.t0))) → \(ValueFormatting.iso8601(Date(timeIntervalSince1970: s.t1)))",
                     to: out)
                 out.append("</title></rect>\n")
-                if b - a > 70 {
+                if b - a > 70 && laneEnds.count == 1 {
                     let light = ["#eaeef2", "#d0d7de", "#54aeff", "#4ac26b"].contains(Self.spanColour(s.label))
                     out.append(
                         "<text y=\"\(Int(y + 15))\" fill=\"\(light ? "#24292f" : "#ffffff")\" font-size=\"11\" x=\"")
@@ -643,13 +753,37 @@ public final class SessionReportWriter {
                     out.append("</text>\n")
                 }
             }
-            for m in r.marks {
+            // Marks: one per pixel column, naming what happened there.
+            var k = 0
+            while k < r.marks.count {
+                let column = Int(x(r.marks[k].t).rounded(.down))
+                var end = k + 1
+                while end < r.marks.count && Int(x(r.marks[end].t).rounded(.down)) == column { end += 1 }
+                let m = r.marks[k]
                 out.append("<rect y=\"\(Int(y + 1))\" height=\"\(Int(rowHeight - 2))\" width=\"3\" x=\"")
                 SVGWriter.appendNumber(x(m.t) - 1.5, to: out)
                 out.append("\" fill=\"#24292f\"><title>")
-                HTMLPage.appendText(
-                    "\(m.label) at \(ValueFormatting.iso8601(Date(timeIntervalSince1970: m.t)))", to: out)
+                if end - k == 1 {
+                    HTMLPage.appendText(
+                        "\(m.label) at \(ValueFormatting.iso8601(Date(timeIntervalSince1970: m.t)))", to: out)
+                } else {
+                    var names: [String] = []
+                    for n in k..<end where !names.contains(r.marks[n].label) && names.count < 4 {
+                        names.append(r.marks[n].label)
+                    }
+                    HTMLPage.appendText(
+                        "\(end - k) events from \(ValueFormatting.iso8601(Date(timeIntervalSince1970: m.t))): "
+                            + names.joined(separator: ", ") + (names.count == 4 ? ", …" : ""), to: out)
+                }
                 out.append("</title></rect>\n")
+                k = end
+            }
+            if r.leftOut > 0 {
+                out.append(
+                    "<text x=\"\(Int(p1))\" y=\"\(Int(y + 15))\" text-anchor=\"end\" font-size=\"10\" fill=\"#57606a\">"
+                )
+                HTMLPage.appendText("+\(r.leftOut) more in the audit log", to: out)
+                out.append("</text>\n")
             }
             out.append("</g>\n")
             y += rowHeight

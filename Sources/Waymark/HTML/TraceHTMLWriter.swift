@@ -113,10 +113,11 @@ public final class TraceHTMLWriter {
         var xs: [Double] = []
         var ys: [Double] = []
         if let mapping = map.mapping {
+            let pixels = mapping.pixels(
+                latitudes: samples.latitudes, longitudes: samples.longitudes, segments: samples.segments)
             for i in hover {
-                let p = mapping.pixel(Coordinate(latitude: samples.latitudes[i], longitude: samples.longitudes[i]))
-                xs.append(p.x)
-                ys.append(p.y)
+                xs.append(pixels[i].x)
+                ys.append(pixels[i].y)
             }
             out.append(
                 "<svg id=\"map-overlay\" class=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(SVGWriter.width) \(SVGWriter.height)\" aria-hidden=\"true\">\n<circle id=\"marker\" cx=\"0\" cy=\"0\" r=\"7\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"3\" visibility=\"hidden\"/>\n</svg>\n"
@@ -124,7 +125,10 @@ public final class TraceHTMLWriter {
         }
         out.append("</div>\n<p class=\"note\">")
         HTMLPage.appendText(
-            "Hover over the track for a point's details (\(HTMLPage.sampling(kept: hover.count, of: s.trackPointCount))). Lines are simplified with Douglas–Peucker to half a pixel"
+            (hover.isEmpty
+                ? "No track points to give details of."
+                : "Hover over the track for a point's details (\(HTMLPage.sampling(kept: hover.count, of: s.trackPointCount))).")
+                + " Lines are simplified with Douglas–Peucker to half a pixel"
                 + (samples.stride > 1 ? "; the profiles are drawn from 1 in \(samples.stride) points." : "."),
             to: out)
         out.append("</p>\n</section>\n")
@@ -247,7 +251,15 @@ struct PointSamples {
         sinceKept = 0
         pending = nil
         store([latitude, longitude, time, elevation, speed, distance], segment: segment)
-        if count >= capacity { halve() }
+        if count >= capacity {
+            // The point just kept is dropped by halving when it falls on an odd place: it may be
+            // the last.
+            if count % 2 == 0 {
+                pending = [latitude, longitude, time, elevation, speed, distance]
+                pendingSegment = segment
+            }
+            halve()
+        }
     }
 
     /// Keeps the latest point if it was left out: the last point of the trace is always drawn.

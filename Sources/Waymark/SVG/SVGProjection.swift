@@ -107,9 +107,27 @@ public struct SVGMapping: Sendable, Hashable {
     /// Degrees: the trace's first longitude; others are unwrapped to within 180° of it.
     public let originLongitude: Double
 
-    /// The pixel of a coordinate, in the picture's viewBox.
+    /// The pixel of a coordinate, in the picture's viewBox, its longitude unwrapped near the
+    /// origin's (as the picture places a waypoint, or a line's first point).
     public func pixel(_ c: Coordinate) -> (x: Double, y: Double) {
         projection.pixel(
             latitude: c.latitude, longitude: SVGWriter.unwrap(c.longitude, near: originLongitude))
+    }
+
+    /// The pixels of points drawn as lines, a new line where `segments` changes, each longitude
+    /// unwrapped as the picture unwraps its lines': a line's first point near the origin, every
+    /// other near the point before it. A path that goes more than half way round the world is
+    /// then where the picture draws it.
+    public func pixels(latitudes: [Double], longitudes: [Double], segments: [Int]) -> [(x: Double, y: Double)] {
+        var out: [(x: Double, y: Double)] = []
+        out.reserveCapacity(latitudes.count)
+        var previous: Double?
+        for i in latitudes.indices {
+            if i > 0 && segments[i] != segments[i - 1] { previous = nil }
+            let longitude = SVGWriter.unwrap(longitudes[i], near: previous ?? originLongitude)
+            previous = longitude
+            out.append(projection.pixel(latitude: latitudes[i], longitude: longitude))
+        }
+        return out
     }
 }
