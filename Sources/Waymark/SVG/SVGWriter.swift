@@ -231,6 +231,16 @@ public final class SVGWriter {
     /// Writes the picture and flushes.
     public func finish() throws {
         endLine()
+        // The colour goes into attributes: escaped, whatever a caller gave.
+        var trackColour = ""
+        for c in options.trackColour.unicodeScalars {
+            switch c {
+            case "&": trackColour += "&amp;"
+            case "<": trackColour += "&lt;"
+            case "\"": trackColour += "&quot;"
+            default: trackColour.unicodeScalars.append(c)
+            }
+        }
         let out = sink.buffer
         let name = metadataName ?? trackName ?? routeName
         let title = [options.title, name.map { "“\($0)”" }].compactMap { $0?.isEmpty == false ? $0 : nil }
@@ -314,7 +324,7 @@ public final class SVGWriter {
                 )
             } else {
                 out.append(
-                    "<g id=\"tracks\" fill=\"none\" stroke=\"\(options.trackColour)\" stroke-width=\"3\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n"
+                    "<g id=\"tracks\" fill=\"none\" stroke=\"\(trackColour)\" stroke-width=\"3\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n"
                 )
             }
             var pixels: [(x: Double, y: Double)] = []
@@ -445,7 +455,7 @@ public final class SVGWriter {
         var x = 0
         if lines.contains(where: { !$0.isRoute }) {
             out.append(
-                "<line x1=\"\(x)\" y1=\"6\" x2=\"\(x + 28)\" y2=\"6\" stroke=\"\(options.trackColour)\" stroke-width=\"3\"/><text x=\"\(x + 34)\" y=\"11\">"
+                "<line x1=\"\(x)\" y1=\"6\" x2=\"\(x + 28)\" y2=\"6\" stroke=\"\(trackColour)\" stroke-width=\"3\"/><text x=\"\(x + 34)\" y=\"11\">"
             )
             XMLEscaping.appendEscaped(options.trackLabel, attribute: false, to: out)
             out.append("</text>\n")
