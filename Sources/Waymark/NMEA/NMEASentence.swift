@@ -46,33 +46,36 @@ final class NMEALexer {
     /// The most fields kept; later ones read as empty (the longest standard sentence, GSV of
     /// NMEA 4.11, has 21).
     static let maxFields = 64
-    private let fields: UnsafeMutablePointer<ByteSpan>
+    /// Where the fields of the last sentence lie: `bounds[0]` is its `$` and `bounds[i + 1]` the
+    /// byte that ends field `i` (a comma, the `*`, or the end), so that field `i` is the bytes
+    /// between `bounds[i]` and `bounds[i + 1]`. Room for `maxFields + 1`.
+    private let bounds: UnsafeMutablePointer<UnsafePointer<UInt8>>
     /// Fields of the last sentence, the address included.
     private(set) var count = 0
     /// Whether the last sentence had a checksum (else it was read unchecked).
     private(set) var hadChecksum = false
 
     init() {
-        fields = .allocate(capacity: Self.maxFields)
-        fields.initialize(repeating: ByteSpan.empty, count: Self.maxFields)
+        bounds = .allocate(capacity: Self.maxFields + 1)
+        bounds.initialize(repeating: ByteSpan.empty.start, count: Self.maxFields + 1)
     }
 
-    deinit { fields.deallocate() }
+    deinit { bounds.deallocate() }
 
     /// Lexes the sentence that begins at `start` (with `$` or `!`) and ends at `end` or at the
     /// next `$` or `!`, whichever comes first (a receiver that overruns its buffer cuts a
     /// sentence short with the next one); `next` is where it ended.
     func lex(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, next: inout UnsafePointer<UInt8>) -> Outcome {
         hadChecksum = false
-        let scanned = NMEABodyScan.scan(start + 1, end, into: fields, capacity: Self.maxFields)
+        bounds[0] = start
+        let scanned = NMEABodyScan.scan(start + 1, end, into: bounds + 1, capacity: Self.maxFields)
         count = scanned.count
         let sum = scanned.sum
         let bad = scanned.bad
         let q = scanned.stop
-        let fieldStart = scanned.lastField
         let body: UnsafePointer<UInt8>? = q < end && q.pointee == 0x2A ? q : nil
         let bodyEnd = body ?? q
-        if count < Self.maxFields { fields[count] = ByteSpan(start: fieldStart, count: bodyEnd - fieldStart) }
+        if count < Self.maxFields { bounds[count + 1] = bodyEnd }
         count += 1
         count = min(count, Self.maxFields)
         if let body {
@@ -93,13 +96,13 @@ final class NMEALexer {
             next = q
             guard !bad else { return .malformed }
             // An unchecked sentence's trailing blanks are no part of its last field.
-            var last = fields[count - 1]
+            var last = field(count - 1)
             while last.count > 0, last.start[last.count - 1] == 0x20 || last.start[last.count - 1] == 0x09 {
                 last.count -= 1
             }
-            fields[count - 1] = last
+            bounds[count] = last.start + last.count
         }
-        let address = fields[0]
+        let address = field(0)
         guard address.count >= 2, address.count <= 16 else { return .malformed }
         for i in 0..<address.count {
             let b = address[i]
@@ -113,7 +116,9 @@ final class NMEALexer {
     /// Field `i` (1-based after the address), empty when the sentence has fewer.
     @inline(__always)
     func field(_ i: Int) -> ByteSpan {
-        i < count ? fields[i] : ByteSpan(start: fields[0].start, count: 0)
+        guard i < count else { return ByteSpan(start: bounds[0] + 1, count: 0) }
+        let from = bounds[i] + 1
+        return ByteSpan(start: from, count: bounds[i + 1] - from)
     }
 
     var fieldCount: Int { count - 1 }
