@@ -232,10 +232,15 @@ enum NMEAField {
             if digits > 0 {
                 guard digits <= 15 else { return nil }
                 var v: UInt64 = 0
-                for j in (i &+ 1)..<f.count {
-                    let d = f[j] &- 0x30
-                    guard d < 10 else { return nil }
-                    v = v &* 10 &+ UInt64(d)
+                if digits <= 8 && f.count >= 8 {
+                    guard let eight = eightDigits(endingAt: f.start + f.count, count: digits) else { return nil }
+                    v = eight
+                } else {
+                    for j in (i &+ 1)..<f.count {
+                        let d = f[j] &- 0x30
+                        guard d < 10 else { return nil }
+                        v = v &* 10 &+ UInt64(d)
+                    }
                 }
                 fraction = Double(Int64(bitPattern: v)) / ValueParsing.exactPower(digits)
             }
@@ -250,6 +255,29 @@ enum NMEAField {
         default: return nil
         }
         return abs(value) <= limit ? value : nil
+    }
+
+    /// The value of the `count` (1 to 8) decimal digits that end at `end`, read as one word;
+    /// nil if one of them is not a digit. The eight bytes before `end` must be readable (the
+    /// caller's field holds them), the ones before the digits are not looked at.
+    @inline(__always)
+    static func eightDigits(endingAt end: UnsafePointer<UInt8>, count: Int) -> UInt64? {
+        var w = UnsafeRawPointer(end - 8).loadUnaligned(as: UInt64.self)
+        #if _endian(big)
+            w = w.byteSwapped
+        #endif
+        // The digits are the word's high bytes (the first the lowest of them); the bytes below
+        // them become '0', leading zeros.
+        let below: UInt64 = count == 8 ? 0 : (1 &<< UInt64(8 &* (8 &- count))) &- 1
+        w = (w & ~below) | (0x3030_3030_3030_3030 & below)
+        // Each byte 0x30...0x3F, and below 0x3A: plus 6 it stays below 0x40.
+        let check = (w & 0xF0F0_F0F0_F0F0_F0F0) | (((w &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) &>> 4)
+        guard check == 0x3333_3333_3333_3333 else { return nil }
+        // Pairs, then fours, then all eight (the first digit the most significant).
+        var v = w & 0x0F0F_0F0F_0F0F_0F0F
+        v = (v &* 2561) &>> 8
+        v = ((v & 0x00FF_00FF_00FF_00FF) &* 6_553_601) &>> 16
+        return ((v & 0x0000_FFFF_0000_FFFF) &* 42_949_672_960_001) &>> 32
     }
 
     /// `ddmmyy` (RMC): days since 1970-01-01, the year taken in 1980...2079 (GPS began in 1980).
