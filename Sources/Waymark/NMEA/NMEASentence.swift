@@ -190,6 +190,7 @@ enum NMEAField {
     /// `hhmmss[.s…]`: nanoseconds since midnight. A second of 60 (a leap second) is allowed.
     static func timeOfDay(_ f: ByteSpan) -> Int64? {
         guard f.count >= 6, f.count <= 16 else { return nil }
+        if f.count >= 8 && f.count <= 15 { return timeOfDayAsWords(f) }
         for i in 0..<6 where f[i] &- 0x30 >= 10 { return nil }
         func pair(_ i: Int) -> Int { Int(f[i] &- 0x30) * 10 + Int(f[i + 1] &- 0x30) }
         let h = pair(0)
@@ -208,6 +209,33 @@ enum NMEAField {
                 scale /= 10
             }
         }
+        return Int64(h * 3600 + m * 60 + s) * 1_000_000_000 + nanos
+    }
+
+    /// ``timeOfDay(_:)`` of a field of 8 to 15 bytes (`hhmmss.s` to `hhmmss.ssssssss`, the usual
+    /// ones), read as words: the same checks and the same value.
+    @inline(__always)
+    private static func timeOfDayAsWords(_ f: ByteSpan) -> Int64? {
+        var w = UnsafeRawPointer(f.start).loadUnaligned(as: UInt64.self)
+        #if _endian(big)
+            w = w.byteSwapped
+        #endif
+        // `hhmmss` in the six low bytes, then '.' and the first digit of the fraction.
+        guard (w &>> 48) & 0xFF == 0x2E else { return nil }
+        let six = (w & 0x0000_FFFF_FFFF_FFFF) | 0x3030_0000_0000_0000
+        let check = (six & 0xF0F0_F0F0_F0F0_F0F0) | (((six &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) &>> 4)
+        guard check == 0x3333_3333_3333_3333 else { return nil }
+        // Each pair's value in its first byte: hh in byte 0, mm in byte 2, ss in byte 4.
+        let pairs = ((six & 0x0F0F_0F0F_0F0F_0F0F) &* 2561) &>> 8
+        let h = Int(pairs & 0xFF)
+        let m = Int((pairs &>> 16) & 0xFF)
+        let s = Int((pairs &>> 32) & 0xFF)
+        guard h < 24, m < 60, s <= 60 else { return nil }
+        // One to eight digits after the point: their value, scaled to nanoseconds (exact: both
+        // factors and the product are integers below 2^53).
+        let digits = f.count &- 7
+        guard let fraction = eightDigits(endingAt: f.start + f.count, count: digits) else { return nil }
+        let nanos = Int64(Double(fraction) * ValueParsing.exactPower(9 &- digits))
         return Int64(h * 3600 + m * 60 + s) * 1_000_000_000 + nanos
     }
 
