@@ -220,7 +220,7 @@ public final class GeoJSONWriter {
     /// that passes the events straight from the reader's batches to the writer.
     public func write(readingAhead reader: any TraceEventReader, warning: (GPXWarning) -> Void = { _ in }) throws {
         try reader.readEventsAhead(
-            points: { point, _ in try addPoint(point.pointee) },
+            points: { point, _ in try addPoint(point) },
             others: { event in
                 if event.isWarning, case .warning(let w) = event { warning(w) }
                 try write(event)
@@ -342,17 +342,26 @@ public final class GeoJSONWriter {
 
     @inline(__always)
     private func addPoint(_ p: GPXPoint) throws {
+        try withUnsafePointer(to: p) { try addPoint($0) }
+    }
+
+    /// Adds the point at `p`, read where it lies (a point of a read-ahead batch, which stays put
+    /// until the batch is recycled, after this returns): borrowed as a value, each point was
+    /// copied whole first, a seventh of the writing on a log of RMC alone.
+    @inline(__always)
+    private func addPoint(_ p: UnsafePointer<GPXPoint>) throws {
         if !inPath { beginPath() }
+        let coordinate = p.pointee.coordinate
         if lineOpen, let q = previousCoordinate {
-            let delta = p.coordinate.longitude - q.longitude
-            if abs(delta) > 180 { splitAtAntimeridian(from: q, elevation: previousElevation, to: p) }
+            let delta = coordinate.longitude - q.longitude
+            if abs(delta) > 180 { splitAtAntimeridian(from: q, elevation: previousElevation, to: p.pointee) }
         }
         if !lineOpen { startLine() }
-        if pointsInLine == 0 { lineFirst = p }
+        if pointsInLine == 0 { lineFirst = p.pointee }
         writePosition(p)
-        previousCoordinate = p.coordinate
-        previousElevation = p.elevation
-        if firstTime == nil { firstTime = p.time }
+        previousCoordinate = coordinate
+        previousElevation = p.pointee.elevation
+        if firstTime == nil { firstTime = p.pointee.time }
         pointsSinceSpillCheck += 1
         if pointsSinceSpillCheck >= 256 {
             pointsSinceSpillCheck = 0
@@ -363,21 +372,27 @@ public final class GeoJSONWriter {
 
     @inline(__always)
     private func writePosition(_ p: GPXPoint) {
+        withUnsafePointer(to: p) { writePosition($0) }
+    }
+
+    @inline(__always)
+    private func writePosition(_ p: UnsafePointer<GPXPoint>) {
         let o = coordinateBytes
         if pointsInLine > 0 { o.append(UInt8(ascii: ",")) }
+        let coordinate = p.pointee.coordinate
         appendPosition(
-            longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: o)
-        featureBounds.extend(p.coordinate)
-        featureLongitudes.add(p.coordinate.longitude)
+            longitude: coordinate.longitude, latitude: coordinate.latitude, elevation: p.pointee.elevation, to: o)
+        featureBounds.extend(coordinate)
+        featureLongitudes.add(coordinate.longitude)
         let line = lineLengths.count
-        if let t = p.time {
+        if let t = p.pointee.time {
             put(.times, line: line) { c in
                 c.append(UInt8(ascii: "\""))
                 ValueFormatting.appendISO8601(t, to: c, cache: &dayCache)
                 c.append(UInt8(ascii: "\""))
             }
         }
-        if p.extensions.hasKnownValues || p.hasDetails {
+        if p.pointee.extensions.hasKnownValues || p.pointee.hasDetails {
             writeValues(p, line: line)
         }
         if delivering, let d = pendingDelivery {
@@ -389,17 +404,16 @@ public final class GeoJSONWriter {
     }
 
     @inline(__always)
-    private func writeValues(_ p: GPXPoint, line: Int) {
-        let e = p.extensions
-        putNumber(.heart, e.heartRate, decimals: 0, line: line)
-        putNumber(.cads, e.cadence, decimals: 0, line: line)
-        putNumber(.atemps, e.airTemperature, decimals: 2, line: line)
-        putNumber(.powers, e.power, decimals: 1, line: line)
-        putNumber(.speeds, p.speed ?? e.speed, decimals: 3, line: line)
-        putNumber(.courses, p.course ?? e.course, decimals: 2, line: line)
-        putNumber(.hdops, p.hdop, decimals: 2, line: line)
-        putNumber(.vdops, p.vdop, decimals: 2, line: line)
-        if let s = p.satellites {
+    private func writeValues(_ p: UnsafePointer<GPXPoint>, line: Int) {
+        putNumber(.heart, p.pointee.extensions.heartRate, decimals: 0, line: line)
+        putNumber(.cads, p.pointee.extensions.cadence, decimals: 0, line: line)
+        putNumber(.atemps, p.pointee.extensions.airTemperature, decimals: 2, line: line)
+        putNumber(.powers, p.pointee.extensions.power, decimals: 1, line: line)
+        putNumber(.speeds, p.pointee.speed ?? p.pointee.extensions.speed, decimals: 3, line: line)
+        putNumber(.courses, p.pointee.course ?? p.pointee.extensions.course, decimals: 2, line: line)
+        putNumber(.hdops, p.pointee.hdop, decimals: 2, line: line)
+        putNumber(.vdops, p.pointee.vdop, decimals: 2, line: line)
+        if let s = p.pointee.satellites {
             put(.sats, line: line) { ValueFormatting.appendInteger(Int64(s), to: $0) }
         }
     }

@@ -50,7 +50,7 @@ struct NMEAFix: Sendable, Equatable {
 ///   to ``pendingLimit``), then take the log's `# Date:` line, else stay undated.
 /// - DOPs and the count of satellites from GSA last until the next GSA, as in gpsd.
 /// - Accuracy: GST's one-sigma latitude, longitude and altitude errors, else GBS's.
-struct NMEAEpochMerger {
+struct NMEAEpochMerger: ~Copyable {
     /// Fixes held while no date is known; beyond this many they go out undated.
     static let pendingLimit = 3600
 
@@ -70,11 +70,8 @@ struct NMEAEpochMerger {
     /// The last date seen: its day and the time of day of the sentence that gave it.
     private var anchor: (day: Int, timeOfDay: Int64)?
     private var pending: [NMEAFix] = []
-    /// Fixes ready to go out, from `drained` on (those before were handed out; they are
-    /// removed now and then, not after each epoch: removing one at a time cost more than
-    /// making the fix).
-    private var out: [NMEAFix] = []
-    private var drained = 0
+    /// Fixes ready to go out.
+    private var out = NMEAFixQueue()
     /// The last RMC date field (its six bytes) and the day it gives, when valid.
     private var lastDateField: UInt64 = 0
     private var lastDateDay: Int?
@@ -119,27 +116,19 @@ struct NMEAEpochMerger {
 
     init() {}
 
-    /// Lends each fix ready to go out to `body`, in order, where it lies, and empties the list
-    /// (keeping its storage: no array is made per epoch).
-    mutating func drainFixes(_ body: (UnsafePointer<NMEAFix>) throws -> Void) rethrows {
-        let first = drained
-        drained = out.count
-        if drained >= 64 {
-            defer {
-                out.removeAll(keepingCapacity: true)
-                drained = 0
-            }
-            try out.withUnsafeBufferPointer { fixes in
-                for i in first..<fixes.count { try body(fixes.baseAddress! + i) }
-            }
-        } else {
-            try out.withUnsafeBufferPointer { fixes in
-                for i in first..<fixes.count { try body(fixes.baseAddress! + i) }
-            }
-        }
+    /// Whether a fix is ready to go out (``nextFix``).
+    var hasFixes: Bool { !out.isEmpty }
+
+    /// The next fix ready to go out, where it lies; there must be one.
+    var nextFix: UnsafePointer<NMEAFix> { out.first }
+
+    /// Removes the next fix, moving its point into `slot` (uninitialised memory).
+    mutating func removeFix(movingPointTo slot: UnsafeMutablePointer<GPXPoint>) {
+        out.removeFirst(movingPointTo: slot)
     }
 
-    var hasFixes: Bool { out.count > drained }
+    /// Removes the next fix and returns it.
+    mutating func removeFix() -> NMEAFix { out.removeFirst() }
 
     /// Feeds one sentence of type `type` (its fields in `lexer`), from line `line`.
     mutating func add(_ type: NMEAType, _ s: NMEALexer, line: Int) {

@@ -1,13 +1,13 @@
 /// The hot loop of ``NMEALexer``: a sentence's body read eight bytes at a time.
 ///
 /// ``NMEALexer/lex(_:_:next:)`` keeps the rules; this finds, in one pass, what it needs from
-/// the bytes between the `$` and the `*`: where each field begins and ends, the exclusive or of
-/// the bytes, and whether any of them is one NMEA does not allow. A byte at a time this was the
-/// reader's largest cost on logs of short sentences (RMC alone, 10 Hz RTK).
+/// the bytes between the `$` and the `*`: where each field ends, the exclusive or of the bytes,
+/// and whether any of them is one NMEA does not allow. A byte at a time this was the reader's
+/// largest cost on logs of short sentences (RMC alone, 10 Hz RTK).
 enum NMEABodyScan {
     /// What the scan of a body found.
     struct Result {
-        /// Fields found (at most the capacity kept; the rest are counted, not stored).
+        /// Commas found (at most the capacity kept; the rest are counted, not stored).
         var count: Int
         /// The exclusive or of every byte of the body (the commas included).
         var sum: UInt8
@@ -15,38 +15,54 @@ enum NMEABodyScan {
         var bad: Bool
         /// Where the body stopped: the `*`, the next `$` or `!`, or the end.
         var stop: UnsafePointer<UInt8>
-        /// Where the last field (the one the stop ends) begins.
-        var lastField: UnsafePointer<UInt8>
     }
 
     /// Scans the body that begins at `start` up to the first `*`, `$` or `!` before `end`,
-    /// storing in `fields` (room for `capacity`) each field that a comma ends, as
-    /// ``NMEALexer`` stores them; the last field, which the stop ends, is left to the caller.
+    /// storing in `commas` (room for `capacity`) where each comma is, in order: the ends of the
+    /// fields but the last, which the stop ends.
     ///
     /// Byte by byte, this is: a comma ends a field; `*`, `$` or `!` stops; any other byte goes
     /// into the sum and may be bad. Eight bytes are read as one word only while eight remain
     /// before `end`, so nothing past `end` is read.
     @inline(__always)
     static func scan(
-        _ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, into fields: UnsafeMutablePointer<ByteSpan>,
-        capacity: Int
+        _ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>,
+        into commaList: UnsafeMutablePointer<UnsafePointer<UInt8>>, capacity: Int
     ) -> Result {
         var count = 0
         var q = start
-        var fieldStart = start
         var sum: UInt64 = 0
         #if _endian(little)
-            // Each word is tested for a `*` and for an unusual byte: one a body seldom holds (below
-            // 0x26, which takes in `$`, `!`, controls and the space, or above 0x7E). A word of usual
-            // bytes is taken whole; the word with the `*` up to it; at an unusual byte the byte
-            // loop below reads on, and decides exactly.
             let h: UInt64 = 0x8080_8080_8080_8080
             let ones: UInt64 = 0x0101_0101_0101_0101
-            while end - q >= 8 {
+            words: while end - q >= 8 {
                 let w = UnsafeRawPointer(q).loadUnaligned(as: UInt64.self)
-                // A byte below 0x26 borrows in w - 0x26…, setting its high bit (a borrow may also
-                // mark bytes above it: the test is of the word, or of the bytes below a `*`, which
-                // only a marked byte below could mark). 0x7F plus 1 reaches the high bit.
+                // The common word: no byte below 0x2B (which takes in `*`, `$`, `!`, controls,
+                // the space and a few others) or above 0x7E, and room for eight commas more. A
+                // byte below 0x2B borrows in w - 0x2B…, setting its high bit; 0x7F plus 1 reaches
+                // the high bit; `| w` catches the rest. Taken whole with one test.
+                let special = ((w &- 0x2B2B_2B2B_2B2B_2B2B) | w | ((w & 0x7F7F_7F7F_7F7F_7F7F) &+ ones)) & h
+                if special == 0 && count <= capacity &- 8 {
+                    sum ^= w
+                    // Exact for bytes below 0x80: ((b ^ 0x2C) + 0x7F) has its high bit clear
+                    // only when b is a comma.
+                    var commas = ~((w ^ 0x2C2C_2C2C_2C2C_2C2C) &+ 0x7F7F_7F7F_7F7F_7F7F) & h
+                    while commas != 0 {
+                        // count <= capacity - 8 before the word: room for its eight bytes.
+                        commaList[count] = q + (commas.trailingZeroBitCount &>> 3)
+                        count &+= 1
+                        commas &= commas &- 1
+                    }
+                    q += 8
+                    continue words
+                }
+                // The word has a `*`, or an unusual byte: one a body seldom holds (below 0x26,
+                // which takes in `$`, `!`, controls and the space, or above 0x7E). A word of usual
+                // bytes is taken whole; the word with the `*` up to it; at an unusual byte the
+                // byte loop below reads on, and decides exactly. A byte below 0x26 borrows in
+                // w - 0x26…, setting its high bit (a borrow may also mark bytes above it: the test
+                // is of the word, or of the bytes below a `*`, which only a marked byte below
+                // could mark).
                 let unusual = ((w &- 0x2626_2626_2626_2626) | w | ((w & 0x7F7F_7F7F_7F7F_7F7F) &+ ones)) & h
                 // The lowest byte marked is the first `*` (a borrow only marks bytes above one).
                 let x = w ^ 0x2A2A_2A2A_2A2A_2A2A
@@ -60,19 +76,16 @@ enum NMEABodyScan {
                     break
                 }
                 sum ^= body
-                // Exact for bytes below 0x80, which all of the body's are: ((b ^ 0x2C) + 0x7F)
-                // has its high bit clear only when b is a comma. Bytes past the `*` are not looked at.
+                // Bytes past the `*` are not looked at.
                 var commas = ~((w ^ 0x2C2C_2C2C_2C2C_2C2C) &+ 0x7F7F_7F7F_7F7F_7F7F) & h
                 if stars != 0 { commas &= (1 &<< UInt64(stars.trailingZeroBitCount &- 7)) &- 1 }
                 while commas != 0 {
-                    let comma = q + (commas.trailingZeroBitCount &>> 3)
-                    if count < capacity { fields[count] = ByteSpan(start: fieldStart, count: comma - fieldStart) }
+                    if count < capacity { commaList[count] = q + (commas.trailingZeroBitCount &>> 3) }
                     count &+= 1
-                    fieldStart = comma + 1
                     commas &= commas &- 1
                 }
                 if stars != 0 {
-                    return finish(count, sum, false, q + (stars.trailingZeroBitCount &>> 3), fieldStart)
+                    return finish(count, sum, false, q + (stars.trailingZeroBitCount &>> 3))
                 }
                 q += 8
             }
@@ -83,10 +96,9 @@ enum NMEABodyScan {
             let b = q.pointee
             if b == 0x2C {  // ,
                 tailSum ^= b
-                if count < capacity { fields[count] = ByteSpan(start: fieldStart, count: q - fieldStart) }
+                if count < capacity { commaList[count] = q }
                 count &+= 1
                 q += 1
-                fieldStart = q
                 continue
             }
             if b == 0x2A || b == 0x24 || b == 0x21 { break }  // *, $ or !
@@ -94,22 +106,17 @@ enum NMEABodyScan {
             tailSum ^= b
             q += 1
         }
-        var result = finish(count, sum, bad, q, fieldStart)
+        var result = finish(count, sum, bad, q)
         result.sum ^= tailSum
         return result
     }
 
     @inline(__always)
-    private static func finish(
-        _ count: Int, _ sum: UInt64, _ bad: Bool, _ stop: UnsafePointer<UInt8>,
-        _ lastField: UnsafePointer<UInt8>
-    ) -> Result {
+    private static func finish(_ count: Int, _ sum: UInt64, _ bad: Bool, _ stop: UnsafePointer<UInt8>) -> Result {
         var s = sum
         s ^= s &>> 32
         s ^= s &>> 16
         s ^= s &>> 8
-        return Result(
-            count: count, sum: UInt8(truncatingIfNeeded: s), bad: bad, stop: stop,
-            lastField: lastField)
+        return Result(count: count, sum: UInt8(truncatingIfNeeded: s), bad: bad, stop: stop)
     }
 }

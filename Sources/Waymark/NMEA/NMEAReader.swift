@@ -51,7 +51,7 @@ public final class NMEAReader {
     @exclusivity(unchecked) private var inSegment = false
 
     /// Where fixes go when ``TraceEventReader/readEventsAhead(batchSize:batches:_:)`` reads: each
-    /// point is copied once, from the merger straight into its batch's slot.
+    /// point moves from the merger's queue straight into its batch's slot.
     @exclusivity(unchecked) var pointSink: EventSender?
 
     /// The longest line read; a longer one is skipped as malformed (NMEA's own limit is 82).
@@ -85,8 +85,8 @@ public final class NMEAReader {
     /// Hands the merger's ready fixes on: each a track point, after the segment events its
     /// place in the track calls for.
     private func deliver(_ handle: (consuming GPXEvent) throws -> Void) throws {
-        try merger.drainFixes { fix in
-            if fix.pointee.followsLoss && inSegment {
+        while merger.hasFixes {
+            if merger.nextFix.pointee.followsLoss && inSegment {
                 try handle(.segmentEnd(GPXExtensions()))
                 inSegment = false
             }
@@ -96,10 +96,11 @@ public final class NMEAReader {
             }
             fixes += 1
             if let pointSink {
-                pointSink.pointSlot().initialize(to: fix.pointee.point)
+                // The fix's point moves from the merger's queue into its batch's slot.
+                merger.removeFix(movingPointTo: pointSink.pointSlot())
                 try pointSink.commitPoint()
             } else {
-                try handle(.trackPoint(fix.pointee.point))
+                try handle(.trackPoint(merger.removeFix().point))
             }
         }
     }

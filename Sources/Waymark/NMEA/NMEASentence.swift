@@ -46,33 +46,36 @@ final class NMEALexer {
     /// The most fields kept; later ones read as empty (the longest standard sentence, GSV of
     /// NMEA 4.11, has 21).
     static let maxFields = 64
-    private let fields: UnsafeMutablePointer<ByteSpan>
+    /// Where the fields of the last sentence lie: `bounds[0]` is its `$` and `bounds[i + 1]` the
+    /// byte that ends field `i` (a comma, the `*`, or the end), so that field `i` is the bytes
+    /// between `bounds[i]` and `bounds[i + 1]`. Room for `maxFields + 1`.
+    private let bounds: UnsafeMutablePointer<UnsafePointer<UInt8>>
     /// Fields of the last sentence, the address included.
     private(set) var count = 0
     /// Whether the last sentence had a checksum (else it was read unchecked).
     private(set) var hadChecksum = false
 
     init() {
-        fields = .allocate(capacity: Self.maxFields)
-        fields.initialize(repeating: ByteSpan.empty, count: Self.maxFields)
+        bounds = .allocate(capacity: Self.maxFields + 1)
+        bounds.initialize(repeating: ByteSpan.empty.start, count: Self.maxFields + 1)
     }
 
-    deinit { fields.deallocate() }
+    deinit { bounds.deallocate() }
 
     /// Lexes the sentence that begins at `start` (with `$` or `!`) and ends at `end` or at the
     /// next `$` or `!`, whichever comes first (a receiver that overruns its buffer cuts a
     /// sentence short with the next one); `next` is where it ended.
     func lex(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, next: inout UnsafePointer<UInt8>) -> Outcome {
         hadChecksum = false
-        let scanned = NMEABodyScan.scan(start + 1, end, into: fields, capacity: Self.maxFields)
+        bounds[0] = start
+        let scanned = NMEABodyScan.scan(start + 1, end, into: bounds + 1, capacity: Self.maxFields)
         count = scanned.count
         let sum = scanned.sum
         let bad = scanned.bad
         let q = scanned.stop
-        let fieldStart = scanned.lastField
         let body: UnsafePointer<UInt8>? = q < end && q.pointee == 0x2A ? q : nil
         let bodyEnd = body ?? q
-        if count < Self.maxFields { fields[count] = ByteSpan(start: fieldStart, count: bodyEnd - fieldStart) }
+        if count < Self.maxFields { bounds[count + 1] = bodyEnd }
         count += 1
         count = min(count, Self.maxFields)
         if let body {
@@ -93,13 +96,13 @@ final class NMEALexer {
             next = q
             guard !bad else { return .malformed }
             // An unchecked sentence's trailing blanks are no part of its last field.
-            var last = fields[count - 1]
+            var last = field(count - 1)
             while last.count > 0, last.start[last.count - 1] == 0x20 || last.start[last.count - 1] == 0x09 {
                 last.count -= 1
             }
-            fields[count - 1] = last
+            bounds[count] = last.start + last.count
         }
-        let address = fields[0]
+        let address = field(0)
         guard address.count >= 2, address.count <= 16 else { return .malformed }
         for i in 0..<address.count {
             let b = address[i]
@@ -113,7 +116,9 @@ final class NMEALexer {
     /// Field `i` (1-based after the address), empty when the sentence has fewer.
     @inline(__always)
     func field(_ i: Int) -> ByteSpan {
-        i < count ? fields[i] : ByteSpan(start: fields[0].start, count: 0)
+        guard i < count else { return ByteSpan(start: bounds[0] + 1, count: 0) }
+        let from = bounds[i] + 1
+        return ByteSpan(start: from, count: bounds[i + 1] - from)
     }
 
     var fieldCount: Int { count - 1 }
@@ -185,6 +190,7 @@ enum NMEAField {
     /// `hhmmss[.s…]`: nanoseconds since midnight. A second of 60 (a leap second) is allowed.
     static func timeOfDay(_ f: ByteSpan) -> Int64? {
         guard f.count >= 6, f.count <= 16 else { return nil }
+        if f.count >= 8 && f.count <= 15 { return timeOfDayAsWords(f) }
         for i in 0..<6 where f[i] &- 0x30 >= 10 { return nil }
         func pair(_ i: Int) -> Int { Int(f[i] &- 0x30) * 10 + Int(f[i + 1] &- 0x30) }
         let h = pair(0)
@@ -203,6 +209,33 @@ enum NMEAField {
                 scale /= 10
             }
         }
+        return Int64(h * 3600 + m * 60 + s) * 1_000_000_000 + nanos
+    }
+
+    /// ``timeOfDay(_:)`` of a field of 8 to 15 bytes (`hhmmss.s` to `hhmmss.ssssssss`, the usual
+    /// ones), read as words: the same checks and the same value.
+    @inline(__always)
+    private static func timeOfDayAsWords(_ f: ByteSpan) -> Int64? {
+        var w = UnsafeRawPointer(f.start).loadUnaligned(as: UInt64.self)
+        #if _endian(big)
+            w = w.byteSwapped
+        #endif
+        // `hhmmss` in the six low bytes, then '.' and the first digit of the fraction.
+        guard (w &>> 48) & 0xFF == 0x2E else { return nil }
+        let six = (w & 0x0000_FFFF_FFFF_FFFF) | 0x3030_0000_0000_0000
+        let check = (six & 0xF0F0_F0F0_F0F0_F0F0) | (((six &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) &>> 4)
+        guard check == 0x3333_3333_3333_3333 else { return nil }
+        // Each pair's value in its first byte: hh in byte 0, mm in byte 2, ss in byte 4.
+        let pairs = ((six & 0x0F0F_0F0F_0F0F_0F0F) &* 2561) &>> 8
+        let h = Int(pairs & 0xFF)
+        let m = Int((pairs &>> 16) & 0xFF)
+        let s = Int((pairs &>> 32) & 0xFF)
+        guard h < 24, m < 60, s <= 60 else { return nil }
+        // One to eight digits after the point: their value, scaled to nanoseconds (exact: both
+        // factors and the product are integers below 2^53).
+        let digits = f.count &- 7
+        guard let fraction = eightDigits(endingAt: f.start + f.count, count: digits) else { return nil }
+        let nanos = Int64(Double(fraction) * ValueParsing.exactPower(9 &- digits))
         return Int64(h * 3600 + m * 60 + s) * 1_000_000_000 + nanos
     }
 
@@ -227,10 +260,15 @@ enum NMEAField {
             if digits > 0 {
                 guard digits <= 15 else { return nil }
                 var v: UInt64 = 0
-                for j in (i &+ 1)..<f.count {
-                    let d = f[j] &- 0x30
-                    guard d < 10 else { return nil }
-                    v = v &* 10 &+ UInt64(d)
+                if digits <= 8 && f.count >= 8 {
+                    guard let eight = eightDigits(endingAt: f.start + f.count, count: digits) else { return nil }
+                    v = eight
+                } else {
+                    for j in (i &+ 1)..<f.count {
+                        let d = f[j] &- 0x30
+                        guard d < 10 else { return nil }
+                        v = v &* 10 &+ UInt64(d)
+                    }
                 }
                 fraction = Double(Int64(bitPattern: v)) / ValueParsing.exactPower(digits)
             }
@@ -245,6 +283,29 @@ enum NMEAField {
         default: return nil
         }
         return abs(value) <= limit ? value : nil
+    }
+
+    /// The value of the `count` (1 to 8) decimal digits that end at `end`, read as one word;
+    /// nil if one of them is not a digit. The eight bytes before `end` must be readable (the
+    /// caller's field holds them), the ones before the digits are not looked at.
+    @inline(__always)
+    static func eightDigits(endingAt end: UnsafePointer<UInt8>, count: Int) -> UInt64? {
+        var w = UnsafeRawPointer(end - 8).loadUnaligned(as: UInt64.self)
+        #if _endian(big)
+            w = w.byteSwapped
+        #endif
+        // The digits are the word's high bytes (the first the lowest of them); the bytes below
+        // them become '0', leading zeros.
+        let below: UInt64 = count == 8 ? 0 : (1 &<< UInt64(8 &* (8 &- count))) &- 1
+        w = (w & ~below) | (0x3030_3030_3030_3030 & below)
+        // Each byte 0x30...0x3F, and below 0x3A: plus 6 it stays below 0x40.
+        let check = (w & 0xF0F0_F0F0_F0F0_F0F0) | (((w &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) &>> 4)
+        guard check == 0x3333_3333_3333_3333 else { return nil }
+        // Pairs, then fours, then all eight (the first digit the most significant).
+        var v = w & 0x0F0F_0F0F_0F0F_0F0F
+        v = (v &* 2561) &>> 8
+        v = ((v & 0x00FF_00FF_00FF_00FF) &* 6_553_601) &>> 16
+        return ((v & 0x0000_FFFF_0000_FFFF) &* 42_949_672_960_001) &>> 32
     }
 
     /// `ddmmyy` (RMC): days since 1970-01-01, the year taken in 1980...2079 (GPS began in 1980).
