@@ -47,6 +47,13 @@ enum OutputSafety {
     static func check(outputs: [(option: String, path: String)], protected: [Protected]) throws {
         var seen: [(option: String, path: String, key: Key)] = []
         for output in outputs {
+            // `-o -` is standard output (and `--gpx -` with --format gpx, which liveGPX checks);
+            // the other outputs are files of their own, and a file named `-` is never what was
+            // meant.
+            if output.path == "-" && output.option != "-o" && output.option != "--gpx" {
+                throw ValidationError(
+                    "\(output.option) writes a file of its own: give its name, not - (only -o - means standard output)")
+            }
             let key = key(output.path)
             guard !key.isSpecial else { continue }
             for p in protected where key.matches(Self.key(p.path)) {

@@ -150,9 +150,6 @@ extension WaymarkCommand {
             if let loop, loop != "forever", (Int(loop) ?? 0) < 1 {
                 throw ValidationError("--loop must be a number of plays (1 or more) or 'forever'")
             }
-            if reportPath == "-" {
-                throw ValidationError("--report writes a page to a file: give its name (run.html), not -")
-            }
             let named: [(option: String, path: String?)] = [
                 ("-o", output), ("--audit", audit), ("--fetch-sink", fetchSink), ("--report", reportPath),
             ]

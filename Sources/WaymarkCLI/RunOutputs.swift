@@ -66,6 +66,11 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
             guard let path, path != "-" else { return try LiveGPXWriter.standardOutput(name: name) }
             return try LiveGPXWriter(path: path, name: name)
         }
+        if gpx == "-" {
+            throw ValidationError(
+                "--gpx - would mix GPX into the \(format.rawValue) on standard output: use --format gpx, or name a file"
+            )
+        }
         return try gpx.map { try LiveGPXWriter(path: $0, name: name) }
     }
 }

@@ -393,6 +393,8 @@ struct HTMLCLITests {
         #expect(replay.status == 64 && replay.stderr.contains("--report"), "\(replay.stderr)")
         let dash = try waymark("replay", Self.walk, "--rate", "max", "--no-store", "--report", "-")
         #expect(dash.status == 64 && dash.stderr.contains("give its name"), "\(dash.stderr)")
+        let audit = try waymark("replay", Self.walk, "--rate", "max", "--no-store", "--audit", "-")
+        #expect(audit.status == 64 && audit.stderr.contains("--audit writes a file of its own"), "\(audit.stderr)")
     }
 
     /// The report of a replay and the export of the session it stored are the same page but for
