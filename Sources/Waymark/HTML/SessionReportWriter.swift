@@ -77,7 +77,7 @@ public final class SessionReportWriter {
     }
 
     /// A value of an audit line.
-    enum Value: Decodable {
+    enum Value: Decodable, Hashable {
         case string(String)
         case number(Double)
         case bool(Bool)
@@ -207,7 +207,7 @@ public final class SessionReportWriter {
         guard !line.allSatisfy(\.isWhitespace) else { return }
         let object: [String: Value]
         do {
-            object = try decoder.decode([String: Value].self, from: Data(line.utf8))
+            object = try FlatJSON.object(line) ?? decoder.decode([String: Value].self, from: Data(line.utf8))
         } catch {
             throw ReportError(source: options.sourceName, line: lineNumber, message: "not a JSON object: \(error)")
         }
