@@ -555,4 +555,126 @@ struct HTMLBrowserTests {
         #expect(listed.contains("Audit events within 1 s of 2024-05-01 08:05:00 UTC"), "\(listed.prefix(400))")
         #expect(listed.contains(#""event":"backgroundTask","action":"began""#), "\(listed.prefix(1500))")
     }
+
+    /// The page's script under real events: a harness page (a file beside it, read with
+    /// --allow-file-access-from-files) loads the page in a frame, dispatches mouse moves and
+    /// clicks on the map, a profile and the timeline, switches the axis, and writes what the page
+    /// then shows into its own DOM, which chromium dumps.
+    static let harness = #"""
+        <!DOCTYPE html><html><body><iframe id="f" width="1060" height="1500"></iframe><pre id="out">waiting</pre>
+        <script>
+        const f = document.getElementById("f");
+        f.addEventListener("load", () => {
+          const d = f.contentDocument, w = f.contentWindow, out = [];
+          const at = (el, x, y, type) => el.dispatchEvent(new w.MouseEvent(type, { clientX: x, clientY: y, bubbles: true }));
+          try {
+            const data = JSON.parse(d.getElementById("waymark-data").textContent);
+            const P = data.points, i = Math.floor(P.x.length / 2);
+            const ov = d.getElementById("map-overlay"), r = ov.getBoundingClientRect();
+            at(ov, r.left + P.x[i] / 1000 * r.width, r.top + P.y[i] / 760 * r.height, "mousemove");
+            out.push("hover=" + i + "|" + d.getElementById("tooltip").textContent.replace(/\n/g, "|"));
+            out.push("marker=" + d.getElementById("marker").getAttribute("cx") + "|" + P.x[i]);
+            at(ov, r.left + P.x[i] / 1000 * r.width, r.top + P.y[i] / 760 * r.height, "click");
+            const details = d.getElementById("details");
+            if (details) {
+              out.push("details=" + details.querySelectorAll("div").length + "|" + details.querySelectorAll(".now").length
+                + "|" + (details.querySelector(".now") || { textContent: "" }).textContent);
+            }
+            for (const c of data.charts || []) {
+              const svg = d.getElementById(c.id);
+              if (svg.closest("[hidden]")) continue;
+              const b = svg.getBoundingClientRect();
+              at(svg, b.left + b.width / 2, b.top + b.height / 2, "mousemove");
+              const cursor = d.getElementById(c.id + "-cursor");
+              out.push("chart=" + c.id + "|" + cursor.getAttribute("visibility") + "|" + d.getElementById("tooltip").textContent.split("\n")[0]);
+            }
+            const dist = d.querySelector("input[name=axis][value=dist]");
+            if (dist) {
+              dist.click();
+              out.push("axis=" + [...d.querySelectorAll("[data-axis]")].map((e) => e.dataset.axis + ":" + (e.hidden ? "hidden" : "shown")).join(","));
+            }
+            const tl = d.getElementById("timeline");
+            if (tl) {
+              const b = tl.getBoundingClientRect();
+              at(tl, b.left + b.width * 0.5, b.top + 20, "click");
+              out.push("timeline=" + d.getElementById("details").firstChild.textContent + "|" + d.getElementById("details").querySelectorAll("div").length);
+            }
+          } catch (e) {
+            out.push("error=" + e);
+          }
+          document.getElementById("out").textContent = out.join("\n");
+        });
+        f.src = location.hash.slice(1);
+        </script></body></html>
+        """#
+
+    static func interact(with page: String, in directory: String) async throws -> [String: String] {
+        let harness = directory + "/harness.html"
+        try Self.harness.write(toFile: harness, atomically: true, encoding: .utf8)
+        let dom = try await Self.chromium(
+            directory, ["--allow-file-access-from-files", "--window-size=1100,1600", "--dump-dom"],
+            "file://\(harness)#\((page as NSString).lastPathComponent)")
+        Self.noScriptErrors(dom)
+        let text = try #require(dom.stdoutText.components(separatedBy: "<pre id=\"out\">").dropFirst().first)
+        var found: [String: String] = [:]
+        for line in text.prefix(while: { $0 != "<" }).split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 {
+                found[String(parts[0]), default: ""] += (found[String(parts[0])] == nil ? "" : "\n") + parts[1]
+            }
+        }
+        #expect(found["error"] == nil, "\(found)")
+        return found
+    }
+
+    @Test func theTracePageAnswersTheMouseAndTheAxisSwitch() async throws {
+        let directory = temporaryPath("-browser")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let page = directory + "/walk.html"
+        #expect(try run(Paths.waymark.path, ["render", HTMLPageTests.walk, "-o", page]).status == 0)
+        let found = try await Self.interact(with: page, in: directory)
+        let hover = try #require(found["hover"]?.split(separator: "|").map(String.init))
+        let points = try #require(
+            try HTMLPageTests.island(String(contentsOfFile: page, encoding: .utf8))["points"] as? [String: [Any]])
+        let i = try #require(Int(hover[0]))
+        let t = try #require(points["t"]?[i] as? Double)
+        let clock = ValueFormatting.iso8601(Date(timeIntervalSince1970: t)).prefix(19).replacingOccurrences(
+            of: "T", with: " ")
+        #expect(hover[1] == "time       \(clock) UTC", "\(hover)")
+        let marker = try #require(found["marker"]?.split(separator: "|").compactMap { Double($0) })
+        #expect(marker.count == 2 && marker[0] == marker[1], "the marker moved onto the point: \(marker)")
+        let charts = try #require(
+            found["chart"]?.split(separator: "\n").map { $0.split(separator: "|").map(String.init) })
+        #expect(charts.map { $0[0] } == ["elevation-t", "speed-t"])
+        #expect(charts.allSatisfy { $0[1] == "visible" && $0[2].hasPrefix("time       2024-05-01 08:") }, "\(charts)")
+        #expect(found["axis"] == "t:hidden,t:hidden,dist:shown,dist:shown", "\(found)")
+    }
+
+    @Test func theReportAnswersClicksOnThePathAndTheTimeline() async throws {
+        let directory = temporaryPath("-browser")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let page = directory + "/run.html"
+        let made = try run(
+            Paths.waymark.path,
+            [
+                "replay", HTMLCLITests.walk, "--scenario", HTMLCLITests.commute, "--rate", "max", "--quiet",
+                "--no-store", "--report", page, "--format", "ndjson",
+            ])
+        #expect(made.status == 0, "\(made.stderr)")
+        let found = try await Self.interact(with: page, in: directory)
+        // A click on a fix lists the events of its second, its own line marked.
+        let details = try #require(found["details"]?.split(separator: "|", maxSplits: 2).map(String.init))
+        #expect((Int(details[0]) ?? 0) >= 2, "a heading and at least the fix: \(details)")
+        #expect(details[1] == "1", "one line marked: \(details)")
+        #expect(details[2].contains(#""event":"fix""#), "\(details)")
+        let hover = try #require(found["hover"])
+        #expect(hover.contains("fix        "), "\(hover)")
+        // A click in the middle of the timeline lists the events of that moment.
+        let timeline = try #require(found["timeline"])
+        #expect(
+            timeline.hasPrefix("Audit events within ") || timeline.hasPrefix("No audit event within "), "\(timeline)")
+        #expect(found["axis"] == nil, "a report has no profiles")
+    }
 }
