@@ -26,6 +26,10 @@ struct CrashSafetyTests {
         for round in 1...Self.kills {
             let gpx = h.directory + "/live-\(round).gpx"
             let recording = try h.startRecording(["--store", store, "--gpx", gpx])
+            // The random moment counts from when the run has begun (its session made, then its
+            // GPX file), not from the process's start, which a loaded machine can delay past
+            // the shortest kill.
+            for _ in 0..<2000 where !FileManager.default.fileExists(atPath: gpx) { usleep(10_000) }
             let delay = Double.random(in: 0.25...2.5, using: &random)
             usleep(useconds_t(delay * 1_000_000))
             kill(recording.pid, SIGKILL)
