@@ -1,3 +1,6 @@
+// swift-format-ignore-file: TypeNamesShouldBeCapitalized, AlwaysUseLowerCamelCase, OrderedImports
+// (This module declares C's names as Darwin spells them, and keeps its re-exports grouped by
+// header, each group under the comment that names it.)
 // A stand-in for Apple's Darwin module, for scripts/check-portable.sh: the portable targets are
 // type-checked with their Linux branches (`canImport(Glibc)`, `os(Linux)`) switched off, so that
 // they take their Darwin branches and see only what this module declares.
@@ -132,7 +135,9 @@ public typealias pthread_t = UnsafeMutablePointer<_opaque_pthread_t>
 ) -> Int32 { fatalError("a type-checking stand-in for Darwin") }
 
 /// Darwin's `pthread_join`.
-@discardableResult public func pthread_join(_ thread: pthread_t, _ value: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32 {
+@discardableResult public func pthread_join(
+    _ thread: pthread_t, _ value: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> Int32 {
     fatalError("a type-checking stand-in for Darwin")
 }
 
@@ -174,6 +179,7 @@ public var RLIMIT_FSIZE: Int32 { 1 }
     fatalError("a type-checking stand-in for Darwin")
 }
 
-@discardableResult public func statvfs(_ path: UnsafePointer<CChar>!, _ buffer: UnsafeMutablePointer<statvfs>!) -> Int32 {
+@discardableResult public func statvfs(_ path: UnsafePointer<CChar>!, _ buffer: UnsafeMutablePointer<statvfs>!) -> Int32
+{
     fatalError("a type-checking stand-in for Darwin")
 }
