@@ -31,7 +31,9 @@ extension WaymarkCommand {
 
                 Foreground deliveries print as UI lines on standard output; background deliveries \
                 and app events are logged on standard error. A summary ends the run. --audit writes \
-                every event as NDJSON, the same bytes for the same inputs.
+                every event as NDJSON, the same bytes for the same inputs; --report FILE.html draws \
+                the run as a page (each fix coloured by what happened to it, a timeline, the audit \
+                events of any point or moment clicked).
 
                 Every run is stored as a session (its delivered locations and its audit events) in \
                 the store (--store, or $XDG_DATA_HOME/waymark/waymark.sqlite); `waymark sessions` \
@@ -54,6 +56,7 @@ extension WaymarkCommand {
                     --allows-background-updates --background-at 1m \\
                     --audit run.ndjson --format geojson -o delivered.geojson
                   waymark replay walk.gpx --scenario commute.yaml --rate 20
+                  waymark replay walk.gpx --scenario commute.yaml --report run.html
                   waymark replay drive.gpx --authorization authorizedAlways \\
                     --significant-changes --background-at 1m --terminate-at 2m
                   waymark replay walk.gpx --region home:47.26,11.39,200 \\

@@ -140,16 +140,8 @@ public final class GeoJSONPointWriter {
         if featureCount == 0 { out.append("{\"type\":\"FeatureCollection\",\"features\":[") }
         out.append("\n]")
         if let b = bounds {
-            out.append(",\"bbox\":[")
-            let l = longitudes.interval(crossed: false)
-            ValueFormatting.appendFixed(l?.west ?? b.minLongitude, decimals: 7, to: out)
-            out.append(UInt8(ascii: ","))
-            ValueFormatting.appendFixed(b.minLatitude, decimals: 7, to: out)
-            out.append(UInt8(ascii: ","))
-            ValueFormatting.appendFixed(l?.east ?? b.maxLongitude, decimals: 7, to: out)
-            out.append(UInt8(ascii: ","))
-            ValueFormatting.appendFixed(b.maxLatitude, decimals: 7, to: out)
-            out.append(UInt8(ascii: "]"))
+            out.append(",\"bbox\":")
+            GeoJSONWriter.appendBBox(b, longitudes.interval(crossed: false), to: out)
         }
         out.append("}\n")
         try sink.flush()

@@ -235,7 +235,7 @@ public final class GeoJSONWriter {
         out.append("\n]")
         if let b = collectionBounds {
             out.append(",\"bbox\":")
-            appendBBox(b, collectionLongitudes.interval(crossed: collectionCrossed), to: out)
+            Self.appendBBox(b, collectionLongitudes.interval(crossed: collectionCrossed), to: out)
         }
         out.append("}\n")
         try sink.flush()
@@ -552,7 +552,7 @@ public final class GeoJSONWriter {
         out.append("}")
         if let b = featureBounds {
             out.append(",\"bbox\":")
-            appendBBox(b, featureLongitudes.interval(crossed: featureCrossed), to: out)
+            Self.appendBBox(b, featureLongitudes.interval(crossed: featureCrossed), to: out)
             collectionBounds.extend(Coordinate(latitude: b.minLatitude, longitude: b.minLongitude))
             collectionBounds.extend(Coordinate(latitude: b.maxLatitude, longitude: b.maxLongitude))
             collectionLongitudes.merge(featureLongitudes)
@@ -578,7 +578,7 @@ public final class GeoJSONWriter {
 
     /// `[west, south, east, north]`: the longitudes from `longitudes` when it has them (west >
     /// east across the antimeridian, RFC 7946 §5.2), else the bounds'.
-    private func appendBBox(_ b: Bounds, _ longitudes: (west: Double, east: Double)?, to o: ByteStore) {
+    static func appendBBox(_ b: Bounds, _ longitudes: (west: Double, east: Double)?, to o: ByteStore) {
         o.append(UInt8(ascii: "["))
         ValueFormatting.appendFixed(longitudes?.west ?? b.minLongitude, decimals: 7, to: o)
         o.append(UInt8(ascii: ","))
@@ -629,14 +629,20 @@ public final class GeoJSONWriter {
 
 /// JSON string escaping (RFC 8259 §7).
 enum JSONEscaping {
-    static func appendString(_ value: String, to out: ByteStore) {
+    /// `value` as a JSON string literal. `forScript` also writes `<`, `>` and `&` as `\u003c`,
+    /// `\u003e` and `\u0026`, so that the literal can sit inside an HTML `<script>` element
+    /// without a `</script>` in it ending the element.
+    static func appendString(_ value: String, forScript: Bool = false, to out: ByteStore) {
         out.append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { bytes in
             var runStart = 0
             for i in 0..<bytes.count {
                 let b = bytes[i]
-                guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
+                guard
+                    b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\")
+                        || (forScript && (b == UInt8(ascii: "<") || b == UInt8(ascii: ">") || b == UInt8(ascii: "&")))
+                else { continue }
                 out.append(bytes.baseAddress! + runStart, count: i - runStart)
                 switch b {
                 case UInt8(ascii: "\""): out.append("\\\"")

@@ -47,32 +47,9 @@ enum HTMLPage {
         XMLEscaping.appendEscaped(text, attribute: false, to: out)
     }
 
-    /// A JSON string literal that is safe inside `<script>`: `<`, `>` and `&` are written as
-    /// `\u003c`, `\u003e`, `\u0026`, so no `</script>` can end the island early.
+    /// A JSON string literal that is safe inside `<script>` (``JSONEscaping`` for a script).
     static func appendJSONString(_ text: String, to out: ByteStore) {
-        out.append(UInt8(ascii: "\""))
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out.append("\\\"")
-            case "\\": out.append("\\\\")
-            case "\n": out.append("\\n")
-            case "\r": out.append("\\r")
-            case "\t": out.append("\\t")
-            case "<": out.append("\\u003c")
-            case ">": out.append("\\u003e")
-            case "&": out.append("\\u0026")
-            case "\u{2028}": out.append("\\u2028")
-            case "\u{2029}": out.append("\\u2029")
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out.append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
-                } else {
-                    out.append(String(Character(scalar)))
-                }
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONEscaping.appendString(text, forScript: true, to: out)
     }
 
     /// A JSON number with at most `decimals` decimals, or `null` for NaN and infinities.
@@ -514,16 +491,10 @@ struct HTMLChart {
 
     /// `HH:MM` (or `HH:MM:SS` for spans under ten minutes), UTC; with the date for spans over a day.
     static func clock(_ t: Double, span: Double) -> String {
-        let seconds = Int64(t.rounded(.down))
-        let day = seconds.quotientAndRemainder(dividingBy: 86400)
-        let s = day.remainder < 0 ? day.remainder + 86400 : day.remainder
-        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        var text = "\(two(s / 3600)):\(two(s / 60 % 60))"
-        if span < 600 { text += ":\(two(s % 60))" }
-        if span > 86400 {
-            text = String(ValueFormatting.iso8601(Date(timeIntervalSince1970: t)).prefix(10)) + " " + text
-        }
-        return text
+        let iso = ValueFormatting.iso8601(Date(timeIntervalSince1970: t))  // …-MM-DDThh:mm:ss.sssZ
+        guard let tee = iso.firstIndex(of: "T") else { return iso }
+        let time = iso[iso.index(after: tee)...].prefix(span < 600 ? 8 : 5)
+        return span > 86400 ? "\(iso[..<tee]) \(time)" : String(time)
     }
 
     /// A tick label: as few decimals as the value needs (at most 3).
@@ -533,18 +504,5 @@ struct HTMLChart {
             if abs((Double(text) ?? v) - v) < 1e-9 * max(1, abs(v)) { return text }
         }
         return ValueFormatting.fixed(v, decimals: 3)
-    }
-}
-
-extension Array {
-    /// Keeps the elements at even positions (the first, the third, …): how the pages halve what
-    /// they keep for drawing when it reaches its limit.
-    mutating func keepEveryOther() {
-        var w = 0
-        for i in Swift.stride(from: 0, to: count, by: 2) {
-            self[w] = self[i]
-            w += 1
-        }
-        removeLast(count - w)
     }
 }

@@ -156,7 +156,23 @@ public final class SessionReportWriter {
     private var last: Double?
     private var started: [String: Value] = [:]
     private var finished: [String: Value]?
-    // The fixes kept for drawing, as columns.
+    /// A fix kept for drawing.
+    struct KeptFix {
+        var t: Double
+        var latitude: Double
+        var longitude: Double
+        var category: Int
+        /// Its reason, as an index into ``reasons``.
+        var why: Int
+        var index: Int
+        var segment: Int
+        /// Its line's number in the log.
+        var order: Int
+        var line: String
+    }
+
+    private var kept = EvenSample<KeptFix>(capacity: TraceHTMLWriter.maxSamples)
+    // The fixes kept, as columns: filled by `finish()` for drawing.
     private var fixT: [Double] = []
     private var fixLat: [Double] = []
     private var fixLon: [Double] = []
@@ -166,8 +182,6 @@ public final class SessionReportWriter {
     private var fixSegment: [Int] = []
     private var fixOrder: [Int] = []
     private var fixLine: [String] = []
-    private var stride = 1
-    private var sinceKept = 0
     private var fixCount = 0
     /// Every fix's category, counted, and per category its reasons.
     private var categoryCounts = [Int](repeating: 0, count: Category.allCases.count)
@@ -187,12 +201,6 @@ public final class SessionReportWriter {
     ]
     private var openTasks: [String: Double] = [:]
     private var openSessions: [String: Double] = [:]
-    /// The latest fix when the drawing's sampling left it out: the last fix is always drawn.
-    private var pendingFix:
-        (
-            t: Double, lat: Double, lon: Double, category: Int, why: Int, index: Int, segment: Int, order: Int,
-            line: String
-        )?
 
     public init(sink: FileSink, options: Options) {
         self.sink = sink
@@ -360,55 +368,11 @@ public final class SessionReportWriter {
             reasonIndex[reason] = why
             reasons.append(reason)
         }
-        let fix = (
-            t: t, lat: object["latitude"]?.number ?? .nan, lon: object["longitude"]?.number ?? .nan,
-            category: category.rawValue, why: why, index: index, segment: object["segment"]?.integer ?? 0,
-            order: lineNumber, line: line
-        )
-        sinceKept += 1
-        guard sinceKept >= stride else {
-            pendingFix = fix
-            return
-        }
-        sinceKept = 0
-        pendingFix = nil
-        keep(fix)
-        if fixT.count >= TraceHTMLWriter.maxSamples {
-            // The fix just kept is dropped by halving when it falls on an odd place.
-            if fixT.count % 2 == 0 { pendingFix = fix }
-            halve()
-        }
-    }
-
-    private func keep(
-        _ fix: (
-            t: Double, lat: Double, lon: Double, category: Int, why: Int, index: Int, segment: Int, order: Int,
-            line: String
-        )
-    ) {
-        fixT.append(fix.t)
-        fixLat.append(fix.lat)
-        fixLon.append(fix.lon)
-        fixCategory.append(fix.category)
-        fixReason.append(fix.why)
-        fixIndex.append(fix.index)
-        fixSegment.append(fix.segment)
-        fixOrder.append(fix.order)
-        fixLine.append(fix.line)
-    }
-
-    private func halve() {
-        fixT.keepEveryOther()
-        fixLat.keepEveryOther()
-        fixLon.keepEveryOther()
-        fixCategory.keepEveryOther()
-        fixReason.keepEveryOther()
-        fixIndex.keepEveryOther()
-        fixSegment.keepEveryOther()
-        fixOrder.keepEveryOther()
-        fixLine.keepEveryOther()
-        stride *= 2
-        sinceKept = stride / 2
+        kept.append(
+            KeptFix(
+                t: t, latitude: object["latitude"]?.number ?? .nan, longitude: object["longitude"]?.number ?? .nan,
+                category: category.rawValue, why: why, index: index, segment: object["segment"]?.integer ?? 0,
+                order: lineNumber, line: line))
     }
 
     /// Seconds since 1970 of an audit time (`2024-05-01T08:00:05.000Z`).
@@ -428,8 +392,18 @@ public final class SessionReportWriter {
     /// Writes the page and flushes.
     public func finish() throws {
         let out = sink.buffer
-        if let pendingFix { keep(pendingFix) }
-        pendingFix = nil
+        kept.keepLast()
+        let fixes = kept.elements
+        fixT = fixes.map(\.t)
+        fixLat = fixes.map(\.latitude)
+        fixLon = fixes.map(\.longitude)
+        fixCategory = fixes.map(\.category)
+        fixReason = fixes.map(\.why)
+        fixIndex = fixes.map(\.index)
+        fixSegment = fixes.map(\.segment)
+        fixOrder = fixes.map(\.order)
+        fixLine = fixes.map(\.line)
+        let stride = kept.stride
         let t0 = first ?? 0
         let t1 = max(last ?? 0, t0 + 1)
         appEnded(at: t1)

@@ -41,8 +41,8 @@ public final class TraceHTMLWriter {
     private var trackName: String?
     private var segment = 0
     private var inSegment = false
-    private var previous: GPXPoint?
-    private var distance = 0.0
+    /// The time of the point before in the segment, for speeds the points do not give.
+    private var previousTime: Date?
 
     public init(sink: FileSink, options: Options = Options()) {
         self.sink = sink
@@ -53,6 +53,8 @@ public final class TraceHTMLWriter {
     /// Folds one event in.
     public func write(_ event: GPXEvent) throws {
         try map.write(event)
+        // The statistics measure each step along a segment; the page takes it from them.
+        let lengthBefore = statistics.length2D
         statistics.add(event)
         switch event {
         case .metadata(let m):
@@ -63,7 +65,7 @@ public final class TraceHTMLWriter {
         case .segmentStart, .segmentEnd, .trackEnd:
             endSegment()
         case .trackPoint(let p):
-            add(p)
+            add(p, step: statistics.length2D - lengthBefore)
         default:
             break
         }
@@ -72,25 +74,22 @@ public final class TraceHTMLWriter {
     private func endSegment() {
         if inSegment { segment += 1 }
         inSegment = false
-        previous = nil
+        previousTime = nil
     }
 
-    private func add(_ p: GPXPoint) {
+    /// `step`: metres from the point before in the segment (0 for a segment's first).
+    private func add(_ p: GPXPoint, step: Double) {
         inSegment = true
         var speed = p.speed ?? .nan
-        if let previous {
-            let step = Geodesic.distance(previous.coordinate, p.coordinate)
-            if step.isFinite { distance += step }
-            if speed.isNaN, let t0 = previous.time, let t1 = p.time {
-                let dt = t1.timeIntervalSince(t0)
-                if dt > 0 { speed = step / dt }
-            }
+        if speed.isNaN, let t0 = previousTime, let t1 = p.time {
+            let dt = t1.timeIntervalSince(t0)
+            if dt > 0 { speed = step / dt }
         }
-        previous = p
+        previousTime = p.time
         samples.append(
             latitude: p.coordinate.latitude, longitude: p.coordinate.longitude,
             time: p.time?.timeIntervalSince1970 ?? .nan, elevation: p.elevation ?? .nan, speed: speed,
-            distance: distance, segment: segment)
+            distance: statistics.length2D, segment: segment)
     }
 
     /// Writes the page and flushes.
@@ -213,83 +212,52 @@ public final class TraceHTMLWriter {
     }
 }
 
-/// Points kept for drawing, in bounded memory: every point until ``TraceHTMLWriter/maxSamples``
-/// are kept, then every second (then fourth, …), evenly, as ``SVGWriter`` keeps its own.
+/// Points kept for drawing, in bounded memory: an ``EvenSample`` of the track's points, read by
+/// column.
 struct PointSamples {
-    private(set) var latitudes: [Double] = []
-    private(set) var longitudes: [Double] = []
-    /// Seconds since 1970; NaN without a time.
-    private(set) var times: [Double] = []
-    /// Metres; NaN without.
-    private(set) var elevations: [Double] = []
-    /// Metres per second; NaN without.
-    private(set) var speeds: [Double] = []
-    /// Metres along the track from its first point.
-    private(set) var distances: [Double] = []
-    private(set) var segments: [Int] = []
+    struct Sample {
+        var latitude: Double
+        var longitude: Double
+        /// Seconds since 1970; NaN without a time.
+        var time: Double
+        /// Metres; NaN without.
+        var elevation: Double
+        /// Metres per second; NaN without.
+        var speed: Double
+        /// Metres along the track from its first point.
+        var distance: Double
+        var segment: Int
+    }
+
+    private var sample = EvenSample<Sample>(capacity: TraceHTMLWriter.maxSamples)
+
+    var capacity: Int {
+        get { sample.capacity }
+        set { sample.capacity = newValue }
+    }
     /// Every how many points one is kept.
-    private(set) var stride = 1
-    private var sinceKept = 0
-    var capacity = TraceHTMLWriter.maxSamples
-
-    var count: Int { latitudes.count }
-
-    /// The latest point when it was not kept: the track's last is kept (``keepLast()``).
-    private var pending: [Double]?
-    private var pendingSegment = 0
+    var stride: Int { sample.stride }
+    var count: Int { sample.elements.count }
+    var latitudes: [Double] { sample.elements.map(\.latitude) }
+    var longitudes: [Double] { sample.elements.map(\.longitude) }
+    var times: [Double] { sample.elements.map(\.time) }
+    var elevations: [Double] { sample.elements.map(\.elevation) }
+    var speeds: [Double] { sample.elements.map(\.speed) }
+    var distances: [Double] { sample.elements.map(\.distance) }
+    var segments: [Int] { sample.elements.map(\.segment) }
 
     mutating func append(
         latitude: Double, longitude: Double, time: Double, elevation: Double, speed: Double, distance: Double,
         segment: Int
     ) {
-        sinceKept += 1
-        guard sinceKept >= stride else {
-            pending = [latitude, longitude, time, elevation, speed, distance]
-            pendingSegment = segment
-            return
-        }
-        sinceKept = 0
-        pending = nil
-        store([latitude, longitude, time, elevation, speed, distance], segment: segment)
-        if count >= capacity {
-            // The point just kept is dropped by halving when it falls on an odd place: it may be
-            // the last.
-            if count % 2 == 0 {
-                pending = [latitude, longitude, time, elevation, speed, distance]
-                pendingSegment = segment
-            }
-            halve()
-        }
+        sample.append(
+            Sample(
+                latitude: latitude, longitude: longitude, time: time, elevation: elevation, speed: speed,
+                distance: distance, segment: segment))
     }
 
     /// Keeps the latest point if it was left out: the last point of the trace is always drawn.
-    mutating func keepLast() {
-        if let pending { store(pending, segment: pendingSegment) }
-        pending = nil
-    }
-
-    private mutating func store(_ v: [Double], segment: Int) {
-        latitudes.append(v[0])
-        longitudes.append(v[1])
-        times.append(v[2])
-        elevations.append(v[3])
-        speeds.append(v[4])
-        distances.append(v[5])
-        segments.append(segment)
-    }
-
-    private mutating func halve() {
-        latitudes.keepEveryOther()
-        longitudes.keepEveryOther()
-        times.keepEveryOther()
-        elevations.keepEveryOther()
-        speeds.keepEveryOther()
-        distances.keepEveryOther()
-        segments.keepEveryOther()
-        stride *= 2
-        // The last point seen was kept before; the next to keep is `stride` after the last kept.
-        sinceKept = stride / 2
-    }
+    mutating func keepLast() { sample.keepLast() }
 
     /// At most `limit` indices, evenly spread, the first and the last among them.
     func evenlySpread(atMost limit: Int) -> [Int] {
