@@ -161,17 +161,17 @@ final class ConsoleReporter: SimulationObserver {
         case .accuracyChanged(let from, let to): return "accuracy: \(from.rawValue) → \(to.rawValue)"
         case .locationServicesChanged(let enabled): return "location services \(enabled ? "on" : "off")"
         case .setting(let name, let value): return "manager.\(name) = \(value)"
-        case .updates(let action, let reason): return "updates \(action)" + (reason.map { " (\($0))" } ?? "")
+        case .updates(let action): return "updates \(action)"
         case .error(let e): return "error: \(e)"
         case .backgroundTask(let action, let task, let remaining, let reason):
             var text = "background task" + (task.map { " \($0)" } ?? "") + " \(action)"
             if let remaining { text += ", \(ValueFormatting.fixed(remaining.inSeconds, decimals: 1)) s left" }
             return text + (reason.map { " (\($0))" } ?? "")
-        case .fetch(let action, let result, let synced, let reason):
+        case .fetch(let action, let result, let synced, let reason, let detail):
             var text = "background fetch \(action)"
             if let result { text += ": \(result)" }
             if let synced, synced > 0 { text += ", \(synced) synced" }
-            return text + (reason.map { " (\($0))" } ?? "")
+            return text + ((reason?.rawValue ?? detail).map { " (\($0))" } ?? "")
         case .paused(let reason): return "updates paused (\(reason))"
         case .resumed(let reason): return "updates resumed (\(reason))"
         case .heldDiscarded(let count, let reason): return "\(count) held fix(es) discarded (\(reason))"
@@ -179,14 +179,14 @@ final class ConsoleReporter: SimulationObserver {
         case .diagnostic(let message): return "note: \(message)"
         case .serviceLocation(let r):
             var text = "\(r.service) \(r.action)"
-            if let l = r.location, r.action == "delivered" || r.action == "held" || r.action == "dropped" {
+            if let l = r.location, r.action == .delivered || r.action == .held || r.action == .dropped {
                 text += ": \(r.appState.rawValue)  \(describe(l))"
             }
             return text + (r.reason.map { " (\($0))" } ?? "")
         case .region(let action, let identifier, let state, let decision, let reason):
             var text = "region \(identifier) \(action)"
-            if action == "determined", let state { text += ": \(state.rawValue)" }
-            if let decision, decision != "delivered" { text += ", \(decision)" }
+            if action == .determined, let state { text += ": \(state.rawValue)" }
+            if let decision, decision != .delivered { text += ", \(decision)" }
             return text + (reason.map { " (\($0))" } ?? "")
         case .visit(let action, let visit, let decision, let reason):
             var text = "visit \(action)"
@@ -196,28 +196,30 @@ final class ConsoleReporter: SimulationObserver {
                     + ValueFormatting.fixed(v.coordinate.longitude, decimals: 7)
                     + "  ±\(ValueFormatting.fixed(v.horizontalAccuracy, decimals: 0)) m"
             }
-            if let decision, decision != "delivered" { text += ", \(decision)" }
+            if let decision, decision != .delivered { text += ", \(decision)" }
             return text + (reason.map { " (\($0))" } ?? "")
-        case .push(let action, let result, let reason):
-            return "push \(action)" + (result.map { ": \($0)" } ?? "") + (reason.map { " (\($0))" } ?? "")
-        case .scheduledTask(let action, let kind, let identifier, let success, let reason):
+        case .push(let action, let result, let reason, let detail):
+            return "push \(action)" + (result.map { ": \($0)" } ?? "")
+                + ((reason?.rawValue ?? detail).map { " (\($0))" } ?? "")
+        case .scheduledTask(let action, let kind, let identifier, let success, let reason, let begin, let detail):
             var text = "\(kind) task \(identifier) \(action)"
             if let success { text += success ? ": success" : ": failure" }
-            return text + (reason.map { " (\($0))" } ?? "")
+            let why = begin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" } ?? reason?.rawValue ?? detail
+            return text + (why.map { " (\($0))" } ?? "")
         case .audio(let action, let reason): return "audio \(action)" + (reason.map { " (\($0))" } ?? "")
-        case .transfer(let action, let task, let count, let reason):
+        case .transfer(let action, let task, let count, let reason, let detail):
             var text = "background upload \(task) \(action)"
             if let count { text += ", \(count) location(s)" }
-            return text + (reason.map { " (\($0))" } ?? "")
+            return text + ((detail ?? reason?.rawValue).map { " (\($0))" } ?? "")
         case .session(let kind, let action, let reason):
-            let name = kind == "service" ? "service session" : "background activity session"
+            let name = kind == .service ? "service session" : "background activity session"
             return "\(name) \(action)" + (reason.map { " (\($0))" } ?? "")
         case .monitor(let name, let identifier, let action, let decision, let reason):
             var text = "monitor \(name): condition \(identifier) \(action)"
-            if let decision, decision != "delivered" { text += ", \(decision)" }
+            if let decision, decision != .delivered { text += ", \(decision)" }
             return text + (reason.map { " (\($0))" } ?? "")
         case .liveUpdate(let stationary, let diagnostic):
-            return "live update: " + (stationary ? "stationary" : (diagnostic ?? ""))
+            return "live update: " + (stationary ? "stationary" : (diagnostic?.rawValue ?? ""))
         }
     }
 }

@@ -38,17 +38,17 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
         case backlogOverflow(dropped: Int, from: Duration, to: Duration)
 
         /// The audit log's `source` action for the notice.
-        public var action: String {
+        public var action: SourceAction {
             switch self {
-            case .connected: "connected"
-            case .unreachable: "unreachable"
-            case .outage: "outage"
-            case .stale: "stale"
-            case .receiving: "receiving"
-            case .implausibleTime: "implausibleTime"
-            case .receiverTimeJumped: "timeJump"
-            case .overlongLine: "overlongLine"
-            case .backlogOverflow: "backlogOverflow"
+            case .connected: .connected
+            case .unreachable: .unreachable
+            case .outage: .outage
+            case .stale: .stale
+            case .receiving: .receiving
+            case .implausibleTime: .implausibleTime
+            case .receiverTimeJumped: .timeJump
+            case .overlongLine: .overlongLine
+            case .backlogOverflow: .backlogOverflow
             }
         }
 

@@ -27,7 +27,7 @@ extension Simulation {
         case .stateChanged(let from, let to, let cause):
             // The state the app last saw: when a termination cut a transition short, the step it
             // never reached is not reported.
-            record(.stateChanged(from: reportedState, to: to, cause: cause.rawValue))
+            record(.stateChanged(from: reportedState, to: to, cause: cause))
             reportedState = to
             if from == .notRunning {
                 launchCause = cause
@@ -92,7 +92,7 @@ extension Simulation {
             dismissAlertOnLeaving()
             resumePending = false
             authorizationChangedWhileSuspended = false
-            record(.terminated(reason: cause.rawValue))
+            record(.terminated(reason: cause))
             apply(location.handle(.appTerminated))
             apply(tasks: tasks.handle(.appTerminated))
             expirationHandlers.removeAll()
@@ -113,7 +113,7 @@ extension Simulation {
         case .fetchWake:
             if let off = power.backgroundRefreshOffReason {
                 // Background fetch is one of the behaviours the switch turns off.
-                record(.fetch(action: "skipped", result: nil, synced: nil, reason: off))
+                record(.fetch(action: .skipped, result: nil, synced: nil, reason: off))
                 apply(fetch: fetch.handle(.wakeSkipped(at: now)))
                 return
             }
@@ -211,7 +211,7 @@ extension Simulation {
                     earliestBegin: r.earliestBegin.map { now + $0 }, requiresExternalPower: r.requiresExternalPower,
                     requiresNetworkConnectivity: r.requiresNetworkConnectivity))
         case .playAudio: playAudio()
-        case .stopAudio: stopAudio(reason: "app")
+        case .stopAudio: stopAudio(reason: .app)
         case .requestLocation: manager.requestLocation()
         case .requestTemporaryFullAccuracy(let key):
             manager.requestTemporaryFullAccuracyAuthorization(withPurposeKey: key)
@@ -262,10 +262,10 @@ extension Simulation {
         for action in actions {
             switch action {
             case .began(let task):
-                record(.backgroundTask(action: "began", task: task, remaining: nil, reason: reason))
+                record(.backgroundTask(action: .began, task: task, remaining: nil, reason: reason))
             case .ended(let task, let remaining):
                 expirationHandlers[task] = nil
-                record(.backgroundTask(action: "ended", task: task, remaining: remaining, reason: reason))
+                record(.backgroundTask(action: .ended, task: task, remaining: remaining, reason: reason))
             case .scheduleExpiry(let warning, let deadline):
                 timers.schedule(.taskWarning, at: warning)
                 timers.schedule(.taskDeadline, at: deadline)
@@ -273,7 +273,7 @@ extension Simulation {
                 timers.cancel(.taskWarning)
                 timers.cancel(.taskDeadline)
             case .expiring(let ids, let remaining):
-                record(.backgroundTask(action: "expiring", task: nil, remaining: remaining, reason: "budget"))
+                record(.backgroundTask(action: .expiring, task: nil, remaining: remaining, reason: "budget"))
                 for id in ids { expirationHandlers.removeValue(forKey: id)?() }
             case .terminateApp:
                 terminate(.watchdog)
@@ -288,12 +288,12 @@ extension Simulation {
             switch action {
             case .scheduleWake(let at): timers.schedule(.fetchWake, at: max(now, at))
             case .cancelWake: timers.cancel(.fetchWake)
-            case .deferred: record(.fetch(action: "deferred", result: nil, synced: nil, reason: "appInForeground"))
+            case .deferred: record(.fetch(action: .deferred, result: nil, synced: nil, reason: .appInForeground))
             case .skippedUserTerminated:
-                record(.fetch(action: "skipped", result: nil, synced: nil, reason: "userTerminated"))
+                record(.fetch(action: .skipped, result: nil, synced: nil, reason: .userTerminated))
             case .begin(let wake, let deadline):
                 if wake != .none { lifecycleEvent(.wake(.backgroundFetch)) }
-                record(.fetch(action: "began", result: nil, synced: nil, reason: nil))
+                record(.fetch(action: .began, result: nil, synced: nil, reason: nil))
                 fetchNote = nil
                 timers.schedule(.fetchDeadline, at: deadline)
                 fetchCounter += 1
@@ -304,10 +304,10 @@ extension Simulation {
                 fetchNote = nil
                 record(
                     .fetch(
-                        action: "completed", result: result.rawValue, synced: note?.synced ?? 0, reason: note?.reason))
+                        action: .completed, result: result, synced: note?.synced ?? 0, reason: nil, detail: note?.reason))
             case .cancelDeadline: timers.cancel(.fetchDeadline)
             case .expired:
-                record(.fetch(action: "expired", result: nil, synced: nil, reason: "budget"))
+                record(.fetch(action: .expired, result: nil, synced: nil, reason: .budget))
                 terminate(.fetchBudgetExceeded)
             }
         }
@@ -330,10 +330,10 @@ extension Simulation {
         for action in actions {
             switch action {
             case .showPrompt(let prompt):
-                record(.prompt(prompt: Self.name(prompt), phase: "shown", answer: nil))
+                record(.prompt(prompt: Self.name(prompt), phase: .shown, answer: nil))
                 show(.authorization(prompt))
             case .promptDismissed(let prompt):
-                record(.prompt(prompt: Self.name(prompt), phase: "dismissed", answer: nil))
+                record(.prompt(prompt: Self.name(prompt), phase: .dismissed, answer: nil))
                 hide(.authorization(prompt))
                 if prompt == .always { alwaysPromptGone = true }
             case .statusChanged(let from, let to):
@@ -365,11 +365,11 @@ extension Simulation {
         apply(location.handle(.authorizationChanged(context())))
     }
 
-    static func name(_ prompt: AuthorizationStateMachine.Prompt) -> String {
+    static func name(_ prompt: AuthorizationStateMachine.Prompt) -> PromptKind {
         switch prompt {
-        case .whenInUse(let forAlways): forAlways ? "whenInUseForAlways" : "whenInUse"
-        case .always: "always"
-        case .alwaysOrWhenInUse: "alwaysOrWhenInUse"
+        case .whenInUse(let forAlways): forAlways ? .whenInUseForAlways : .whenInUse
+        case .always: .always
+        case .alwaysOrWhenInUse: .alwaysOrWhenInUse
         }
     }
 
@@ -397,34 +397,34 @@ extension Simulation {
         timers.cancel(.answer(alert))
         switch alert {
         case .authorization: perform(authorization: authorization.handle(.dismissPrompt))
-        case .locationServices: record(.prompt(prompt: "locationServices", phase: "dismissed", answer: nil))
+        case .locationServices: record(.prompt(prompt: .locationServices, phase: .dismissed, answer: nil))
         case .temporaryFullAccuracy: answerTemporaryFullAccuracy(nil)
         }
     }
 
     /// The scenario user's answer to `alert` as the audit names it, and the event it makes.
-    private func userAnswer(to alert: SystemAlert) -> (text: String, event: AuthorizationStateMachine.Event?)? {
+    private func userAnswer(to alert: SystemAlert) -> (text: PromptAnswer, event: AuthorizationStateMachine.Event?)? {
         let user = scenario.user
         switch alert {
         case .locationServices:
-            return ("cancel", nil)
+            return (.cancel, nil)
         case .temporaryFullAccuracy:
-            return user.temporaryFullAccuracy.map { ($0 ? "allow" : "deny", nil) }
+            return user.temporaryFullAccuracy.map { ($0 ? .allow : .deny, nil) }
         case .authorization(.whenInUse):
             // An answer the release does not offer leaves the prompt unanswered.
             if user.whenInUse == .allowOnce && !version.hasAllowOnceAndProvisionalAlways { return nil }
-            return user.whenInUse.map { ($0.rawValue, .answerWhenInUse($0)) }
+            return user.whenInUse.map { (PromptAnswer($0), .answerWhenInUse($0)) }
         case .authorization(.always):
-            return user.always.map { ($0.rawValue, .answerAlways($0)) }
+            return user.always.map { (PromptAnswer($0), .answerAlways($0)) }
         case .authorization(.alwaysOrWhenInUse):
             // Up to iOS 12: Don't Allow, else the Always answer, else While Using.
-            if user.whenInUse == .dontAllow { return ("dontAllow", .answerAlwaysOrWhenInUse(.denied)) }
+            if user.whenInUse == .dontAllow { return (.dontAllow, .answerAlwaysOrWhenInUse(.denied)) }
             if let always = user.always {
                 return always == .changeToAlways
-                    ? ("allowAlways", .answerAlwaysOrWhenInUse(.authorizedAlways))
-                    : ("allowWhileUsing", .answerAlwaysOrWhenInUse(.authorizedWhenInUse))
+                    ? (.allowAlways, .answerAlwaysOrWhenInUse(.authorizedAlways))
+                    : (.allowWhileUsing, .answerAlwaysOrWhenInUse(.authorizedWhenInUse))
             }
-            if user.whenInUse != nil { return ("allowWhileUsing", .answerAlwaysOrWhenInUse(.authorizedWhenInUse)) }
+            if user.whenInUse != nil { return (.allowWhileUsing, .answerAlwaysOrWhenInUse(.authorizedWhenInUse)) }
             return nil
         }
     }
@@ -438,12 +438,12 @@ extension Simulation {
         }
         guard let (text, event) = userAnswer(to: alert) else { return }
         guard let event else {
-            record(.prompt(prompt: "locationServices", phase: "answered", answer: text))
+            record(.prompt(prompt: .locationServices, phase: .answered, answer: text))
             hide(alert)
             return
         }
         guard case .authorization(let prompt) = alert, authorization.pendingPrompt == prompt else { return }
-        record(.prompt(prompt: Self.name(prompt), phase: "answered", answer: text))
+        record(.prompt(prompt: Self.name(prompt), phase: .answered, answer: text))
         perform(authorization: authorization.handle(event))
         hide(alert)
         if prompt == .always {
@@ -459,8 +459,8 @@ extension Simulation {
     func apply(_ actions: [LocationServiceStateMachine.Action], arrivals: Bool = false) {
         for i in actions.indices {
             switch actions[i] {
-            case .started: record(.updates(action: "started", reason: nil))
-            case .stopped: record(.updates(action: "stopped", reason: nil))
+            case .started: record(.updates(action: .started))
+            case .stopped: record(.updates(action: .stopped))
             case .decided(let o):
                 if let delivered = o.delivered, o.decision == .delivered {
                     pendingUpdates.append(
@@ -493,17 +493,17 @@ extension Simulation {
                 record(.error(error))
                 manager.delegate?.locationManager(manager, didFailWithError: error)
             case .paused:
-                record(.paused(reason: "stationary"))
+                record(.paused(reason: .stationary))
                 manager.delegate?.locationManagerDidPauseLocationUpdates(manager)
                 if manager.hasLiveListeners { sendLiveStationary() }
             case .resumed:
-                record(.resumed(reason: "appRestarted"))
+                record(.resumed(reason: .appRestarted))
                 manager.delegate?.locationManagerDidResumeLocationUpdates(manager)
             case .needsAlways:
                 perform(authorization: authorization.handle(.neededAlways))
             case .heldDiscarded(let count, let reason):
                 summary.discardedHeld += count
-                record(.heldDiscarded(count: count, reason: reason.rawValue))
+                record(.heldDiscarded(count: count, reason: reason))
             }
         }
     }
@@ -551,7 +551,7 @@ extension Simulation: LocationManagerHost {
         let actions = authorization.handle(
             always ? .requestAlways(inForeground: inForeground) : .requestWhenInUse(inForeground: inForeground))
         if case .ignored(let reason)? = actions.first {
-            record(.authorizationRequest(request: request, outcome: "ignored", reason: reason.rawValue))
+            record(.authorizationRequest(request: request, outcome: .ignored, reason: reason))
             switch reason {
             case .missingWhenInUseDescription, .missingAlwaysDescription:
                 record(.diagnostic(message: "the Info has no usage description for this request; no prompt is shown"))
@@ -569,7 +569,7 @@ extension Simulation: LocationManagerHost {
             }
             return
         }
-        record(.authorizationRequest(request: request, outcome: "prompted", reason: nil))
+        record(.authorizationRequest(request: request, outcome: .prompted, reason: nil))
         perform(authorization: actions)
     }
 
@@ -580,7 +580,7 @@ extension Simulation: LocationManagerHost {
         apply(location.handle(.start(context())))
         if !wasRunning && !authorization.locationServicesEnabled && appState.isForeground {
             // "Starting updates with them off brings up the system alert to turn them on."
-            record(.prompt(prompt: "locationServices", phase: "shown", answer: nil))
+            record(.prompt(prompt: .locationServices, phase: .shown, answer: nil))
             show(.locationServices)
         }
     }
@@ -590,7 +590,7 @@ extension Simulation: LocationManagerHost {
         apply(location.handle(.stop))
     }
 
-    func managerChangedSetting(_ name: String, _ value: String) { record(.setting(name: name, value: value)) }
+    func managerChangedSetting(_ name: ManagerSetting, _ value: String) { record(.setting(name: name, value: value)) }
 
     func managerMayAllowBackgroundUpdates() -> Bool {
         if scenario.info.backgroundModes.contains(.location) { return true }

@@ -89,16 +89,16 @@ extension Simulation {
             outcome = .drop(off)
         }
         if outcome == .launch && userForceQuit && !scenario.system.locationRelaunchAfterSwipe {
-            outcome = .drop("userTerminated")
+            outcome = .drop(.userTerminated)
         }
         if !version.restrictsWhenInUseToInUse && authorization.status == .authorizedWhenInUse {
             // Up to iOS 12 these services need Always ("Significant-change location service: Not
             // available" to When In Use, Choosing the Location Services Authorization to Request).
-            if case .drop = outcome {} else { outcome = .drop("needsAlways") }
+            if case .drop = outcome {} else { outcome = .drop(.needsAlways) }
         }
         switch outcome {
         case .drop(let reason):
-            record(event, decision: "dropped", reason: reason)
+            record(event, decision: .dropped, reason: reason)
         case .deliver:
             // Only Always is woken: a running Always app gets the event's time too.
             if appState == .background && authorization.status == .authorizedAlways
@@ -139,14 +139,14 @@ extension Simulation {
                 pendingServiceEvents.append((event, said))
                 continue
             }
-            let why: String? =
+            let why: AuditReason? =
                 switch event {
-                case .significantChange: significantChangesListening ? nil : "awaitingRestart"
-                case .condition(let name, _, _): conditionMonitors[name] == nil ? "awaitingMonitor" : nil
+                case .significantChange: significantChangesListening ? nil : .awaitingRestart
+                case .condition(let name, _, _): conditionMonitors[name] == nil ? .awaitingMonitor : nil
                 case .region, .visit: nil
                 }
             if let why {
-                if !said { record(event, decision: "held", reason: why) }
+                if !said { record(event, decision: .held, reason: why) }
                 pendingServiceEvents.append((event, true))
             } else {
                 deliver(event)
@@ -156,7 +156,7 @@ extension Simulation {
 
     private func deliver(_ event: PendingServiceEvent) {
         guard appCodeRuns else {
-            record(event, decision: "dropped", reason: appState.rawValue)
+            record(event, decision: .dropped, reason: AuditReason(appState))
             return
         }
         switch event {
@@ -164,14 +164,14 @@ extension Simulation {
             guard significantChangesListening else {
                 // Relaunched: the event waits for the app to start the service again.
                 pendingServiceEvents.append((event, true))
-                record(event, decision: "held", reason: "awaitingRestart")
+                record(event, decision: .held, reason: .awaitingRestart)
                 return
             }
             let delivered = serviceAccuracy(fix.location)
             record(
                 .serviceLocation(
                     .init(
-                        service: "significantLocationChange", action: "delivered", reason: "significantLocationChange",
+                        service: .significantLocationChange, action: .delivered, reason: .significantLocationChange,
                         index: fix.index, segment: fix.segment, appState: appState, location: delivered,
                         authorization: authorization.status, accuracy: authorization.accuracy)))
             handOver(
@@ -181,8 +181,8 @@ extension Simulation {
         case .region(let region, let state):
             record(
                 .region(
-                    action: state == .inside ? "entered" : "exited", identifier: region.identifier, state: state,
-                    decision: "delivered", reason: "region"))
+                    action: state == .inside ? .entered : .exited, identifier: region.identifier, state: state,
+                    decision: .delivered, reason: .region))
             if state == .inside {
                 manager.delegate?.locationManager(manager, didEnterRegion: region)
             } else {
@@ -197,13 +197,13 @@ extension Simulation {
                 v.horizontalAccuracy = max(v.horizontalAccuracy, AccuracyModel.Positioning.reduced.accuracyFloor)
             }
             record(
-                .visit(action: v.isArrival ? "arrival" : "departure", visit: v, decision: "delivered", reason: "visit"))
+                .visit(action: v.isArrival ? .arrival : .departure, visit: v, decision: .delivered, reason: .visit))
             manager.delegate?.locationManager(manager, didVisit: v)
         case .condition(let name, let identifier, let state):
             guard deliverCondition(name, identifier, state) else {
                 // Relaunched: the event waits for the app to create the monitor again.
                 pendingServiceEvents.append((event, true))
-                record(event, decision: "held", reason: "awaitingMonitor")
+                record(event, decision: .held, reason: .awaitingMonitor)
                 return
             }
         }
@@ -225,29 +225,29 @@ extension Simulation {
         currentUpdates = []
     }
 
-    private func record(_ event: PendingServiceEvent, decision: String, reason: String) {
+    private func record(_ event: PendingServiceEvent, decision: ServiceDecision, reason: AuditReason) {
         switch event {
         case .significantChange(let fix):
             record(
                 .serviceLocation(
                     .init(
-                        service: "significantLocationChange", action: decision, reason: reason, index: fix.index,
+                        service: .significantLocationChange, action: ServiceLocationAction(decision), reason: reason, index: fix.index,
                         segment: fix.segment, appState: appState, location: fix.location)))
         case .region(let region, let state):
             record(
                 .region(
-                    action: state == .inside ? "entered" : "exited", identifier: region.identifier, state: state,
+                    action: state == .inside ? .entered : .exited, identifier: region.identifier, state: state,
                     decision: decision, reason: reason))
         case .visit(let visit):
             record(
                 .visit(
-                    action: visit.isArrival ? "arrival" : "departure", visit: visit, decision: decision, reason: reason)
+                    action: visit.isArrival ? .arrival : .departure, visit: visit, decision: decision, reason: reason)
             )
         case .condition(let name, let identifier, let state):
             let monitoring: MonitoringState = state == .inside ? .satisfied : .unsatisfied
             record(
                 .monitor(
-                    name: name, identifier: identifier, action: monitoring.rawValue, decision: decision, reason: reason)
+                    name: name, identifier: identifier, action: MonitorAction(monitoring), decision: decision, reason: reason)
             )
         }
     }
@@ -255,12 +255,12 @@ extension Simulation {
     func apply(region action: RegionMonitorStateMachine.Action) {
         switch action {
         case .started(let region):
-            record(.region(action: "started", identifier: region.identifier, state: nil, decision: nil, reason: nil))
+            record(.region(action: .started, identifier: region.identifier, state: nil, decision: nil, reason: nil))
             if appCodeRuns { manager.delegate?.locationManager(manager, didStartMonitoringFor: region) }
         case .failed(let region, let failure):
             record(
                 .region(
-                    action: "failed", identifier: region.identifier, state: nil, decision: nil, reason: failure.rawValue
+                    action: .failed, identifier: region.identifier, state: nil, decision: nil, reason: failure.auditReason
                 ))
             if appCodeRuns {
                 manager.delegate?.locationManager(
@@ -268,12 +268,12 @@ extension Simulation {
                     withError: LocationError(.regionMonitoringFailure, reason: failure.rawValue))
             }
         case .stopped(let identifier):
-            record(.region(action: "stopped", identifier: identifier, state: nil, decision: nil, reason: nil))
+            record(.region(action: .stopped, identifier: identifier, state: nil, decision: nil, reason: nil))
         case .crossed(let region, let state):
             locationServiceEvent(.region(region, state))
         case .determined(let region, let state):
             record(
-                .region(action: "determined", identifier: region.identifier, state: state, decision: nil, reason: nil))
+                .region(action: .determined, identifier: region.identifier, state: state, decision: nil, reason: nil))
             if appCodeRuns { manager.delegate?.locationManager(manager, didDetermineState: state, for: region) }
         }
     }
@@ -281,8 +281,8 @@ extension Simulation {
     /// What a launch or a wake leaves behind when the app stops running: events still waiting
     /// are dropped.
     func servicesAppStopped(terminated: TerminationCause?) {
-        let why = terminated == nil ? "suspended" : "terminated"
-        for (event, _) in pendingServiceEvents { record(event, decision: "dropped", reason: why) }
+        let why: AuditReason = terminated == nil ? .suspended : .terminated
+        for (event, _) in pendingServiceEvents { record(event, decision: .dropped, reason: why) }
         pendingServiceEvents = []
         serviceWakeUntil = nil
         timers.cancel(.serviceWakeEnd)
@@ -295,7 +295,7 @@ extension Simulation {
         if heldPush {
             // "If something force quits or kills the app, the system discards the held notification."
             heldPush = false
-            record(.push(action: "discarded", result: nil, reason: "terminated"))
+            record(.push(action: .discarded, result: nil, reason: .terminated))
         }
         for (id, task) in runningTasks.sorted(by: { $0.key < $1.key }) {
             task.isCompleted = true
@@ -303,8 +303,8 @@ extension Simulation {
             timers.cancel(.scheduledTaskWarning(id))
             record(
                 .scheduledTask(
-                    action: "ended", kind: task.kind.rawValue, identifier: task.identifier, success: nil,
-                    reason: "terminated"))
+                    action: .ended, kind: task.kind, identifier: task.identifier, success: nil,
+                    reason: .terminated))
         }
         runningTasks = [:]
         taskHandlers = [:]
@@ -319,7 +319,7 @@ extension Simulation {
             // of the session's background transfers."
             for id in transfers.keys.sorted() {
                 timers.cancel(.transferDone(id))
-                record(.transfer(action: "cancelled", task: id, count: transfers[id]?.count, reason: "userTerminated"))
+                record(.transfer(action: .cancelled, task: id, count: transfers[id]?.count, reason: .userTerminated))
             }
             transfers = [:]
         }
@@ -331,7 +331,7 @@ extension Simulation {
         guard appCodeRuns else { return }
         significantChangesListening = true
         if significantChanges.handle(.start(at: now, cached: nil)).contains(.started) {
-            record(.serviceLocation(.init(service: "significantLocationChange", action: "started", appState: appState)))
+            record(.serviceLocation(.init(service: .significantLocationChange, action: .started, appState: appState)))
         }
         updateServicesWatch()
         deliverPendingServiceEvents { if case .significantChange = $0 { true } else { false } }
@@ -341,7 +341,7 @@ extension Simulation {
         guard appCodeRuns else { return }
         significantChangesListening = false
         if significantChanges.handle(.stop).contains(.stopped) {
-            record(.serviceLocation(.init(service: "significantLocationChange", action: "stopped", appState: appState)))
+            record(.serviceLocation(.init(service: .significantLocationChange, action: .stopped, appState: appState)))
         }
         pendingServiceEvents.removeAll { if case .significantChange = $0.event { true } else { false } }
         updateServicesWatch()
@@ -351,7 +351,7 @@ extension Simulation {
         guard appCodeRuns else { return }
         if authorization.status == .denied || authorization.status == .restricted {
             record(
-                .region(action: "failed", identifier: region.identifier, state: nil, decision: nil, reason: "denied"))
+                .region(action: .failed, identifier: region.identifier, state: nil, decision: nil, reason: .denied))
             manager.delegate?.locationManager(
                 manager, monitoringDidFailFor: region,
                 withError: LocationError(.regionMonitoringDenied, reason: authorization.status.rawValue))
@@ -385,7 +385,7 @@ extension Simulation {
     func managerStartedVisits() {
         guard appCodeRuns else { return }
         if visits.handle(.start).contains(.started) {
-            record(.visit(action: "started", visit: nil, decision: nil, reason: nil))
+            record(.visit(action: .started, visit: nil, decision: nil, reason: nil))
         }
         updateServicesWatch()
     }
@@ -393,7 +393,7 @@ extension Simulation {
     func managerStoppedVisits() {
         guard appCodeRuns else { return }
         if visits.handle(.stop).contains(.stopped) {
-            record(.visit(action: "stopped", visit: nil, decision: nil, reason: nil))
+            record(.visit(action: .stopped, visit: nil, decision: nil, reason: nil))
         }
         pendingServiceEvents.removeAll { if case .visit = $0.event { true } else { false } }
         updateServicesWatch()
@@ -408,7 +408,7 @@ extension Simulation {
             record(.diagnostic(message: "requestLocation() while standard updates run does nothing"))
             return
         }
-        record(.serviceLocation(.init(service: "requestLocation", action: "requested", appState: appState)))
+        record(.serviceLocation(.init(service: .requestLocation, action: .requested, appState: appState)))
         locationRequestDeadline = now + scenario.system.locationRequestTimeout
         timers.schedule(.locationRequestTimeout, at: now + scenario.system.locationRequestTimeout)
         updateServicesWatch()
@@ -419,23 +419,23 @@ extension Simulation {
         guard locationRequestDeadline != nil else { return }
         locationRequestDeadline = nil
         timers.cancel(.locationRequestTimeout)
-        record(.serviceLocation(.init(service: "requestLocation", action: "cancelled", appState: appState)))
+        record(.serviceLocation(.init(service: .requestLocation, action: .cancelled, appState: appState)))
         updateServicesWatch()
     }
 
     private func answerLocationRequest(_ fix: Location, _ event: SourceEvent) {
         let c = context()
-        let reason: String?
+        let reason: AuditReason?
         if !c.locationServicesEnabled {
-            reason = "locationServicesDisabled"
+            reason = .locationServicesDisabled
         } else if !c.authorization.isAuthorized {
-            reason = c.authorization.rawValue
+            reason = AuditReason(c.authorization)
         } else if !appCodeRuns {
-            reason = appState.rawValue
+            reason = AuditReason(appState)
         } else if version.restrictsWhenInUseToInUse
             && (c.authorization == .authorizedWhenInUse || c.isProvisionalAlways) && !isInUse
         {
-            reason = "notInUse"
+            reason = .notInUse
         } else {
             reason = nil
         }
@@ -443,7 +443,7 @@ extension Simulation {
             record(
                 .serviceLocation(
                     .init(
-                        service: "requestLocation", action: "dropped", reason: reason, index: event.index,
+                        service: .requestLocation, action: .dropped, reason: reason, index: event.index,
                         segment: event.segment, appState: appState, location: fix)))
             return
         }
@@ -456,7 +456,7 @@ extension Simulation {
         record(
             .serviceLocation(
                 .init(
-                    service: "requestLocation", action: "delivered", reason: "requestLocation", index: event.index,
+                    service: .requestLocation, action: .delivered, reason: .requestLocation, index: event.index,
                     segment: event.segment, appState: appState, location: delivered,
                     authorization: authorization.status, accuracy: authorization.accuracy)))
         handOver(
@@ -470,7 +470,7 @@ extension Simulation {
         locationRequestDeadline = nil
         updateServicesWatch()
         record(
-            .serviceLocation(.init(service: "requestLocation", action: "failed", reason: "timeout", appState: appState))
+            .serviceLocation(.init(service: .requestLocation, action: .failed, reason: .timeout, appState: appState))
         )
         let error = LocationError(.locationUnknown, reason: "requestLocationTimeout")
         record(.error(error))
@@ -481,17 +481,17 @@ extension Simulation {
 
     func managerRequestedTemporaryFullAccuracy(purposeKey: String, completion: ((LocationError?) -> Void)?) {
         guard appCodeRuns else { return }
-        let declined: String? =
+        let declined: PromptAnswer? =
             if !version.hasReducedAccuracy {
-                "notInThisVersion"
+                .notInThisVersion
             } else if let keys = scenario.info.temporaryUsageDescriptionKeys, !keys.contains(purposeKey) {
-                "noSuchPurposeKey"
+                .noSuchPurposeKey
             } else if authorization.accuracy == .fullAccuracy {
-                "alreadyFullAccuracy"
+                .alreadyFullAccuracy
             } else if !appState.isForeground {
-                "notInForeground"
+                .notInForeground
             } else if alertOnScreen != nil {
-                "promptAlreadyShowing"
+                .promptAlreadyShowing
             } else {
                 nil
             }
@@ -499,12 +499,12 @@ extension Simulation {
             // "The request always fails with a CLError.Code.promptDeclined error in the following
             // cases: … no entry for the given purposeKey … already authorized for full accuracy …
             // in the background."
-            record(.prompt(prompt: "temporaryFullAccuracy", phase: "declined", answer: declined))
-            completion?(LocationError(.promptDeclined, reason: declined))
+            record(.prompt(prompt: .temporaryFullAccuracy, phase: .declined, answer: declined))
+            completion?(LocationError(.promptDeclined, reason: declined.rawValue))
             return
         }
         temporaryFullAccuracyCompletion = completion
-        record(.prompt(prompt: "temporaryFullAccuracy", phase: "shown", answer: nil))
+        record(.prompt(prompt: .temporaryFullAccuracy, phase: .shown, answer: nil))
         show(.temporaryFullAccuracy)
     }
 
@@ -513,11 +513,11 @@ extension Simulation {
         let completion = temporaryFullAccuracyCompletion
         temporaryFullAccuracyCompletion = nil
         guard let allow else {
-            record(.prompt(prompt: "temporaryFullAccuracy", phase: "dismissed", answer: nil))
+            record(.prompt(prompt: .temporaryFullAccuracy, phase: .dismissed, answer: nil))
             completion?(LocationError(.promptDeclined, reason: "dismissed"))
             return
         }
-        record(.prompt(prompt: "temporaryFullAccuracy", phase: "answered", answer: allow ? "allow" : "deny"))
+        record(.prompt(prompt: .temporaryFullAccuracy, phase: .answered, answer: allow ? .allow : .deny))
         if allow {
             temporaryFullAccuracy = true
             perform(authorization: authorization.handle(.setPreciseLocation(true)))
@@ -538,45 +538,45 @@ extension Simulation {
     /// code; an alert push is for the user.
     func receivePush(contentAvailable: Bool) {
         guard contentAvailable else {
-            record(.push(action: "received", result: nil, reason: "alert"))
+            record(.push(action: .received, result: nil, reason: .alert))
             return
         }
         let outcome = ServiceDelivery.push(serviceContext())
         if case .drop(let reason) = outcome {
-            record(.push(action: "dropped", result: nil, reason: reason))
+            record(.push(action: .dropped, result: nil, reason: reason))
             return
         }
         if !appState.isForeground && !pushThrottle.admit(at: now) {
             // "The system may throttle the delivery … it discards the older notification and only
             // holds the newest one … If the user launches the app, the system immediately delivers
             // the held notification."
-            if heldPush { record(.push(action: "discarded", result: nil, reason: "newerHeld")) }
+            if heldPush { record(.push(action: .discarded, result: nil, reason: .newerHeld)) }
             heldPush = true
-            record(.push(action: "held", result: nil, reason: "throttled"))
+            record(.push(action: .held, result: nil, reason: .throttled))
             return
         }
         switch outcome {
         case .wake, .launch: lifecycleEvent(.wake(.remoteNotification))
         default: break
         }
-        callPushHandler(reason: outcome == .deliver ? (appState.isForeground ? "foreground" : "running") : "woken")
+        callPushHandler(reason: outcome == .deliver ? (appState.isForeground ? .foreground : .running) : .woken)
     }
 
     /// Delivers the held push when the user launches the app.
     func deliverHeldPush() {
         guard heldPush, appCodeRuns else { return }
         heldPush = false
-        callPushHandler(reason: "held")
+        callPushHandler(reason: .held)
     }
 
-    private func callPushHandler(reason: String) {
+    private func callPushHandler(reason: AuditReason) {
         guard appCodeRuns else { return }
         pushCounter += 1
         let id = pushCounter
         let timed = !appState.isForeground
         pushHandlers[id] = timed
         if timed { timers.schedule(.pushDeadline(id), at: now + scenario.system.pushBudget) }
-        record(.push(action: "delivered", result: nil, reason: reason))
+        record(.push(action: .delivered, result: nil, reason: reason))
         app.didReceiveRemoteNotification(self) { [weak self] result in self?.pushCompleted(id, result) }
     }
 
@@ -585,13 +585,13 @@ extension Simulation {
         timers.cancel(.pushDeadline(id))
         let note = fetchNote
         fetchNote = nil
-        record(.push(action: "completed", result: result.rawValue, reason: note?.reason))
+        record(.push(action: .completed, result: result, reason: nil, detail: note?.reason))
         settle()
     }
 
     func pushDeadlinePassed(_ id: Int) {
         guard pushHandlers[id] == true else { return }
-        record(.push(action: "expired", result: nil, reason: "budget"))
+        record(.push(action: .expired, result: nil, reason: .budget))
         terminate(.remoteNotificationBudgetExceeded)
     }
 
@@ -609,7 +609,7 @@ extension Simulation {
             timers.cancel(.scheduledTaskWarning(id))
             timers.cancel(.scheduledTaskDeadline(id))
             guard task.kind == .processing else { continue }
-            scheduledTaskWarningDue(id, reason: "userActive")
+            scheduledTaskWarningDue(id, reason: .userActive)
             if runningTasks[id] != nil { completeTask(task, success: false) }
         }
     }
@@ -632,13 +632,13 @@ extension Simulation {
     func playAudio() {
         guard !audioPlaying else { return }
         audioPlaying = true
-        record(.audio(action: "started", reason: scenario.info.backgroundModes.contains(.audio) ? nil : "noAudioMode"))
+        record(.audio(action: .started, reason: scenario.info.backgroundModes.contains(.audio) ? nil : .noAudioMode))
     }
 
-    func stopAudio(reason: String) {
+    func stopAudio(reason: AuditReason) {
         guard audioPlaying else { return }
         audioPlaying = false
-        record(.audio(action: "stopped", reason: reason))
+        record(.audio(action: .stopped, reason: reason))
     }
 
     // MARK: - BGTaskScheduler
@@ -649,8 +649,8 @@ extension Simulation {
             // BGTaskScheduler arrived with iOS 13.
             record(
                 .scheduledTask(
-                    action: "rejected", kind: request.kind.rawValue, identifier: request.identifier, success: nil,
-                    reason: "needsIOS13"))
+                    action: .rejected, kind: request.kind, identifier: request.identifier, success: nil,
+                    reason: .needsIOS13))
             return .unavailable
         }
         var request = request
@@ -664,15 +664,14 @@ extension Simulation {
         if let error = taskRequests.submit(request, at: now, modes: scenario.info.backgroundModes, power: power) {
             record(
                 .scheduledTask(
-                    action: "rejected", kind: request.kind.rawValue, identifier: request.identifier, success: nil,
-                    reason: error.rawValue))
+                    action: .rejected, kind: request.kind, identifier: request.identifier, success: nil,
+                    reason: error.auditReason))
             return error
         }
-        let begin = request.earliestBegin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" }
-        record(
+                record(
             .scheduledTask(
-                action: "submitted", kind: request.kind.rawValue, identifier: request.identifier, success: nil,
-                reason: begin))
+                action: .submitted, kind: request.kind, identifier: request.identifier, success: nil,
+                reason: nil, earliestBegin: request.earliestBegin))
         scheduleTaskCheck()
         return nil
     }
@@ -683,7 +682,7 @@ extension Simulation {
             waitingReported[r.identifier] = nil
             record(
                 .scheduledTask(
-                    action: "cancelled", kind: r.kind.rawValue, identifier: r.identifier, success: nil, reason: nil))
+                    action: .cancelled, kind: r.kind, identifier: r.identifier, success: nil, reason: nil))
         }
         taskRequests.cancel(identifier: identifier)
         scheduleTaskCheck()
@@ -711,7 +710,7 @@ extension Simulation {
             waitingReported[r.identifier] = why
             record(
                 .scheduledTask(
-                    action: "waiting", kind: r.kind.rawValue, identifier: r.identifier, success: nil, reason: why))
+                    action: .waiting, kind: r.kind, identifier: r.identifier, success: nil, reason: why))
         }
         runDueTasks()
         if let next = taskRequests.nextDue(after: now) { timers.schedule(.taskRequestsDue, at: next) }
@@ -730,8 +729,8 @@ extension Simulation {
         guard appCodeRuns, let handler = taskHandlers[request.identifier] else {
             record(
                 .scheduledTask(
-                    action: "dropped", kind: request.kind.rawValue, identifier: request.identifier, success: nil,
-                    reason: "notRegistered"))
+                    action: .dropped, kind: request.kind, identifier: request.identifier, success: nil,
+                    reason: .notRegistered))
             return
         }
         taskCounter += 1
@@ -741,7 +740,7 @@ extension Simulation {
         armTaskTimers(task.id, budget: budget)
         record(
             .scheduledTask(
-                action: "began", kind: request.kind.rawValue, identifier: request.identifier, success: nil, reason: nil)
+                action: .began, kind: request.kind, identifier: request.identifier, success: nil, reason: nil)
         )
         handler(task)
     }
@@ -755,8 +754,8 @@ extension Simulation {
         fetchNote = nil
         record(
             .scheduledTask(
-                action: "completed", kind: task.kind.rawValue, identifier: task.identifier, success: success,
-                reason: note?.reason))
+                action: .completed, kind: task.kind, identifier: task.identifier, success: success,
+                reason: nil, detail: note?.reason))
         settle()
     }
 
@@ -773,11 +772,11 @@ extension Simulation {
     }
 
     /// The task's time is nearly over: its expiration handler runs.
-    func scheduledTaskWarningDue(_ id: Int, reason: String? = nil) {
+    func scheduledTaskWarningDue(_ id: Int, reason: AuditReason? = nil) {
         guard let task = runningTasks[id] else { return }
         record(
             .scheduledTask(
-                action: "expiring", kind: task.kind.rawValue, identifier: task.identifier, success: nil, reason: reason)
+                action: .expiring, kind: task.kind, identifier: task.identifier, success: nil, reason: reason)
         )
         if let handler = task.expirationHandler {
             handler()
@@ -793,7 +792,7 @@ extension Simulation {
         guard let task = runningTasks[id] else { return }
         record(
             .scheduledTask(
-                action: "expired", kind: task.kind.rawValue, identifier: task.identifier, success: nil, reason: "budget"
+                action: .expired, kind: task.kind, identifier: task.identifier, success: nil, reason: .budget
             ))
         terminate(.scheduledTaskExpired)
     }
@@ -808,7 +807,7 @@ extension Simulation {
         transferCounter += 1
         let id = transferCounter
         transfers[id] = Transfer(count: locations.count, payload: Self.payload(locations))
-        record(.transfer(action: "scheduled", task: id, count: locations.count, reason: nil))
+        record(.transfer(action: .scheduled, task: id, count: locations.count, reason: nil))
         timers.schedule(.transferDone(id), at: now + max(.zero, scenario.system.transferDuration))
     }
 
@@ -824,19 +823,19 @@ extension Simulation {
 
     func transferFinished(_ id: Int) {
         guard let transfer = transfers[id] else { return }
-        var failure: String?
+        var failure: (reason: AuditReason, detail: String?)?
         if !power.network {
-            failure = "noNetwork"
+            failure = (.noNetwork, nil)
         } else if let directory = uploadDirectory {
-            failure = Self.write(transfer.payload, to: directory + "/upload-\(id).csv")
+            failure = Self.write(transfer.payload, to: directory + "/upload-\(id).csv").map { (.cannotWrite, $0) }
         }
         if let failure {
-            record(.transfer(action: "failed", task: id, count: transfer.count, reason: failure))
+            record(.transfer(action: .failed, task: id, count: transfer.count, reason: failure.reason, detail: failure.detail))
             timers.schedule(.transferDone(id), at: now + max(.seconds(1), scenario.system.transferRetryAfter))
             return
         }
         transfers[id] = nil
-        record(.transfer(action: "completed", task: id, count: transfer.count, reason: nil))
+        record(.transfer(action: .completed, task: id, count: transfer.count, reason: nil))
         // "When a background transfer completes … if your app is no longer running, your app is
         // automatically relaunched in the background."
         switch appState {
@@ -851,7 +850,7 @@ extension Simulation {
                 guard let self, self.transferEventsPending, self.launchCount == launch else { return }
                 self.transferEventsPending = false
                 self.timers.cancel(.transferEventsDeadline)
-                self.record(.transfer(action: "eventsHandled", task: id, count: nil, reason: nil))
+                self.record(.transfer(action: .eventsHandled, task: id, count: nil, reason: nil))
                 self.settle()
             }
         default:
@@ -863,7 +862,7 @@ extension Simulation {
     func transferEventsTimedOut() {
         guard transferEventsPending else { return }
         transferEventsPending = false
-        record(.transfer(action: "eventsTimedOut", task: transferCounter, count: nil, reason: "budget"))
+        record(.transfer(action: .eventsTimedOut, task: transferCounter, count: nil, reason: .budget))
     }
 
     /// Writes `text` to `path`; the error in words, or nil.

@@ -14,20 +14,20 @@ extension Simulation {
     /// background mode; otherwise it does nothing (a `session` event says why).
     @discardableResult
     public func startBackgroundActivitySession() -> BackgroundActivitySession {
-        let why: String? =
+        let why: AuditReason? =
             if version.major < 17 {
-                "needsIOS17"
+                .needsIOS17
             } else if !appCodeRuns {
-                appState.rawValue
+                AuditReason(appState)
             } else if !scenario.info.backgroundModes.contains(.location) {
-                "noLocationMode"
+                .noLocationMode
             } else if !isInUse {
-                "notInUse"
+                .notInUse
             } else {
                 nil
             }
         let session = BackgroundActivitySession(simulation: self, active: why == nil, launch: launchCount)
-        record(.session(kind: "backgroundActivity", action: why == nil ? "started" : "ignored", reason: why))
+        record(.session(kind: .backgroundActivity, action: why == nil ? .started : .ignored, reason: why))
         guard why == nil else { return session }
         activitySessions += 1
         return session
@@ -38,7 +38,7 @@ extension Simulation {
         session.valid = false
         guard active else { return }
         activitySessions -= 1
-        record(.session(kind: "backgroundActivity", action: "invalidated", reason: nil))
+        record(.session(kind: .backgroundActivity, action: .invalidated, reason: nil))
         settle()
     }
 
@@ -54,11 +54,11 @@ extension Simulation {
         guard version.major >= 18, appCodeRuns else {
             record(
                 .session(
-                    kind: "service", action: "ignored", reason: version.major < 18 ? "needsIOS18" : appState.rawValue))
+                    kind: .service, action: .ignored, reason: version.major < 18 ? .needsIOS18 : AuditReason(appState)))
             return session
         }
         serviceSessions[session.id] = wanted
-        record(.session(kind: "service", action: "started", reason: wanted.rawValue))
+        record(.session(kind: .service, action: .started, reason: AuditReason(wanted)))
         updateLiveGate()
         askForServiceSessionAuthorization()
         return session
@@ -66,7 +66,7 @@ extension Simulation {
 
     func invalidate(_ session: ServiceSession) {
         guard serviceSessions.removeValue(forKey: session.id) != nil else { return }
-        record(.session(kind: "service", action: "invalidated", reason: session.authorization.rawValue))
+        record(.session(kind: .service, action: .invalidated, reason: AuditReason(session.authorization)))
         updateLiveGate()
     }
 
@@ -121,7 +121,7 @@ extension Simulation {
     func sendLiveDiagnostic(_ diagnostic: LiveUpdate.Diagnostic) {
         guard version.major >= 18, diagnostic != lastLiveDiagnostic else { return }
         lastLiveDiagnostic = diagnostic
-        record(.liveUpdate(stationary: false, diagnostic: diagnostic.rawValue))
+        record(.liveUpdate(stationary: false, diagnostic: diagnostic))
         manager.yieldLive(LiveUpdate(location: nil, diagnostic: diagnostic))
     }
 
@@ -169,17 +169,17 @@ extension Simulation {
         let replacing = machine.regions.contains { $0.region.identifier == identifier }
         if !replacing && total >= RegionMonitorStateMachine.limit {
             record(
-                .monitor(name: name, identifier: identifier, action: "failed", decision: nil, reason: "limitReached"))
+                .monitor(name: name, identifier: identifier, action: .failed, decision: nil, reason: .limitReached))
             return
         }
         for action in machine.handle(.start(region)) {
             switch action {
             case .started:
-                record(.monitor(name: name, identifier: identifier, action: "added", decision: nil, reason: nil))
+                record(.monitor(name: name, identifier: identifier, action: .added, decision: nil, reason: nil))
             case .failed(_, let failure):
                 record(
                     .monitor(
-                        name: name, identifier: identifier, action: "failed", decision: nil, reason: failure.rawValue))
+                        name: name, identifier: identifier, action: .failed, decision: nil, reason: failure.auditReason))
             default: break
             }
         }
@@ -191,7 +191,7 @@ extension Simulation {
     func removeCondition(_ identifier: String, from name: String) {
         guard appCodeRuns, var machine = conditionRegions[name] else { return }
         guard !machine.handle(.stop(identifier: identifier)).isEmpty else { return }
-        record(.monitor(name: name, identifier: identifier, action: "removed", decision: nil, reason: nil))
+        record(.monitor(name: name, identifier: identifier, action: .removed, decision: nil, reason: nil))
         conditionRegions[name] = machine.regions.isEmpty ? nil : machine
         conditionNames = conditionRegions.keys.sorted()
         updateServicesWatch()
@@ -220,7 +220,7 @@ extension Simulation {
         let monitoring: MonitoringState = state == .inside ? .satisfied : .unsatisfied
         record(
             .monitor(
-                name: name, identifier: identifier, action: monitoring.rawValue, decision: "delivered", reason: "region"
+                name: name, identifier: identifier, action: MonitorAction(monitoring), decision: .delivered, reason: .region
             ))
         monitor.continuation.yield(
             ConditionEvent(identifier: identifier, state: monitoring, date: epoch.addingTimeInterval(now.inSeconds)))

@@ -81,7 +81,7 @@ public final class Simulation {
 
     /// Settings the app's code made on its manager before the device adopted it; recorded when
     /// the run starts.
-    var settingsBeforeAdoption: [(name: String, value: String)] = []
+    var settingsBeforeAdoption: [(name: ManagerSetting, value: String)] = []
 
     // MARK: The services that wake or relaunch the app (Simulation+Services.swift)
 
@@ -116,7 +116,7 @@ public final class Simulation {
     var taskCounter = 0
     var taskHandlers: [String: (ScheduledTask) -> Void] = [:]
     /// Why each due request was last said to wait (each reason is said once).
-    var waitingReported: [String: String] = [:]
+    var waitingReported: [String: AuditReason] = [:]
     var audioPlaying = false { didSet { refreshServiceActivity() } }
     /// `requestLocation()` in progress: when it times out.
     var locationRequestDeadline: Duration?
@@ -461,7 +461,7 @@ public final class Simulation {
     /// Writes a `source` event to the audit log (format 4): something the location source did
     /// beside its fixes (a live receiver's gpsd connected, went away, went silent), at the
     /// simulation's current time.
-    public func noteSource(_ action: String, detail: String? = nil) {
+    public func noteSource(_ action: SourceAction, detail: String? = nil) {
         record(.source(action: action, detail: detail))
     }
 

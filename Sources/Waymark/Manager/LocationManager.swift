@@ -133,7 +133,7 @@ protocol LocationManagerHost: AnyObject {
     func managerRequestedAuthorization(always: Bool)
     func managerStartedUpdates()
     func managerStoppedUpdates()
-    func managerChangedSetting(_ name: String, _ value: String)
+    func managerChangedSetting(_ name: ManagerSetting, _ value: String)
     func managerMayAllowBackgroundUpdates() -> Bool
     func managerStartedSignificantChanges()
     func managerStoppedSignificantChanges()
@@ -174,13 +174,13 @@ public final class LocationManager {
     /// The accuracy the app asks for (``AccuracyModel`` says what each level gives).
     public var desiredAccuracy: DesiredAccuracy {
         get { settings.desiredAccuracy }
-        set { update(\.desiredAccuracy, to: newValue, "desiredAccuracy", "\(newValue)") }
+        set { update(\.desiredAccuracy, to: newValue, .desiredAccuracy, "\(newValue)") }
     }
     /// Metres the device must move from the last delivered location before the next one is
     /// delivered; ``distanceFilterNone`` (−1) delivers every fix.
     public var distanceFilter: Double {
         get { settings.distanceFilter }
-        set { update(\.distanceFilter, to: newValue, "distanceFilter", ValueFormatting.fixed(newValue, decimals: 1)) }
+        set { update(\.distanceFilter, to: newValue, .distanceFilter, ValueFormatting.fixed(newValue, decimals: 1)) }
     }
     /// Whether updates continue in the background. Setting it to true without the `location`
     /// background mode is a fatal error that terminates the app, as on iOS.
@@ -189,7 +189,7 @@ public final class LocationManager {
         set {
             guard newValue != settings.allowsBackgroundLocationUpdates else { return }
             if newValue && !(host?.managerMayAllowBackgroundUpdates() ?? true) { return }
-            update(\.allowsBackgroundLocationUpdates, to: newValue, "allowsBackgroundLocationUpdates", "\(newValue)")
+            update(\.allowsBackgroundLocationUpdates, to: newValue, .allowsBackgroundLocationUpdates, "\(newValue)")
         }
     }
     /// Whether a stationary device pauses updates (the default, as in CoreLocation).
@@ -197,25 +197,25 @@ public final class LocationManager {
         get { settings.pausesLocationUpdatesAutomatically }
         set {
             update(
-                \.pausesLocationUpdatesAutomatically, to: newValue, "pausesLocationUpdatesAutomatically", "\(newValue)")
+                \.pausesLocationUpdatesAutomatically, to: newValue, .pausesLocationUpdatesAutomatically, "\(newValue)")
         }
     }
     /// The movement the app expects; it sets how soon updates pause.
     public var activityType: ActivityType {
         get { settings.activityType }
-        set { update(\.activityType, to: newValue, "activityType", newValue.rawValue) }
+        set { update(\.activityType, to: newValue, .activityType, newValue.rawValue) }
     }
     /// Whether an Always app's background session shows the location indicator.
     public var showsBackgroundLocationIndicator: Bool {
         get { settings.showsBackgroundLocationIndicator }
         set {
-            update(\.showsBackgroundLocationIndicator, to: newValue, "showsBackgroundLocationIndicator", "\(newValue)")
+            update(\.showsBackgroundLocationIndicator, to: newValue, .showsBackgroundLocationIndicator, "\(newValue)")
         }
     }
 
     /// Sets one property and, when it changed, tells the device (a `setting` audit event).
     private func update<T: Equatable>(
-        _ property: WritableKeyPath<LocationServiceStateMachine.Settings, T>, to value: T, _ name: String,
+        _ property: WritableKeyPath<LocationServiceStateMachine.Settings, T>, to value: T, _ name: ManagerSetting,
         _ text: @autoclosure () -> String
     ) {
         guard value != settings[keyPath: property] else { return }
@@ -225,10 +225,10 @@ public final class LocationManager {
 
     /// What the app's code set before a device adopted the manager, in order: the device records
     /// it as `setting` events when its run starts.
-    private var changesBeforeAdoption: [(name: String, value: String)] = []
+    private var changesBeforeAdoption: [(name: ManagerSetting, value: String)] = []
 
     /// Hands the manager to the device that runs it; returns what was set before, in order.
-    func adopt(by host: any LocationManagerHost) -> [(name: String, value: String)] {
+    func adopt(by host: any LocationManagerHost) -> [(name: ManagerSetting, value: String)] {
         self.host = host
         settingsAtAdoption = settings
         defer { changesBeforeAdoption = [] }

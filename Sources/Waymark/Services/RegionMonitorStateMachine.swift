@@ -67,6 +67,9 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         case limitReached
         /// The radius is above ``maximumRadius`` or not a positive number.
         case radiusTooLarge
+
+        /// The failure's name in the audit log.
+        public var auditReason: AuditReason { self == .limitReached ? .limitReached : .radiusTooLarge }
     }
 
     public enum Event: Sendable, Hashable {

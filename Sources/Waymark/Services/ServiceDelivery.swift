@@ -9,7 +9,7 @@ public enum ServiceDelivery {
         /// Launch the terminated app into the background, then deliver.
         case launch
         /// Not delivered: why, as a word for the audit log.
-        case drop(String)
+        case drop(AuditReason)
     }
 
     /// The app and the device when the event comes.
@@ -56,11 +56,11 @@ public enum ServiceDelivery {
     ///    away ("Always: … If your app isn't running, the system launches your app and delivers
     ///    the event").
     public static func locationEvent(_ c: Context) -> Outcome {
-        if !c.locationServicesEnabled { return .drop("locationServicesDisabled") }
-        guard c.authorization.isAuthorized else { return .drop(c.authorization.rawValue) }
+        if !c.locationServicesEnabled { return .drop(.locationServicesDisabled) }
+        guard c.authorization.isAuthorized else { return .drop(AuditReason(c.authorization)) }
         if c.appState.isForeground { return .deliver }
         if c.authorization == .authorizedWhenInUse || c.isProvisionalAlways {
-            return c.appInUse && c.isRunning ? .deliver : .drop("notInUse")
+            return c.appInUse && c.isRunning ? .deliver : .drop(.notInUse)
         }
         switch c.appState {
         case .suspended: return .wake
@@ -81,11 +81,11 @@ public enum ServiceDelivery {
     ///    launched. (Throttling is the owner's, ``PushThrottle``.)
     public static func push(_ c: Context) -> Outcome {
         if c.appState.isForeground { return .deliver }
-        guard c.backgroundModes.contains(.remoteNotification) else { return .drop("noRemoteNotificationMode") }
+        guard c.backgroundModes.contains(.remoteNotification) else { return .drop(.noRemoteNotificationMode) }
         if let off = c.power.backgroundRefreshOffReason { return .drop(off) }
         switch c.appState {
         case .suspended: return .wake
-        case .notRunning: return c.terminatedByUser ? .drop("userTerminated") : .launch
+        case .notRunning: return c.terminatedByUser ? .drop(.userTerminated) : .launch
         default: return .deliver
         }
     }

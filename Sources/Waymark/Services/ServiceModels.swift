@@ -106,10 +106,10 @@ public struct PowerAndRefresh: Sendable, Hashable {
     public var backgroundRefreshAvailable: Bool { backgroundAppRefresh && appBackgroundAppRefresh && !lowPowerMode }
 
     /// Why background refresh is unavailable, in a word for the audit log; nil when available.
-    public var backgroundRefreshOffReason: String? {
-        if lowPowerMode { return "lowPowerMode" }
-        if !backgroundAppRefresh { return "backgroundAppRefreshOff" }
-        if !appBackgroundAppRefresh { return "appBackgroundAppRefreshOff" }
+    public var backgroundRefreshOffReason: AuditReason? {
+        if lowPowerMode { return .lowPowerMode }
+        if !backgroundAppRefresh { return .backgroundAppRefreshOff }
+        if !appBackgroundAppRefresh { return .appBackgroundAppRefreshOff }
         return nil
     }
 }

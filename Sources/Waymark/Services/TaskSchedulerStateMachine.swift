@@ -47,6 +47,15 @@ public struct TaskSchedulerStateMachine: Sendable, Hashable {
     /// Why a submission failed, as `BGTaskScheduler.Error.Code`.
     public enum SubmitError: String, Error, Sendable, Hashable, CaseIterable {
         case unavailable, tooManyPendingTaskRequests, notPermitted
+
+        /// The error's name in the audit log.
+        public var auditReason: AuditReason {
+            switch self {
+            case .unavailable: .unavailable
+            case .tooManyPendingTaskRequests: .tooManyPendingTaskRequests
+            case .notPermitted: .notPermitted
+            }
+        }
     }
 
     private struct Pending: Sendable, Hashable {
@@ -90,12 +99,12 @@ public struct TaskSchedulerStateMachine: Sendable, Hashable {
     /// Why a due request waits, or nil when it may run now.
     public static func waitReason(
         _ request: Request, app: AppState, terminatedByUser: Bool, power: PowerAndRefresh
-    ) -> String? {
-        if app.isForeground { return "appInForeground" }
-        if terminatedByUser { return "userTerminated" }
+    ) -> AuditReason? {
+        if app.isForeground { return .appInForeground }
+        if terminatedByUser { return .userTerminated }
         if let off = power.backgroundRefreshOffReason { return off }
-        if request.requiresExternalPower && !power.charging { return "requiresExternalPower" }
-        if request.requiresNetworkConnectivity && !power.network { return "requiresNetworkConnectivity" }
+        if request.requiresExternalPower && !power.charging { return .requiresExternalPower }
+        if request.requiresNetworkConnectivity && !power.network { return .requiresNetworkConnectivity }
         return nil
     }
 
@@ -116,7 +125,7 @@ public struct TaskSchedulerStateMachine: Sendable, Hashable {
 
     /// The requests due at `now` that wait, with why (for the audit log).
     public func waiting(at now: Duration, app: AppState, terminatedByUser: Bool, power: PowerAndRefresh)
-        -> [(Request, String)]
+        -> [(Request, AuditReason)]
     {
         pending.compactMap { p in
             guard p.due <= now,

@@ -75,32 +75,34 @@ public struct AuditEvent: Sendable, Hashable {
         case locationsDelivered(count: Int, reason: FixReason)
         /// A scripted action is carried out.
         case action(name: String, value: String?)
-        case stateChanged(from: AppState, to: AppState, cause: String)
+        case stateChanged(from: AppState, to: AppState, cause: LifecycleCause)
         /// The app asked for authorization: `prompted` or `ignored` with a reason.
-        case authorizationRequest(request: Scenario.AuthorizationRequest, outcome: String, reason: String?)
+        case authorizationRequest(
+            request: Scenario.AuthorizationRequest, outcome: AuthorizationRequestOutcome,
+            reason: AuthorizationStateMachine.IgnoredReason?)
         /// A prompt was `shown`, `answered` with the user's answer, or `dismissed` unanswered.
-        case prompt(prompt: String, phase: String, answer: String?)
+        case prompt(prompt: PromptKind, phase: PromptPhase, answer: PromptAnswer?)
         case authorizationChanged(from: AuthorizationStatus, to: AuthorizationStatus)
         case accuracyChanged(from: AccuracyAuthorization, to: AccuracyAuthorization)
         case locationServicesChanged(enabled: Bool)
         /// The app changed a manager property.
-        case setting(name: String, value: String)
+        case setting(name: ManagerSetting, value: String)
         /// Updates `started` or `stopped`, or a start `refused`.
-        case updates(action: String, reason: String?)
+        case updates(action: UpdatesAction)
         case fix(FixRecord)
         case error(LocationError)
         /// A background task `began`, `ended` or is `expiring` (format 1 also wrote `refused` and
         /// `reinstated`).
-        case backgroundTask(action: String, task: Int?, remaining: Duration?, reason: String?)
+        case backgroundTask(action: BackgroundTaskAction, task: Int?, remaining: Duration?, reason: String?)
         /// A fetch `began`, `completed` (with its result), `expired`, was `deferred` or `skipped`.
-        case fetch(action: String, result: String?, synced: Int?, reason: String?)
-        case paused(reason: String)
-        case resumed(reason: String)
+        case fetch(action: FetchAction, result: FetchResult?, synced: Int?, reason: AuditReason?, detail: String? = nil)
+        case paused(reason: PauseReason)
+        case resumed(reason: ResumeReason)
         /// Held fixes thrown away on resume or termination.
-        case heldDiscarded(count: Int, reason: String)
+        case heldDiscarded(count: Int, reason: HeldDiscardReason)
         /// The app, back in the foreground, reports how many locations arrived while it was away.
         case arrivedWhileAway(count: Int)
-        case terminated(reason: String)
+        case terminated(reason: TerminationCause)
         /// Something the system refused or ignored, in words.
         case diagnostic(message: String)
         /// (4) What the location source did, beside its fixes: a live receiver's gpsd
@@ -108,7 +110,7 @@ public struct AuditEvent: Sendable, Hashable {
         /// (silent) or `receiving` again, its clock's `timeJump`, a fix dropped for an
         /// `implausibleTime`, an `overlongLine` skipped, reports dropped in a `backlogOverflow`;
         /// `detail` says more, in words.
-        case source(action: String, detail: String?)
+        case source(action: SourceAction, detail: String?)
         /// The run ended, with its counts.
         case finished(RunSummary)
         /// A location from a service other than standard updates (the significant-change
@@ -118,39 +120,41 @@ public struct AuditEvent: Sendable, Hashable {
         case serviceLocation(ServiceLocationRecord)
         /// A region: monitoring `started`, `failed` or `stopped`; the device `entered` or `exited`
         /// it (delivered, or dropped with a reason); its state `determined`.
-        case region(action: String, identifier: String, state: RegionState?, decision: String?, reason: String?)
+        case region(
+            action: RegionAction, identifier: String, state: RegionState?, decision: ServiceDecision?, reason: AuditReason?)
         /// A visit's `arrival` or `departure` (delivered, held or dropped with a reason), or the
         /// service `started` or `stopped`.
-        case visit(action: String, visit: Visit?, decision: String?, reason: String?)
+        case visit(action: VisitAction, visit: Visit?, decision: ServiceDecision?, reason: AuditReason?)
         /// A push notification: `received`, `delivered` to the app's handler, `completed` (with its
         /// result), `expired`, `throttled` or `dropped` with a reason.
-        case push(action: String, result: String?, reason: String?)
+        case push(action: PushAction, result: FetchResult?, reason: AuditReason?, detail: String? = nil)
         /// A `BGTaskScheduler` request: `submitted`, `rejected` (with the error), `waiting` (with
         /// why), `began`, `expiring`, `completed` (with success), `expired`, `dropped`, `cancelled`.
-        case scheduledTask(action: String, kind: String, identifier: String, success: Bool?, reason: String?)
+        case scheduledTask(
+            action: ScheduledTaskAction, kind: TaskSchedulerStateMachine.Kind, identifier: String, success: Bool?,
+            reason: AuditReason?, earliestBegin: Duration? = nil, detail: String? = nil)
         /// Audio playback `started` or `stopped`, with why.
-        case audio(action: String, reason: String?)
+        case audio(action: AudioAction, reason: AuditReason?)
         /// A background URL session's transfer: `scheduled`, `completed`, `failed` (retried),
         /// `cancelled`, and the app's `eventsHandled`.
-        case transfer(action: String, task: Int, count: Int?, reason: String?)
+        case transfer(action: TransferAction, task: Int, count: Int?, reason: AuditReason?, detail: String? = nil)
         /// A `CLBackgroundActivitySession` or `CLServiceSession` (`kind` `backgroundActivity`,
         /// `service`) `started`, `invalidated` or `ignored` (with why).
-        case session(kind: String, action: String, reason: String?)
+        case session(kind: SessionKind, action: SessionAction, reason: AuditReason?)
         /// A `CLMonitor`'s condition `added`, `removed`, or its state `satisfied`, `unsatisfied`
         /// (delivered to the monitor's events, or dropped with a reason).
-        case monitor(name: String, identifier: String, action: String, decision: String?, reason: String?)
+        case monitor(
+            name: String, identifier: String, action: MonitorAction, decision: ServiceDecision?, reason: AuditReason?)
         /// A live update without a location (iOS 17+): the device is `stationary`, or (iOS 18) a
         /// `diagnostic` says why no location comes.
-        case liveUpdate(stationary: Bool, diagnostic: String?)
+        case liveUpdate(stationary: Bool, diagnostic: LiveUpdate.Diagnostic?)
     }
 
     /// A service's location, for the audit log.
     public struct ServiceLocationRecord: Sendable, Hashable {
-        /// `significantLocationChange` or `requestLocation`.
-        public var service: String
-        /// `started`, `stopped`, `requested`, `failed`, `delivered`, `held` or `dropped`.
-        public var action: String
-        public var reason: String?
+        public var service: LocationServiceName
+        public var action: ServiceLocationAction
+        public var reason: AuditReason?
         public var index: Int?
         public var segment: Int?
         public var appState: AppState
@@ -161,7 +165,7 @@ public struct AuditEvent: Sendable, Hashable {
         public var accuracy: AccuracyAuthorization
 
         public init(
-            service: String, action: String, reason: String? = nil, index: Int? = nil, segment: Int? = nil,
+            service: LocationServiceName, action: ServiceLocationAction, reason: AuditReason? = nil, index: Int? = nil, segment: Int? = nil,
             appState: AppState, location: Location? = nil, authorization: AuthorizationStatus = .authorizedAlways,
             accuracy: AccuracyAuthorization = .fullAccuracy
         ) {
@@ -183,10 +187,10 @@ public struct AuditEvent: Sendable, Hashable {
         switch kind {
         case .fix(let f): return f.delivered == nil ? nil : f
         case .serviceLocation(let r):
-            guard r.action == "delivered", let location = r.location else { return nil }
+            guard r.action == .delivered, let location = r.location else { return nil }
             return FixRecord(
                 index: r.index ?? 0, segment: r.segment ?? 0, decision: .delivered,
-                reason: r.service == "requestLocation" ? .requestLocation : .significantLocationChange,
+                reason: r.service == .requestLocation ? .requestLocation : .significantLocationChange,
                 appState: r.appState, authorization: r.authorization, accuracy: r.accuracy,
                 coordinate: location.coordinate, delivered: location, backgroundTimeRemaining: nil, indicator: false)
         default: return nil
@@ -275,15 +279,15 @@ public struct AuditEvent: Sendable, Hashable {
         case .stateChanged(let from, let to, let cause):
             w.string("from", from.rawValue)
             w.string("to", to.rawValue)
-            w.string("cause", cause)
+            w.string("cause", cause.rawValue)
         case .authorizationRequest(let request, let outcome, let reason):
             w.string("request", request.rawValue)
-            w.string("outcome", outcome)
-            w.string("reason", reason)
+            w.string("outcome", outcome.rawValue)
+            w.string("reason", reason?.rawValue)
         case .prompt(let prompt, let phase, let answer):
-            w.string("prompt", prompt)
-            w.string("phase", phase)
-            w.string("answer", answer)
+            w.string("prompt", prompt.rawValue)
+            w.string("phase", phase.rawValue)
+            w.string("answer", answer?.rawValue)
         case .authorizationChanged(let from, let to):
             w.string("from", from.rawValue)
             w.string("to", to.rawValue)
@@ -293,11 +297,10 @@ public struct AuditEvent: Sendable, Hashable {
         case .locationServicesChanged(let enabled):
             w.bool("enabled", enabled)
         case .setting(let name, let value):
-            w.string("name", name)
+            w.string("name", name.rawValue)
             w.string("value", value)
-        case .updates(let action, let reason):
-            w.string("action", action)
-            w.string("reason", reason)
+        case .updates(let action):
+            w.string("action", action.rawValue)
         case .fix(let f):
             w.int("index", f.index)
             w.int("segment", f.segment)
@@ -322,31 +325,36 @@ public struct AuditEvent: Sendable, Hashable {
             w.string("code", e.code.name)
             w.string("reason", e.reason)
         case .backgroundTask(let action, let task, let remaining, let reason):
-            w.string("action", action)
+            w.string("action", action.rawValue)
             if let task { w.int("task", task) }
             if let remaining { w.number("remaining", remaining.inSeconds, decimals: 3) }
             w.string("reason", reason)
-        case .fetch(let action, let result, let synced, let reason):
-            w.string("action", action)
-            w.string("result", result)
+        case .fetch(let action, let result, let synced, let reason, let detail):
+            w.string("action", action.rawValue)
+            w.string("result", result?.rawValue)
             if let synced { w.int("synced", synced) }
-            w.string("reason", reason)
-        case .paused(let reason), .resumed(let reason), .terminated(let reason):
-            w.string("reason", reason)
+            w.string("reason", reason?.rawValue)
+            w.string("detail", detail)
+        case .paused(let reason):
+            w.string("reason", reason.rawValue)
+        case .resumed(let reason):
+            w.string("reason", reason.rawValue)
+        case .terminated(let reason):
+            w.string("reason", reason.rawValue)
         case .heldDiscarded(let count, let reason):
             w.int("count", count)
-            w.string("reason", reason)
+            w.string("reason", reason.rawValue)
         case .arrivedWhileAway(let count):
             w.int("count", count)
         case .diagnostic(let message):
             w.string("message", message)
         case .source(let action, let detail):
-            w.string("action", action)
+            w.string("action", action.rawValue)
             w.string("detail", detail)
         case .serviceLocation(let r):
-            w.string("service", r.service)
-            w.string("action", r.action)
-            w.string("reason", r.reason)
+            w.string("service", r.service.rawValue)
+            w.string("action", r.action.rawValue)
+            w.string("reason", r.reason?.rawValue)
             if let index = r.index { w.int("index", index) }
             if let segment = r.segment { w.int("segment", segment) }
             w.string("appState", r.appState.rawValue)
@@ -356,15 +364,15 @@ public struct AuditEvent: Sendable, Hashable {
                 w.number("horizontalAccuracy", l.horizontalAccuracy, decimals: 1)
             }
         case .region(let action, let identifier, let state, let decision, let reason):
-            w.string("action", action)
+            w.string("action", action.rawValue)
             w.string("identifier", identifier)
             w.string("state", state?.rawValue)
-            w.string("decision", decision)
-            w.string("reason", reason)
+            w.string("decision", decision?.rawValue)
+            w.string("reason", reason?.rawValue)
         case .visit(let action, let visit, let decision, let reason):
-            w.string("action", action)
-            w.string("decision", decision)
-            w.string("reason", reason)
+            w.string("action", action.rawValue)
+            w.string("decision", decision?.rawValue)
+            w.string("reason", reason?.rawValue)
             if let v = visit {
                 w.number("latitude", v.coordinate.latitude, decimals: 7)
                 w.number("longitude", v.coordinate.longitude, decimals: 7)
@@ -372,37 +380,44 @@ public struct AuditEvent: Sendable, Hashable {
                 w.date("arrival", v.arrivalDate)
                 if !v.isArrival { w.date("departure", v.departureDate) }
             }
-        case .push(let action, let result, let reason):
-            w.string("action", action)
-            w.string("result", result)
-            w.string("reason", reason)
-        case .scheduledTask(let action, let kind, let identifier, let success, let reason):
-            w.string("action", action)
-            w.string("kind", kind)
+        case .push(let action, let result, let reason, let detail):
+            w.string("action", action.rawValue)
+            w.string("result", result?.rawValue)
+            w.string("reason", reason?.rawValue)
+            w.string("detail", detail)
+        case .scheduledTask(let action, let kind, let identifier, let success, let reason, let begin, let detail):
+            w.string("action", action.rawValue)
+            w.string("kind", kind.rawValue)
             w.string("identifier", identifier)
             if let success { w.bool("success", success) }
-            w.string("reason", reason)
+            if let begin {
+                w.string("reason", "earliestBegin at \(DurationText.format(max(.zero, begin)))")
+            } else {
+                w.string("reason", reason?.rawValue)
+            }
+            w.string("detail", detail)
         case .audio(let action, let reason):
-            w.string("action", action)
-            w.string("reason", reason)
-        case .transfer(let action, let task, let count, let reason):
-            w.string("action", action)
+            w.string("action", action.rawValue)
+            w.string("reason", reason?.rawValue)
+        case .transfer(let action, let task, let count, let reason, let detail):
+            w.string("action", action.rawValue)
             w.int("task", task)
             if let count { w.int("count", count) }
-            w.string("reason", reason)
+            w.string("reason", reason?.rawValue)
+            w.string("detail", detail)
         case .session(let kind, let action, let reason):
-            w.string("kind", kind)
-            w.string("action", action)
-            w.string("reason", reason)
+            w.string("kind", kind.rawValue)
+            w.string("action", action.rawValue)
+            w.string("reason", reason?.rawValue)
         case .monitor(let name, let identifier, let action, let decision, let reason):
             w.string("name", name)
             w.string("identifier", identifier)
-            w.string("action", action)
-            w.string("decision", decision)
-            w.string("reason", reason)
+            w.string("action", action.rawValue)
+            w.string("decision", decision?.rawValue)
+            w.string("reason", reason?.rawValue)
         case .liveUpdate(let stationary, let diagnostic):
             if stationary { w.bool("stationary", true) }
-            w.string("diagnostic", diagnostic)
+            w.string("diagnostic", diagnostic?.rawValue)
         case .finished(let s):
             w.int("fixes", s.fixes)
             w.int("delivered", s.count(.delivered))
