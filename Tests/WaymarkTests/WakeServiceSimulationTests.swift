@@ -18,8 +18,13 @@ import Testing
         _ scenario: Scenario, _ source: ListSource, delegate: (any LocationManagerDelegate)? = nil,
         app: (any SimulatedApp)? = nil
     ) async throws -> Run {
-        let simulation = Simulation(scenario: scenario, epoch: DeviceRuleTests.epoch, app: app)
-        simulation.manager.delegate = delegate
+        // The listener is the app's own delegate: its launch code sets it on the manager of every
+        // process, as a relaunched app's code must (a delegate set from outside dies with the
+        // process that had it).
+        let inner = app ?? TutorialApp(scenario: scenario)
+        let simulation = Simulation(
+            scenario: scenario, epoch: DeviceRuleTests.epoch,
+            app: delegate.map { ListeningApp(inner: inner, delegate: $0) } ?? inner)
         let recorder = AuditRecorder()
         simulation.addObserver(recorder)
         try await simulation.run(source)
@@ -36,10 +41,38 @@ import Testing
 
     static func serviceLocations(_ run: Run, _ action: String? = nil) -> [(Int, AuditEvent.ServiceLocationRecord)] {
         run.events.compactMap { e in
-            guard case .serviceLocation(let r) = e.kind, r.location != nil, action.map({ r.action.rawValue == $0 }) ?? true
+            guard case .serviceLocation(let r) = e.kind, r.location != nil,
+                action.map({ r.action.rawValue == $0 }) ?? true
             else { return nil }
             return (Int(e.offset.components.seconds), r)
         }
+    }
+
+    /// An app whose launch code makes `delegate` its manager's delegate, then runs `inner`.
+    final class ListeningApp: SimulatedApp {
+        let inner: any SimulatedApp
+        let delegate: any LocationManagerDelegate
+        init(inner: any SimulatedApp, delegate: any LocationManagerDelegate) {
+            self.inner = inner
+            self.delegate = delegate
+        }
+        func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+            system.manager.delegate = delegate
+            inner.didFinishLaunching(system, inBackground: inBackground)
+        }
+        func didBecomeActive(_ system: Simulation) { inner.didBecomeActive(system) }
+        func willEnterForeground(_ system: Simulation) { inner.willEnterForeground(system) }
+        func didEnterBackground(_ system: Simulation) { inner.didEnterBackground(system) }
+        func performFetch(_ system: Simulation, completion: @escaping (FetchResult) -> Void) {
+            inner.performFetch(system, completion: completion)
+        }
+        func didReceiveRemoteNotification(_ system: Simulation, completion: @escaping (FetchResult) -> Void) {
+            inner.didReceiveRemoteNotification(system, completion: completion)
+        }
+        func handleEventsForBackgroundURLSession(_ system: Simulation, completion: @escaping () -> Void) {
+            inner.handleEventsForBackgroundURLSession(system, completion: completion)
+        }
+        func didTerminate(_ system: Simulation, cause: TerminationCause) { inner.didTerminate(system, cause: cause) }
     }
 
     /// A delegate that keeps what it hears.
@@ -311,7 +344,11 @@ import Testing
         }
         var run = try await Self.run(s, .walk(for: 60))
         var pushes = run.events.compactMap { e -> String? in
-            if case .push(let action, _, let reason, _) = e.kind { return "\(action) \(reason?.rawValue ?? "")" } else { return nil }
+            if case .push(let action, _, let reason, _) = e.kind {
+                return "\(action) \(reason?.rawValue ?? "")"
+            } else {
+                return nil
+            }
         }
         #expect(pushes == ["held throttled", "discarded newerHeld", "held throttled", "delivered held", "completed "])
         s.app.launchAt = .zero
@@ -321,7 +358,11 @@ import Testing
         ]
         run = try await Self.run(s, .walk(for: 60))
         pushes = run.events.compactMap { e -> String? in
-            if case .push(let action, _, let reason, _) = e.kind { return "\(action) \(reason?.rawValue ?? "")" } else { return nil }
+            if case .push(let action, _, let reason, _) = e.kind {
+                return "\(action) \(reason?.rawValue ?? "")"
+            } else {
+                return nil
+            }
         }
         #expect(pushes == ["held throttled", "discarded terminated"])
     }
@@ -653,7 +694,9 @@ import Testing
                 ]
                 $0.end = .seconds(15)
             }, .walk(for: 20))
-        let began = run.events.filter { if case .scheduledTask(.began, _, _, _, _, _, _) = $0.kind { true } else { false } }
+        let began = run.events.filter {
+            if case .scheduledTask(.began, _, _, _, _, _, _) = $0.kind { true } else { false }
+        }
         #expect(began.map { Int($0.offset.components.seconds) } == [10, 11, 12, 13, 14, 15])
     }
 
@@ -736,7 +779,11 @@ import Testing
                 $0.timeline = [.init(at: .seconds(30), .background), .init(at: .seconds(75), .setNetwork(true))]
             }, .walk(for: 200))
         let transfers = run.events.compactMap { e -> (Int, String)? in
-            if case .transfer(let action, _, _, _, _) = e.kind { (Int(e.offset.components.seconds), action.rawValue) } else { nil }
+            if case .transfer(let action, _, _, _, _) = e.kind {
+                (Int(e.offset.components.seconds), action.rawValue)
+            } else {
+                nil
+            }
         }
         #expect(transfers.map(\.1) == ["scheduled", "failed", "failed", "completed", "eventsHandled"])
         #expect(transfers.map(\.0) == [30, 40, 70, 100, 100])

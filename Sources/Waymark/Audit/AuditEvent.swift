@@ -41,14 +41,18 @@ public struct AuditEvent: Sendable, Hashable {
         public var indicator: Bool
         /// The positioning source of what was delivered or held (``AccuracyModel``).
         public var positioning: AccuracyModel.Positioning?
+        /// The location manager it was decided for: its number in the app's process (format 5;
+        /// written when not 1).
+        public var manager: Int
 
         public init(
             index: Int, segment: Int, decision: FixDecision, reason: FixReason, appState: AppState,
             authorization: AuthorizationStatus, accuracy: AccuracyAuthorization, coordinate: Coordinate,
             delivered: Location?, backgroundTimeRemaining: Duration?, indicator: Bool,
-            positioning: AccuracyModel.Positioning? = nil
+            positioning: AccuracyModel.Positioning? = nil, manager: Int = 1
         ) {
             self.positioning = positioning
+            self.manager = manager
             self.index = index
             self.segment = segment
             self.decision = decision
@@ -121,7 +125,8 @@ public struct AuditEvent: Sendable, Hashable {
         /// A region: monitoring `started`, `failed` or `stopped`; the device `entered` or `exited`
         /// it (delivered, or dropped with a reason); its state `determined`.
         case region(
-            action: RegionAction, identifier: String, state: RegionState?, decision: ServiceDecision?, reason: AuditReason?)
+            action: RegionAction, identifier: String, state: RegionState?, decision: ServiceDecision?,
+            reason: AuditReason?)
         /// A visit's `arrival` or `departure` (delivered, held or dropped with a reason), or the
         /// service `started` or `stopped`.
         case visit(action: VisitAction, visit: Visit?, decision: ServiceDecision?, reason: AuditReason?)
@@ -165,7 +170,8 @@ public struct AuditEvent: Sendable, Hashable {
         public var accuracy: AccuracyAuthorization
 
         public init(
-            service: LocationServiceName, action: ServiceLocationAction, reason: AuditReason? = nil, index: Int? = nil, segment: Int? = nil,
+            service: LocationServiceName, action: ServiceLocationAction, reason: AuditReason? = nil, index: Int? = nil,
+            segment: Int? = nil,
             appState: AppState, location: Location? = nil, authorization: AuthorizationStatus = .authorizedAlways,
             accuracy: AccuracyAuthorization = .fullAccuracy
         ) {
@@ -321,6 +327,7 @@ public struct AuditEvent: Sendable, Hashable {
             if let p = f.positioning, p != .satellite { w.string("positioning", p.rawValue) }
             if let r = f.backgroundTimeRemaining { w.number("backgroundTimeRemaining", r.inSeconds, decimals: 3) }
             if f.indicator { w.bool("indicator", true) }
+            if f.manager != 1 { w.int("manager", f.manager) }
         case .error(let e):
             w.string("code", e.code.name)
             w.string("reason", e.reason)

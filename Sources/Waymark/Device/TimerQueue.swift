@@ -97,33 +97,3 @@ enum SimulationTimer {
     /// scheduled in.
     case app(id: Int, launch: Int)
 }
-
-/// The device's cancellable timers: at most one of each is pending.
-enum TimerKey: Hashable {
-    case gracePeriodEnd
-    case taskWarning
-    case taskDeadline
-    case fetchWake
-    case fetchDeadline
-    case answer(SystemAlert)
-    /// A location service's wake stops keeping the app running.
-    case serviceWakeEnd
-    case pushDeadline(Int)
-    case scheduledTaskDeadline(Int)
-    /// A `BGTask`'s expiration handler is due (the warning before its deadline).
-    case scheduledTaskWarning(Int)
-    /// The app has had its time to handle its URL session's events.
-    case transferEventsDeadline
-    /// A `BGTaskScheduler` request comes due.
-    case taskRequestsDue
-    case locationRequestTimeout
-    case transferDone(Int)
-}
-
-/// A system alert on screen: a permission prompt, or the alert to turn on Location Services.
-enum SystemAlert: Hashable {
-    case authorization(AuthorizationStateMachine.Prompt)
-    case locationServices
-    /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:)`.
-    case temporaryFullAccuracy
-}

@@ -152,6 +152,14 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
     /// How long a backgrounded app runs before it may be suspended.
     public let gracePeriod: Duration
     public private(set) var state: State = .notRunning(terminated: nil)
+    /// The state the app last saw (the audit log's): a termination that cuts a transition short
+    /// leaves the step it never reached unreported.
+    public private(set) var reported = AppState.notRunning
+    /// Why the app was launched this time (nil before the first launch).
+    public private(set) var launchCause: LifecycleCause?
+    /// The user swiped the app away and has not launched it since (a launch by a service does
+    /// not count: "the user must relaunch your app").
+    public internal(set) var swipedAway = false
 
     public init(gracePeriod: Duration) { self.gracePeriod = gracePeriod }
 
@@ -275,6 +283,16 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
             actions.append(.terminated(cause))
         }
         return actions
+    }
+
+    /// The owner carried out a state change: it is what the app last saw.
+    mutating func report(_ to: AppState, from: AppState, cause: LifecycleCause) {
+        reported = to
+        if from == .notRunning {
+            launchCause = cause
+            if cause == .userLaunch { swipedAway = false }
+        }
+        if to == .notRunning && cause == .user { swipedAway = true }
     }
 
     /// Every wake cause is a lifecycle cause of the same name (a test checks the two lists agree).

@@ -90,22 +90,3 @@ public enum ServiceDelivery {
         }
     }
 }
-
-/// The system's budget of background pushes: at most ``perHour`` wake the app in any hour
-/// (Apple: "don't try to send more than two or three per hour"; the system "may throttle the
-/// delivery"). The simulation holds a throttled push (the newest only) until the user launches the
-/// app. A pure value: times come with the calls.
-public struct PushThrottle: Sendable, Hashable {
-    public let perHour: Int
-    private var recent: [Duration] = []
-
-    public init(perHour: Int) { self.perHour = perHour }
-
-    /// Whether a push at `now` may wake the app; if so, it is counted.
-    public mutating func admit(at now: Duration) -> Bool {
-        recent.removeAll { now - $0 >= .seconds(3600) }
-        guard recent.count < perHour else { return false }
-        recent.append(now)
-        return true
-    }
-}

@@ -96,6 +96,15 @@ public struct BackgroundFetchStateMachine: Sendable, Hashable {
         return false
     }
 
+    /// The id of the last fetch begun (a completion for another is ignored).
+    public private(set) var lastID = 0
+
+    /// The id of the fetch that begins.
+    mutating func nextID() -> Int {
+        lastID += 1
+        return lastID
+    }
+
     public mutating func handle(_ event: Event) -> [Action] {
         switch (event, state) {
         case (.setInterval(let interval, let now), _):

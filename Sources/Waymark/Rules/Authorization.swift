@@ -151,6 +151,9 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
     public private(set) var isTemporary = false
     /// The prompt on screen, waiting for an answer.
     public private(set) var pendingPrompt: Prompt?
+    /// The status the app reads changed while it was suspended: its delegate hears of it when it
+    /// runs again.
+    public internal(set) var changedWhileSuspended = false
     private var alwaysRequested = false
     private var secondPromptShown = false
 

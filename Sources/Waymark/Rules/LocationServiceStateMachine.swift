@@ -130,6 +130,8 @@ public struct LocationServiceStateMachine: Sendable {
         /// The location indicator shows (a background session of a When In Use app, or of an
         /// Always app that asked for it).
         public var indicator: Bool
+        /// The manager it is for: its number in the app's process (1 for the first).
+        public var manager = 1
     }
 
     public enum Action: Sendable, Hashable {
@@ -154,6 +156,9 @@ public struct LocationServiceStateMachine: Sendable {
     public let version: IOSVersion
     public let heldDelivery: Scenario.HeldDelivery
     public private(set) var state: State = .stopped
+    /// A suspended app resumed on its way to the foreground: its held fixes come when it is
+    /// active.
+    public internal(set) var resumePending = false
 
     private struct Held: Sendable, Hashable {
         var location: Location
