@@ -65,6 +65,12 @@ struct NMEAEpochMerger: ~Copyable {
     /// Whole 1024-week periods added to the receiver's dates (the GPS week rollover), when the
     /// log's `# Date:` line shows that its receiver counts weeks from an earlier period.
     private(set) var weekShift: Int?
+    /// The most 1024-week periods a `# Date:` line moves the receiver's dates.
+    static let maximumWeekShift = 2
+    /// Set when the `# Date:` line is more than ``maximumWeekShift`` periods after the
+    /// receiver's date: the first such date (days since 1970-01-01) and how many periods apart
+    /// they are. The receiver's dates were kept.
+    private(set) var farRecordedDay: (receiverDay: Int, periods: Int)?
 
     private var epoch = Epoch()
     /// The last date seen: its day and the time of day of the sentence that gave it.
@@ -307,9 +313,14 @@ struct NMEAEpochMerger: ~Copyable {
     private mutating func date(_ day: Int, at t: Int64) {
         var day = day
         if let recordedDay {
-            // 1024 weeks (7168 days) as often as brings the date nearest the recording's.
+            // 1024 weeks (7168 days) as often as brings the date nearest the recording's: once
+            // or twice (a receiver of 1999 read in 2019, or in 2038). More is no rollover but a
+            // `# Date:` line that is wrong (a typo, a date of conversion): the receiver's date
+            // stands, and a warning says so.
             let periods = Int((Double(recordedDay - day) / 7168).rounded())
-            if periods > 0 {
+            if periods > Self.maximumWeekShift {
+                if farRecordedDay == nil { farRecordedDay = (receiverDay: day, periods: periods) }
+            } else if periods > 0 {
                 weekShift = periods
                 day += periods * 7168
             }
