@@ -19,7 +19,9 @@ import Waymark
 ///
 /// Lines that are not JSON, and lines too long to be gpsd's, are skipped and counted; one
 /// warning per kind, at the end, gives the count and the first line. Reports other than TPV and
-/// SKY (VERSION, DEVICES, WATCH, PPS, TOFF, ERROR…) are skipped: they carry no fix.
+/// SKY (VERSION, DEVICES, WATCH, PPS, TOFF, ERROR…) are skipped: they carry no fix. Fixes gpsd
+/// marks simulated (status 8) are left out, counted and named, as the NMEA reader leaves out
+/// the epochs of a receiver in simulation mode.
 public final class GPSDCaptureReader: TraceEventReader {
     public let fileName: String
     /// Always 0: a bad line is skipped, not a point.
@@ -30,11 +32,14 @@ public final class GPSDCaptureReader: TraceEventReader {
     public private(set) var notJSON = 0
     /// Lines longer than ``GPSDLineFramer``'s limit.
     public private(set) var overlong = 0
+    /// Fixes gpsd marked simulated (status 8: a receiver in simulation mode), left out.
+    public private(set) var simulatedFixes = 0
 
     private let source: ByteSource
     private let mapping: GPSDMapping
     private var firstNotJSON: Int?
     private var firstOverlong: Int?
+    private var firstSimulated: Int?
     private var implausible: [(line: Int, time: Date)] = []
     private var jumps: [(line: Int, seconds: Double)] = []
 
@@ -65,6 +70,14 @@ public final class GPSDCaptureReader: TraceEventReader {
         func take(_ outputs: [FixCoalescer.Output]) throws {
             for output in outputs {
                 switch output {
+                case .fix(let report) where report.isSimulated:
+                    // A simulator's position, not the receiver's: left out, counted, named.
+                    simulatedFixes += 1
+                    if firstSimulated == nil { firstSimulated = line }
+                    if inSegment {
+                        try handle(.segmentEnd(GPXExtensions()))
+                        inSegment = false
+                    }
                 case .fix(let report):
                     guard let location = mapping.location(for: report) else { continue }
                     if !inSegment {
@@ -149,6 +162,14 @@ public final class GPSDCaptureReader: TraceEventReader {
                 GPXWarning(
                     file: fileName, line: line, column: 1,
                     message: "\(overlong) line(s) longer than gpsd's reports (64 KiB) were skipped; this is the first"))
+        }
+        if let line = firstSimulated {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: line, column: 1,
+                    message:
+                        "\(simulatedFixes) fix(es) gpsd marked simulated (status 8: the receiver is in simulation mode) were left out: they are a simulator's positions, not the receiver's; this is the first"
+                ))
         }
         if let first = implausible.first {
             list.append(

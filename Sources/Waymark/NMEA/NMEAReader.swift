@@ -26,7 +26,9 @@
 /// dates the fixes of a log whose receiver gives no date and undoes a GPS week rollover
 /// (a receiver that says 1999-08-22 on 2019-04-07): once or twice (2048 weeks) at most; a line
 /// further from the receiver's dates is taken for wrong, with a warning, and the receiver's dates
-/// are kept. Lines of gpsd JSON are skipped and counted.
+/// are kept. Lines of gpsd JSON are skipped and counted. The epochs of a receiver in simulation
+/// mode (GGA quality 8, mode indicator `S`) are a simulator's positions: left out, counted in
+/// ``simulatedFixes``, and named in a warning.
 public final class NMEAReader {
     public let fileName: String
     /// Sentences read (checked or unchecked), of any type.
@@ -39,6 +41,8 @@ public final class NMEAReader {
     @exclusivity(unchecked) public private(set) var jsonLines = 0
     /// Fixes read: the points of the track.
     @exclusivity(unchecked) public private(set) var fixes = 0
+    /// Epochs of a receiver in simulation mode, left out (GGA quality 8, mode indicator `S`).
+    public var simulatedFixes: Int { merger.simulatedEpochs }
     /// Always 0: a bad sentence is skipped, not a point (here for the same questions as
     /// ``GPXReader/droppedPoints``).
     public let droppedPoints = 0
@@ -180,6 +184,11 @@ public final class NMEAReader {
             warn(
                 "\(malformedLines) line(s) that are not NMEA sentences were skipped (bytes NMEA does not allow, no address, or longer than \(Self.maxLineLength) bytes); this is the first",
                 at: place)
+        }
+        if let line = merger.firstSimulatedLine {
+            warn(
+                "\(merger.simulatedEpochs) fix(es) from a receiver in simulation mode (GGA quality 8, or mode indicator S) were left out: they are a simulator's positions, not the receiver's (gpsd marks them status 8); this is the first",
+                at: (line, 1))
         }
         if merger.datedFromHeader > 0 {
             warn(
