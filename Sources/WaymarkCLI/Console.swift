@@ -204,7 +204,8 @@ final class ConsoleReporter: SimulationObserver {
         case .scheduledTask(let action, let kind, let identifier, let success, let reason, let begin, let detail):
             var text = "\(kind) task \(identifier) \(action)"
             if let success { text += success ? ": success" : ": failure" }
-            let why = begin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" } ?? reason?.rawValue ?? detail
+            let why =
+                begin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" } ?? reason?.rawValue ?? detail
             return text + (why.map { " (\($0))" } ?? "")
         case .audio(let action, let reason): return "audio \(action)" + (reason.map { " (\($0))" } ?? "")
         case .transfer(let action, let task, let count, let reason, let detail):
@@ -231,7 +232,7 @@ enum SummaryText {
     ) -> String {
         let pace = rate == 0 ? "virtual time" : "\(ValueFormatting.fixed(rate, decimals: 2))× real time"
         var text =
-            "\n\(verb) of \(trace): \(s.fixes) fixes over \(ConsoleReporter.offset(simulation.now).dropFirst()) (\(pace))\n"
+            "\n\(verb) of \(TerminalText.escaped(trace)): \(s.fixes) fixes over \(ConsoleReporter.offset(simulation.now).dropFirst()) (\(pace))\n"
         text += "  delivered \(s.count(.delivered)), held \(s.count(.held)), dropped \(s.count(.dropped)), "
         text += "ignored \(s.count(.ignored))"
         if s.resumedDeliveries > 0 || s.discardedHeld > 0 {

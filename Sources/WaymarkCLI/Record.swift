@@ -279,8 +279,9 @@ extension WaymarkCommand {
             let store = session?.store
             store?.lockWaiting.waitPatiently { waited in
                 guard !quiet else { return }
+                writeStandardError(lineToClear)
                 printError(
-                    lineToClear + "store: locked by another process for \(DurationText.format(waited)); waiting "
+                    "store: locked by another process for \(DurationText.format(waited)); waiting "
                         + "(up to \(backlogLimit) reports from gpsd wait in memory)")
             }
             session?.onLockReleased = { waited in
