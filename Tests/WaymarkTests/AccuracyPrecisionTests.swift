@@ -138,3 +138,26 @@ extension AccuracyPrecisionTests {
         }
     }
 }
+
+extension AccuracyPrecisionTests {
+    /// The audit log's fix events, and so the store's, give the accuracy the app received.
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
+            "run `swift build` first: the waymark product is missing beside the tests"))
+    func theAuditLogKeepsTheAccuracies() throws {
+        let directory = temporaryPath("-accuracy")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Self.trace.write(toFile: directory + "/rtk.gpx", atomically: true, encoding: .utf8)
+        let r = try Self.waymark(
+            ["replay", "rtk.gpx", "--audit", "audit.ndjson", "--store", "s.sqlite", "--rate", "max"], in: directory)
+        #expect(r.status == 0, "\(r.stderr)")
+        let audit = try String(contentsOfFile: directory + "/audit.ndjson", encoding: .utf8)
+        let fixes = try ndjsonObjects(audit).filter { $0["event"] as? String == "fix" }
+        #expect(Self.values("horizontalAccuracy", in: fixes) == [0.014, 0.0004], "\(audit)")
+        let stored = try Self.waymark(
+            ["sessions", "export", "1", "--format", "audit", "--store", "s.sqlite"], in: directory)
+        #expect(stored.stdoutText == audit)
+    }
+}
