@@ -91,7 +91,7 @@ func sysexit(for error: Error) -> ExitCode {
         printError("waymark: \(e)")
         switch e.kind {
         case .missing, .sessionNotFound: return ExitCode(ExitStatus.noInput)
-        case .notADatabase, .foreign, .newer, .corrupt: return ExitCode(ExitStatus.dataError)
+        case .notADatabase, .foreign, .newer, .corrupt, .cannotUpgrade: return ExitCode(ExitStatus.dataError)
         case .readOnly, .full, .busy, .io: return ExitCode(ExitStatus.ioError)
         }
     case let e as SessionReportWriter.ReportError:

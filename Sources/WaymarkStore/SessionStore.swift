@@ -115,6 +115,14 @@ public final class SessionStore: Sendable {
                 }
             }
             try migrator.migrate(queue)
+        } catch let error as StoreSchema.CannotKeepUsersSchema {
+            let o = error.object
+            throw StoreError(
+                .cannotUpgrade, path: path,
+                message:
+                    "cannot be brought up to date: the \(o.type) \(o.name) on \(o.table), which the upgrade must rebuild, "
+                    + "cannot be made again (SQLite: \(error.reason)); nothing was changed. Drop it (sqlite3 \(path) "
+                    + "'DROP \(o.type.uppercased()) \(o.name)'), run waymark again, then make it again")
         } catch {
             throw StoreError(error, path: path)
         }
