@@ -28,8 +28,9 @@ extension WaymarkCommand {
                   waymark sessions delete --older-than 30d --dry-run
                   waymark replay walk.gpx --label "commute, iOS 17"
                   waymark sessions list --label "commute, iOS 17"
+                  waymark sessions restore --all
                 """,
-            subcommands: [List.self, Show.self, Export.self, Delete.self])
+            subcommands: [List.self, Show.self, Export.self, Delete.self, Restore.self])
     }
 }
 
@@ -70,6 +71,9 @@ extension WaymarkCommand.Sessions {
                     out.write(SessionTable.render(sessions))
                 }
                 try out.flush()
+                // Sessions an upgrade set aside are not listed, but never without a word.
+                let aside = try db.setAside()
+                if !aside.isEmpty { printError(SetAsideText.note(aside, store: store.path)) }
             } catch {
                 throw sysexit(for: error)
             }

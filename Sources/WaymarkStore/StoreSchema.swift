@@ -303,7 +303,14 @@ public enum StoreSchema {
     /// .recover`, say) are not lost: they move to `rejected_session`, `rejected_location` and
     /// `rejected_event`, made only when there are any. Session ids already used stay used.
     private static func checkColumns(_ db: Database) throws {
-        let lastSession = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'session'")
+        // The highest id used: the sequence's, or a row's that was given its id by an UPDATE (as
+        // a repair may), which the sequence never saw; a session set aside keeps its id too.
+        let lastSession = try Int64.fetchOne(
+            db,
+            sql: """
+                SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'session'), 0),
+                           coalesce((SELECT max(id) FROM session), 0))
+                """)
         try db.execute(sql: "DROP VIEW IF EXISTS location_view; DROP VIEW IF EXISTS event_view")
         for (name, columns) in checkedTables {
             let list = columns.map(\.name).joined(separator: ", ")
