@@ -35,7 +35,10 @@ extension ValueFormatting {
         }
     }
 
-    /// An accuracy as ``appendAccuracy(_:to:)`` writes it.
+    /// An accuracy (metres, m/s, degrees) as Waymark writes it, with the precision it came
+    /// with: up to ``accuracyDigits`` significant digits, trailing zeros dropped, never an
+    /// exponent, and never 0 for a value that is not zero (`0.014` stays `0.014`, `3.25` stays
+    /// `3.25`, DOP × UERE's `5.500000000000001` is `5.5`).
     public static func accuracy(_ value: Double) -> String {
         let out = ByteStore(capacity: 32)
         appendAccuracy(value, to: out)
