@@ -378,6 +378,14 @@ public final class SessionStore: Sendable {
                 throw StoreError(.corrupt, path: path, message: "has a session \(id) it cannot read: \(bad.problem)")
             }
             guard let session = found.first else {
+                // A session an upgrade set aside is there, out of reach: say so, and how to get it back.
+                if let aside = try? setAside().sessions.first(where: { $0.id == id }) {
+                    throw StoreError(
+                        .sessionNotFound, path: path,
+                        message: "has session \(id) only set aside, in table rejected_session ("
+                            + aside.problems.joined(separator: ", ")
+                            + "); `waymark sessions restore \(id)` brings it back")
+                }
                 throw StoreError(
                     .sessionNotFound, path: path, message: "has no session \(id); `waymark sessions list` shows them")
             }

@@ -95,6 +95,15 @@ struct StoreUpgradeTests {
         let json = try Self.waymark(["sessions", "list", "--store", path, "--json"])
         #expect(json.stderr.contains("waymark: note:"), "\(json.stderr)")
 
+        // Asked for by number, a session set aside says where it is.
+        let show = try Self.waymark(["sessions", "show", "2", "--store", path])
+        #expect(
+            show.status == 66
+                && show.stderr.contains(
+                    "has session 2 only set aside, in table rejected_session (created_at is 'yesterday'); "
+                        + "`waymark sessions restore 2` brings it back"),
+            "\(show.stderr)")
+
         // Bring back what can be mended.
         let restore = try Self.waymark(["sessions", "restore", "--all", "--store", path])
         #expect(restore.status == 0, "\(restore.stderr)")
