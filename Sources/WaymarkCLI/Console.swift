@@ -133,11 +133,18 @@ final class ConsoleReporter: SimulationObserver {
 
     private static func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
+    /// An accuracy in whole metres, as a person reads it; one that would show as 0 but is not
+    /// (an RTK fix's 0.014 m) with its own digits, so that it never looks perfect.
+    static func metres(_ accuracy: Double) -> String {
+        let whole = ValueFormatting.fixed(accuracy, decimals: 0)
+        return whole == "0" && accuracy != 0 && accuracy.isFinite ? ValueFormatting.accuracy(accuracy) : whole
+    }
+
     static func describe(_ l: Location) -> String {
         var text =
             ValueFormatting.fixed(l.coordinate.latitude, decimals: 7) + ", "
             + ValueFormatting.fixed(l.coordinate.longitude, decimals: 7)
-            + "  ±\(ValueFormatting.fixed(l.horizontalAccuracy, decimals: 0)) m"
+            + "  ±\(metres(l.horizontalAccuracy)) m"
         if l.speed >= 0 { text += "  \(ValueFormatting.fixed(l.speed, decimals: 1)) m/s" }
         if l.course >= 0 { text += "  \(ValueFormatting.fixed(l.course, decimals: 0))°" }
         return text
@@ -194,7 +201,7 @@ final class ConsoleReporter: SimulationObserver {
                 text +=
                     ": " + ValueFormatting.fixed(v.coordinate.latitude, decimals: 7) + ", "
                     + ValueFormatting.fixed(v.coordinate.longitude, decimals: 7)
-                    + "  ±\(ValueFormatting.fixed(v.horizontalAccuracy, decimals: 0)) m"
+                    + "  ±\(ConsoleReporter.metres(v.horizontalAccuracy)) m"
             }
             if let decision, decision != .delivered { text += ", \(decision)" }
             return text + (reason.map { " (\($0))" } ?? "")
@@ -204,7 +211,8 @@ final class ConsoleReporter: SimulationObserver {
         case .scheduledTask(let action, let kind, let identifier, let success, let reason, let begin, let detail):
             var text = "\(kind) task \(identifier) \(action)"
             if let success { text += success ? ": success" : ": failure" }
-            let why = begin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" } ?? reason?.rawValue ?? detail
+            let why =
+                begin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" } ?? reason?.rawValue ?? detail
             return text + (why.map { " (\($0))" } ?? "")
         case .audio(let action, let reason): return "audio \(action)" + (reason.map { " (\($0))" } ?? "")
         case .transfer(let action, let task, let count, let reason, let detail):
@@ -231,7 +239,7 @@ enum SummaryText {
     ) -> String {
         let pace = rate == 0 ? "virtual time" : "\(ValueFormatting.fixed(rate, decimals: 2))× real time"
         var text =
-            "\n\(verb) of \(trace): \(s.fixes) fixes over \(ConsoleReporter.offset(simulation.now).dropFirst()) (\(pace))\n"
+            "\n\(verb) of \(TerminalText.escaped(trace)): \(s.fixes) fixes over \(ConsoleReporter.offset(simulation.now).dropFirst()) (\(pace))\n"
         text += "  delivered \(s.count(.delivered)), held \(s.count(.held)), dropped \(s.count(.dropped)), "
         text += "ignored \(s.count(.ignored))"
         if s.resumedDeliveries > 0 || s.discardedHeld > 0 {

@@ -30,7 +30,7 @@ import Waymark
 ///   reported once, until reports come again.
 /// - **Shutdown.** ``stop()`` ends the thread within about 100 ms and finishes the stream.
 public final class GPSDClient: @unchecked Sendable {
-    // `stopped` is guarded by `lock`; everything else belongs to the thread.
+    // `stopped` and `counts` are guarded by `lock`; everything else belongs to the thread.
 
     /// Where gpsd is and how to watch it.
     public struct Configuration: Sendable, Hashable {
@@ -91,11 +91,26 @@ public final class GPSDClient: @unchecked Sendable {
         /// A line of `bytes` bytes from gpsd, longer than `limit`, was skipped; the lines after
         /// it are read.
         case overlongLine(bytes: Int, limit: Int)
+        /// gpsd's own notice: an `ERROR`, a receiver activated or deactivated (a `DEVICE`
+        /// repeated for a receiver already active, as when gpsd learns its driver, is not told).
+        case notice(GPSDNotice)
     }
+
+    /// The lines from gpsd that gave no fix, counted over every connection: what is not JSON,
+    /// and each class of report but TPV (VERSION, DEVICES, WATCH, SKY, PPS, ERROR, DEVICE…).
+    public struct LineCounts: Sendable, Hashable {
+        public var notJSON = 0
+        public var byClass: [String: Int] = [:]
+        public init() {}
+    }
+
+    /// What ``LineCounts`` says so far (read it after ``join()`` for the whole run).
+    public var lineCounts: LineCounts { lock.withLock { counts } }
 
     public let configuration: Configuration
     private let lock = PThreadMutex()
     private var stopped = false
+    private var counts = LineCounts()
     private var continuation: AsyncStream<Event>.Continuation?
     private var thread: pthread_t?
 
@@ -173,6 +188,9 @@ public final class GPSDClient: @unchecked Sendable {
             var lastReport = clock.now
             var isStale = false
             var lostReason: String?
+            // The devices told activated, so that a DEVICE repeated for one (gpsd sends another
+            // when it learns the driver) is not told again until it is deactivated.
+            var activated: Set<String> = []
             /// Reports the receiver stale once it has sent no report for `staleAfter`.
             func checkStale(at now: ContinuousClock.Instant) {
                 if !isStale && now - lastReport >= configuration.staleAfter {
@@ -180,6 +198,7 @@ public final class GPSDClient: @unchecked Sendable {
                     continuation.yield(.stale(silentFor: now - lastReport))
                 }
             }
+            func count(_ kind: String) { lock.withLock { counts.byClass[kind, default: 0] += 1 } }
             /// Takes one line from gpsd: every line goes to libgps's parser, and the report of a
             /// TPV to the coalescer; other lines (and a TPV libgps cannot read) keep a receiver
             /// stale.
@@ -190,8 +209,25 @@ public final class GPSDClient: @unchecked Sendable {
                     continuation.yield(.overlongLine(bytes: n, limit: configuration.lineLimit))
                     return
                 case .line(let bytes):
-                    guard let decoded = decoder.decode(bytes) else { return }
-                    report = decoded
+                    switch decoder.read(bytes) {
+                    case .report(let decoded):
+                        report = decoded
+                    case .notice(let notice):
+                        count(notice.action == .gpsdError ? "ERROR" : "DEVICE")
+                        if case .deviceActivated(let path, _) = notice {
+                            guard activated.insert(path).inserted else { return }
+                        } else if case .deviceDeactivated(let path) = notice {
+                            activated.remove(path)
+                        }
+                        continuation.yield(.notice(notice))
+                        return
+                    case .other(let kind):
+                        count(kind)
+                        return
+                    case .notJSON:
+                        lock.withLock { counts.notJSON += 1 }
+                        return
+                    }
                 }
                 let received = clock.now
                 lastReport = received

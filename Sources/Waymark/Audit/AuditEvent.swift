@@ -322,7 +322,7 @@ public struct AuditEvent: Sendable, Hashable {
                     w.number("deliveredLatitude", d.coordinate.latitude, decimals: 7)
                     w.number("deliveredLongitude", d.coordinate.longitude, decimals: 7)
                 }
-                w.number("horizontalAccuracy", d.horizontalAccuracy, decimals: 1)
+                w.accuracy("horizontalAccuracy", d.horizontalAccuracy)
             }
             if let p = f.positioning, p != .satellite { w.string("positioning", p.rawValue) }
             if let r = f.backgroundTimeRemaining { w.number("backgroundTimeRemaining", r.inSeconds, decimals: 3) }
@@ -368,7 +368,7 @@ public struct AuditEvent: Sendable, Hashable {
             if let l = r.location {
                 w.number("latitude", l.coordinate.latitude, decimals: 7)
                 w.number("longitude", l.coordinate.longitude, decimals: 7)
-                w.number("horizontalAccuracy", l.horizontalAccuracy, decimals: 1)
+                w.accuracy("horizontalAccuracy", l.horizontalAccuracy)
             }
         case .region(let action, let identifier, let state, let decision, let reason):
             w.string("action", action.rawValue)
@@ -383,7 +383,7 @@ public struct AuditEvent: Sendable, Hashable {
             if let v = visit {
                 w.number("latitude", v.coordinate.latitude, decimals: 7)
                 w.number("longitude", v.coordinate.longitude, decimals: 7)
-                w.number("horizontalAccuracy", v.horizontalAccuracy, decimals: 1)
+                w.accuracy("horizontalAccuracy", v.horizontalAccuracy)
                 w.date("arrival", v.arrivalDate)
                 if !v.isArrival { w.date("departure", v.departureDate) }
             }

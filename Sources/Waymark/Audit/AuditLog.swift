@@ -80,15 +80,15 @@ extension StoredLocation {
         w.string("reason", reason.rawValue)
         w.number("latitude", l.coordinate.latitude, decimals: 7)
         w.number("longitude", l.coordinate.longitude, decimals: 7)
-        w.number("horizontalAccuracy", l.horizontalAccuracy, decimals: 1)
+        w.accuracy("horizontalAccuracy", l.horizontalAccuracy)
         if l.hasValidAltitude {
             w.number("altitude", l.altitude, decimals: 2)
-            w.number("verticalAccuracy", l.verticalAccuracy, decimals: 1)
+            w.accuracy("verticalAccuracy", l.verticalAccuracy)
         }
         if l.speed >= 0 { w.number("speed", l.speed, decimals: 2) }
-        if l.speed >= 0 && l.speedAccuracy >= 0 { w.number("speedAccuracy", l.speedAccuracy, decimals: 2) }
+        if l.speed >= 0 && l.speedAccuracy >= 0 { w.accuracy("speedAccuracy", l.speedAccuracy) }
         if l.course >= 0 { w.number("course", l.course, decimals: 1) }
-        if l.course >= 0 && l.courseAccuracy >= 0 { w.number("courseAccuracy", l.courseAccuracy, decimals: 1) }
+        if l.course >= 0 && l.courseAccuracy >= 0 { w.accuracy("courseAccuracy", l.courseAccuracy) }
         out.append("}\n")
     }
 }

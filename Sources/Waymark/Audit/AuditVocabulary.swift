@@ -155,6 +155,10 @@ public enum ResumeReason: String, Sendable, Hashable, Codable, CaseIterable {
 /// What a location source did beside its fixes (a live receiver's gpsd).
 public enum SourceAction: String, Sendable, Hashable, Codable, CaseIterable {
     case connected, unreachable, outage, stale, receiving, timeJump, implausibleTime, overlongLine, backlogOverflow
+    /// gpsd's own notices: an `ERROR` report, a `DEVICE` activated or deactivated.
+    case gpsdError, deviceActivated, deviceDeactivated
+    /// Fixes gpsd marked simulated (status 8) are left out.
+    case simulated
 }
 
 /// A location service other than standard updates.
