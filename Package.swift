@@ -1,6 +1,16 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+/// The target of a product named as Apple's framework `name`: the module of that name on Linux,
+/// Waymark's own (`Waymark` + name) where Apple's framework exists.
+func appleNamed(_ name: String) -> String {
+    #if os(Linux)
+        return name
+    #else
+        return "Waymark" + name
+    #endif
+}
+
 let package = Package(
     name: "Waymark",
     // macOS 14 and iOS 17: AsyncStream.makeStream; Duration and Clock need macOS 13, iOS 16.
@@ -10,6 +20,16 @@ let package = Package(
         .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
         .library(name: "WaymarkStore", targets: ["WaymarkStore"]),
         .library(name: "WaymarkGPSD", targets: ["WaymarkGPSD"]),
+        // Apple's frameworks as Apple spells them, on the simulated device (docs/porting.md).
+        .library(name: "WaymarkCoreLocation", targets: ["WaymarkCoreLocation"]),
+        .library(name: "WaymarkUIKit", targets: ["WaymarkUIKit"]),
+        .library(name: "WaymarkBackgroundTasks", targets: ["WaymarkBackgroundTasks"]),
+        // The same under Apple's module names, so that `import CoreLocation` compiles unchanged: on
+        // Linux only (a package depends on them with `condition: .when(platforms: [.linux])`); on
+        // Apple's platforms the names are Apple's frameworks and these products are Waymark's.
+        .library(name: "CoreLocation", targets: [appleNamed("CoreLocation")]),
+        .library(name: "UIKit", targets: [appleNamed("UIKit")]),
+        .library(name: "BackgroundTasks", targets: [appleNamed("BackgroundTasks")]),
         .executable(name: "waymark", targets: ["WaymarkCLI"]),
         .executable(name: "waymark-bench", targets: ["WaymarkBench"]),
         .executable(name: "waymark-fuzz", targets: ["WaymarkFuzz"]),
@@ -26,6 +46,14 @@ let package = Package(
         // Test doubles for apps that use Waymark, shipped like swift-log's InMemoryLogging: a manual
         // clock, replay sources built from a trace or a list of coordinates, and a device to step.
         .target(name: "WaymarkTesting", dependencies: ["Waymark"]),
+        // CoreLocation as Apple spells it, on the simulated device: an iOS source file that
+        // imports CoreLocation compiles unchanged (docs/porting.md).
+        .target(name: "WaymarkCoreLocation", dependencies: ["Waymark"]),
+        // UIApplication's lifecycle and background execution, and the app delegate, as Apple
+        // spells them.
+        .target(name: "WaymarkUIKit", dependencies: ["Waymark"]),
+        // BGTaskScheduler as Apple spells it.
+        .target(name: "WaymarkBackgroundTasks", dependencies: ["Waymark", "WaymarkUIKit"]),
         // libgps (gpsd's C client library, Debian libgps-dev) and a small shim for what Swift
         // cannot import; only WaymarkGPSD imports it.
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
@@ -66,9 +94,20 @@ let package = Package(
             name: "WaymarkFuzz", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkScenarioFile", "CFuzzShim"]),
         .testTarget(
             name: "WaymarkTests",
-            dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkTesting", "GPXLayouts"],
+            dependencies: [
+                "Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkTesting", "GPXLayouts", "WaymarkCoreLocation",
+            ],
             resources: [.copy("Fixtures")]
         ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+#if os(Linux)
+    // Apple's module names, on Linux only (see the products).
+    package.targets += [
+        .target(name: "CoreLocation", dependencies: ["WaymarkCoreLocation"]),
+        .target(name: "UIKit", dependencies: ["WaymarkUIKit"]),
+        .target(name: "BackgroundTasks", dependencies: ["WaymarkBackgroundTasks"]),
+    ]
+#endif

@@ -22,7 +22,7 @@ public final class AppProcess {
     public private(set) var hasEnded = false
     /// Whether its launch code has run (managers created after it hear their authorization on
     /// their own).
-    var launched = false
+    package internal(set) var launched = false
     /// The managers created after the launch whose delegates have yet to hear the authorization.
     var awaitingCreationCallback: [Int] = []
     /// Why it ended, once it has.

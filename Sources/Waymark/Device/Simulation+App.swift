@@ -96,6 +96,16 @@ extension Simulation {
     /// Starts or stops the app's audio.
     public func setAudioPlaying(_ playing: Bool) { perform(rules.handle(.audio(playing: playing))) }
 
+    /// The app's code raised a fatal error (an exception iOS raises): the app is terminated, and
+    /// the audit log says why.
+    package func crash(_ message: String) {
+        record(.diagnostic(message: "fatal error in the app: \(message); the app is terminated"))
+        lifecycleEvent(.terminate(.fatalError))
+    }
+
+    /// Whether the app's process registered a `BGTaskScheduler` launch handler for `identifier`.
+    package func hasTaskHandler(_ identifier: String) -> Bool { process?.taskHandlers[identifier] != nil }
+
     // MARK: - BGTaskScheduler
 
     /// `BGTaskScheduler.shared` for the app.

@@ -179,6 +179,8 @@ extension Simulation {
         case .finishLaunching: break
         case .becomeActive: inProcess(process) { process.app.didBecomeActive(self) }
         case .willEnterForeground: inProcess(process) { process.app.willEnterForeground(self) }
+        case .willResignActive: inProcess(process) { process.app.willResignActive(self) }
+        case .willTerminate: inProcess(process) { process.app.willTerminate(self) }
         case .didEnterBackground: inProcess(process) { process.app.didEnterBackground(self) }
         case .terminated(let cause):
             process.end(cause)
