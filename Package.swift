@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "Waymark"),
         // Test doubles for apps that use Waymark, shipped like swift-log's InMemoryLogging: a manual
         // clock, replay sources built from a trace or a list of coordinates, and a device to step.
-        .target(name: "WaymarkTesting", dependencies: ["Waymark"]),
+        .target(name: "WaymarkTesting", dependencies: ["Waymark", "WaymarkUIKit"]),
         // CoreLocation as Apple spells it, on the simulated device: an iOS source file that
         // imports CoreLocation compiles unchanged (docs/porting.md).
         .target(name: "WaymarkCoreLocation", dependencies: ["Waymark"]),
@@ -96,6 +96,7 @@ let package = Package(
             name: "WaymarkTests",
             dependencies: [
                 "Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkTesting", "GPXLayouts", "WaymarkCoreLocation",
+                "WaymarkUIKit", "WaymarkBackgroundTasks",
             ],
             resources: [.copy("Fixtures")]
         ),

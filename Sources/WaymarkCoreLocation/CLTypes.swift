@@ -1,3 +1,6 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// (CoreLocation's C functions and constants keep Apple's names.)
+
 import Foundation
 import Waymark
 

@@ -54,6 +54,11 @@ public final class Simulation {
     var buffers = DeliveryBuffers()
     /// The background URL session's uploads in flight, by transfer id: what each carries.
     var uploads: [Int: String] = [:]
+    /// The streams the device gave the app, for ``idle()``.
+    var streams: [WeakStream] = []
+    /// The app's work the device started and is waiting on (an `async` delegate method), for
+    /// ``idle()``.
+    var pendingAppWork = 0
     /// The background URL session's uploads land here: one file per transfer (nil: nowhere).
     public var uploadDirectory: String?
 
@@ -193,6 +198,11 @@ public final class Simulation {
     public var nextScheduledOffset: Duration? { timers.nextTime }
 
     var hasObservers: Bool { !observers.isEmpty }
+}
+
+/// A stream the device gave the app, held weakly.
+struct WeakStream {
+    weak var stream: (any ParkableStream)?
 }
 
 /// Lifecycle events raised while a transition's actions run, waiting for them.
