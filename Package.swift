@@ -30,7 +30,9 @@ let package = Package(
         .library(name: "CoreLocation", targets: [appleNamed("CoreLocation")]),
         .library(name: "UIKit", targets: [appleNamed("UIKit")]),
         .library(name: "BackgroundTasks", targets: [appleNamed("BackgroundTasks")]),
-        .executable(name: "waymark", targets: ["WaymarkCLI"]),
+        .executable(name: "waymark", targets: ["WaymarkTool"]),
+        // `waymark replay` for a team's own app: WaymarkRunner.main(app: AppDelegate.self).
+        .library(name: "WaymarkRunner", targets: ["WaymarkRunner"]),
         .executable(name: "waymark-bench", targets: ["WaymarkBench"]),
         .executable(name: "waymark-fuzz", targets: ["WaymarkFuzz"]),
     ],
@@ -68,8 +70,9 @@ let package = Package(
                 // The C API, for binding the hot insert statements without boxing values.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
-        // The command-line tool.
-        .executableTarget(
+        // The command-line tool's commands, as a library: the `waymark` executable and
+        // WaymarkRunner share them.
+        .target(
             name: "WaymarkCLI",
             dependencies: [
                 "Waymark",
@@ -79,6 +82,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The `waymark` executable.
+        .executableTarget(
+            name: "WaymarkTool",
+            dependencies: ["WaymarkCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // Runs a team's own app (its UIApplicationDelegate) under `waymark replay`'s options.
+        .target(name: "WaymarkRunner", dependencies: ["WaymarkCLI", "WaymarkUIKit", "Waymark"]),
         // Scenario files (YAML through Yams), for the command line and the fuzzer; kept out of the
         // library so that it links FoundationEssentials alone.
         .target(name: "WaymarkScenarioFile", dependencies: ["Waymark", .product(name: "Yams", package: "Yams")]),
