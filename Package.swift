@@ -117,7 +117,9 @@ let package = Package(
     // Apple's module names, on Linux only (see the products).
     package.targets += [
         .target(name: "CoreLocation", dependencies: ["WaymarkCoreLocation"]),
-        .target(name: "UIKit", dependencies: ["WaymarkUIKit"]),
+        .target(name: "UIKit", dependencies: ["WaymarkUIKit", "_Testing_UIKit"]),
+        // Swift Testing's cross-import overlay for UIKit, empty: see the file.
+        .target(name: "_Testing_UIKit"),
         .target(name: "BackgroundTasks", dependencies: ["WaymarkBackgroundTasks"]),
     ]
 #endif
