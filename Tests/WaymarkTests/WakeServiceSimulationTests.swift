@@ -224,6 +224,57 @@ import Testing
         #expect(listener.states.first.map { $0.0 == "office" && $0.1 == .inside } == true)
     }
 
+    /// "If the value is `CLAccuracyAuthorization.reducedAccuracy`, … your app can't use region
+    /// monitoring" (CLLocationManager.accuracyAuthorization). An Always app with Precise Location
+    /// off hears of no entry, on screen or off, and is not relaunched for one; its regions stay
+    /// registered, and once the user turns Precise Location on again, the next crossing reaches
+    /// it. The same holds for a `CLMonitor`'s condition.
+    @Test func reducedAccuracyMeansNoRegionMonitoring() async throws {
+        let start = Coordinate(latitude: 48.137, longitude: 11.575)
+        let region = { (km: Double, id: String) in
+            CircularRegion(center: Geodesic.destination(from: start, bearing: 90, distance: km * 1000), radius: 500, identifier: id)
+        }
+        // Off screen and terminated: nothing, and no relaunch.
+        let listener = Listener()
+        let away = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.device.preciseLocation = false
+                $0.app.regions = [region(5, "office")]
+                $0.timeline = [.init(at: .seconds(30), .terminate)]
+            }, Self.drive(for: 600), delegate: listener)
+        #expect(listener.entered.isEmpty)
+        #expect(!Self.transitions(away).contains { $0.1 == .notRunning && $0.2 == .background })
+        #expect(
+            away.events.contains {
+                if case .region(.entered, "office", _, .dropped, .reducedAccuracy) = $0.kind { true } else { false }
+            })
+
+        // On screen, with a condition too; Precise Location back on between two regions.
+        let onScreen = Listener()
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.device.preciseLocation = false
+                $0.app.regions = [region(3, "first"), region(9, "second")]
+                $0.timeline = [
+                    .init(at: .seconds(5), .addCondition(monitor: "m", region(3, "condition"))),
+                    .init(at: .seconds(250), .setPreciseLocation(true)),
+                ]
+            }, Self.drive(for: 600), delegate: onScreen)
+        #expect(onScreen.entered == ["second"])
+        for identifier in ["first", "condition"] {
+            #expect(
+                run.events.contains {
+                    switch $0.kind {
+                    case .region(.entered, identifier, _, .dropped, .reducedAccuracy): true
+                    case .monitor(_, identifier, .satisfied, .dropped, .reducedAccuracy): true
+                    default: false
+                    }
+                }, "\(identifier)")
+        }
+    }
+
     /// A When In Use app hears of region events only while in use; the 21st region fails.
     @Test func regionsNeedAlwaysOffScreenAndStopAtTwenty() async throws {
         let listener = Listener()
