@@ -128,7 +128,7 @@ extension WaymarkCommand {
 
         @Option(
             help: ArgumentHelp(
-                "The directory that stands in for the server of the app's background uploads (app.uploadsInBackground): one upload-N.csv per transfer.",
+                "The directory that stands in for the server of the app's background uploads (app.uploadsInBackground): one new upload-N.csv per transfer, numbered past the files already there; nothing existing is overwritten or followed.",
                 valueName: "dir"))
         var uploadDir: String?
 

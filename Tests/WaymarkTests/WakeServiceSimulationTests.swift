@@ -582,6 +582,50 @@ import Testing
         #expect(!swiped.events.contains { if case .transfer(.completed, _, _, _, _) = $0.kind { true } else { false } })
     }
 
+    /// The upload directory may be shared: a run adds new files and touches nothing there. Names
+    /// already taken (an earlier run's file, a link to another file, a link to nowhere, a
+    /// directory) are skipped, never opened, followed or replaced (issue 27, item 16).
+    @Test func uploadsAreNewFilesNumberedAroundWhatIsThere() async throws {
+        let directory = temporaryPath("-shared-uploads")
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? fm.removeItem(atPath: directory) }
+        let victim = directory + "/victim.txt"
+        try "keep me\n".write(toFile: victim, atomically: false, encoding: .utf8)
+        try "an earlier run\n".write(toFile: directory + "/upload-1.csv", atomically: false, encoding: .utf8)
+        try fm.createSymbolicLink(atPath: directory + "/upload-2.csv", withDestinationPath: victim)
+        try fm.createSymbolicLink(atPath: directory + "/upload-3.csv", withDestinationPath: directory + "/planted")
+        try fm.createDirectory(atPath: directory + "/upload-5.csv", withIntermediateDirectories: false)
+
+        let scenario = Self.scenario {
+            $0.app.uploadsInBackground = true
+            $0.system.transferDuration = .seconds(20)
+            $0.timeline = [
+                .init(at: .seconds(30), .background), .init(at: .seconds(100), .foreground),
+                .init(at: .seconds(130), .background),
+            ]
+        }
+        let simulation = Simulation(scenario: scenario, epoch: DeviceRuleTests.epoch)
+        simulation.uploadDirectory = directory
+        let recorder = AuditRecorder()
+        simulation.addObserver(recorder)
+        try await simulation.run(ListSource.walk(for: 300))
+
+        let completed = recorder.events.filter { if case .transfer(.completed, _, _, _, _) = $0.kind { true } else { false } }
+        #expect(completed.count == 2)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me\n")
+        #expect(try String(contentsOfFile: directory + "/upload-1.csv", encoding: .utf8) == "an earlier run\n")
+        #expect(!fm.fileExists(atPath: directory + "/planted"))
+        #expect(try fm.destinationOfSymbolicLink(atPath: directory + "/upload-2.csv") == victim)
+        for name in ["upload-4.csv", "upload-6.csv"] {
+            var isDirectory: ObjCBool = true
+            #expect(fm.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory) && !isDirectory.boolValue, "\(name)")
+            let lines = try String(contentsOfFile: directory + "/" + name, encoding: .utf8).split(separator: "\n")
+            #expect(!lines.isEmpty, "\(name)")
+        }
+        #expect(!fm.fileExists(atPath: directory + "/upload-7.csv"))
+    }
+
     // MARK: - requestLocation() and temporary full accuracy (W10, W11)
 
     /// "Only one location fix is reported to the delegate, after which location services are

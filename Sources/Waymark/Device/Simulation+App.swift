@@ -79,7 +79,7 @@ extension Simulation {
     public func uploadInBackground(_ locations: [StoredLocation]) {
         guard appCodeRuns, !locations.isEmpty else { return }
         let actions = rules.handle(.upload(count: locations.count))
-        uploads[rules.transfers.counter] = Self.payload(locations)
+        uploads.payloads[rules.transfers.counter] = Self.payload(locations)
         perform(actions)
     }
 

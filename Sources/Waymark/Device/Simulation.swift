@@ -52,8 +52,8 @@ public final class Simulation {
     var lifecycleQueue = LifecycleQueue()
     /// Buffers reused from fix to fix.
     var buffers = DeliveryBuffers()
-    /// The background URL session's uploads in flight, by transfer id: what each carries.
-    var uploads: [Int: String] = [:]
+    /// The background URL session's uploads in flight, and the files they became.
+    var uploads = UploadOutbox()
     /// The streams the device gave the app, for ``idle()``.
     var streams: [WeakStream] = []
     /// The app's work the device started and is waiting on (an `async` delegate method), for
@@ -206,6 +206,14 @@ struct WeakStream {
 }
 
 /// Lifecycle events raised while a transition's actions run, waiting for them.
+/// The background URL session's uploads: what each transfer in flight carries, by its id, and
+/// the number the next file in the upload directory tries first (`upload-N.csv`, numbered
+/// around the files already there).
+struct UploadOutbox {
+    var payloads: [Int: String] = [:]
+    var nextNumber = 1
+}
+
 struct LifecycleQueue {
     var events: [AppLifecycleStateMachine.Event] = []
     /// Whether a transition's actions are running now.
