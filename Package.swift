@@ -105,7 +105,7 @@ let package = Package(
             name: "WaymarkTests",
             dependencies: [
                 "Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkTesting", "GPXLayouts", "WaymarkCoreLocation",
-                "WaymarkUIKit", "WaymarkBackgroundTasks",
+                "WaymarkUIKit", "WaymarkBackgroundTasks", "WaymarkScenarioFile",
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -114,3 +114,16 @@ public final class AppProcess {
         for (_, manager) in liveManagers { manager.endLiveUpdates() }
     }
 }
+
+/// A process as the objects it created know it: weakly, so that an app's objects and its process
+/// (which holds the app) form no cycle, and by its number, which outlives it.
+final class ProcessReference {
+    weak var process: AppProcess?
+    let number: Int
+    init(_ process: AppProcess) {
+        self.process = process
+        number = process.number
+    }
+    /// Whether the process ended (a process that is gone ended).
+    var hasEnded: Bool { process?.hasEnded ?? true }
+}

@@ -150,7 +150,7 @@ public final class LocationManager {
         /// Created while no process ran: the next process of `device` adopts it.
         case waiting(DeviceReference)
         /// Manager `number` of a running `process`.
-        case adopted(DeviceReference, AppProcess, number: Int)
+        case adopted(DeviceReference, ProcessReference, number: Int)
         /// Its process ended.
         case ended(DeviceReference, process: Int)
     }
@@ -248,7 +248,7 @@ public final class LocationManager {
 
     /// A process of `device` adopts the manager as its manager `number`.
     func adopt(by device: Simulation, process: AppProcess, number: Int) {
-        binding = .adopted(DeviceReference(device), process, number: number)
+        binding = .adopted(DeviceReference(device), ProcessReference(process), number: number)
     }
 
     /// What was set before the run started, once.
@@ -399,8 +399,8 @@ public final class LocationManager {
     public func requestTemporaryFullAccuracyAuthorization(
         withPurposeKey purposeKey: String, completion: ((LocationError?) -> Void)? = nil
     ) {
-        if case .adopted(let d, let process, _) = binding, d.device != nil, !process.hasEnded,
-            d.device?.appCodeRuns == true
+        if case .adopted(let d, let reference, _) = binding, d.device != nil, let process = reference.process,
+            !process.hasEnded, d.device?.appCodeRuns == true
         {
             process.temporaryFullAccuracyCompletion = completion
         }
