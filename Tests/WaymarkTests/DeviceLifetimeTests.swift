@@ -34,7 +34,9 @@ import WaymarkScenarioFile
     }
 
     static let scenarios: [String] = {
-        let directories = [Paths.fixtures.appendingPathComponent("scenarios"), Paths.root.appendingPathComponent("traces")]
+        let directories = [
+            Paths.fixtures.appendingPathComponent("scenarios"), Paths.root.appendingPathComponent("traces"),
+        ]
         return directories.flatMap { directory in
             Paths.files(under: directory, suffix: ".yaml").map { directory.appendingPathComponent($0).path }
         }
