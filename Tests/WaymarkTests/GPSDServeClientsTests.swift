@@ -50,17 +50,14 @@ struct GPSDServeClientsTests {
         #expect(hdops == points.compactMap(\.hdop), "the SKY after each fix carries its HDOP")
     }
 
-    /// cgps draws the served fix: its Time, Latitude and Longitude rows name one point of the
-    /// trace, with a 3D fix.
+    /// cgps draws the served fix: once five epochs are let out (`--rate step`), its Time,
+    /// Latitude, Longitude and altitude rows show the fifth point of the trace, with a 3D fix.
     @Test(
-        .timeLimit(.minutes(1)),
         .enabled(
             if: which("cgps") != nil && which("tmux") != nil, "needs cgps and tmux (scripts/test.sh installs them)"))
     func cgpsShowsTheServedFix() async throws {
-        // Not --loop: a looped trace's times move on with each play, and are then no point's.
-        // 600 points at 4 a second outlast a loaded machine's slowest start of cgps.
         let (trace, points) = try GPSDServeLiveTests.makeTrace(count: 600)
-        let serve = try ServeHarness(trace: trace, ["--rate", "4"])
+        let serve = try ServeHarness(trace: trace, ["--rate", "step"], stepped: true)
         defer { serve.tearDown() }
         // A tmux server of the test's own (its socket in the test's directory), 100×30 cells.
         let socket = serve.directory + "/tmux.sock"
@@ -73,16 +70,20 @@ struct GPSDServeClientsTests {
         ])
         #expect(started.status == 0, "\(started.stderr)")
         defer { _ = try? runUnblocked([tmux, "-S", socket, "kill-server"]) }
+        #expect(await GPSDServeLiveTests.waitForLog(serve, ": watching (json)"), "\(serve.log())")
+        try serve.release(5)
+        let point = points[4]
         var screen = ""
         var shown: CgpsScreen?
-        for _ in 0..<200 where shown == nil {
-            screen = try await runUnblockedAsync([tmux, "-S", socket, "capture-pane", "-p"]).stdoutText
+        // cgps draws as reports come: the screen is read until it shows the fifth point's time
+        // (a hang guard of two minutes).
+        _ = await waitUntil(within: 120) {
+            screen = (try? runUnblocked([tmux, "-S", socket, "capture-pane", "-p"]))?.stdoutText ?? ""
             shown = CgpsScreen(screen)
-            if shown == nil { try await Task.sleep(for: .milliseconds(100)) }
+            return shown?.time == GPSDServeLiveTests.time(point)
         }
         let fix = try #require(shown, "cgps never showed a 3D fix:\n\(screen)\n\(serve.log())")
-        let point = try #require(
-            points.first { GPSDServeLiveTests.time($0) == fix.time }, "cgps shows \(fix.time), not a time of the trace")
+        #expect(fix.time == GPSDServeLiveTests.time(point), "\(screen)")
         #expect(fix.latitude == String(format: "%.8f", point.coordinate.latitude), "\(screen)")
         #expect(fix.longitude == String(format: "%.8f", point.coordinate.longitude), "\(screen)")
         #expect(fix.altitudeMSL == String(format: "%.3f", try #require(point.elevation)), "\(screen)")
