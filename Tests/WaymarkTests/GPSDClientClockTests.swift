@@ -9,8 +9,9 @@ import WaymarkTesting
 /// `record`'s connection to gpsd on an injected clock (issue 25, item 6): the rules of outages,
 /// staleness, reconnection and epochs, first as the pure machine, then through the client and a
 /// whole recording on a manual clock, with a transport the test scripts. Nothing waits in real
-/// time; GPSDLiveTests run the same rules against real gpsds.
-@Suite struct GPSDClientClockTests {
+/// time (the time limit only guards against a hang); GPSDLiveTests run the same rules against
+/// real gpsds.
+@Suite(.timeLimit(.minutes(45))) struct GPSDClientClockTests {
     static let configuration = GPSDClient.Configuration(host: "gpsd.test", port: "2947")
 
     /// A TPV's report: a 3D fix at `second` past 08:00 on 2024-05-01, with a speed unless not.

@@ -142,6 +142,29 @@ func waitForExitAsync(_ pid: pid_t, within seconds: Double) async -> (status: In
     return (status, timedOut)
 }
 
+/// The CPU time (user and system) the calling thread has used so far: a measure of the work a
+/// synchronous test does, whatever else the machine does meanwhile.
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// Runs a program to completion (as ``runUnblockedAsync(_:)``) and measures the CPU time it
+/// used, from its own resource usage (wait4).
+func runMeasuringCPU(_ argv: [String]) async throws -> (result: ProcessResult, cpu: Double) {
+    let run = try UnblockedRun(argv)
+    var status: Int32 = 0
+    var usage = rusage()
+    while true {
+        let done = wait4(run.pid, &status, WNOHANG, &usage)
+        if done == run.pid || (done == -1 && errno != EINTR) { break }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return (run.result(status: status), seconds(usage.ru_utime) + seconds(usage.ru_stime))
+}
+
 /// The CPU time (user and system) the process `pid` has used so far, from `/proc/PID/stat`.
 func cpuSeconds(of pid: pid_t) -> Double? {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -159,6 +182,14 @@ func residentBytes(of pid: pid_t) -> Int? {
         let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
     else { return nil }
     return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
+}
+
+/// Whether the child `pid` is still running; one that has ended is not reaped (its exit status
+/// stays for whoever waits for it).
+func isRunning(_ pid: pid_t) -> Bool {
+    var info = siginfo_t()
+    guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return false }
+    return info._sifields._sigchld.si_pid == 0
 }
 
 /// Whether the child `pid` has exited (it is reaped if so).
@@ -361,9 +392,14 @@ struct UnblockedRun {
     let out = temporaryPath(".out")
     let err = temporaryPath(".err")
 
-    init(_ argv: [String]) throws {
-        pid = try spawnUnblocked(argv, output: out, error: err)
+    /// `processGroup`: the program leads a process group of its own, which ``killGroup()`` ends
+    /// with everything it started.
+    init(_ argv: [String], processGroup: Bool = false) throws {
+        pid = try spawnUnblocked(argv, output: out, error: err, processGroup: processGroup)
     }
+
+    /// Ends the process group this program leads (started with `processGroup`).
+    func killGroup() { kill(-pid, SIGKILL) }
 
     /// The result once `wait` has waited for the program and set its raw status.
     func result(_ wait: (pid_t, inout Int32) -> Void) -> ProcessResult {
@@ -398,7 +434,9 @@ struct UnblockedRun {
 /// Starts a program in the background, signals unblocked, output (and error, unless given
 /// apart) to `output`, standard input from `input` (a descriptor of the caller's, such as a
 /// pipe's read end) or else /dev/null; returns its pid.
-func spawnUnblocked(_ argv: [String], output: String, error: String? = nil, input: Int32? = nil) throws -> pid_t {
+func spawnUnblocked(
+    _ argv: [String], output: String, error: String? = nil, input: Int32? = nil, processGroup: Bool = false
+) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -418,7 +456,12 @@ func spawnUnblocked(_ argv: [String], output: String, error: String? = nil, inpu
     sigfillset(&all)
     posix_spawnattr_setsigmask(&attributes, &none)
     posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+    if processGroup {
+        posix_spawnattr_setpgroup(&attributes, 0)
+        flags |= POSIX_SPAWN_SETPGROUP
+    }
+    posix_spawnattr_setflags(&attributes, Int16(flags))
     var cArgs = argv.map { strdup($0) } + [nil]
     defer { for p in cArgs { free(p) } }
     var pid: pid_t = 0
