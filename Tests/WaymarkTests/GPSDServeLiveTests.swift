@@ -383,9 +383,11 @@ final class ServeHarness {
             if let shell { argv = ["/bin/bash", "-c", shell + "; exec \"$@\"", "serve"] + argv }
             var input: Int32?
             if stepped {
+                // A socket pair, not a pipe: a step sent after serve has gone fails with EPIPE
+                // (MSG_NOSIGNAL) instead of killing the test process with SIGPIPE.
                 var fds: [Int32] = [-1, -1]
-                guard pipe(&fds) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0
+                else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
                 input = fds[0]
                 steps = fds[1]
             }
@@ -411,7 +413,7 @@ final class ServeHarness {
     }
 
     /// With `stepped`: writes `bytes` to serve's standard input as they are; what write(2) gave.
-    func writeSteps(_ bytes: [UInt8]) -> Int { write(steps, bytes, bytes.count) }
+    func writeSteps(_ bytes: [UInt8]) -> Int { Glibc.send(steps, bytes, bytes.count, Int32(MSG_NOSIGNAL)) }
 
     private func closeSteps() {
         if steps >= 0 { close(steps) }
