@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Waymark
@@ -71,21 +73,20 @@ struct GPSDServeClientsTests {
         #expect(started.status == 0, "\(started.stderr)")
         defer { _ = try? runUnblocked([tmux, "-S", socket, "kill-server"]) }
         #expect(await GPSDServeLiveTests.waitForLog(serve, ": watching (json)"), "\(serve.log())")
-        // cgps gives up on a server silent for 5 s, so each look at its screen lets one more
-        // epoch out: it is fed as fast as the test looks, whatever the machine's load, and what
-        // it shows must be one of the epochs let out (a hang guard of two minutes).
-        var released = 0
+        // cgps gives up on a server silent for 5 s, and a look at its screen can take longer on a
+        // loaded machine: a feeder of the test's own lets one more epoch out every half second
+        // (never the last, so the trace does not end). What cgps shows must be one of the epochs
+        // let out by then (a hang guard of two minutes).
+        let feeder = StepFeeder(serve: serve, limit: points.count - 1)
+        defer { feeder.stop() }
         var screen = ""
         var shown: CgpsScreen?
         _ = await waitUntil(within: 120) {
-            if released < points.count - 1 {  // never the last: the trace does not end
-                try? serve.release(1)
-                released += 1
-            }
             screen = (try? runUnblocked([tmux, "-S", socket, "capture-pane", "-p"]))?.stdoutText ?? ""
             shown = CgpsScreen(screen)
             return shown != nil
         }
+        let released = feeder.released
         let fix = try #require(
             shown, "cgps never showed a 3D fix (\(released) epochs let out):\n\(screen)\n\(serve.log())")
         let index = try #require(
@@ -97,6 +98,32 @@ struct GPSDServeClientsTests {
         #expect(fix.longitude == String(format: "%.8f", point.coordinate.longitude), "\(screen)")
         #expect(fix.altitudeMSL == String(format: "%.3f", try #require(point.elevation)), "\(screen)")
     }
+}
+
+/// Lets one epoch of a stepped serve out every half second, on one of Dispatch's threads, up to
+/// `limit`: it keeps a client that gives up on silence (cgps) fed.
+final class StepFeeder: Sendable {
+    private let state = Mutex((released: 0, stopped: false))
+
+    var released: Int { state.withLock { $0.released } }
+
+    init(serve: ServeHarness, limit: Int) {
+        nonisolated(unsafe) let serve = serve  // only its step socket is used, by this thread alone
+        DispatchQueue.global().async { [self] in
+            while true {
+                // Under the lock: once stop() has returned, nothing more is sent.
+                let sent = state.withLock { state -> Bool in
+                    guard !state.stopped && state.released < limit, (try? serve.release(1)) != nil else { return false }
+                    state.released += 1
+                    return true
+                }
+                guard sent else { return }
+                usleep(500_000)
+            }
+        }
+    }
+
+    func stop() { state.withLock { $0.stopped = true } }
 }
 
 /// What cgps 3.22's data window shows of a fix, as text: `Time:  2024-05-01T08:00:00.000Z (0)`,
