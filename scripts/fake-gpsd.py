@@ -8,6 +8,10 @@ of a report, never the end of the line.
                                  (times one second apart), each with its newline
     fake-gpsd.py PORT flood [GO] good TPVs, 2 000 a second, 1 ms apart in the receiver's
                                  time, for 10 s; with GO, only once the file GO exists
+    fake-gpsd.py PORT notices    gpsd's own notices among three fixes: a DEVICE activated (twice,
+                                 as gpsd sends it again with the driver), a line that is not
+                                 JSON, an ERROR, a SKY, a PPS, a fix marked simulated
+                                 (status 8), the DEVICE deactivated and activated again
 
 It listens on 127.0.0.1:PORT, prints "ready" once listening, and exits after LIFETIME (600 s):
 long enough for a test on a loaded machine, which kills it when done.
@@ -52,6 +56,30 @@ def serve(conn, mode, go=None):
                     )
                 conn.sendall("".join(lines).encode())
                 time.sleep(0.05)
+            time.sleep(LIFETIME)
+        elif mode == "notices":
+            def tpv(second, status=""):
+                return (
+                    '{"class":"TPV","device":"/dev/fake",%s"mode":3,"time":"2024-05-01T08:00:%02d.000Z",'
+                    '"lat":51.5%04d,"lon":-0.1200,"altHAE":40.0,"eph":3.0,"epv":5.0}\n' % (status, second, second)
+                )
+            active = '{"class":"DEVICE","path":"/dev/fake","activated":"2024-05-01T08:00:00.000Z"%s}\n'
+            for line in [
+                active % ',"driver":"NMEA0183"',
+                active % ',"driver":"u-blox"',
+                "this is no JSON\n",
+                '{"class":"ERROR","message":"can\'t open /dev/ttyUSB1."}\n',
+                '{"class":"SKY","device":"/dev/fake","hdop":0.9}\n',
+                '{"class":"PPS","device":"/dev/fake","real_sec":1714550401,"real_nsec":0}\n',
+                tpv(1),
+                tpv(2, '"status":8,'),
+                tpv(3),
+                '{"class":"DEVICE","path":"/dev/fake","activated":0}\n',
+                active % ',"driver":"u-blox"',
+                tpv(4),
+            ]:
+                conn.sendall(line.encode())
+                time.sleep(0.2)
             time.sleep(LIFETIME)
         elif mode == "long-line":
             conn.sendall(b'{"class":"TPV","device":"/dev/fake","mode":3,"tag":"' + b"x" * 100000 + b'"}\n')

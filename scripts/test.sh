@@ -13,8 +13,9 @@
 #   4. runs `swift test`,
 #   5. with no extra arguments: checks that the DocC catalog builds without a warning
 #      (scripts/check-docs.sh) and that the libraries use no Linux-only API outside #if guards
-#      (scripts/check-portable.sh, docs/portability.md), then builds and tests the example app
-#      (Examples/RunTracker), a separate package that depends on this one by path.
+#      (scripts/check-portable.sh, docs/portability.md), then builds and tests the example
+#      packages (Examples/RunTracker, Examples/iOSApps) copied out of the repository
+#      (scripts/check-examples.sh), each depending on this checkout through WAYMARK_PATH.
 # Tests that need ../shared (the third-party corpus and checkers) say so and are skipped when it
 # is absent. Usage: scripts/test.sh [--busy] [extra swift test arguments, e.g. --filter CorpusTests]
 #
@@ -79,5 +80,5 @@ swift test "$@"
 if [ $# -eq 0 ]; then
     scripts/check-docs.sh
     scripts/check-portable.sh
-    swift test --package-path Examples/RunTracker
+    scripts/check-examples.sh
 fi

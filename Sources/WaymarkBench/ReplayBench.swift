@@ -17,11 +17,11 @@ final class WakeCounter: SimulationObserver {
         switch event.kind {
         case .stateChanged(let from, .background, let cause) where from == .notRunning || from == .suspended:
             counts["wakes by \(cause)", default: 0] += 1
-        case .region(let action, _, _, _, _) where action == "entered" || action == "exited":
+        case .region(let action, _, _, _, _) where action == .entered || action == .exited:
             counts["region events", default: 0] += 1
-        case .visit(let action, _, _, _) where action == "arrival" || action == "departure":
+        case .visit(let action, _, _, _) where action == .arrival || action == .departure:
             counts["visit events", default: 0] += 1
-        case .serviceLocation(let r) where r.action == "delivered":
+        case .serviceLocation(let r) where r.action == .delivered:
             counts["significant changes delivered", default: 0] += 1
         default: break
         }

@@ -1,22 +1,24 @@
 // waymark-bench replay-cli: `waymark replay` end to end (read, lay out, simulate, write NDJSON)
 // against `waymark render` of the same file in the same run: fixes per second and peak RSS, on
-// walks of several layouts and lengths. Each run is a child process (wait4's ru_maxrss); the time
-// is the best of three.
+// walks in every layout of GPXLayouts (the writers people use: gpxlogger, Garmin Connect with its
+// TrackPointExtension, Strava, OsmAnd, GPSLogger, tabs and CRLF, Apple Health) and a day with
+// stops. Each run is a child process (wait4's ru_maxrss); the time is the best of three.
 
 import Foundation
+import GPXLayouts
 import Waymark
 
 enum ReplayCLIBench {
     static func run(arguments: [String]) throws {
         var dir = "bench-out"
-        var sizes = [100_000, 500_000]
+        var sizes = [500_000]
         var args = arguments.makeIterator()
         while let a = args.next() {
             switch a {
             case "--dir": dir = args.next() ?? dir
             case "--points": sizes = (args.next() ?? "").split(separator: ",").compactMap { Int($0) }
             default:
-                print("usage: waymark-bench replay-cli [--dir bench-out] [--points 100000,500000]")
+                print("usage: waymark-bench replay-cli [--dir bench-out] [--points 500000]")
                 exit(a == "-h" || a == "--help" ? 0 : 64)
             }
         }
@@ -36,14 +38,14 @@ enum ReplayCLIBench {
         var worst = Double.infinity
         var worstRSS = 0
         for points in sizes {
-            for layout in ["walk", "walk+extensions", "day with stops"] {
+            for layout in GPXLayout.allCases.map(\.rawValue) + ["day with stops"] {
                 let path = "\(dir)/replay-cli-\(layout.replacingOccurrences(of: " ", with: "-"))-\(points).gpx"
                 if !FileManager.default.fileExists(atPath: path) {
                     FileHandle.standardError.write(Data("generating \(path)…\n".utf8))
-                    switch layout {
-                    case "walk": try StreamBench.generateWalk(path: path, points: points, extensions: false)
-                    case "walk+extensions": try StreamBench.generateWalk(path: path, points: points, extensions: true)
-                    default: try ReplayBench.generateDay(path: path, seconds: points)
+                    if let writer = GPXLayout(rawValue: layout) {
+                        try generate(writer, path: path, points: points)
+                    } else {
+                        try ReplayBench.generateDay(path: path, seconds: points)
                     }
                 }
                 let out = "\(dir)/replay-cli-out"
@@ -59,7 +61,7 @@ enum ReplayCLIBench {
                 worst = min(worst, rate)
                 worstRSS = max(worstRSS, replay.peakRSS)
                 print(
-                    "\(column("\(layout), \(points / 1000) k points", 34))  \(column(String(format: "%.0f", rate), 15))  "
+                    "\(column("\(GPXLayout(rawValue: layout)?.title ?? layout), \(points / 1000) k points", 34))  \(column(String(format: "%.0f", rate), 15))  "
                         + "\(column(String(format: "%.1f", Double(replay.peakRSS) / 1_048_576), 8))  "
                         + "\(column(String(format: "%.3f", render.seconds), 9))  "
                         + "\(column(String(format: "%.1f", Double(render.peakRSS) / 1_048_576), 8))  "
@@ -72,6 +74,14 @@ enum ReplayCLIBench {
             String(
                 format: "slowest: %.0f fixes/s (target ≥ 500 000); largest peak RSS: %.1f MiB (target ≤ 64)", worst,
                 Double(worstRSS) / 1_048_576))
+    }
+
+    /// A walk of about `points` points in `layout`: the generator's size for that many, from the
+    /// points a 1 MB sample holds.
+    static func generate(_ layout: GPXLayout, path: String, points: Int) throws {
+        let sample = layout.generate(bytes: 1_000_000) { _ in }
+        let bytes = Int(Double(points) / Double(max(1, sample)) * 1_000_000)
+        _ = try LayoutBench.generate(layout, path: path, bytes: bytes)
     }
 
     /// The fastest of three runs, with the largest peak RSS seen.

@@ -133,11 +133,18 @@ final class ConsoleReporter: SimulationObserver {
 
     private static func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
+    /// An accuracy in whole metres, as a person reads it; one that would show as 0 but is not
+    /// (an RTK fix's 0.014 m) with its own digits, so that it never looks perfect.
+    static func metres(_ accuracy: Double) -> String {
+        let whole = ValueFormatting.fixed(accuracy, decimals: 0)
+        return whole == "0" && accuracy != 0 && accuracy.isFinite ? ValueFormatting.accuracy(accuracy) : whole
+    }
+
     static func describe(_ l: Location) -> String {
         var text =
             ValueFormatting.fixed(l.coordinate.latitude, decimals: 7) + ", "
             + ValueFormatting.fixed(l.coordinate.longitude, decimals: 7)
-            + "  ±\(ValueFormatting.fixed(l.horizontalAccuracy, decimals: 0)) m"
+            + "  ±\(metres(l.horizontalAccuracy)) m"
         if l.speed >= 0 { text += "  \(ValueFormatting.fixed(l.speed, decimals: 1)) m/s" }
         if l.course >= 0 { text += "  \(ValueFormatting.fixed(l.course, decimals: 0))°" }
         return text
@@ -161,17 +168,17 @@ final class ConsoleReporter: SimulationObserver {
         case .accuracyChanged(let from, let to): return "accuracy: \(from.rawValue) → \(to.rawValue)"
         case .locationServicesChanged(let enabled): return "location services \(enabled ? "on" : "off")"
         case .setting(let name, let value): return "manager.\(name) = \(value)"
-        case .updates(let action, let reason): return "updates \(action)" + (reason.map { " (\($0))" } ?? "")
+        case .updates(let action): return "updates \(action)"
         case .error(let e): return "error: \(e)"
         case .backgroundTask(let action, let task, let remaining, let reason):
             var text = "background task" + (task.map { " \($0)" } ?? "") + " \(action)"
             if let remaining { text += ", \(ValueFormatting.fixed(remaining.inSeconds, decimals: 1)) s left" }
             return text + (reason.map { " (\($0))" } ?? "")
-        case .fetch(let action, let result, let synced, let reason):
+        case .fetch(let action, let result, let synced, let reason, let detail):
             var text = "background fetch \(action)"
             if let result { text += ": \(result)" }
             if let synced, synced > 0 { text += ", \(synced) synced" }
-            return text + (reason.map { " (\($0))" } ?? "")
+            return text + ((reason?.rawValue ?? detail).map { " (\($0))" } ?? "")
         case .paused(let reason): return "updates paused (\(reason))"
         case .resumed(let reason): return "updates resumed (\(reason))"
         case .heldDiscarded(let count, let reason): return "\(count) held fix(es) discarded (\(reason))"
@@ -179,14 +186,14 @@ final class ConsoleReporter: SimulationObserver {
         case .diagnostic(let message): return "note: \(message)"
         case .serviceLocation(let r):
             var text = "\(r.service) \(r.action)"
-            if let l = r.location, r.action == "delivered" || r.action == "held" || r.action == "dropped" {
+            if let l = r.location, r.action == .delivered || r.action == .held || r.action == .dropped {
                 text += ": \(r.appState.rawValue)  \(describe(l))"
             }
             return text + (r.reason.map { " (\($0))" } ?? "")
         case .region(let action, let identifier, let state, let decision, let reason):
             var text = "region \(identifier) \(action)"
-            if action == "determined", let state { text += ": \(state.rawValue)" }
-            if let decision, decision != "delivered" { text += ", \(decision)" }
+            if action == .determined, let state { text += ": \(state.rawValue)" }
+            if let decision, decision != .delivered { text += ", \(decision)" }
             return text + (reason.map { " (\($0))" } ?? "")
         case .visit(let action, let visit, let decision, let reason):
             var text = "visit \(action)"
@@ -194,30 +201,33 @@ final class ConsoleReporter: SimulationObserver {
                 text +=
                     ": " + ValueFormatting.fixed(v.coordinate.latitude, decimals: 7) + ", "
                     + ValueFormatting.fixed(v.coordinate.longitude, decimals: 7)
-                    + "  ±\(ValueFormatting.fixed(v.horizontalAccuracy, decimals: 0)) m"
+                    + "  ±\(ConsoleReporter.metres(v.horizontalAccuracy)) m"
             }
-            if let decision, decision != "delivered" { text += ", \(decision)" }
+            if let decision, decision != .delivered { text += ", \(decision)" }
             return text + (reason.map { " (\($0))" } ?? "")
-        case .push(let action, let result, let reason):
-            return "push \(action)" + (result.map { ": \($0)" } ?? "") + (reason.map { " (\($0))" } ?? "")
-        case .scheduledTask(let action, let kind, let identifier, let success, let reason):
+        case .push(let action, let result, let reason, let detail):
+            return "push \(action)" + (result.map { ": \($0)" } ?? "")
+                + ((reason?.rawValue ?? detail).map { " (\($0))" } ?? "")
+        case .scheduledTask(let action, let kind, let identifier, let success, let reason, let begin, let detail):
             var text = "\(kind) task \(identifier) \(action)"
             if let success { text += success ? ": success" : ": failure" }
-            return text + (reason.map { " (\($0))" } ?? "")
+            let why =
+                begin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" } ?? reason?.rawValue ?? detail
+            return text + (why.map { " (\($0))" } ?? "")
         case .audio(let action, let reason): return "audio \(action)" + (reason.map { " (\($0))" } ?? "")
-        case .transfer(let action, let task, let count, let reason):
+        case .transfer(let action, let task, let count, let reason, let detail):
             var text = "background upload \(task) \(action)"
             if let count { text += ", \(count) location(s)" }
-            return text + (reason.map { " (\($0))" } ?? "")
+            return text + ((detail ?? reason?.rawValue).map { " (\($0))" } ?? "")
         case .session(let kind, let action, let reason):
-            let name = kind == "service" ? "service session" : "background activity session"
+            let name = kind == .service ? "service session" : "background activity session"
             return "\(name) \(action)" + (reason.map { " (\($0))" } ?? "")
         case .monitor(let name, let identifier, let action, let decision, let reason):
             var text = "monitor \(name): condition \(identifier) \(action)"
-            if let decision, decision != "delivered" { text += ", \(decision)" }
+            if let decision, decision != .delivered { text += ", \(decision)" }
             return text + (reason.map { " (\($0))" } ?? "")
         case .liveUpdate(let stationary, let diagnostic):
-            return "live update: " + (stationary ? "stationary" : (diagnostic ?? ""))
+            return "live update: " + (stationary ? "stationary" : (diagnostic?.rawValue ?? ""))
         }
     }
 }
@@ -229,7 +239,7 @@ enum SummaryText {
     ) -> String {
         let pace = rate == 0 ? "virtual time" : "\(ValueFormatting.fixed(rate, decimals: 2))× real time"
         var text =
-            "\n\(verb) of \(trace): \(s.fixes) fixes over \(ConsoleReporter.offset(simulation.now).dropFirst()) (\(pace))\n"
+            "\n\(verb) of \(TerminalText.escaped(trace)): \(s.fixes) fixes over \(ConsoleReporter.offset(simulation.now).dropFirst()) (\(pace))\n"
         text += "  delivered \(s.count(.delivered)), held \(s.count(.held)), dropped \(s.count(.dropped)), "
         text += "ignored \(s.count(.ignored))"
         if s.resumedDeliveries > 0 || s.discardedHeld > 0 {

@@ -235,11 +235,17 @@ extension WaymarkCommand {
             let implausible = Counter()
             let overflowed = Counter()
             let overlong = Counter()
+            let gpsdErrors = Counter()
+            let activations = Counter()
+            let deactivations = Counter()
             recording.onNotice = { notice in
                 switch notice {
                 case .implausibleTime: implausible.increment()
                 case .backlogOverflow(let dropped, _, _): overflowed.increment(by: dropped)
                 case .overlongLine: overlong.increment()
+                case .gpsd(.error): gpsdErrors.increment()
+                case .gpsd(.deviceActivated): activations.increment()
+                case .gpsd(.deviceDeactivated): deactivations.increment()
                 default: break
                 }
                 guard !quiet else { return }
@@ -269,6 +275,16 @@ extension WaymarkCommand {
                         "\(time)  gpsd: \(dropped) report(s) received from \(ConsoleReporter.offset(from)) to "
                             + "\(ConsoleReporter.offset(to)) were dropped: \(recording.backlogLimit) were already "
                             + "waiting to be recorded (is the store slow or locked?); none of them was shown")
+                case .gpsd(.error(let message)):
+                    printError("\(time)  gpsd: error: \(message)")
+                case .gpsd(.deviceActivated(let path, let driver)):
+                    printError("\(time)  gpsd: receiver \(path) activated" + (driver.map { " (driver \($0))" } ?? ""))
+                case .gpsd(.deviceDeactivated(let path)):
+                    printError("\(time)  gpsd: receiver \(path) deactivated")
+                case .simulatedFixes:
+                    printError(
+                        "\(time)  gpsd: warning: the receiver is in simulation mode (gpsd marks its fixes status 8); "
+                            + "its fixes are a simulator's and are left out")
                 }
             }
             // Another process writing the store (for seconds, or until it is told to stop) must not end
@@ -279,8 +295,9 @@ extension WaymarkCommand {
             let store = session?.store
             store?.lockWaiting.waitPatiently { waited in
                 guard !quiet else { return }
+                writeStandardError(lineToClear)
                 printError(
-                    lineToClear + "store: locked by another process for \(DurationText.format(waited)); waiting "
+                    "store: locked by another process for \(DurationText.format(waited)); waiting "
                         + "(up to \(backlogLimit) reports from gpsd wait in memory)")
             }
             session?.onLockReleased = { waited in
@@ -340,6 +357,30 @@ extension WaymarkCommand {
             }
             if overlong.value > 0 {
                 printError("waymark: \(overlong.value) overlong line(s) from gpsd skipped")
+            }
+            if recording.simulatedFixes > 0 {
+                printError(
+                    "waymark: \(recording.simulatedFixes) fix(es) gpsd marked simulated (status 8) left out")
+            }
+            if gpsdErrors.value > 0 {
+                printError("waymark: gpsd reported \(gpsdErrors.value) error(s) (source events in the audit log)")
+            }
+            if activations.value + deactivations.value > 0 {
+                printError(
+                    "waymark: gpsd's receivers: \(activations.value) activated, \(deactivations.value) deactivated")
+            }
+            let lines = client.lineCounts
+            if lines.notJSON > 0 {
+                printError("waymark: \(lines.notJSON) line(s) from gpsd that are not JSON skipped")
+            }
+            // Every report but TPV carries no fix: counted by class (VERSION, DEVICES and WATCH
+            // answer the connection; SKY's values go with the next TPV).
+            let others = lines.byClass.filter { $0.key != "TPV" }.sorted { $0.key < $1.key }
+            if !others.isEmpty {
+                printError(
+                    "waymark: gpsd's reports without a fix: "
+                        + others.map { "\($0.key.isEmpty ? "(no class)" : $0.key) \($0.value)" }.joined(separator: ", ")
+                )
             }
             let f = recording.filter
             if f.belowMode > 0 { printError("waymark: \(f.belowMode) fix(es) below --fix-min left out") }

@@ -228,10 +228,10 @@ final class RunOutputs: SimulationObserver {
                 summary += "No session was kept: \(noFixReason) (--keep-empty keeps a session without fixes)\n"
             } else {
                 summary +=
-                    "Session \(session.id): \(session.committedLocations) location(s) stored in \(session.store.path)\n"
+                    "Session \(session.id): \(session.committedLocations) location(s) stored in \(TerminalText.escaped(session.store.path))\n"
             }
         }
-        if let liveGPX { summary += "Live GPX: \(liveGPX.count) point(s) in \(liveGPX.path)\n" }
+        if let liveGPX { summary += "Live GPX: \(liveGPX.count) point(s) in \(TerminalText.escaped(liveGPX.path))\n" }
         try finishOutputs(simulation: simulation, featureName: featureName, summary: summary)
         if let failure = recordingFailure ?? storeError { throw failure }
         if discarded, let session { try session.store.deleteSession(session.id) }

@@ -28,8 +28,9 @@ extension WaymarkCommand {
                   waymark sessions delete --older-than 30d --dry-run
                   waymark replay walk.gpx --label "commute, iOS 17"
                   waymark sessions list --label "commute, iOS 17"
+                  waymark sessions restore --all
                 """,
-            subcommands: [List.self, Show.self, Export.self, Delete.self])
+            subcommands: [List.self, Show.self, Export.self, Delete.self, Restore.self])
     }
 }
 
@@ -65,11 +66,14 @@ extension WaymarkCommand.Sessions {
                 } else if sessions.isEmpty {
                     out.write(
                         label.map { "No sessions labelled \(SessionJSON.string($0)) in \(store.path).\n" }
-                            ?? "No sessions in \(store.path).\n")
+                            ?? "No sessions in \(TerminalText.escaped(store.path)).\n")
                 } else {
                     out.write(SessionTable.render(sessions))
                 }
                 try out.flush()
+                // Sessions an upgrade set aside are not listed, but never without a word.
+                let aside = try db.setAside()
+                if !aside.isEmpty { printError(SetAsideText.note(aside, store: store.path)) }
             } catch {
                 throw sysexit(for: error)
             }
@@ -377,10 +381,11 @@ enum SessionTable {
         if labelled { rows[0].insert("LABEL", at: 3) }
         for s in sessions {
             var row = [
-                String(s.id), s.kind, s.source, started(s), s.duration.map(duration) ?? "-", String(s.fixCount),
-                String(s.locationCount), String(s.eventCount), s.outcome.rawValue,
+                String(s.id), TerminalText.escaped(s.kind), TerminalText.escaped(s.source), started(s),
+                s.duration.map(duration) ?? "-", String(s.fixCount), String(s.locationCount), String(s.eventCount),
+                s.outcome.rawValue,
             ]
-            if labelled { row.insert(s.label ?? "-", at: 3) }
+            if labelled { row.insert(s.label.map { TerminalText.escaped($0) } ?? "-", at: 3) }
             rows.append(row)
         }
         let counts = labelled ? 6...8 : 5...7
@@ -398,18 +403,21 @@ enum SessionTable {
         return text
     }
 
+    /// The text of `sessions show`; what came from the store, with control characters shown
+    /// escaped (``TerminalText``).
     static func detail(_ s: SessionInfo, breakdown b: SessionBreakdown, stats: TraceStatistics, store: String)
         -> String
     {
-        var text = "Session \(s.id) in \(store)\n"
-        text += "  kind:       \(s.kind)\n"
-        text += "  source:     \(s.source)\n"
-        if let label = s.label { text += "  label:      \(label)\n" }
+        let safe = { (text: String) in TerminalText.escaped(text) }
+        var text = "Session \(s.id) in \(safe(store))\n"
+        text += "  kind:       \(safe(s.kind))\n"
+        text += "  source:     \(safe(s.source))\n"
+        if let label = s.label { text += "  label:      \(safe(label))\n" }
         text += "  started:    \(started(s)) UTC (wall clock)\n"
         text += "  epoch:      \(ValueFormatting.iso8601(s.epoch)) (offset zero)\n"
         if let ended = s.endedAt { text += "  ended:      \(ValueFormatting.iso8601(ended))\n" }
         text += "  duration:   \(s.duration.map(duration) ?? "-")\n"
-        text += "  outcome:    \(s.outcome.rawValue)\(s.outcomeDetail.map { " (\($0))" } ?? "")\n"
+        text += "  outcome:    \(s.outcome.rawValue)\(s.outcomeDetail.map { " (\(safe($0)))" } ?? "")\n"
         text += "  fixes:      \(s.fixCount)\n"
         text += "  locations:  \(s.locationCount) in \(b.segments) segment(s)\n"
         if !b.byAppState.isEmpty {
@@ -425,23 +433,23 @@ enum SessionTable {
         }
         text += "  events:     \(s.eventCount)\n"
         if !b.eventsByName.isEmpty {
-            text += "    " + b.eventsByName.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n"
+            text += "    " + b.eventsByName.map { "\(safe($0.0)) \($0.1)" }.joined(separator: ", ") + "\n"
         }
         if !b.sourceEvents.isEmpty {
             text += "  source events (gpsd):\n"
             for e in b.sourceEvents.prefix(SessionBreakdown.sourceEventLimit) {
                 let at = DurationText.format(Duration.saturating(seconds: (e.offset * 1000).rounded() / 1000))
-                text += "    +\(at)  \(e.action)" + (e.detail.map { ": \($0)" } ?? "") + "\n"
+                text += "    +\(at)  \(safe(e.action))" + (e.detail.map { ": \(safe($0))" } ?? "") + "\n"
             }
             if b.sourceEvents.count > SessionBreakdown.sourceEventLimit {
                 text += "    … more: `waymark sessions export \(s.id) --format audit` has them all\n"
             }
         }
-        text += "  settings:   \(s.settings)\n"
+        text += "  settings:   \(safe(s.settings))\n"
         if let scenario = s.scenario {
             text += "  scenario:\n"
             for line in scenario.split(separator: "\n", omittingEmptySubsequences: false) {
-                text += "    \(line)\n"
+                text += "    \(TerminalText.escaped(String(line), keepingLineBreaks: true))\n"
             }
         }
         return text

@@ -25,6 +25,7 @@ struct StoreOptions: ParsableArguments {
     /// store this user may not write is read as it is, with a note that says so.
     func openExisting() throws -> SessionStore {
         let store = try SessionStore(path: path, mode: .existing)
+        if let aside = store.setAsideByUpgrade { printError(SetAsideText.upgrade(aside, store: path)) }
         if store.isReadOnly {
             printError(
                 "waymark: note: \(path) is read-only for this user; it is read as it is (sessions can be "
@@ -83,6 +84,7 @@ struct SessionOptions: ParsableArguments {
             String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
         }
         let store = try SessionStore(path: location.path, mode: .create)
+        if let aside = store.setAsideByUpgrade { printError(SetAsideText.upgrade(aside, store: location.path)) }
         return try store.beginSession(
             NewSession(
                 kind: kind, source: source, settings: json, scenario: scenario, createdAt: Date(), epoch: epoch,

@@ -36,9 +36,11 @@ enum ExitStatus {
     static let ioError: Int32 = 74
 }
 
-/// Prints a message to standard error.
+/// Prints a message to standard error, its control characters (from a file's name, a trace's
+/// text, gpsd) shown escaped but for line feeds and tabs (``TerminalText``): a name with ESC
+/// or BEL never reaches the terminal raw.
 func printError(_ message: String) {
-    writeStandardError(message + "\n")
+    writeStandardError(TerminalText.escaped(message, keepingLineBreaks: true) + "\n")
 }
 
 /// Writes text to standard error as it is, with `write(2)`.
@@ -89,7 +91,7 @@ func sysexit(for error: Error) -> ExitCode {
         printError("waymark: \(e)")
         switch e.kind {
         case .missing, .sessionNotFound: return ExitCode(ExitStatus.noInput)
-        case .notADatabase, .foreign, .newer, .corrupt: return ExitCode(ExitStatus.dataError)
+        case .notADatabase, .foreign, .newer, .corrupt, .cannotUpgrade: return ExitCode(ExitStatus.dataError)
         case .readOnly, .full, .busy, .io: return ExitCode(ExitStatus.ioError)
         }
     case let e as SessionReportWriter.ReportError:

@@ -19,7 +19,11 @@ import Waymark
 ///
 /// Lines that are not JSON, and lines too long to be gpsd's, are skipped and counted; one
 /// warning per kind, at the end, gives the count and the first line. Reports other than TPV and
-/// SKY (VERSION, DEVICES, WATCH, PPS, TOFF, ERROR…) are skipped: they carry no fix.
+/// SKY (VERSION, DEVICES, WATCH, PPS, TOFF, ERROR…) carry no fix: they are skipped and counted
+/// by class (``reportsWithoutFix``); gpsd's own notices among them (an `ERROR`, a receiver's
+/// `DEVICE` deactivated, or activated more than once) are named in a warning per kind. Fixes gpsd
+/// marks simulated (status 8) are left out, counted and named, as the NMEA reader leaves out
+/// the epochs of a receiver in simulation mode.
 public final class GPSDCaptureReader: TraceEventReader {
     public let fileName: String
     /// Always 0: a bad line is skipped, not a point.
@@ -30,11 +34,20 @@ public final class GPSDCaptureReader: TraceEventReader {
     public private(set) var notJSON = 0
     /// Lines longer than ``GPSDLineFramer``'s limit.
     public private(set) var overlong = 0
+    /// Fixes gpsd marked simulated (status 8: a receiver in simulation mode), left out.
+    public private(set) var simulatedFixes = 0
+    /// Reports that carry no fix, by class (VERSION, DEVICES, WATCH, SKY, PPS, ERROR, DEVICE…;
+    /// "" for an object without a class): skipped, but counted.
+    public private(set) var reportsWithoutFix: [String: Int] = [:]
+    /// gpsd's own notices in the capture (`ERROR`; `DEVICE` activated or deactivated), with
+    /// their lines, in order.
+    public private(set) var notices: [(line: Int, notice: GPSDNotice)] = []
 
     private let source: ByteSource
     private let mapping: GPSDMapping
     private var firstNotJSON: Int?
     private var firstOverlong: Int?
+    private var firstSimulated: Int?
     private var implausible: [(line: Int, time: Date)] = []
     private var jumps: [(line: Int, seconds: Double)] = []
 
@@ -61,10 +74,19 @@ public final class GPSDCaptureReader: TraceEventReader {
         var inSegment = false
         var line = 0
         var failure: (any Error)?
+        var activeDevices: Set<String> = []
 
         func take(_ outputs: [FixCoalescer.Output]) throws {
             for output in outputs {
                 switch output {
+                case .fix(let report) where report.isSimulated:
+                    // A simulator's position, not the receiver's: left out, counted, named.
+                    simulatedFixes += 1
+                    if firstSimulated == nil { firstSimulated = line }
+                    if inSegment {
+                        try handle(.segmentEnd(GPXExtensions()))
+                        inSegment = false
+                    }
                 case .fix(let report):
                     guard let location = mapping.location(for: report) else { continue }
                     if !inSegment {
@@ -98,12 +120,26 @@ public final class GPSDCaptureReader: TraceEventReader {
             line += 1
             switch output {
             case .line(let bytes):
-                let skippedBefore = decoder.notJSON
-                if let report = decoder.decode(bytes) {
+                switch decoder.read(bytes) {
+                case .report(let report):
                     do { try take(coalescer.add(report)) } catch { failure = error }
-                } else if decoder.notJSON > skippedBefore, !Self.isBlank(bytes) {
-                    notJSON += 1
-                    if firstNotJSON == nil { firstNotJSON = line }
+                case .notice(let notice):
+                    reportsWithoutFix[notice.action == .gpsdError ? "ERROR" : "DEVICE", default: 0] += 1
+                    // A DEVICE repeated for a receiver already active (gpsd sends one more when it
+                    // learns the driver) is no news, as in record.
+                    if case .deviceActivated(let path, _) = notice {
+                        guard activeDevices.insert(path).inserted else { return }
+                    } else if case .deviceDeactivated(let path) = notice {
+                        activeDevices.remove(path)
+                    }
+                    notices.append((line, notice))
+                case .other(let kind):
+                    reportsWithoutFix[kind, default: 0] += 1
+                case .notJSON:
+                    if !Self.isBlank(bytes) {
+                        notJSON += 1
+                        if firstNotJSON == nil { firstNotJSON = line }
+                    }
                 }
             case .overlong:
                 overlong += 1
@@ -149,6 +185,30 @@ public final class GPSDCaptureReader: TraceEventReader {
                 GPXWarning(
                     file: fileName, line: line, column: 1,
                     message: "\(overlong) line(s) longer than gpsd's reports (64 KiB) were skipped; this is the first"))
+        }
+        // gpsd's own notices: each kind counted, the first named.
+        for action in [SourceAction.gpsdError, .deviceDeactivated, .deviceActivated] {
+            let these = notices.filter { $0.notice.action == action }
+            guard let first = these.first else { continue }
+            let what: String
+            switch action {
+            case .gpsdError: what = "gpsd reported \(these.count) error(s) (ERROR); the first: \(first.notice.detail)"
+            case .deviceDeactivated:
+                what = "gpsd deactivated a receiver \(these.count) time(s) (DEVICE); the first: \(first.notice.detail)"
+            default:
+                // The capture begins with its receiver's activation as a rule: only more is news.
+                guard these.count > 1 else { continue }
+                what = "gpsd activated a receiver \(these.count) time(s) (DEVICE); the first: \(first.notice.detail)"
+            }
+            list.append(GPXWarning(file: fileName, line: first.line, column: 1, message: what))
+        }
+        if let line = firstSimulated {
+            list.append(
+                GPXWarning(
+                    file: fileName, line: line, column: 1,
+                    message:
+                        "\(simulatedFixes) fix(es) gpsd marked simulated (status 8: the receiver is in simulation mode) were left out: they are a simulator's positions, not the receiver's; this is the first"
+                ))
         }
         if let first = implausible.first {
             list.append(

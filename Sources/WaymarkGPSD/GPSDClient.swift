@@ -36,6 +36,9 @@ import Waymark
 ///   outage is reported and the connection tried again after 250 ms, doubling up to 10 s.
 /// - **Staleness.** A receiver silent for ``Configuration/staleAfter`` while gpsd lives is
 ///   reported once, until reports come again.
+/// - **gpsd's notices are data.** gpsd's `ERROR`s and its receivers activated or deactivated
+///   are reported (``Event/notice(_:)``), and every line without a fix is counted
+///   (``lineCounts``).
 /// - **Shutdown.** ``stop()`` closes the connection and finishes the stream.
 ///
 /// Give it the clock of whatever consumes its events (a ``LiveRecording``): arrival times are
@@ -101,7 +104,21 @@ public final class GPSDClient: Sendable {
         /// A line of `bytes` bytes from gpsd, longer than `limit`, was skipped; the lines after
         /// it are read.
         case overlongLine(bytes: Int, limit: Int)
+        /// gpsd's own notice: an `ERROR`, a receiver activated or deactivated (a `DEVICE`
+        /// repeated for a receiver already active, as when gpsd learns its driver, is not told).
+        case notice(GPSDNotice)
     }
+
+    /// The lines from gpsd that gave no fix, counted over every connection: what is not JSON,
+    /// and each class of report but TPV (VERSION, DEVICES, WATCH, SKY, PPS, ERROR, DEVICE…).
+    public struct LineCounts: Sendable, Hashable {
+        public var notJSON = 0
+        public var byClass: [String: Int] = [:]
+        public init() {}
+    }
+
+    /// What ``LineCounts`` says so far (read it after ``join()`` for the whole run).
+    public var lineCounts: LineCounts { counts.withLock { $0 } }
 
     public let configuration: Configuration
     private let transport: any GPSDTransport
@@ -109,6 +126,8 @@ public final class GPSDClient: Sendable {
     private let inputs: AsyncStream<Input>
     private let inputContinuation: AsyncStream<Input>.Continuation
     private let driver = Locked<Task<Void, Never>?>(nil)
+    /// The machine's ``GPSDConnectionMachine/lineCounts``, as the client's task last saw them.
+    private let counts = Locked(LineCounts())
 
     /// What the client's task takes, in order.
     private enum Input: Sendable {
@@ -148,7 +167,8 @@ public final class GPSDClient: Sendable {
         inputContinuation.yield(.stop)
     }
 
-    /// Waits until the client has stopped (after ``stop()``): its connection is closed.
+    /// Waits until the client has stopped (after ``stop()``): its connection is closed, and
+    /// ``lineCounts`` counts every line the client took.
     public func join() async {
         await driver.withLock { $0 }?.value
     }
@@ -157,6 +177,7 @@ public final class GPSDClient: Sendable {
     private func drive(_ output: AsyncStream<Event>.Continuation, from started: Duration) async {
         let inputContinuation = self.inputContinuation
         let clock = self.clock
+        let counts = self.counts
         var machine = GPSDConnectionMachine(configuration: configuration)
         var timer: (task: Task<Void, Never>, deadline: Duration)?
         func now() -> Duration { clock.now() - started }
@@ -172,7 +193,9 @@ public final class GPSDClient: Sendable {
         perform(machine.start(at: now()))
         loop: for await input in inputs {
             switch input {
-            case .transport(let event): perform(machine.handle(event, at: now()))
+            case .transport(let event):
+                perform(machine.handle(event, at: now()))
+                if event.isLineWithoutFix { counts.withLock { $0 = machine.lineCounts } }
             case .time:
                 timer = nil
                 perform(machine.timePassed(at: now()))
@@ -257,6 +280,21 @@ public enum GPSDTransportEvent: Sendable, Hashable {
     case overlongLine(bytes: Int, limit: Int)
     /// The connection was lost; the transport has closed it.
     case lost(reason: String)
+    /// gpsd's own notice (an `ERROR`, a `DEVICE` activated or deactivated).
+    case notice(GPSDNotice)
+    /// A line that carries no fix, of this class (VERSION, DEVICES, WATCH, SKY, PPS, a `DEVICE`
+    /// that says neither, a TPV libgps could not read; "" for an object without a class).
+    case other(class: String)
+    /// A line that is not a JSON object.
+    case notJSON
+
+    /// Whether the event is a line from gpsd that the client counts (``GPSDClient/LineCounts``).
+    var isLineWithoutFix: Bool {
+        switch self {
+        case .notice, .other, .notJSON: true
+        default: false
+        }
+    }
 }
 
 /// Where a ``GPSDClient`` reads gpsd from: it opens a connection when asked, and reports what
@@ -399,22 +437,29 @@ public final class LibgpsTransport: GPSDTransport, @unchecked Sendable {
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let limit = configuration.lineLimit
         let (host, port) = (configuration.host, configuration.port)
-        /// Takes one line from gpsd: gpsd's answer to the WATCH opens the connection; every
-        /// line goes to libgps's parser, and the report of a TPV on.
+        /// Takes one line from gpsd: gpsd's answer to the WATCH (or a TPV's report, which only
+        /// a watch brings) opens the connection; every line goes to libgps's parser
+        /// (``GPSDLineDecoder/read(_:)``) and on as what it is: a TPV's report, gpsd's notice,
+        /// another class, or a line that is not JSON.
         func take(_ output: GPSDLineFramer.Output) {
             switch output {
             case .overlong(let n): emit(.overlongLine(bytes: n, limit: limit))
             case .line(let bytes):
-                if !watching && JSONSyntax.objectClass(bytes) == "WATCH" {
-                    watching = true
-                    emit(.opened(host: host, port: port))
-                }
-                guard let report = decoder.decode(bytes) else { return }
+                let line = decoder.read(bytes)
                 if !watching {
-                    watching = true
-                    emit(.opened(host: host, port: port))
+                    switch line {
+                    case .report, .other("WATCH"):
+                        watching = true
+                        emit(.opened(host: host, port: port))
+                    default: break
+                    }
                 }
-                emit(.report(report))
+                switch line {
+                case .report(let report): emit(.report(report))
+                case .notice(let notice): emit(.notice(notice))
+                case .other(let kind): emit(.other(class: kind))
+                case .notJSON: emit(.notJSON)
+                }
             }
         }
         var lost: String?
@@ -459,7 +504,8 @@ public final class LibgpsTransport: GPSDTransport, @unchecked Sendable {
 /// The rules of a connection to gpsd, as a pure state machine: what the transport reports and
 /// the passing of time in, what to report and when to connect out. No socket, no clock: times
 /// are offsets on the owner's clock, and ``deadline`` says when the machine next needs to hear
-/// the time.
+/// the time. It also counts gpsd's lines without a fix, over every connection
+/// (``lineCounts``).
 struct GPSDConnectionMachine {
     enum Action: Sendable, Hashable {
         case emit(GPSDClient.Event)
@@ -488,6 +534,11 @@ struct GPSDConnectionMachine {
     private(set) var state = State.idle
     /// The delay before the next attempt after a failure.
     private var backoff: Duration
+    /// Every line without a fix so far, over every connection.
+    private(set) var lineCounts = GPSDClient.LineCounts()
+    /// The receivers told activated on this connection, so that a DEVICE repeated for one (gpsd
+    /// sends another when it learns the driver) is not told again until it is deactivated.
+    private var activated: Set<String> = []
 
     init(configuration: GPSDClient.Configuration) {
         self.configuration = configuration
@@ -496,11 +547,24 @@ struct GPSDConnectionMachine {
 
     mutating func start(at now: Duration) -> [Action] {
         guard case .idle = state else { return [] }
+        return connect()
+    }
+
+    /// A new connection: what the last one told is forgotten.
+    private mutating func connect() -> [Action] {
         state = .connecting
+        activated = []
         return [.connect]
     }
 
     mutating func handle(_ event: GPSDTransportEvent, at now: Duration) -> [Action] {
+        switch event {
+        case .notice(.error): lineCounts.byClass["ERROR", default: 0] += 1
+        case .notice: lineCounts.byClass["DEVICE", default: 0] += 1
+        case .other(let kind): lineCounts.byClass[kind, default: 0] += 1
+        case .notJSON: lineCounts.notJSON += 1
+        default: break
+        }
         switch (state, event) {
         case (.connecting, .opened(let host, let port)):
             backoff = configuration.initialBackoff
@@ -522,6 +586,15 @@ struct GPSDConnectionMachine {
             return actions
         case (.connected, .overlongLine(let bytes, let limit)):
             return [.emit(.overlongLine(bytes: bytes, limit: limit))]
+        case (.connecting, .notice(let notice)), (.connected, .notice(let notice)):
+            // gpsd speaks on this connection, answered the WATCH or not (an ERROR may be its
+            // answer).
+            switch notice {
+            case .deviceActivated(let path, _): guard activated.insert(path).inserted else { return [] }
+            case .deviceDeactivated(let path): activated.remove(path)
+            case .error: break
+            }
+            return [.emit(.notice(notice))]
         case (.connected(var connection), .lost(let reason)):
             var actions = connection.coalescer.finish().map { Action.emit(Self.event($0, received: now)) }
             actions.append(.emit(.disconnected(reason: reason)))
@@ -544,8 +617,7 @@ struct GPSDConnectionMachine {
     mutating func timePassed(at now: Duration) -> [Action] {
         switch state {
         case .waiting(let until) where now >= until:
-            state = .connecting
-            return [.connect]
+            return connect()
         case .connected(var connection):
             var actions: [Action] = []
             if connection.coalescer.isHolding && now - connection.lastReport >= configuration.settle {
@@ -591,7 +663,7 @@ struct GPSDConnectionMachine {
     }
 }
 
-/// A mutex (pthread), for the one flag the client shares with its thread.
+/// A mutex (pthread), for what the client and the transport share with the transport's thread.
 final class PThreadMutex: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     init() { pthread_mutex_init(&mutex, nil) }

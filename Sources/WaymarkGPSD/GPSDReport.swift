@@ -15,6 +15,7 @@ public struct GPSDReport: Sendable, Hashable {
     /// 0 not seen, 1 no fix, 2 two-dimensional, 3 three-dimensional.
     public var mode: Int
     /// gpsd's fix status: 0 unknown, 1 fix, 2 DGPS, 3 RTK fixed, 4 RTK float, 5 dead reckoning…
+    /// 8 simulated (``isSimulated``).
     public var status: Int
     /// The fix time (UTC).
     public var time: Date?
@@ -43,6 +44,10 @@ public struct GPSDReport: Sendable, Hashable {
     public var hdop: Double?
     public var vdop: Double?
     public var pdop: Double?
+
+    /// Whether gpsd says the receiver is in simulation mode (status 8, `STATUS_SIM`: an NMEA
+    /// receiver's GGA quality 8 or mode indicator `S`): the position is a simulator's.
+    public var isSimulated: Bool { status == 8 }
 
     public init(
         device: String = "", mode: Int, status: Int = 0, time: Date? = nil, latitude: Double? = nil,

@@ -38,19 +38,26 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
         /// of them, received from `from` to `to` (wall-clock instants on the recording's
         /// timeline). None of them was delivered.
         case backlogOverflow(dropped: Int, from: Duration, to: Duration)
+        /// gpsd's own notice: an `ERROR`, a receiver activated or deactivated.
+        case gpsd(GPSDNotice)
+        /// gpsd marked a fix simulated (status 8): the receiver is in simulation mode, and its
+        /// fixes are left out (told once; ``simulatedFixes`` counts them).
+        case simulatedFixes
 
         /// The audit log's `source` action for the notice.
-        public var action: String {
+        public var action: SourceAction {
             switch self {
-            case .connected: "connected"
-            case .unreachable: "unreachable"
-            case .outage: "outage"
-            case .stale: "stale"
-            case .receiving: "receiving"
-            case .implausibleTime: "implausibleTime"
-            case .receiverTimeJumped: "timeJump"
-            case .overlongLine: "overlongLine"
-            case .backlogOverflow: "backlogOverflow"
+            case .gpsd(let notice): notice.action
+            case .simulatedFixes: .simulated
+            case .connected: .connected
+            case .unreachable: .unreachable
+            case .outage: .outage
+            case .stale: .stale
+            case .receiving: .receiving
+            case .implausibleTime: .implausibleTime
+            case .receiverTimeJumped: .timeJump
+            case .overlongLine: .overlongLine
+            case .backlogOverflow: .backlogOverflow
             }
         }
 
@@ -68,6 +75,9 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
             case .overlongLine(let bytes, let limit): "a line of \(bytes) bytes (more than \(limit))"
             case .backlogOverflow(let dropped, let from, let to):
                 "\(dropped) report(s) received from \(DurationText.format(from)) to \(DurationText.format(to)) dropped"
+            case .gpsd(let notice): notice.detail
+            case .simulatedFixes:
+                "gpsd marks the receiver's fixes simulated (status 8: simulation mode); they are left out"
             }
         }
     }
@@ -97,6 +107,9 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
     /// Called after every fix, with the report and how long it took from its arrival to the
     /// location being decided, delivered and stored.
     public var onFixHandled: ((GPSDReport, Duration) -> Void)?
+
+    /// Fixes left out because gpsd marked them simulated (status 8).
+    public private(set) var simulatedFixes = 0
 
     private let clock: C
     private let backlog = SharedBacklog()
@@ -237,6 +250,13 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                     note(.receiverTimeJumped(seconds: seconds), at: now)
                 case .overlongLine(let bytes, let limit):
                     note(.overlongLine(bytes: bytes, limit: limit), at: now)
+                case .notice(let notice):
+                    note(.gpsd(notice), at: now)
+                case .fix(let report, _) where report.isSimulated:
+                    // A simulator's position, not the receiver's: left out, counted, told once.
+                    backlog.withLock { $0.waiting -= 1 }
+                    simulatedFixes += 1
+                    if simulatedFixes == 1 { note(.simulatedFixes, at: now) }
                 case .fix(let report, let received):
                     backlog.withLock { $0.waiting -= 1 }
                     let offset = max(.zero, received)

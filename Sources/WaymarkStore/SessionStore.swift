@@ -31,6 +31,11 @@ public final class SessionStore: Sendable {
     /// How this store's connection waits for another process's write lock: 5 s, or, once a
     /// recording asks, until the lock is released (``LockWaiting``).
     public let lockWaiting: LockWaiting
+    /// What bringing the store up to schema v4 set aside when this open did it (its rows that do
+    /// not pass v4's checks); nil when it set aside nothing, or the store was up to date
+    /// already. The caller says so: nothing set aside is hidden without a word (issue 27, item
+    /// 9). ``setAside()`` tells what is set aside at any time.
+    public let setAsideByUpgrade: SetAsideRows?
 
     /// How to treat a missing file.
     public enum OpenMode: Sendable {
@@ -81,6 +86,7 @@ public final class SessionStore: Sendable {
             && (access(directory.isEmpty ? "/" : directory, W_OK) != 0 || access(path, W_OK) != 0)
         {
             isReadOnly = true
+            setAsideByUpgrade = nil
             (queue, unreadChanges) = try Self.openReadOnly(path: path)
             return
         }
@@ -114,7 +120,18 @@ public final class SessionStore: Sendable {
                     )
                 }
             }
+            let checkedBefore = try queue.read { try migrator.appliedIdentifiers($0).contains(Self.checkedColumns) }
             try migrator.migrate(queue)
+            let aside = checkedBefore ? nil : try queue.read { try Self.setAside($0) }
+            setAsideByUpgrade = aside?.isEmpty == false ? aside : nil
+        } catch let error as StoreSchema.CannotKeepUsersSchema {
+            let o = error.object
+            throw StoreError(
+                .cannotUpgrade, path: path,
+                message:
+                    "cannot be brought up to date: the \(o.type) \(o.name) on \(o.table), which the upgrade must rebuild, "
+                    + "cannot be made again (SQLite: \(error.reason)); nothing was changed. Drop it (sqlite3 \(path) "
+                    + "'DROP \(o.type.uppercased()) \(o.name)'), run waymark again, then make it again")
         } catch {
             throw StoreError(error, path: path)
         }
@@ -189,6 +206,9 @@ public final class SessionStore: Sendable {
             .foreign, path: path,
             message: "is an SQLite database but not a Waymark store (\(what)); choose another --store path")
     }
+
+    /// The migration that checks every column (v4), which sets aside the rows that fail.
+    static let checkedColumns = "v4: checked columns"
 
     /// The file beside the store whose lock makes processes that open the store take turns.
     public static func lockPath(of path: String) -> String { path + "-lock" }
@@ -358,6 +378,14 @@ public final class SessionStore: Sendable {
                 throw StoreError(.corrupt, path: path, message: "has a session \(id) it cannot read: \(bad.problem)")
             }
             guard let session = found.first else {
+                // A session an upgrade set aside is there, out of reach: say so, and how to get it back.
+                if let aside = try? setAside().sessions.first(where: { $0.id == id }) {
+                    throw StoreError(
+                        .sessionNotFound, path: path,
+                        message: "has session \(id) only set aside, in table rejected_session ("
+                            + aside.problems.joined(separator: ", ")
+                            + "); `waymark sessions restore \(id)` brings it back")
+                }
                 throw StoreError(
                     .sessionNotFound, path: path, message: "has no session \(id); `waymark sessions list` shows them")
             }

@@ -27,6 +27,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case busy
         /// No session with that id.
         case sessionNotFound
+        /// An older store that cannot be brought up to date (a trigger or index of the user's
+        /// that its upgrade cannot keep); it is left as it was.
+        case cannotUpgrade
         /// Any other failure to read or write.
         case io
     }

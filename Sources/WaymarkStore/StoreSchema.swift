@@ -127,14 +127,18 @@ public enum StoreSchema {
             try db.execute(sql: locationView(positioning: false) + eventView)
         }
         migrator.registerMigration("v2: codes and positioning of the rebuilt device") { db in
-            try db.execute(sql: "DROP VIEW location_view; " + locationView(positioning: true))
+            try keepingUsersSchema(db, on: ["location_view"]) {
+                try db.execute(sql: "DROP VIEW location_view; " + locationView(positioning: true))
+            }
             try addNewCodes(db)
         }
         migrator.registerMigration("v3: codes of the wake-up services") { db in
             try addNewCodes(db)
         }
         migrator.registerMigration("v4: checked columns") { db in
-            try checkColumns(db)
+            try keepingUsersSchema(db, on: ["session", "location", "event", "location_view", "event_view"]) {
+                try checkColumns(db)
+            }
         }
         migrator.registerMigration("v5: session labels") { db in
             // Added, not rebuilt: every row of a v4 store stays as it is, with no label.
@@ -152,6 +156,56 @@ public enum StoreSchema {
     static func createStore(at path: String, upTo identifier: String) throws {
         let queue = try DatabaseQueue(path: path)
         try migrator.migrate(queue, upTo: identifier)
+    }
+
+    // MARK: - What the user added
+
+    /// A trigger or index the user made on a table or view that a migration rebuilds, which
+    /// SQLite drops with it.
+    struct UserSchemaObject: Sendable {
+        var type: String
+        var name: String
+        var table: String
+        var sql: String
+    }
+
+    /// The user's trigger or index that a migration could not make again.
+    struct CannotKeepUsersSchema: Error {
+        var object: UserSchemaObject
+        var reason: String
+    }
+
+    /// Runs `body`, which drops and makes again the tables and views `tables`, and then makes
+    /// again the triggers and indexes the user had on them (issue 27, item 10: the v4 rebuild
+    /// dropped a user's triggers on `location` without a word). One that cannot be made again
+    /// throws ``CannotKeepUsersSchema``, and the migration, one transaction, is undone.
+    static func keepingUsersSchema(_ db: Database, on tables: [String], _ body: () throws -> Void) throws {
+        let placeholders = tables.map { _ in "?" }.joined(separator: ", ")
+        let objects = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT type, name, tbl_name, sql FROM sqlite_master
+                WHERE type IN ('trigger', 'index') AND sql IS NOT NULL AND tbl_name IN (\(placeholders))
+                ORDER BY type, rowid
+                """, arguments: StatementArguments(tables)
+        ).map { row in
+            UserSchemaObject(type: row["type"], name: row["name"], table: row["tbl_name"], sql: row["sql"])
+        }
+        try body()
+        for object in objects {
+            // Made again only if the rebuild dropped it (a view's triggers go with the view).
+            let exists =
+                try Bool.fetchOne(
+                    db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = ? AND name = ?",
+                    arguments: [object.type, object.name]) ?? false
+            guard !exists else { continue }
+            do {
+                try db.execute(sql: object.sql)
+            } catch {
+                throw CannotKeepUsersSchema(
+                    object: object, reason: (error as? DatabaseError)?.message ?? "\(error)")
+            }
+        }
     }
 
     // MARK: - v4: checked columns
@@ -249,7 +303,14 @@ public enum StoreSchema {
     /// .recover`, say) are not lost: they move to `rejected_session`, `rejected_location` and
     /// `rejected_event`, made only when there are any. Session ids already used stay used.
     private static func checkColumns(_ db: Database) throws {
-        let lastSession = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'session'")
+        // The highest id used: the sequence's, or a row's that was given its id by an UPDATE (as
+        // a repair may), which the sequence never saw; a session set aside keeps its id too.
+        let lastSession = try Int64.fetchOne(
+            db,
+            sql: """
+                SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'session'), 0),
+                           coalesce((SELECT max(id) FROM session), 0))
+                """)
         try db.execute(sql: "DROP VIEW IF EXISTS location_view; DROP VIEW IF EXISTS event_view")
         for (name, columns) in checkedTables {
             let list = columns.map(\.name).joined(separator: ", ")

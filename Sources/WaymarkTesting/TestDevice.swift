@@ -65,6 +65,24 @@ public final class TestDevice {
         simulation.start(source: trace.name)
     }
 
+    /// A device whose app is created anew by `makeApp` at every launch (by the user, by a
+    /// service relaunching it, after a crash): each launch is a new process with new objects,
+    /// and the managers of an ended one are inert.
+    public init(
+        scenario: Scenario = Scenario(), trace: GPXReplaySource, epoch: Date? = nil,
+        makeApp: @escaping () -> any SimulatedApp
+    ) {
+        let start = epoch ?? trace.schedule.fixes.first?.location.timestamp ?? TraceSource.defaultStart
+        simulation = Simulation(scenario: scenario, epoch: start, makeApp: makeApp)
+        source = trace
+        pending = source.nextEvent()
+        simulation.addObserver(recorder)
+        simulation.start(source: trace.name)
+    }
+
+    /// The app's current process: its launch number, why it was launched, whether it has ended.
+    public var process: AppProcess? { simulation.process }
+
     // MARK: - What the app sees
 
     /// The app's location manager.

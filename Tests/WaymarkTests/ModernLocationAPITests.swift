@@ -52,13 +52,13 @@ import Testing
         #expect(ios16.reasons(from: 70, to: 300) == [.notInUse])
         #expect(
             ios16.events.contains {
-                $0.kind == .session(kind: "backgroundActivity", action: "ignored", reason: "needsIOS17")
+                $0.kind == .session(kind: .backgroundActivity, action: .ignored, reason: .needsIOS17)
             })
         // Started out of use (running on a task), it does nothing.
         let late = try await run(17, sessionAt: 70)
         #expect(
             late.events.contains {
-                $0.kind == .session(kind: "backgroundActivity", action: "ignored", reason: "notInUse")
+                $0.kind == .session(kind: .backgroundActivity, action: .ignored, reason: .notInUse)
             })
         #expect(late.reasons(from: 70, to: 300) == [.notInUse])
     }
@@ -116,7 +116,7 @@ import Testing
                 ]
             })
         #expect(
-            gated.events.contains { $0.kind == .liveUpdate(stationary: false, diagnostic: "serviceSessionRequired") })
+            gated.events.contains { $0.kind == .liveUpdate(stationary: false, diagnostic: .serviceSessionRequired) })
         #expect(gated.fixes(to: 100).allSatisfy { $0.reason == .notUpdating })
         #expect(gated.reasons(from: 110) == [.foreground], "the session lets them come")
 
@@ -131,7 +131,7 @@ import Testing
                 ]
             })
         let prompts = reask.events.compactMap { e -> Int? in
-            if case .prompt("whenInUse", "shown", _) = e.kind { Int(e.offset.components.seconds) } else { nil }
+            if case .prompt(.whenInUse, .shown, _) = e.kind { Int(e.offset.components.seconds) } else { nil }
         }
         #expect(prompts == [5, 200])
         let withoutSession = try await Self.run(
@@ -142,7 +142,7 @@ import Testing
                 $0.timeline = [.init(at: .seconds(60), .background), .init(at: .seconds(200), .foreground)]
             })
         #expect(
-            withoutSession.events.filter { if case .prompt(_, "shown", _) = $0.kind { true } else { false } }.count == 1
+            withoutSession.events.filter { if case .prompt(_, .shown, _) = $0.kind { true } else { false } }.count == 1
         )
     }
 
@@ -160,25 +160,25 @@ import Testing
             ]
         }
         let run = try await Self.run(scenario)
-        let monitorEvents = run.events.compactMap { e -> (Int, String, String?)? in
+        let monitorEvents = run.events.compactMap { e -> (Int, MonitorAction, ServiceDecision?)? in
             guard case .monitor("geo", "cafe", let action, let decision, _) = e.kind else { return nil }
             return (Int(e.offset.components.seconds), action, decision)
         }
-        #expect(monitorEvents.first.map { $0.1 == "added" } == true)
-        #expect(monitorEvents.contains { $0.0 == 10 && $0.1 == "unsatisfied" && $0.2 == "delivered" })
-        let satisfied = try #require(monitorEvents.first { $0.1 == "satisfied" })
-        #expect(satisfied.2 == "delivered", "the tutorial app recreates its monitor at launch")
+        #expect(monitorEvents.first.map { $0.1 == .added } == true)
+        #expect(monitorEvents.contains { $0.0 == 10 && $0.1 == .unsatisfied && $0.2 == .delivered })
+        let satisfied = try #require(monitorEvents.first { $0.1 == .satisfied })
+        #expect(satisfied.2 == .delivered, "the tutorial app recreates its monitor at launch")
         #expect(
             run.events.contains {
                 $0.offset == .seconds(satisfied.0)
-                    && $0.kind == .stateChanged(from: .notRunning, to: .background, cause: "region")
+                    && $0.kind == .stateChanged(from: .notRunning, to: .background, cause: .region)
             })
 
         final class ForgetfulApp: SimulatedApp {}
         let forgetful = try await Self.run(scenario, app: ForgetfulApp())
         #expect(
             forgetful.events.contains {
-                if case .monitor("geo", "cafe", "satisfied", "held", "awaitingMonitor") = $0.kind {
+                if case .monitor("geo", "cafe", .satisfied, .held, .awaitingMonitor) = $0.kind {
                     true
                 } else {
                     false

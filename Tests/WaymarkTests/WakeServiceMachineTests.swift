@@ -172,14 +172,14 @@ import Testing
         #expect(D.locationEvent(Self.context(.notRunning, .authorizedAlways)) == .launch)
         #expect(D.locationEvent(Self.context(.notRunning, .authorizedAlways, byUser: true)) == .launch)
         #expect(D.locationEvent(Self.context(.background, .authorizedAlways)) == .deliver)
-        #expect(D.locationEvent(Self.context(.notRunning, .authorizedWhenInUse)) == .drop("notInUse"))
-        #expect(D.locationEvent(Self.context(.suspended, .authorizedWhenInUse)) == .drop("notInUse"))
+        #expect(D.locationEvent(Self.context(.notRunning, .authorizedWhenInUse)) == .drop(.notInUse))
+        #expect(D.locationEvent(Self.context(.suspended, .authorizedWhenInUse)) == .drop(.notInUse))
         #expect(D.locationEvent(Self.context(.background, .authorizedWhenInUse, inUse: true)) == .deliver)
         #expect(D.locationEvent(Self.context(.active, .authorizedWhenInUse)) == .deliver)
-        #expect(D.locationEvent(Self.context(.active, .denied)) == .drop("denied"))
+        #expect(D.locationEvent(Self.context(.active, .denied)) == .drop(.denied))
         #expect(
             D.locationEvent(Self.context(.notRunning, .authorizedAlways, services: false))
-                == .drop("locationServicesDisabled"))
+                == .drop(.locationServicesDisabled))
     }
 
     /// "The system does not automatically launch your app if the user has force-quit it"
@@ -194,15 +194,15 @@ import Testing
         #expect(D.push(Self.context(.active, .authorizedAlways)) == .deliver, "on screen, without the mode too")
         #expect(D.push(Self.context(.suspended, .denied, modes: mode)) == .wake, "pushes need no location")
         #expect(D.push(Self.context(.notRunning, .denied, modes: mode)) == .launch)
-        #expect(D.push(Self.context(.notRunning, .denied, byUser: true, modes: mode)) == .drop("userTerminated"))
-        #expect(D.push(Self.context(.suspended, .denied)) == .drop("noRemoteNotificationMode"))
+        #expect(D.push(Self.context(.notRunning, .denied, byUser: true, modes: mode)) == .drop(.userTerminated))
+        #expect(D.push(Self.context(.suspended, .denied)) == .drop(.noRemoteNotificationMode))
         var lowPower = PowerAndRefresh()
         lowPower.lowPowerMode = true
-        #expect(D.push(Self.context(.suspended, .denied, modes: mode, power: lowPower)) == .drop("lowPowerMode"))
+        #expect(D.push(Self.context(.suspended, .denied, modes: mode, power: lowPower)) == .drop(.lowPowerMode))
         var off = PowerAndRefresh()
         off.appBackgroundAppRefresh = false
         #expect(
-            D.push(Self.context(.suspended, .denied, modes: mode, power: off)) == .drop("appBackgroundAppRefreshOff"))
+            D.push(Self.context(.suspended, .denied, modes: mode, power: off)) == .drop(.appBackgroundAppRefreshOff))
     }
 
     /// "Don't try to send more than two or three per hour" (Pushing background updates to your
@@ -256,7 +256,7 @@ import Testing
         #expect(m.takeRunnable(at: .seconds(600), app: .suspended, terminatedByUser: false, power: .init()).isEmpty)
         #expect(
             m.waiting(at: .seconds(600), app: .suspended, terminatedByUser: false, power: .init()).map(\.1)
-                == ["requiresExternalPower"])
+                == [.requiresExternalPower])
         var charging = PowerAndRefresh()
         charging.charging = true
         #expect(m.takeRunnable(at: .seconds(700), app: .active, terminatedByUser: false, power: charging).isEmpty)

@@ -18,8 +18,13 @@ import Testing
         _ scenario: Scenario, _ source: ListSource, delegate: (any LocationManagerDelegate)? = nil,
         app: (any SimulatedApp)? = nil
     ) async throws -> Run {
-        let simulation = Simulation(scenario: scenario, epoch: DeviceRuleTests.epoch, app: app)
-        simulation.manager.delegate = delegate
+        // The listener is the app's own delegate: its launch code sets it on the manager of every
+        // process, as a relaunched app's code must (a delegate set from outside dies with the
+        // process that had it).
+        let inner = app ?? TutorialApp(scenario: scenario)
+        let simulation = Simulation(
+            scenario: scenario, epoch: DeviceRuleTests.epoch,
+            app: delegate.map { ListeningApp(inner: inner, delegate: $0) } ?? inner)
         let recorder = AuditRecorder()
         simulation.addObserver(recorder)
         try await simulation.run(source)
@@ -30,16 +35,44 @@ import Testing
     static func transitions(_ run: Run) -> [(Int, AppState, AppState, String)] {
         run.events.compactMap { e in
             guard case .stateChanged(let from, let to, let cause) = e.kind else { return nil }
-            return (Int(e.offset.components.seconds), from, to, cause)
+            return (Int(e.offset.components.seconds), from, to, cause.rawValue)
         }
     }
 
     static func serviceLocations(_ run: Run, _ action: String? = nil) -> [(Int, AuditEvent.ServiceLocationRecord)] {
         run.events.compactMap { e in
-            guard case .serviceLocation(let r) = e.kind, r.location != nil, action.map({ r.action == $0 }) ?? true
+            guard case .serviceLocation(let r) = e.kind, r.location != nil,
+                action.map({ r.action.rawValue == $0 }) ?? true
             else { return nil }
             return (Int(e.offset.components.seconds), r)
         }
+    }
+
+    /// An app whose launch code makes `delegate` its manager's delegate, then runs `inner`.
+    final class ListeningApp: SimulatedApp {
+        let inner: any SimulatedApp
+        let delegate: any LocationManagerDelegate
+        init(inner: any SimulatedApp, delegate: any LocationManagerDelegate) {
+            self.inner = inner
+            self.delegate = delegate
+        }
+        func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+            system.manager.delegate = delegate
+            inner.didFinishLaunching(system, inBackground: inBackground)
+        }
+        func didBecomeActive(_ system: Simulation) { inner.didBecomeActive(system) }
+        func willEnterForeground(_ system: Simulation) { inner.willEnterForeground(system) }
+        func didEnterBackground(_ system: Simulation) { inner.didEnterBackground(system) }
+        func performFetch(_ system: Simulation, completion: @escaping (FetchResult) -> Void) {
+            inner.performFetch(system, completion: completion)
+        }
+        func didReceiveRemoteNotification(_ system: Simulation, completion: @escaping (FetchResult) -> Void) {
+            inner.didReceiveRemoteNotification(system, completion: completion)
+        }
+        func handleEventsForBackgroundURLSession(_ system: Simulation, completion: @escaping () -> Void) {
+            inner.handleEventsForBackgroundURLSession(system, completion: completion)
+        }
+        func didTerminate(_ system: Simulation, cause: TerminationCause) { inner.didTerminate(system, cause: cause) }
     }
 
     /// A delegate that keeps what it hears.
@@ -96,7 +129,7 @@ import Testing
         let delivered = Self.serviceLocations(run, "delivered")
         #expect(delivered.first?.0 == 0, "the first fix after the start is an event")
         #expect(delivered.count >= 3)
-        #expect(delivered.allSatisfy { $0.1.reason == "significantLocationChange" })
+        #expect(delivered.allSatisfy { $0.1.reason == .significantLocationChange })
         for (a, b) in zip(delivered, delivered.dropFirst()) {
             #expect(b.0 - a.0 >= 300)
             #expect(Geodesic.distance(a.1.location!.coordinate, b.1.location!.coordinate) >= 500)
@@ -116,7 +149,7 @@ import Testing
             }, Self.drive(for: 1200))
         #expect(!Self.transitions(run).contains { $0.1 == .notRunning && $0.2 == .background })
         let dropped = Self.serviceLocations(run, "dropped")
-        #expect(!dropped.isEmpty && dropped.allSatisfy { $0.1.reason == "notInUse" })
+        #expect(!dropped.isEmpty && dropped.allSatisfy { $0.1.reason == .notInUse })
         #expect(Self.serviceLocations(run, "delivered").map(\.0) == [0], "only the event on screen")
     }
 
@@ -149,8 +182,8 @@ import Testing
             }, Self.drive(for: 700), app: ForgetfulApp())
         #expect(Self.transitions(relaunched).contains { $0.2 == .background && $0.3 == "significantLocationChange" })
         let after = Self.serviceLocations(relaunched).filter { $0.0 > 120 }
-        #expect(!after.isEmpty && after.allSatisfy { $0.1.action != "delivered" })
-        #expect(after.contains { $0.1.action == "held" && $0.1.reason == "awaitingRestart" })
+        #expect(!after.isEmpty && after.allSatisfy { $0.1.action != .delivered })
+        #expect(after.contains { $0.1.action == .held && $0.1.reason == .awaitingRestart })
     }
 
     /// The scenario switch for the report that iOS 26.4 no longer relaunches a swiped-away app.
@@ -164,7 +197,7 @@ import Testing
             }, Self.drive(for: 900))
         #expect(Self.transitions(run).last?.2 == .notRunning)
         let dropped = Self.serviceLocations(run, "dropped")
-        #expect(!dropped.isEmpty && dropped.allSatisfy { $0.1.reason == "userTerminated" })
+        #expect(!dropped.isEmpty && dropped.allSatisfy { $0.1.reason == .userTerminated })
     }
 
     // MARK: - Regions (W2)
@@ -212,7 +245,7 @@ import Testing
         #expect(listener.entered.isEmpty)
         #expect(
             run.events.contains {
-                if case .region("entered", "near", _, "dropped", "notInUse") = $0.kind { true } else { false }
+                if case .region(.entered, "near", _, .dropped, .notInUse) = $0.kind { true } else { false }
             })
     }
 
@@ -267,8 +300,8 @@ import Testing
                 ]
             }, .walk(for: 300))
         let pushes = run.events.compactMap { e -> (Int, String, String?)? in
-            guard case .push(let action, _, let reason) = e.kind else { return nil }
-            return (Int(e.offset.components.seconds), action, reason)
+            guard case .push(let action, _, let reason, _) = e.kind else { return nil }
+            return (Int(e.offset.components.seconds), action.rawValue, reason?.rawValue)
         }
         #expect(pushes.contains { $0 == (10, "delivered", "foreground") })
         #expect(pushes.contains { $0 == (60, "delivered", "woken") })
@@ -292,7 +325,7 @@ import Testing
             }, .walk(for: 300))
         #expect(
             run.events.contains {
-                $0.offset == .seconds(90) && $0.kind == .terminated(reason: "remoteNotificationBudgetExceeded")
+                $0.offset == .seconds(90) && $0.kind == .terminated(reason: .remoteNotificationBudgetExceeded)
             })
     }
 
@@ -311,7 +344,11 @@ import Testing
         }
         var run = try await Self.run(s, .walk(for: 60))
         var pushes = run.events.compactMap { e -> String? in
-            if case .push(let action, _, let reason) = e.kind { return "\(action) \(reason ?? "")" } else { return nil }
+            if case .push(let action, _, let reason, _) = e.kind {
+                return "\(action) \(reason?.rawValue ?? "")"
+            } else {
+                return nil
+            }
         }
         #expect(pushes == ["held throttled", "discarded newerHeld", "held throttled", "delivered held", "completed "])
         s.app.launchAt = .zero
@@ -321,7 +358,11 @@ import Testing
         ]
         run = try await Self.run(s, .walk(for: 60))
         pushes = run.events.compactMap { e -> String? in
-            if case .push(let action, _, let reason) = e.kind { return "\(action) \(reason ?? "")" } else { return nil }
+            if case .push(let action, _, let reason, _) = e.kind {
+                return "\(action) \(reason?.rawValue ?? "")"
+            } else {
+                return nil
+            }
         }
         #expect(pushes == ["held throttled", "discarded terminated"])
     }
@@ -343,8 +384,9 @@ import Testing
                 ]
             }, .walk(for: 300))
         let tasks = run.events.compactMap { e -> (Int, String, String?)? in
-            guard case .scheduledTask(let action, _, _, _, let reason) = e.kind else { return nil }
-            return (Int(e.offset.components.seconds), action, reason)
+            guard case .scheduledTask(let action, _, _, _, let reason, let begin, _) = e.kind else { return nil }
+            let why = begin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" } ?? reason?.rawValue
+            return (Int(e.offset.components.seconds), action.rawValue, why)
         }
         #expect(tasks.contains { $0 == (70, "waiting", "appInForeground") })
         #expect(tasks.contains { $0.0 == 120 && $0.1 == "began" })
@@ -361,10 +403,10 @@ import Testing
                     .init(at: .seconds(10), .submitAppRefresh(earliestBegin: nil)),
                 ]
             }, .walk(for: 300))
-        #expect(overrun.events.contains { $0.kind == .terminated(reason: "scheduledTaskExpired") })
+        #expect(overrun.events.contains { $0.kind == .terminated(reason: .scheduledTaskExpired) })
         #expect(
             overrun.events.contains {
-                $0.offset == .seconds(40) && $0.kind == .terminated(reason: "scheduledTaskExpired")
+                $0.offset == .seconds(40) && $0.kind == .terminated(reason: .scheduledTaskExpired)
             })
 
         let polite = try await Self.run(
@@ -380,7 +422,7 @@ import Testing
         #expect(!polite.events.contains { if case .terminated = $0.kind { true } else { false } })
         #expect(
             polite.events.contains {
-                if case .scheduledTask("completed", _, _, false, _) = $0.kind { true } else { false }
+                if case .scheduledTask(.completed, _, _, false, _, _, _) = $0.kind { true } else { false }
             })
     }
 
@@ -405,8 +447,8 @@ import Testing
                 $0.offset == .seconds(260)
                     && $0.kind
                         == .scheduledTask(
-                            action: "rejected", kind: "appRefresh", identifier: TutorialApp.refreshTaskIdentifier,
-                            success: nil, reason: "unavailable")
+                            action: .rejected, kind: .appRefresh, identifier: TutorialApp.refreshTaskIdentifier,
+                            success: nil, reason: .unavailable)
             })
 
         var fetch = Self.scenario {
@@ -418,12 +460,12 @@ import Testing
         let lowPower = try await Self.run(fetch, .walk(for: 300))
         #expect(
             lowPower.events.contains {
-                $0.kind == .fetch(action: "skipped", result: nil, synced: nil, reason: "lowPowerMode")
+                $0.kind == .fetch(action: .skipped, result: nil, synced: nil, reason: .lowPowerMode)
             })
-        #expect(!lowPower.events.contains { $0.kind == .fetch(action: "began", result: nil, synced: nil, reason: nil) })
+        #expect(!lowPower.events.contains { $0.kind == .fetch(action: .began, result: nil, synced: nil, reason: nil) })
         fetch.device.power.lowPowerMode = false
         let normal = try await Self.run(fetch, .walk(for: 300))
-        #expect(normal.events.contains { $0.kind == .fetch(action: "began", result: nil, synced: nil, reason: nil) })
+        #expect(normal.events.contains { $0.kind == .fetch(action: .began, result: nil, synced: nil, reason: nil) })
     }
 
     // MARK: - Audio (W8)
@@ -484,9 +526,9 @@ import Testing
             }, .walk(for: 200))
         #expect(
             swiped.events.contains {
-                $0.kind == .transfer(action: "cancelled", task: 1, count: 3, reason: "userTerminated")
+                $0.kind == .transfer(action: .cancelled, task: 1, count: 3, reason: .userTerminated)
             })
-        #expect(!swiped.events.contains { if case .transfer("completed", _, _, _) = $0.kind { true } else { false } })
+        #expect(!swiped.events.contains { if case .transfer(.completed, _, _, _, _) = $0.kind { true } else { false } })
     }
 
     // MARK: - requestLocation() and temporary full accuracy (W10, W11)
@@ -540,7 +582,7 @@ import Testing
         #expect(run.fixes(from: 110, to: 150).allSatisfy { $0.accuracy == .reducedAccuracy })
         #expect(
             run.events.contains {
-                $0.kind == .prompt(prompt: "temporaryFullAccuracy", phase: "declined", answer: "noSuchPurposeKey")
+                $0.kind == .prompt(prompt: .temporaryFullAccuracy, phase: .declined, answer: .noSuchPurposeKey)
             })
     }
 }
@@ -562,7 +604,7 @@ import Testing
             }, T.drive(for: 900))
         #expect(!T.transitions(run).contains { $0.2 == .background })
         let dropped = T.serviceLocations(run, "dropped")
-        #expect(!dropped.isEmpty && dropped.allSatisfy { $0.1.reason == "lowPowerMode" })
+        #expect(!dropped.isEmpty && dropped.allSatisfy { $0.1.reason == .lowPowerMode })
         #expect(T.serviceLocations(run, "delivered").map(\.0) == [0], "on screen it was delivered")
     }
 
@@ -582,7 +624,7 @@ import Testing
                 ]
             }, T.drive(for: 800))
         #expect(T.transitions(run).contains { $0.1 == .notRunning && $0.3 == "significantLocationChange" })
-        #expect(run.events.contains { $0.kind == .push(action: "dropped", result: nil, reason: "userTerminated") })
+        #expect(run.events.contains { $0.kind == .push(action: .dropped, result: nil, reason: .userTerminated) })
 
         let swipedAfterSystem = try await T.run(
             T.scenario {
@@ -594,7 +636,7 @@ import Testing
             }, .walk(for: 100))
         #expect(
             swipedAfterSystem.events.contains {
-                $0.kind == .push(action: "dropped", result: nil, reason: "userTerminated")
+                $0.kind == .push(action: .dropped, result: nil, reason: .userTerminated)
             })
     }
 
@@ -611,7 +653,7 @@ import Testing
             }, .walk(for: 100))
         #expect(
             run.events.contains {
-                $0.offset == .seconds(60) && $0.kind == .push(action: "delivered", result: nil, reason: "held")
+                $0.offset == .seconds(60) && $0.kind == .push(action: .delivered, result: nil, reason: .held)
             })
     }
 
@@ -632,7 +674,7 @@ import Testing
                 $0.offset == .seconds(60)
                     && $0.kind
                         == .scheduledTask(
-                            action: "completed", kind: "processing", identifier: TutorialApp.processingTaskIdentifier,
+                            action: .completed, kind: .processing, identifier: TutorialApp.processingTaskIdentifier,
                             success: false, reason: nil)
             })
         #expect(!run.events.contains { if case .terminated = $0.kind { true } else { false } })
@@ -652,7 +694,9 @@ import Testing
                 ]
                 $0.end = .seconds(15)
             }, .walk(for: 20))
-        let began = run.events.filter { if case .scheduledTask("began", _, _, _, _) = $0.kind { true } else { false } }
+        let began = run.events.filter {
+            if case .scheduledTask(.began, _, _, _, _, _, _) = $0.kind { true } else { false }
+        }
         #expect(began.map { Int($0.offset.components.seconds) } == [10, 11, 12, 13, 14, 15])
     }
 
@@ -678,7 +722,7 @@ import Testing
         #expect(listener.failures.map(\.code) == [.regionMonitoringFailure])
         #expect(
             run.events.contains {
-                $0.kind == .region(action: "failed", identifier: "r", state: nil, decision: nil, reason: "limitReached")
+                $0.kind == .region(action: .failed, identifier: "r", state: nil, decision: nil, reason: .limitReached)
             })
     }
 
@@ -699,7 +743,7 @@ import Testing
             }, .walk(for: 60))
         #expect(
             cancelled.events.contains {
-                if case .serviceLocation(let r) = $0.kind { r.action == "cancelled" } else { false }
+                if case .serviceLocation(let r) = $0.kind { r.action == .cancelled } else { false }
             })
         #expect(T.serviceLocations(cancelled, "delivered").isEmpty)
     }
@@ -735,7 +779,11 @@ import Testing
                 $0.timeline = [.init(at: .seconds(30), .background), .init(at: .seconds(75), .setNetwork(true))]
             }, .walk(for: 200))
         let transfers = run.events.compactMap { e -> (Int, String)? in
-            if case .transfer(let action, _, _, _) = e.kind { (Int(e.offset.components.seconds), action) } else { nil }
+            if case .transfer(let action, _, _, _, _) = e.kind {
+                (Int(e.offset.components.seconds), action.rawValue)
+            } else {
+                nil
+            }
         }
         #expect(transfers.map(\.1) == ["scheduled", "failed", "failed", "completed", "eventsHandled"])
         #expect(transfers.map(\.0) == [30, 40, 70, 100, 100])
@@ -759,8 +807,8 @@ import Testing
         simulation.advance(to: .seconds(60))
         simulation.finish()
         let tasks = recorder.events.compactMap { e -> String? in
-            if case .scheduledTask(let action, _, let id, _, let reason) = e.kind {
-                "\(action) \(id) \(reason ?? "")"
+            if case .scheduledTask(let action, _, let id, _, let reason, let begin, _) = e.kind {
+                "\(action) \(id) \(begin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" } ?? reason?.rawValue ?? "")"
             } else {
                 nil
             }
@@ -784,7 +832,7 @@ import Testing
                 ]
             }, .walk(for: 60))
         let declined = run.events.compactMap { e -> String? in
-            if case .prompt("temporaryFullAccuracy", "declined", let why) = e.kind { why } else { nil }
+            if case .prompt(.temporaryFullAccuracy, .declined, let why) = e.kind { why?.rawValue } else { nil }
         }
         #expect(declined == ["alreadyFullAccuracy", "notInForeground"])
     }

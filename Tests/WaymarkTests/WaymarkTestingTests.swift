@@ -225,7 +225,6 @@ private actor OrderBox {
     @Test func aManagerTheAppCreatedIsAdoptedWithItsSettings() throws {
         let model = OwnManagerModel()
         #expect(model.manager.authorizationStatus == .notDetermined, "no device yet")
-        model.manager.startUpdatingLocation()  // no device hears it
         #expect(!model.manager.isUpdatingLocation)
         let device = TestDevice(trace: try Self.walk(), app: BareApp(), manager: model.manager)
         #expect(device.manager === model.manager)

@@ -24,9 +24,7 @@ public final class BackgroundTaskScheduler {
     public func register(forTaskWithIdentifier identifier: String, launchHandler: @escaping (ScheduledTask) -> Void)
         -> Bool
     {
-        guard simulation.appCodeRuns else { return false }
-        simulation.taskHandlers[identifier] = launchHandler
-        return true
+        simulation.registerTaskHandler(identifier, launchHandler)
     }
 
     /// `submit(_:)`: throws `notPermitted`, `unavailable` or `tooManyPendingTaskRequests`.
@@ -42,7 +40,9 @@ public final class BackgroundTaskScheduler {
     public func cancelAllTaskRequests() { simulation.cancelTaskRequests(nil) }
 
     /// `getPendingTaskRequests(completionHandler:)`, at once.
-    public var pendingTaskRequests: [TaskSchedulerStateMachine.Request] { simulation.taskRequests.pendingRequests }
+    public var pendingTaskRequests: [TaskSchedulerStateMachine.Request] {
+        simulation.rules.scheduler.requests.pendingRequests
+    }
 }
 
 /// A task the system runs for the app, as `BGAppRefreshTask` / `BGProcessingTask`.
@@ -69,12 +69,4 @@ public final class ScheduledTask {
         guard !isCompleted else { return }
         simulation?.completeTask(self, success: success)
     }
-}
-
-/// A background URL session's upload, as the simulation runs it.
-struct Transfer {
-    /// How many locations it carries.
-    var count: Int
-    /// What it uploads: one `latitude,longitude,unix time` line per location.
-    var payload: String
 }

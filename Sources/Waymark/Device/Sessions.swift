@@ -8,27 +8,21 @@
 /// your app in use in the background, allowing it to receive updates or events."
 ///
 /// Start one with ``Simulation/startBackgroundActivitySession()`` while the app is in use; until
-/// ``invalidate()`` (or the app's end) its standard updates go on in the background as with
-/// `allowsBackgroundLocationUpdates`, with the location indicator, so a When In Use app stays in
-/// use. Like that property, it needs the `location` background mode.
+/// ``invalidate()`` (or the end of the app's process) its standard updates go on in the
+/// background as with `allowsBackgroundLocationUpdates`, with the location indicator, so a When
+/// In Use app stays in use. Like that property, it needs the `location` background mode.
 public final class BackgroundActivitySession {
     weak var simulation: Simulation?
-    /// Started in use and not invalidated.
-    var valid: Bool
-    let launch: Int
+    let id: Int
 
-    init(simulation: Simulation, active: Bool, launch: Int) {
+    init(simulation: Simulation, id: Int) {
         self.simulation = simulation
-        self.valid = active
-        self.launch = launch
+        self.id = id
     }
 
-    /// Whether the session keeps the app in use now: started in use, not invalidated, and the
-    /// app not ended since (a session ends with its app).
-    public var isActive: Bool {
-        guard valid, let s = simulation else { return false }
-        return s.launchCount == launch && s.appState != .notRunning
-    }
+    /// Whether the session keeps the app in use now: started in use, not invalidated, and its
+    /// process not ended since (a session ends with its app).
+    public var isActive: Bool { simulation?.rules.sessions.activity.contains(id) ?? false }
 
     /// `invalidate()`.
     public func invalidate() { simulation?.invalidate(self) }
@@ -131,13 +125,15 @@ public final class ConditionMonitor {
     /// The condition events, from the monitor's creation until the simulation finishes or the
     /// app ends.
     public let events: AsyncStream<ConditionEvent>
-    let continuation: AsyncStream<ConditionEvent>.Continuation
+    let continuation: DeviceStreamBuffer<ConditionEvent>
     weak var simulation: Simulation?
 
     init(name: String, simulation: Simulation) {
         self.name = name
         self.simulation = simulation
-        (events, continuation) = AsyncStream<ConditionEvent>.makeStream(bufferingPolicy: .unbounded)
+        continuation = DeviceStreamBuffer()
+        events = continuation.makeStream()
+        simulation.watch(continuation)
     }
 
     /// `add(_:identifier:)` with a `CircularGeographicCondition` (the region's centre and radius).

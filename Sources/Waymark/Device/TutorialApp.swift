@@ -202,7 +202,7 @@ public final class TutorialApp: SimulatedApp {
         }
         if away {
             away = false
-            system.record(.arrivedWhileAway(count: arrivedWhileAway))
+            system.report(.arrivedWhileAway(count: arrivedWhileAway))
             arrivedWhileAway = 0
         }
     }

@@ -305,9 +305,19 @@ public final class GPXWriter {
             ext.speed = ext.speed ?? p.speed
             ext.course = ext.course ?? p.course
         }
-        if !ext.isEmpty {
+        // The point's own accuracies (an NMEA log's GST, a gpsd capture's errors) go in as
+        // `hAcc` and `vAcc`, the elements Apple Health writes and the reader takes back, with the
+        // digits they came with; a point that keeps the extension elements it was read with has
+        // them there already.
+        var accuracies: Accuracies?
+        if ext.elements.isEmpty && p.hasDetails {
+            func usable(_ v: Double?) -> Double? { v.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } }
+            let own = Accuracies(horizontal: usable(p.horizontalAccuracy), vertical: usable(p.verticalAccuracy))
+            if own.horizontal != nil || own.vertical != nil { accuracies = own }
+        }
+        if !ext.isEmpty || accuracies != nil {
             o.append(inner)
-            writeExtensions(ext, indent: indent, extraIndent: true, to: o)
+            writeExtensions(ext, indent: indent, extraIndent: true, accuracies: accuracies, to: o)
             o.append(indent)
         }
         o.append("</")
@@ -337,17 +347,26 @@ public final class GPXWriter {
         o.append(UInt8(ascii: ">"))
     }
 
-    /// Writes `<extensions>`: kept elements verbatim, or known values as TrackPointExtension.
+    /// A point's own horizontal and vertical accuracy, in metres.
+    struct Accuracies: Equatable {
+        var horizontal: Double?
+        var vertical: Double?
+    }
+
+    /// Writes `<extensions>`: kept elements verbatim, or known values as TrackPointExtension,
+    /// and then `accuracies` as `hAcc` and `vAcc` (in ``GPXExtensions/unqualifiedNamespace``,
+    /// where Waymark keeps Apple Health's own).
     static func writeExtensions(
-        _ e: GPXExtensions, indent: StaticString, extraIndent: Bool = false, to o: ByteStore
+        _ e: GPXExtensions, indent: StaticString, extraIndent: Bool = false, accuracies: Accuracies? = nil,
+        to o: ByteStore
     ) {
-        guard !e.isEmpty else { return }
+        guard !e.isEmpty || accuracies != nil else { return }
         o.append(indent)
         if extraIndent { o.append("  ") }
         o.append("<extensions>")
         if !e.elements.isEmpty {
             for element in e.elements { o.append(element) }
-        } else {
+        } else if e.hasKnownValues {
             let v2 = e.speed != nil || e.course != nil
             o.append(
                 v2
@@ -372,6 +391,22 @@ public final class GPXWriter {
             value("speed", e.speed)
             value("course", e.course)
             o.append("</gpxtpx:TrackPointExtension>")
+        }
+        if let accuracies {
+            func accuracy(_ tag: StaticString, _ v: Double?) {
+                guard let v else { return }
+                o.append(UInt8(ascii: "<"))
+                o.append(tag)
+                o.append(" xmlns=\"")
+                o.append(GPXExtensions.unqualifiedNamespace)
+                o.append("\">")
+                ValueFormatting.appendDecimal(v, to: o)
+                o.append("</")
+                o.append(tag)
+                o.append(UInt8(ascii: ">"))
+            }
+            accuracy("hAcc", accuracies.horizontal)
+            accuracy("vAcc", accuracies.vertical)
         }
         o.append("</extensions>\n")
     }

@@ -118,13 +118,11 @@ public final class GeoJSONPointWriter {
             self.appendInt("segment", stored.segment, to: o)
             self.appendString("appState", stored.appState.rawValue, to: o)
             self.appendString("reason", stored.reason.rawValue, to: o)
-            self.appendNumber("horizontalAccuracy", l.horizontalAccuracy, decimals: 1, to: o)
-            if l.hasValidAltitude { self.appendNumber("verticalAccuracy", l.verticalAccuracy, decimals: 1, to: o) }
-            if l.speed >= 0 && l.speedAccuracy >= 0 {
-                self.appendNumber("speedAccuracy", l.speedAccuracy, decimals: 2, to: o)
-            }
+            self.appendAccuracy("horizontalAccuracy", l.horizontalAccuracy, to: o)
+            if l.hasValidAltitude { self.appendAccuracy("verticalAccuracy", l.verticalAccuracy, to: o) }
+            if l.speed >= 0 && l.speedAccuracy >= 0 { self.appendAccuracy("speedAccuracy", l.speedAccuracy, to: o) }
             if l.course >= 0 && l.courseAccuracy >= 0 {
-                self.appendNumber("courseAccuracy", l.courseAccuracy, decimals: 1, to: o)
+                self.appendAccuracy("courseAccuracy", l.courseAccuracy, to: o)
             }
         }
     }
@@ -221,6 +219,13 @@ public final class GeoJSONPointWriter {
     private func appendInt(_ key: StaticString, _ value: Int, to o: ByteStore) {
         appendKey(key, to: o)
         ValueFormatting.appendInteger(Int64(value), to: o)
+    }
+
+    /// An accuracy, with the precision it came with (``ValueFormatting/appendAccuracy(_:to:)``).
+    private func appendAccuracy(_ key: StaticString, _ value: Double, to o: ByteStore) {
+        guard value.isFinite else { return }
+        appendKey(key, to: o)
+        ValueFormatting.appendAccuracy(value, to: o)
     }
 
     private func appendNumber(_ key: StaticString, _ value: Double?, decimals: Int, to o: ByteStore) {

@@ -398,7 +398,10 @@ public final class GeoJSONWriter {
         if delivering, let d = pendingDelivery {
             put(.appStates, line: line) { JSONEscaping.appendString(d.appState.rawValue, to: $0) }
             put(.reasons, line: line) { JSONEscaping.appendString(d.reason.rawValue, to: $0) }
-            putNumber(.horizontalAccuracies, d.location.horizontalAccuracy, decimals: 1, line: line)
+            let accuracy = d.location.horizontalAccuracy
+            if accuracy.isFinite {
+                put(.horizontalAccuracies, line: line) { ValueFormatting.appendAccuracy(accuracy, to: $0) }
+            }
         }
         pointsInLine += 1
     }

@@ -44,7 +44,7 @@ enum HTMLPage {
 
     /// Text content, escaped for HTML (the same rules as XML text).
     static func appendText(_ text: String, to out: ByteStore) {
-        XMLEscaping.appendEscaped(text, attribute: false, to: out)
+        XMLEscaping.appendEscaped(text, attribute: false, html: true, to: out)
     }
 
     /// A JSON string literal that is safe inside `<script>` (``JSONEscaping`` for a script).

@@ -125,62 +125,67 @@ extension LocationManagerDelegate {
     public func locationManager(_ manager: LocationManager, didVisit visit: Visit) {}
 }
 
-/// What a ``LocationManager`` needs from the system it runs in (the ``Simulation``).
-protocol LocationManagerHost: AnyObject {
-    var authorizationStatus: AuthorizationStatus { get }
-    var accuracyAuthorization: AccuracyAuthorization { get }
-    var isUpdating: Bool { get }
-    func managerRequestedAuthorization(always: Bool)
-    func managerStartedUpdates()
-    func managerStoppedUpdates()
-    func managerChangedSetting(_ name: String, _ value: String)
-    func managerMayAllowBackgroundUpdates() -> Bool
-    func managerStartedSignificantChanges()
-    func managerStoppedSignificantChanges()
-    func managerStartedMonitoring(_ region: CircularRegion)
-    func managerStoppedMonitoring(identifier: String)
-    func managerRequestedState(identifier: String)
-    var monitoredRegions: Set<CircularRegion> { get }
-    func managerStartedVisits()
-    func managerStoppedVisits()
-    func managerRequestedLocation()
-    func managerRequestedTemporaryFullAccuracy(purposeKey: String, completion: ((LocationError?) -> Void)?)
-    /// Whether live updates may start now; says why not in the audit log.
-    func managerMayStartLiveUpdates() -> Bool
-    func managerStartedLiveUpdates()
-}
-
 /// A CoreLocation-style location manager, owned by the simulated app.
 ///
-/// It keeps CoreLocation's names. The device it belongs to (``Simulation/manager``) decides
-/// every fix by the rules of the iOS release it models and delivers the survivors to the
-/// ``delegate`` and to ``updates()``. Like `CLLocationManager`, it is not thread-safe: use it on
-/// the simulation's isolation, from the app's code, the delegate callbacks or a test.
+/// It keeps CoreLocation's names. It belongs to the app's process that was running when it was
+/// created (``AppProcess``), or, created while no process runs, to the next one the device
+/// launches: the device decides every fix by the rules of the iOS release it models and delivers
+/// the survivors to the ``delegate`` and to ``updates()``. The app may create several, each with
+/// its own properties and delegate, sharing the app's authorization. When its process ends it is
+/// inert: its delegate is never called again, its streams finish, and a call on it does nothing
+/// but say so in the audit log.
+///
+/// Like `CLLocationManager`, it is not thread-safe: use it on the simulation's isolation, from
+/// the app's code, the delegate callbacks or a test.
 public final class LocationManager {
     /// `kCLDistanceFilterNone`: every movement counts.
     public static let distanceFilterNone: Double = -1
 
     public weak var delegate: (any LocationManagerDelegate)?
-    weak var host: (any LocationManagerHost)?
+
+    /// Where the manager stands.
+    enum Binding {
+        /// Created with no device to belong to.
+        case unowned
+        /// Created while no process ran: the next process of `device` adopts it.
+        case waiting(DeviceReference)
+        /// Manager `number` of a running `process`.
+        case adopted(DeviceReference, AppProcess, number: Int)
+        /// Its process ended.
+        case ended(DeviceReference, process: Int)
+    }
+
+    private(set) var binding = Binding.unowned
     /// The properties the rules read.
     private(set) var settings = LocationServiceStateMachine.Settings()
+    /// Whether the loud message about an unowned manager was given.
+    private var warned = false
+
+    private var device: Simulation? {
+        switch binding {
+        case .unowned: nil
+        case .waiting(let d), .adopted(let d, _, _), .ended(let d, _): d.device
+        }
+    }
 
     /// The app's authorization, as the user and the system set it (`denied` with Location
     /// Services off, `restricted` on a restricted device).
-    public var authorizationStatus: AuthorizationStatus { host?.authorizationStatus ?? .notDetermined }
+    public var authorizationStatus: AuthorizationStatus { device?.rules.authorization.status ?? .notDetermined }
     /// Full or reduced accuracy.
-    public var accuracyAuthorization: AccuracyAuthorization { host?.accuracyAuthorization ?? .fullAccuracy }
+    public var accuracyAuthorization: AccuracyAuthorization {
+        device?.rules.authorization.accuracy ?? .fullAccuracy
+    }
 
     /// The accuracy the app asks for (``AccuracyModel`` says what each level gives).
     public var desiredAccuracy: DesiredAccuracy {
         get { settings.desiredAccuracy }
-        set { update(\.desiredAccuracy, to: newValue, "desiredAccuracy", "\(newValue)") }
+        set { update(\.desiredAccuracy, to: newValue, .desiredAccuracy, "\(newValue)") }
     }
     /// Metres the device must move from the last delivered location before the next one is
     /// delivered; ``distanceFilterNone`` (−1) delivers every fix.
     public var distanceFilter: Double {
         get { settings.distanceFilter }
-        set { update(\.distanceFilter, to: newValue, "distanceFilter", ValueFormatting.fixed(newValue, decimals: 1)) }
+        set { update(\.distanceFilter, to: newValue, .distanceFilter, ValueFormatting.fixed(newValue, decimals: 1)) }
     }
     /// Whether updates continue in the background. Setting it to true without the `location`
     /// background mode is a fatal error that terminates the app, as on iOS.
@@ -188,8 +193,12 @@ public final class LocationManager {
         get { settings.allowsBackgroundLocationUpdates }
         set {
             guard newValue != settings.allowsBackgroundLocationUpdates else { return }
-            if newValue && !(host?.managerMayAllowBackgroundUpdates() ?? true) { return }
-            update(\.allowsBackgroundLocationUpdates, to: newValue, "allowsBackgroundLocationUpdates", "\(newValue)")
+            if newValue, case .adopted(let d, _, _) = binding, let device = d.device,
+                !device.managerMayAllowBackgroundUpdates()
+            {
+                return
+            }
+            update(\.allowsBackgroundLocationUpdates, to: newValue, .allowsBackgroundLocationUpdates, "\(newValue)")
         }
     }
     /// Whether a stationary device pauses updates (the default, as in CoreLocation).
@@ -197,91 +206,146 @@ public final class LocationManager {
         get { settings.pausesLocationUpdatesAutomatically }
         set {
             update(
-                \.pausesLocationUpdatesAutomatically, to: newValue, "pausesLocationUpdatesAutomatically", "\(newValue)")
+                \.pausesLocationUpdatesAutomatically, to: newValue, .pausesLocationUpdatesAutomatically, "\(newValue)")
         }
     }
     /// The movement the app expects; it sets how soon updates pause.
     public var activityType: ActivityType {
         get { settings.activityType }
-        set { update(\.activityType, to: newValue, "activityType", newValue.rawValue) }
+        set { update(\.activityType, to: newValue, .activityType, newValue.rawValue) }
     }
     /// Whether an Always app's background session shows the location indicator.
     public var showsBackgroundLocationIndicator: Bool {
         get { settings.showsBackgroundLocationIndicator }
         set {
-            update(\.showsBackgroundLocationIndicator, to: newValue, "showsBackgroundLocationIndicator", "\(newValue)")
+            update(\.showsBackgroundLocationIndicator, to: newValue, .showsBackgroundLocationIndicator, "\(newValue)")
         }
     }
 
     /// Sets one property and, when it changed, tells the device (a `setting` audit event).
     private func update<T: Equatable>(
-        _ property: WritableKeyPath<LocationServiceStateMachine.Settings, T>, to value: T, _ name: String,
+        _ property: WritableKeyPath<LocationServiceStateMachine.Settings, T>, to value: T, _ name: ManagerSetting,
         _ text: @autoclosure () -> String
     ) {
         guard value != settings[keyPath: property] else { return }
         settings[keyPath: property] = value
-        if let host { host.managerChangedSetting(name, text()) } else { changesBeforeAdoption.append((name, text())) }
+        switch binding {
+        case .adopted(let d, _, let number):
+            d.device?.managerSettingChanged(number: number, name, text(), settings)
+        case .unowned, .waiting:
+            changesBeforeAdoption.append((name, text()))
+        case .ended:
+            break
+        }
     }
 
-    /// What the app's code set before a device adopted the manager, in order: the device records
+    /// What the app's code set before a process adopted the manager, in order: the device records
     /// it as `setting` events when its run starts.
-    private var changesBeforeAdoption: [(name: String, value: String)] = []
+    private var changesBeforeAdoption: [(name: ManagerSetting, value: String)] = []
 
-    /// Hands the manager to the device that runs it; returns what was set before, in order.
-    func adopt(by host: any LocationManagerHost) -> [(name: String, value: String)] {
-        self.host = host
-        settingsAtAdoption = settings
+    /// The device whose next process will adopt the manager.
+    func wait(for device: Simulation) { binding = .waiting(DeviceReference(device)) }
+
+    /// A process of `device` adopts the manager as its manager `number`.
+    func adopt(by device: Simulation, process: AppProcess, number: Int) {
+        binding = .adopted(DeviceReference(device), process, number: number)
+    }
+
+    /// What was set before the run started, once.
+    func takeChangesBeforeAdoption() -> [(name: ManagerSetting, value: String)] {
         defer { changesBeforeAdoption = [] }
         return changesBeforeAdoption
     }
 
-    /// Whether a device has adopted the manager.
-    var isAdopted: Bool { host != nil }
+    /// Whether a device has taken the manager.
+    var isAdopted: Bool { if case .unowned = binding { false } else { true } }
+
+    /// Whether a process has taken it (now or before it ended).
+    var isInProcess: Bool {
+        switch binding {
+        case .adopted, .ended: true
+        case .unowned, .waiting: false
+        }
+    }
+
+    /// Leaves the device it waits for, if any.
+    func leaveWaitingDevice() {
+        guard case .waiting(let d) = binding else { return }
+        d.device?.waitingManagers.removeAll { $0 === self }
+        binding = .unowned
+    }
 
     /// Undoes `allowsBackgroundLocationUpdates` set before adoption on a device whose app lacks
     /// the `location` background mode.
-    func refuseBackgroundUpdates() {
-        settings.allowsBackgroundLocationUpdates = false
-        settingsAtAdoption.allowsBackgroundLocationUpdates = false
-    }
+    func refuseBackgroundUpdates() { settings.allowsBackgroundLocationUpdates = false }
 
     /// The most recently delivered location.
     public internal(set) var location: Location?
     /// Whether the app has asked for updates and not stopped them (paused updates count).
-    public var isUpdatingLocation: Bool { host?.isUpdating ?? false }
+    public var isUpdatingLocation: Bool {
+        guard case .adopted(let d, _, let number) = binding, let device = d.device else { return false }
+        return device.rules.isUpdating(manager: number)
+    }
 
-    private var continuations: [Int: AsyncStream<LocationUpdate>.Continuation] = [:]
-    private var liveContinuations: [Int: AsyncStream<LiveUpdate>.Continuation] = [:]
-    /// Whether anything listens to live updates (``liveUpdates()``, or the simulation's own
-    /// listener for a scripted `liveUpdates`).
-    var hasLiveListeners: Bool { !liveContinuations.isEmpty || scriptedLiveListener }
-    var scriptedLiveListener = false
-    /// With `NSLocationRequireExplicitServiceSession` and no `CLServiceSession` (iOS 18), live
-    /// updates carry no location.
-    var liveLocationsBlocked = false
+    private var continuations: [Int: DeviceStreamBuffer<LocationUpdate>] = [:]
+    private var liveContinuations: [Int: DeviceStreamBuffer<LiveUpdate>] = [:]
+    /// Whether live-update streams are open on it.
+    var hasLiveStreams: Bool { !liveContinuations.isEmpty }
     /// The array handed to the delegate, reused from call to call.
     private var spareLocations: [Location] = []
     private var nextContinuationID = 0
 
-    /// A manager the app's own code creates, as it would create `CLLocationManager()`; a device
-    /// runs it once it adopts it (``Simulation/init(scenario:epoch:app:manager:)``, or
-    /// `TestDevice`'s `manager:`).
+    /// A manager the app's code creates, as it would create `CLLocationManager()`.
     ///
-    /// Until then its properties can be set (the device records them as `setting` events when
-    /// its run starts), it reads `notDetermined` and full accuracy, and it delivers nothing:
-    /// requests and `startUpdatingLocation()` do nothing, as no device hears them. A manager
-    /// belongs to one device.
-    public init() {}
+    /// It belongs to the device running the app's code now (created in the app's launch or a
+    /// callback), or to the device the current task created (a test's): to the process running
+    /// there, or to the next one launched. With no device to belong to, its properties can still
+    /// be set and it can be handed to ``Simulation/init(scenario:epoch:app:manager:)`` or
+    /// `TestDevice(manager:)`; used otherwise, it stops the program with a message that says how
+    /// to give it a device.
+    public init() {
+        CurrentDevice.value?.managerCreated(self)
+    }
+
+    /// A manager the device itself creates.
+    init(unowned: ()) {}
+
+    /// Sends a call to the device, as its process's manager; says what went wrong otherwise.
+    private func call(_ name: String, _ event: (Int) -> DeviceEvent) {
+        switch binding {
+        case .adopted(let d, let process, let number):
+            guard let device = d.device, !process.hasEnded else { return }
+            device.managerCall(event(number))
+        case .ended(let d, let number):
+            d.device?.endedManagerUsed(name, process: number)
+        case .waiting:
+            // No process runs: no app code can have made this call; as before the launch, the
+            // device does not hear it.
+            break
+        case .unowned:
+            preconditionFailure(
+                """
+                Waymark: \(name) on a LocationManager that belongs to no simulated device, so it could never \
+                work. Create it in the app's code (its launch, a callback), inside `device.withDevice { }` or \
+                on the task that created the device, or hand it to `TestDevice(manager:)` / \
+                `Simulation(scenario:epoch:app:manager:)` before using it.
+                """)
+        }
+    }
 
     /// Asks for When In Use authorization (`requestWhenInUseAuthorization()`).
-    public func requestWhenInUseAuthorization() { host?.managerRequestedAuthorization(always: false) }
+    public func requestWhenInUseAuthorization() {
+        call("requestWhenInUseAuthorization()") { _ in .requestAuthorization(always: false) }
+    }
     /// Asks for Always authorization (`requestAlwaysAuthorization()`).
-    public func requestAlwaysAuthorization() { host?.managerRequestedAuthorization(always: true) }
+    public func requestAlwaysAuthorization() {
+        call("requestAlwaysAuthorization()") { _ in .requestAuthorization(always: true) }
+    }
     /// Starts standard location updates (`startUpdatingLocation()`); after an automatic pause,
     /// restarts them.
-    public func startUpdatingLocation() { host?.managerStartedUpdates() }
+    public func startUpdatingLocation() { call("startUpdatingLocation()") { .startUpdates(manager: $0) } }
     /// Stops them (`stopUpdatingLocation()`).
-    public func stopUpdatingLocation() { host?.managerStoppedUpdates() }
+    public func stopUpdatingLocation() { call("stopUpdatingLocation()") { .stopUpdates(manager: $0) } }
 
     // MARK: Services that wake or relaunch the app
 
@@ -290,33 +354,43 @@ public final class LocationManager {
     /// 500 m and at least 5 minutes after the last. It relaunches an Always app; after a relaunch,
     /// call it again to receive the events ("Upon relaunch, you must still configure a location
     /// manager object and call this method").
-    public func startMonitoringSignificantLocationChanges() { host?.managerStartedSignificantChanges() }
+    public func startMonitoringSignificantLocationChanges() {
+        call("startMonitoringSignificantLocationChanges()") { _ in .significantChanges(start: true) }
+    }
     /// `stopMonitoringSignificantLocationChanges()`.
-    public func stopMonitoringSignificantLocationChanges() { host?.managerStoppedSignificantChanges() }
+    public func stopMonitoringSignificantLocationChanges() {
+        call("stopMonitoringSignificantLocationChanges()") { _ in .significantChanges(start: false) }
+    }
 
     /// `startMonitoring(for:)`: entry and exit events for a circular region, at most 20 per app
     /// (one more fails with `regionMonitoringFailure`). Regions persist across launches.
-    public func startMonitoring(for region: CircularRegion) { host?.managerStartedMonitoring(region) }
+    public func startMonitoring(for region: CircularRegion) {
+        call("startMonitoring(for:)") { _ in .startMonitoring(region) }
+    }
     /// `stopMonitoring(for:)`.
     public func stopMonitoring(for region: CircularRegion) {
-        host?.managerStoppedMonitoring(identifier: region.identifier)
+        call("stopMonitoring(for:)") { _ in .stopMonitoring(identifier: region.identifier) }
     }
     /// `requestState(for:)`: the delegate's `didDetermineState` answers.
-    public func requestState(for region: CircularRegion) { host?.managerRequestedState(identifier: region.identifier) }
+    public func requestState(for region: CircularRegion) {
+        call("requestState(for:)") { _ in .requestState(identifier: region.identifier) }
+    }
     /// The regions the app monitors (`monitoredRegions`), across launches.
-    public var monitoredRegions: Set<CircularRegion> { host?.monitoredRegions ?? [] }
+    public var monitoredRegions: Set<CircularRegion> {
+        Set(device?.rules.regionMonitor.regions.map(\.region) ?? [])
+    }
     /// `maximumRegionMonitoringDistance`, in metres (an assumption: Apple documents no value).
     public var maximumRegionMonitoringDistance: Double { RegionMonitorStateMachine.maximumRadius }
 
     /// `startMonitoringVisits()`: arrivals and departures (``VisitStateMachine`` has the model).
-    public func startMonitoringVisits() { host?.managerStartedVisits() }
+    public func startMonitoringVisits() { call("startMonitoringVisits()") { _ in .visits(start: true) } }
     /// `stopMonitoringVisits()`.
-    public func stopMonitoringVisits() { host?.managerStoppedVisits() }
+    public func stopMonitoringVisits() { call("stopMonitoringVisits()") { _ in .visits(start: false) } }
 
     /// `requestLocation()`: one location, then the request ends; `didFailWithError` with
     /// `locationUnknown` if none comes in time. Starting updates cancels it; while updates run it
     /// does nothing.
-    public func requestLocation() { host?.managerRequestedLocation() }
+    public func requestLocation() { call("requestLocation()") { _ in .requestLocation } }
 
     /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:completion:)`: asks the user for
     /// full accuracy until the app is no longer in use. Fails with `promptDeclined` when the
@@ -325,19 +399,33 @@ public final class LocationManager {
     public func requestTemporaryFullAccuracyAuthorization(
         withPurposeKey purposeKey: String, completion: ((LocationError?) -> Void)? = nil
     ) {
-        host?.managerRequestedTemporaryFullAccuracy(purposeKey: purposeKey, completion: completion)
+        if case .adopted(let d, let process, _) = binding, d.device != nil, !process.hasEnded,
+            d.device?.appCodeRuns == true
+        {
+            process.temporaryFullAccuracyCompletion = completion
+        }
+        call("requestTemporaryFullAccuracyAuthorization(withPurposeKey:)") { _ in
+            .requestTemporaryFullAccuracy(purposeKey: purposeKey)
+        }
     }
 
     /// Delivered locations as an asynchronous sequence, as `CLLocationUpdate.liveUpdates()`.
     ///
     /// Each call gives a new stream that receives every update delivered from then on; it ends
-    /// when the simulation finishes. The stream buffers without limit, so a slow reader loses
-    /// nothing. `for await` works from any isolation, the main actor included.
+    /// when the simulation finishes or the manager's process ends. The stream buffers without
+    /// limit, so a slow reader loses nothing. `for await` works from any isolation, the main
+    /// actor included.
     public func updates() -> AsyncStream<LocationUpdate> {
-        let (stream, continuation) = AsyncStream<LocationUpdate>.makeStream(bufferingPolicy: .unbounded)
+        let buffer = DeviceStreamBuffer<LocationUpdate>()
+        let stream = buffer.makeStream()
+        if case .ended = binding {
+            buffer.finish()
+            return stream
+        }
         let id = nextContinuationID
         nextContinuationID += 1
-        continuations[id] = continuation
+        continuations[id] = buffer
+        device?.watch(buffer)
         return stream
     }
 
@@ -350,42 +438,37 @@ public final class LocationManager {
     /// the location updates"), and from notDetermined asks for When In Use, as an implicit service
     /// session does. Before iOS 17 the stream ends at once (the API does not exist).
     public func liveUpdates() -> AsyncStream<LiveUpdate> {
-        let (stream, continuation) = AsyncStream<LiveUpdate>.makeStream(bufferingPolicy: .unbounded)
-        guard host?.managerMayStartLiveUpdates() ?? false else {
-            continuation.finish()
+        let buffer = DeviceStreamBuffer<LiveUpdate>()
+        let stream = buffer.makeStream()
+        guard case .adopted(let d, let process, let number) = binding, let device = d.device, !process.hasEnded,
+            device.managerMayStartLiveUpdates()
+        else {
+            if case .ended(let d, let number) = binding { d.device?.endedManagerUsed("liveUpdates()", process: number) }
+            buffer.finish()
             return stream
         }
         let id = nextContinuationID
         nextContinuationID += 1
-        liveContinuations[id] = continuation
-        host?.managerStartedLiveUpdates()
+        liveContinuations[id] = buffer
+        device.watch(buffer)
+        device.liveListenersChanged()
+        device.managerCall(.startLiveUpdates(manager: number))
         return stream
     }
 
     func yieldLive(_ update: LiveUpdate) {
         var ended: [Int] = []
-        for (id, continuation) in liveContinuations {
-            if case .terminated = continuation.yield(update) { ended.append(id) }
-        }
+        for (id, buffer) in liveContinuations where !buffer.yield(update) { ended.append(id) }
         for id in ended { liveContinuations[id] = nil }
+        if !ended.isEmpty { device?.liveListenersChanged() }
     }
 
-    /// A new app instance's manager: the properties it had when the device adopted it (the
-    /// defaults, unless the app's code set them up before), no location (the delegate and the
-    /// streams stay, as the app's own code owns them).
-    func reset() {
-        settings = settingsAtAdoption
-        location = nil
-    }
-
-    /// The properties as the app's code created the manager: each new instance of the app sets
-    /// them up the same way.
-    private var settingsAtAdoption = LocationServiceStateMachine.Settings()
-
-    func deliver(_ updates: [LocationUpdate]) {
+    /// Hands `updates` to the delegate and the streams (`liveBlocked`: the live-update streams
+    /// carry no location without a service session).
+    func deliver(_ updates: [LocationUpdate], liveBlocked: Bool) {
         guard !updates.isEmpty else { return }
         location = updates[updates.count - 1].location
-        if !liveContinuations.isEmpty && !liveLocationsBlocked {
+        if !liveContinuations.isEmpty && !liveBlocked {
             for update in updates { yieldLive(LiveUpdate(location: update.location)) }
         }
         if let delegate {
@@ -398,32 +481,55 @@ public final class LocationManager {
         }
         guard !continuations.isEmpty else { return }
         var ended: [Int] = []
-        for (id, continuation) in continuations {
-            for update in updates {
+        for (id, buffer) in continuations {
+            for update in updates where !buffer.yield(update) {
                 // A stream whose reader has gone (the loop ended, the task was cancelled) is let go.
-                if case .terminated = continuation.yield(update) {
-                    ended.append(id)
-                    break
-                }
+                ended.append(id)
+                break
             }
         }
         for id in ended { continuations[id] = nil }
     }
 
+    /// Calls the delegate's method.
+    func tell(_ call: DelegateCall) {
+        guard let delegate else { return }
+        switch call {
+        case .didChangeAuthorization: delegate.locationManagerDidChangeAuthorization(self)
+        case .didFailWithError(let error): delegate.locationManager(self, didFailWithError: error)
+        case .didPauseLocationUpdates: delegate.locationManagerDidPauseLocationUpdates(self)
+        case .didResumeLocationUpdates: delegate.locationManagerDidResumeLocationUpdates(self)
+        case .didEnterRegion(let region): delegate.locationManager(self, didEnterRegion: region)
+        case .didExitRegion(let region): delegate.locationManager(self, didExitRegion: region)
+        case .didDetermineState(let state, let region):
+            delegate.locationManager(self, didDetermineState: state, for: region)
+        case .didStartMonitoring(let region): delegate.locationManager(self, didStartMonitoringFor: region)
+        case .monitoringDidFail(let region, let error):
+            delegate.locationManager(self, monitoringDidFailFor: region, withError: error)
+        case .didVisit(let visit): delegate.locationManager(self, didVisit: visit)
+        }
+    }
+
     /// How many update streams are open (for tests).
     var openStreamCount: Int { continuations.count }
 
+    /// The run ended: every stream ends.
     func finishUpdates() {
-        for continuation in continuations.values { continuation.finish() }
+        for buffer in continuations.values { buffer.finish() }
         continuations.removeAll()
-        for continuation in liveContinuations.values { continuation.finish() }
+        endLiveUpdates()
+    }
+
+    /// The app's live-update streams end.
+    func endLiveUpdates() {
+        for buffer in liveContinuations.values { buffer.finish() }
         liveContinuations.removeAll()
     }
 
-    /// The app ended: its live-update streams end with it.
-    func endLiveUpdates() {
-        for continuation in liveContinuations.values { continuation.finish() }
-        liveContinuations.removeAll()
-        scriptedLiveListener = false
+    /// Its process ended: the manager is inert from now on.
+    func processEnded() {
+        guard case .adopted(let d, let process, _) = binding else { return }
+        binding = .ended(d, process: process.number)
+        finishUpdates()
     }
 }

@@ -50,6 +50,9 @@ struct NMEAFix: Sendable, Equatable {
 ///   to ``pendingLimit``), then take the log's `# Date:` line, else stay undated.
 /// - DOPs and the count of satellites from GSA last until the next GSA, as in gpsd.
 /// - Accuracy: GST's one-sigma latitude, longitude and altitude errors, else GBS's.
+/// - A receiver in simulation mode (GGA quality 8, or the mode indicator `S` of RMC, GLL, GNS or
+///   VTG, as a Garmin in demo mode sends) gives a simulator's positions: such an epoch gives no
+///   fix, and is counted (``simulatedEpochs``) for the reader to say so.
 struct NMEAEpochMerger: ~Copyable {
     /// Fixes held while no date is known; beyond this many they go out undated.
     static let pendingLimit = 3600
@@ -62,9 +65,19 @@ struct NMEAEpochMerger: ~Copyable {
     private(set) var undated = 0
     /// Epochs that ended without a fix.
     private(set) var noFixEpochs = 0
+    /// Epochs whose position came from a receiver in simulation mode (GGA quality 8, or the
+    /// mode indicator `S` of RMC, GLL, GNS or VTG), left out; and the line of the first.
+    private(set) var simulatedEpochs = 0
+    private(set) var firstSimulatedLine: Int?
     /// Whole 1024-week periods added to the receiver's dates (the GPS week rollover), when the
     /// log's `# Date:` line shows that its receiver counts weeks from an earlier period.
     private(set) var weekShift: Int?
+    /// The most 1024-week periods a `# Date:` line moves the receiver's dates.
+    static let maximumWeekShift = 2
+    /// Set when the `# Date:` line is more than ``maximumWeekShift`` periods after the
+    /// receiver's date: the first such date (days since 1970-01-01) and how many periods apart
+    /// they are. The receiver's dates were kept.
+    private(set) var farRecordedDay: (receiverDay: Int, periods: Int)?
 
     private var epoch = Epoch()
     /// The last date seen: its day and the time of day of the sentence that gave it.
@@ -96,6 +109,8 @@ struct NMEAEpochMerger: ~Copyable {
         var longitude: Double?
         var valid = false
         var saidNoFix = false
+        /// A sentence said the receiver is simulating (GGA quality 8, mode indicator `S`).
+        var simulated = false
         var gsaMode: Int?
         var altitude: Double?
         var geoidSeparation: Double?
@@ -196,6 +211,14 @@ struct NMEAEpochMerger: ~Copyable {
         } else if let ggaHDOP = epoch.ggaHDOP {
             hdop = ggaHDOP
         }
+        // A simulator's position is no fix of the receiver's: left out, counted and named
+        // (gpsd reports it with status 8, and the Garmin Geko's RMC V and GLL V then say no fix).
+        if epoch.simulated && epoch.latitude != nil {
+            simulatedEpochs += 1
+            if firstSimulatedLine == nil { firstSimulatedLine = epoch.line }
+            lostSinceFix = true
+            return
+        }
         guard epoch.valid, let latitude = epoch.latitude, let longitude = epoch.longitude else {
             if epoch.saidNoFix || epoch.latitude != nil {
                 noFixEpochs += 1
@@ -203,8 +226,7 @@ struct NMEAEpochMerger: ~Copyable {
             }
             return
         }
-        // gpsd's mode as the epoch ended: the last word stands, so a Garmin in simulation
-        // (RMC V and GLL V around a GGA of quality 8) gives no fix, as gpsd's last TPV says.
+        // gpsd's mode as the epoch ended: the last word stands.
         var mode = self.mode
         guard mode >= 2 else {
             noFixEpochs += 1
@@ -307,9 +329,14 @@ struct NMEAEpochMerger: ~Copyable {
     private mutating func date(_ day: Int, at t: Int64) {
         var day = day
         if let recordedDay {
-            // 1024 weeks (7168 days) as often as brings the date nearest the recording's.
+            // 1024 weeks (7168 days) as often as brings the date nearest the recording's: once
+            // or twice (a receiver of 1999 read in 2019, or in 2038). More is no rollover but a
+            // `# Date:` line that is wrong (a typo, a date of conversion): the receiver's date
+            // stands, and a warning says so.
             let periods = Int((Double(recordedDay - day) / 7168).rounded())
-            if periods > 0 {
+            if periods > Self.maximumWeekShift {
+                if farRecordedDay == nil { farRecordedDay = (receiverDay: day, periods: periods) }
+            } else if periods > 0 {
                 weekShift = periods
                 day += periods * 7168
             }
@@ -357,6 +384,7 @@ struct NMEAEpochMerger: ~Copyable {
         time(t, line: line)
         let status = s.field(2)
         let faa = s.field(12)
+        if Self.says(faa, "S") { epoch.simulated = true }
         let valid =
             status.count == 1 && (status[0] == UInt8(ascii: "A") || status[0] == UInt8(ascii: "D"))
             && !(faa.count == 1 && faa[0] == UInt8(ascii: "N"))
@@ -389,6 +417,7 @@ struct NMEAEpochMerger: ~Copyable {
     private mutating func gga(_ s: NMEALexer, line: Int) {
         time(NMEAField.timeOfDay(s.field(1)), line: line)
         let quality = NMEAField.integer(s.field(6))
+        if quality == 8 { epoch.simulated = true }
         position(s, 2, valid: (quality ?? 0) > 0)
         guard let quality, quality > 0, epoch.valid else {
             setMode(1)
@@ -415,6 +444,7 @@ struct NMEAEpochMerger: ~Copyable {
             // One letter per system; all N (or empty) is no fix.
             valid = false
             for i in 0..<modes.count where modes[i] != UInt8(ascii: "N") { valid = true }
+            for i in 0..<modes.count where modes[i] == UInt8(ascii: "S") { epoch.simulated = true }
         }
         position(s, 2, valid: valid)
         guard valid, epoch.valid else { return }
@@ -444,6 +474,7 @@ struct NMEAEpochMerger: ~Copyable {
         time(NMEAField.timeOfDay(s.field(5)), line: line)
         let status = s.field(6)
         let faa = s.field(7)
+        if Self.says(faa, "S") { epoch.simulated = true }
         let valid =
             status.count == 1 && status[0] == UInt8(ascii: "A") && !(faa.count == 1 && faa[0] == UInt8(ascii: "N"))
         position(s, 1, valid: valid)
@@ -475,6 +506,7 @@ struct NMEAEpochMerger: ~Copyable {
     private mutating func vtg(_ s: NMEALexer, line: Int) {
         touch(line)
         let faa = s.field(9)
+        if Self.says(faa, "S") { epoch.simulated = true }
         guard !(faa.count == 1 && (faa[0] == UInt8(ascii: "N") || faa[0] == UInt8(ascii: "E"))) else { return }
         if let course = NMEAField.number(s.field(1)), course >= 0, course < 360 { epoch.course = course }
         if let knots = NMEAField.number(s.field(5)), knots >= 0 {
@@ -505,6 +537,11 @@ struct NMEAEpochMerger: ~Copyable {
         let t = NMEAField.timeOfDay(s.field(1))
         time(t, line: line)
         epoch.gbs = (Self.error(s.field(2)), Self.error(s.field(3)), Self.error(s.field(4)))
+    }
+
+    /// Whether a one-letter field is `letter`.
+    private static func says(_ f: ByteSpan, _ letter: Unicode.Scalar) -> Bool {
+        f.count == 1 && f[0] == UInt8(ascii: letter)
     }
 
     private static func error(_ f: ByteSpan) -> Double? {

@@ -24,7 +24,11 @@
 /// and counted; one warning per kind, at the end, gives the count and the first line. Comment
 /// lines (`#`) are skipped; `# Date: 2019-03-14` tells the day the log was recorded, which
 /// dates the fixes of a log whose receiver gives no date and undoes a GPS week rollover
-/// (a receiver that says 1999-08-22 on 2019-04-07). Lines of gpsd JSON are skipped and counted.
+/// (a receiver that says 1999-08-22 on 2019-04-07): once or twice (2048 weeks) at most; a line
+/// further from the receiver's dates is taken for wrong, with a warning, and the receiver's dates
+/// are kept. Lines of gpsd JSON are skipped and counted. The epochs of a receiver in simulation
+/// mode (GGA quality 8, mode indicator `S`) are a simulator's positions: left out, counted in
+/// ``simulatedFixes``, and named in a warning.
 public final class NMEAReader {
     public let fileName: String
     /// Sentences read (checked or unchecked), of any type.
@@ -37,6 +41,8 @@ public final class NMEAReader {
     @exclusivity(unchecked) public private(set) var jsonLines = 0
     /// Fixes read: the points of the track.
     @exclusivity(unchecked) public private(set) var fixes = 0
+    /// Epochs of a receiver in simulation mode, left out (GGA quality 8, mode indicator `S`).
+    public var simulatedFixes: Int { merger.simulatedEpochs }
     /// Always 0: a bad sentence is skipped, not a point (here for the same questions as
     /// ``GPXReader/droppedPoints``).
     public let droppedPoints = 0
@@ -47,6 +53,8 @@ public final class NMEAReader {
     private let lexer = NMEALexer()
     @exclusivity(unchecked) private var firstBadChecksum: (line: Int, column: Int)?
     @exclusivity(unchecked) private var firstMalformed: (line: Int, column: Int)?
+    /// The line of the log's `# Date:` line.
+    @exclusivity(unchecked) private var recordedDayLine = 0
     /// Whether a track segment is open (while reading).
     @exclusivity(unchecked) private var inSegment = false
 
@@ -115,6 +123,7 @@ public final class NMEAReader {
         case UInt8(ascii: "#"):
             if merger.recordedDay == nil, let day = Self.recordedDay(ByteSpan(start: p, count: end - p)) {
                 merger.recordedDay = day
+                recordedDayLine = line
             }
             return
         case UInt8(ascii: "{"):
@@ -176,6 +185,11 @@ public final class NMEAReader {
                 "\(malformedLines) line(s) that are not NMEA sentences were skipped (bytes NMEA does not allow, no address, or longer than \(Self.maxLineLength) bytes); this is the first",
                 at: place)
         }
+        if let line = merger.firstSimulatedLine {
+            warn(
+                "\(merger.simulatedEpochs) fix(es) from a receiver in simulation mode (GGA quality 8, or mode indicator S) were left out: they are a simulator's positions, not the receiver's (gpsd marks them status 8); this is the first",
+                at: (line, 1))
+        }
         if merger.datedFromHeader > 0 {
             warn(
                 "\(merger.datedFromHeader) fix(es) before the receiver's first date (RMC or ZDA) take the day of the log's '# Date:' line"
@@ -185,6 +199,11 @@ public final class NMEAReader {
             warn(
                 "\(merger.undated) fix(es) have no time: the receiver gave no date (RMC or ZDA) and the log no '# Date: YYYY-MM-DD' line"
             )
+        }
+        if let far = merger.farRecordedDay, let recorded = merger.recordedDay {
+            warn(
+                "the log's '# Date:' line (\(Self.dayText(recorded))) is \(far.periods * 1024) weeks after the receiver's date (\(Self.dayText(far.receiverDay))): more than \(NMEAEpochMerger.maximumWeekShift) GPS week rollovers, so it is not one; the receiver's dates were kept (correct the '# Date:' line if they are wrong)",
+                at: (recordedDayLine, 1))
         }
         if let shift = merger.weekShift {
             warn(
@@ -266,6 +285,11 @@ public final class NMEAReader {
         let limit = lf ?? end
         if let cr = memchr(p, 13, limit - p) { return UnsafePointer(cr.assumingMemoryBound(to: UInt8.self)) }
         return lf
+    }
+
+    /// `YYYY-MM-DD` of a day counted from 1970-01-01.
+    static func dayText(_ day: Int) -> String {
+        String(ValueFormatting.iso8601(Date(timeIntervalSince1970: Double(day) * 86_400)).prefix(10))
     }
 
     /// The day of a `# Date: 2019-03-14` line (also `# Date = 2015-02-25`, `# Date: 2019-April 12`,

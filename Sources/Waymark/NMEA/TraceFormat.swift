@@ -16,54 +16,74 @@ public enum TraceFormat: String, Sendable, Hashable {
     /// The format of a file that begins with `prefix` (its first few KiB). Comment lines (`#`),
     /// blank lines and a byte-order mark are passed over; then a line that begins as an NMEA
     /// sentence does (`$GPGGA,`, `!AIVDM,`: `$` or `!`, letters and digits, a comma or `*`) is
-    /// NMEA, and a JSON object with a `"class"` member is gpsd JSON. Anything else is read as
-    /// GPX, whose reader says what it is when it is not GPX (GeoJSON, KML, gzip…).
+    /// NMEA, and a JSON object with a `"class"` member is gpsd JSON.
+    ///
+    /// A log may begin in the middle of a line: `cat /dev/ttyUSB0 > log` starts wherever the
+    /// receiver is, a rotated log or a capture cut with `tail -c` wherever the cut falls. When
+    /// the first line is neither, the lines that follow it (in `prefix`) tell: the first of them
+    /// that is NMEA or gpsd JSON gives the format, and the reader then counts the lines before
+    /// it as bad lines. A file whose first line begins with `<` is XML, whatever follows.
+    /// Anything else is read as GPX, whose reader says what it is when it is not GPX (GeoJSON,
+    /// KML, gzip…).
     public static func detect(_ prefix: some Collection<UInt8>) -> TraceFormat {
         let bytes = Array(prefix)
         var i = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        var firstLine = true
         while i < bytes.count {
             let b = bytes[i]
             if b == 10 || b == 13 || b == 32 || b == 9 || b == 0 {
                 i += 1
                 continue
             }
+            var end = i
+            while end < bytes.count, bytes[end] != 10, bytes[end] != 13 { end += 1 }
             if b == UInt8(ascii: "#") {
-                while i < bytes.count, bytes[i] != 10, bytes[i] != 13 { i += 1 }
+                i = end
                 continue
             }
-            if b == UInt8(ascii: "$") || b == UInt8(ascii: "!") {
-                var j = i + 1
-                while j < bytes.count, j - i <= 17,
-                    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[j])
-                        || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[j])
-                {
-                    j += 1
-                }
-                let address = j - i - 1
-                if address >= 2, j < bytes.count, bytes[j] == UInt8(ascii: ",") || bytes[j] == UInt8(ascii: "*") {
-                    return .nmea
-                }
+            if let format = lineFormat(bytes[i..<end]) { return format }
+            // XML (and what only the GPX reader can name: gzip and ZIP begin with binary
+            // bytes that are no line of text) is not taken for a log cut short.
+            if firstLine && (b == UInt8(ascii: "<") || b == 0x1F || bytes[i...].starts(with: [0x50, 0x4B, 3, 4])) {
                 return .gpx
             }
-            if b == UInt8(ascii: "{") {
-                // gpsd's reports begin {"class":"…"; look for the member in the first line.
-                var j = i
-                while j < bytes.count, bytes[j] != 10 { j += 1 }
-                let line = bytes[i..<j]
-                let key = Array("\"class\"".utf8)
-                if line.count >= key.count,
-                    (line.startIndex...(line.endIndex - key.count)).contains(where: {
-                        line[$0..<($0 + key.count)].elementsEqual(key)
-                    })
-                {
-                    return .gpsdJSON
-                }
-                return .gpx
-            }
-            return .gpx
+            firstLine = false
+            i = end
         }
         return .gpx
+    }
+
+    /// The format a line tells (without its line break), or nil when it is neither an NMEA
+    /// sentence nor a gpsd report.
+    private static func lineFormat(_ line: ArraySlice<UInt8>) -> TraceFormat? {
+        guard let b = line.first else { return nil }
+        if b == UInt8(ascii: "$") || b == UInt8(ascii: "!") {
+            var j = line.startIndex + 1
+            while j < line.endIndex, j - line.startIndex <= 17,
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(line[j])
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(line[j])
+            {
+                j += 1
+            }
+            let address = j - line.startIndex - 1
+            if address >= 2, j < line.endIndex, line[j] == UInt8(ascii: ",") || line[j] == UInt8(ascii: "*") {
+                return .nmea
+            }
+            return nil
+        }
+        if b == UInt8(ascii: "{") {
+            // gpsd's reports begin {"class":"…"; look for the member in the line.
+            let key = Array("\"class\"".utf8)
+            if line.count >= key.count,
+                (line.startIndex...(line.endIndex - key.count)).contains(where: {
+                    line[$0..<($0 + key.count)].elementsEqual(key)
+                })
+            {
+                return .gpsdJSON
+            }
+        }
+        return nil
     }
 }
 

@@ -238,6 +238,8 @@ public final class SVGWriter {
             case "&": trackColour += "&amp;"
             case "<": trackColour += "&lt;"
             case "\"": trackColour += "&quot;"
+            // What XML forbids even as a reference: left out.
+            case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": break
             default: trackColour.unicodeScalars.append(c)
             }
         }

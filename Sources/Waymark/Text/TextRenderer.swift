@@ -122,7 +122,7 @@ public final class TextRenderer {
         row += "  " + pad(p.elevation.map { ValueFormatting.fixed($0, decimals: 1) } ?? "-", 8, right: true)
         row +=
             "  " + pad(kind == "wpt" ? "-" : ValueFormatting.fixed(tableDistance / 1000, decimals: 3), 9, right: true)
-        row += "  " + (p.extensions.heartRate.map { String(Int($0)) } ?? p.name ?? "")
+        row += "  " + (p.extensions.heartRate.map { String(Int($0)) } ?? p.name.map { TerminalText.escaped($0) } ?? "")
         o.append(row)
         o.append(UInt8(ascii: "\n"))
         try table.spillIfNeeded()
@@ -155,9 +155,11 @@ public final class TextRenderer {
     }
 
     /// The summary block for `s`, one fact per line; `name` is the trace's own name, if any.
+    /// Control characters in the title and the name are shown escaped (``TerminalText``).
     public static func summary(of s: TraceStatistics, name: String?, title: String) -> String {
         var lines: [String] = []
         let title = [title, name.map { "\"\($0)\"" }].compactMap { $0?.isEmpty == false ? $0 : nil }
+            .map { TerminalText.escaped($0) }
         if !title.isEmpty { lines.append(title.joined(separator: " — ")) }
         for (label, value) in summaryRows(of: s) {
             lines.append("  " + label + String(repeating: " ", count: max(1, 10 - label.count)) + value)

@@ -1,0 +1,116 @@
+/// One run of the app's code, from its launch to its termination, as on iOS: the app's objects
+/// live in it and end with it.
+///
+/// A process begins when the device launches the app (the user taps its icon, a service
+/// relaunches it in the background) and ends when the app is terminated (a swipe, the system
+/// reclaiming memory, a watchdog, a crash). Every ``LocationManager`` the app's code creates
+/// while it runs belongs to it; so do the handlers the app gave the system (expiration handlers,
+/// `BGTaskScheduler` launch handlers, completions), its `CLMonitor`s, its sessions and its update
+/// streams. When it ends, its managers are inert (the audit log says so if they are used), their
+/// delegates are never called again, and their streams finish.
+public final class AppProcess {
+    /// The launch's number on the device: 1 for the first.
+    public let number: Int
+    /// Why the app was launched: the counterpart of `launchOptions` (``LifecycleCause/userLaunch``
+    /// from the home screen; a service's cause for a background launch).
+    public let cause: LifecycleCause
+    /// Whether the system launched it into the background (a service), without showing it.
+    public let inBackground: Bool
+    /// The app's code for this process.
+    public let app: any SimulatedApp
+    /// Whether the process has ended.
+    public private(set) var hasEnded = false
+    /// Whether its launch code has run (managers created after it hear their authorization on
+    /// their own).
+    package internal(set) var launched = false
+    /// The managers created after the launch whose delegates have yet to hear the authorization.
+    var awaitingCreationCallback: [Int] = []
+    /// Why it ended, once it has.
+    public private(set) var endCause: TerminationCause?
+
+    /// Its location managers, in the order the app's code created them (numbered from 1).
+    private var managers: [LocationManager] = []
+    /// The expiration handlers of its `UIApplication` background tasks, by task.
+    var expirationHandlers: [Int: () -> Void] = [:]
+    /// Work it scheduled for later (``Simulation/schedule(after:_:)``), by id.
+    var work: [Int: () -> Void] = [:]
+    private var workCounter = 0
+    /// Its `BGTaskScheduler` launch handlers, by identifier.
+    var taskHandlers: [String: (ScheduledTask) -> Void] = [:]
+    /// Its running `BGTask`s, by id.
+    var scheduledTasks: [Int: ScheduledTask] = [:]
+    /// Its `CLMonitor`s, by name.
+    var monitors: [String: ConditionMonitor] = [:]
+    /// The sessions the scenario's script started, oldest first (it invalidates the oldest).
+    var scriptedActivitySessions: [BackgroundActivitySession] = []
+    var scriptedServiceSessions: [ServiceSession] = []
+    /// The completion of the temporary full accuracy request in progress.
+    var temporaryFullAccuracyCompletion: ((LocationError?) -> Void)?
+    /// What the app's code said about the background work it is finishing.
+    var note: AppNote?
+    /// The locations of the `didUpdateLocations` call in progress.
+    var currentUpdates: [LocationUpdate] = []
+
+    init(number: Int, cause: LifecycleCause, inBackground: Bool, app: any SimulatedApp) {
+        self.number = number
+        self.cause = cause
+        self.inBackground = inBackground
+        self.app = app
+    }
+
+    /// The managers still alive, with their numbers.
+    var liveManagers: [(number: Int, manager: LocationManager)] {
+        managers.enumerated().map { ($0.offset + 1, $0.element) }
+    }
+
+    /// The first manager the app created in this process.
+    var firstManager: LocationManager? { managers.first }
+
+    /// The manager numbered `number`.
+    func manager(_ number: Int) -> LocationManager? {
+        number >= 1 && number <= managers.count ? managers[number - 1] : nil
+    }
+
+    /// Takes `manager` in; returns its number.
+    func adopt(_ manager: LocationManager) -> Int {
+        managers.append(manager)
+        return managers.count
+    }
+
+    /// An id for a piece of work.
+    func nextWorkID() -> Int {
+        workCounter += 1
+        return workCounter
+    }
+
+    /// Takes what the app's code said about its work, once.
+    func takeNote() -> AppNote? {
+        defer { note = nil }
+        return note
+    }
+
+    /// The process ends: its handlers are dropped, its managers go inert, its streams and
+    /// monitors finish, its tasks count as ended.
+    func end(_ cause: TerminationCause) {
+        guard !hasEnded else { return }
+        hasEnded = true
+        endCause = cause
+        expirationHandlers = [:]
+        work = [:]
+        taskHandlers = [:]
+        for task in scheduledTasks.values { task.isCompleted = true }
+        scheduledTasks = [:]
+        endStreams()
+        scriptedActivitySessions = []
+        scriptedServiceSessions = []
+        temporaryFullAccuracyCompletion = nil
+        for (_, manager) in liveManagers { manager.processEnded() }
+    }
+
+    /// The update streams and monitors of the process finish.
+    func endStreams() {
+        for monitor in monitors.values { monitor.continuation.finish() }
+        monitors = [:]
+        for (_, manager) in liveManagers { manager.endLiveUpdates() }
+    }
+}

@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A reference to a device, for the task-local that says which device the app's code runs on.
+///
+/// `@unchecked Sendable`: the device it points to is only used on the isolation that drives it;
+/// the reference itself is immutable.
+final class DeviceReference: @unchecked Sendable {
+    weak var device: Simulation?
+    init(_ device: Simulation) { self.device = device }
+}
+
+/// The device the app's code runs on, for objects the app creates without naming one: a
+/// `LocationManager()` (as `CLLocationManager()`), `UIApplication.shared`,
+/// `BGTaskScheduler.shared`.
+///
+/// In order: the device running the app's code now (set around every call into the app's code,
+/// and by ``Simulation/withDevice(_:)``); else the newest device created on the current task (or,
+/// outside any task, created outside any task). Otherwise there is none, and the object says so
+/// loudly when it is used.
+enum CurrentDevice {
+    @TaskLocal static var reference: DeviceReference?
+
+    /// The device, if one can be told.
+    static var value: Simulation? {
+        if let device = reference?.device { return device }
+        return Simulation.registry.current()
+    }
+}
+
+extension Simulation {
+    /// Runs `body` with this device as the one the app's objects created in it belong to (for
+    /// code that creates a `LocationManager()` outside the app's callbacks, with several devices
+    /// alive).
+    public func withDevice<T>(_ body: () throws -> T) rethrows -> T {
+        try CurrentDevice.$reference.withValue(DeviceReference(self)) { try body() }
+    }
+
+    /// Every device alive, and the task that created each: the fallbacks of ``CurrentDevice``.
+    static let registry = DeviceRegistry()
+}
+
+/// The devices alive. `@unchecked Sendable`: `mutex` guards `entries`.
+final class DeviceRegistry: @unchecked Sendable {
+    private struct Entry {
+        weak var device: Simulation?
+        let id: ObjectIdentifier
+        /// The task that created the device, if any.
+        let task: Int?
+    }
+
+    private var mutex = pthread_mutex_t()
+    private var entries: [Entry] = []
+
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return body()
+    }
+
+    private static var currentTask: Int? { withUnsafeCurrentTask { $0?.hashValue } }
+
+    func add(_ device: Simulation) {
+        let task = Self.currentTask
+        locked {
+            entries.removeAll { $0.device == nil }
+            entries.append(Entry(device: device, id: ObjectIdentifier(device), task: task))
+        }
+    }
+
+    func remove(_ device: Simulation) {
+        let id = ObjectIdentifier(device)
+        locked { entries.removeAll { $0.id == id || $0.device == nil } }
+    }
+
+    /// The newest device alive created on the current task (outside any task: outside any task).
+    /// Never another task's: tests run side by side, each with its own device.
+    func current() -> Simulation? {
+        let task = Self.currentTask
+        return locked { entries.last(where: { $0.task == task && $0.device != nil })?.device }
+    }
+}
+
+extension Simulation {
+    /// The device the app's code runs on now, if one can be told (``CurrentDevice``): for the
+    /// Apple-spelled modules' shared objects.
+    package static var current: Simulation? { CurrentDevice.value }
+}

@@ -1,0 +1,186 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Running the device: in virtual time, at a clock's pace, or step by step.
+extension Simulation {
+    /// Runs the whole simulation in virtual time, as fast as it goes, and returns its counts.
+    @discardableResult
+    public func run<S: LocationSource>(_ source: S, isolation: isolated (any Actor)? = #isolation) async throws
+        -> RunSummary
+    {
+        var source = source
+        return try await run(&source, waitUntil: nil)
+    }
+
+    /// Runs the whole simulation in virtual time from a source that never waits (a replayed
+    /// trace): it takes each event without suspending.
+    @discardableResult
+    public func run<S: SynchronousLocationSource>(_ source: S, isolation: isolated (any Actor)? = #isolation)
+        async throws -> RunSummary
+    {
+        var source = source
+        start(source: source.name)
+        var pending = try source.nextEvent()
+        var end = scenario.end
+        while true {
+            switch nextStep(pending: pending, end: &end) {
+            case .fix(let fix):
+                receive(fix)
+                pending = try source.nextEvent()
+            case .timer: fireNextTimer()
+            case .stop: return finish(at: end)
+            }
+        }
+    }
+
+    /// Runs the simulation at `rate` times the pace of `clock` (1 is real time).
+    @discardableResult
+    public func run<S: LocationSource, C: Clock>(
+        _ source: S, clock: C, rate: Double, isolation: isolated (any Actor)? = #isolation
+    ) async throws -> RunSummary where C.Duration == Duration {
+        precondition(rate > 0 && rate.isFinite, "the rate must be a positive number")
+        var source = source
+        let start = clock.now
+        return try await run(&source) { offset in
+            // An offset so far ahead at so slow a rate that it passes Waymark's longest duration
+            // waits that long: for ever, in practice, and never a trap.
+            let scaled = rate == 1 ? offset : Duration.saturating(seconds: offset.inSeconds / rate)
+            try await clock.sleep(until: start.advanced(by: scaled), tolerance: nil)
+        }
+    }
+
+    private func run<S: LocationSource>(
+        _ source: inout S, waitUntil: ((Duration) async throws -> Void)?,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> RunSummary {
+        start(source: source.name)
+        var pending = try await source.next()
+        var end = scenario.end
+        while true {
+            switch nextStep(pending: pending, end: &end) {
+            case .fix(let fix):
+                if let waitUntil { try await waitUntil(fix.offset) }
+                receive(fix)
+                pending = try await source.next()
+            case .timer(let time):
+                if let waitUntil { try await waitUntil(time) }
+                fireNextTimer()
+            case .stop: return finish(at: end)
+            }
+        }
+    }
+
+    private enum Step {
+        case fix(SourceEvent)
+        case timer(Duration)
+        case stop
+    }
+
+    /// What comes next: the pending fix, or the next timer (actions and timers before a fix at the
+    /// same time), or the end. Once the source has ended, the run ends with the last action (or
+    /// the scenario's end).
+    private func nextStep(pending: SourceEvent?, end: inout Duration?) -> Step {
+        if pending == nil && end == nil { end = max(now, lastActionTime) }
+        let timerTime = timers.nextTime
+        if let fix = pending, timerTime.map({ fix.offset < $0 }) ?? true {
+            if let end, fix.offset > end { return .stop }
+            return .fix(fix)
+        }
+        guard let time = timerTime else { return .stop }
+        if let end, time > end { return .stop }
+        return .timer(time)
+    }
+
+    // MARK: - Driving the loop step by step
+
+    /// Begins a run driven step by step (``run(_:isolation:)-34bx6`` does all of this itself):
+    /// records the `started` event. A live recorder or a test calls this, then
+    /// ``advance(to:)`` as its clock moves and ``receive(_:)`` as fixes arrive, and
+    /// ``finish(at:)`` at the end.
+    public func start(source name: String) {
+        record(.started(source: name, iosVersion: version))
+        guard let manager = waitingManagers.first else { return }
+        for (setting, value) in manager.takeChangesBeforeAdoption() {
+            record(.setting(name: setting, value: value))
+        }
+        if manager.allowsBackgroundLocationUpdates && !scenario.info.backgroundModes.contains(.location) {
+            // The app set it before the device ran it; the exception iOS raises comes at once,
+            // before any app code runs, so the setting is undone rather than the app terminated.
+            record(
+                .diagnostic(
+                    message:
+                        "allowsBackgroundLocationUpdates was set without the location background mode in the Info; the setting is undone"
+                ))
+            manager.refuseBackgroundUpdates()
+        }
+    }
+
+    /// Fires every action and timer due at or before `offset`, in order, and moves the
+    /// simulation's time to `offset`.
+    public func advance(to offset: Duration) {
+        while let time = timers.nextTime, time <= offset { fireNextTimer() }
+        rules.now = max(now, offset)
+    }
+
+    /// Handles one event from the source at its offset, after everything due at or before it.
+    public func receive(_ event: SourceEvent) {
+        advance(to: event.offset)
+        settle()  // the app's own calls between steps (stopping updates, ending a task) count first
+        var actions = buffers.actions
+        buffers.actions = []
+        actions.removeAll(keepingCapacity: true)
+        rules.receive(event, into: &actions)
+        if actions.count == 2, case .decided(let outcome) = actions[0],
+            case .deliver(let count, let reason, let manager) = actions[1]
+        {
+            // The common case, one fix delivered, without a walk through the interpreter.
+            fixDecided(outcome, arrival: true)
+            deliver(count: count, reason: reason, manager: manager)
+        } else {
+            for action in actions { carryOut(action, arrivals: true) }
+        }
+        buffers.actions = actions
+        if rules.servicesWatchFixes { perform(rules.servicesObserve(event)) }
+        settle()
+    }
+
+    /// Ends the run at `offset` (or now): discards what is still held, records `finished`, and
+    /// ends the app's update streams. Returns the counts.
+    @discardableResult
+    public func finish(at offset: Duration? = nil) -> RunSummary {
+        if let offset, offset > now { rules.now = offset }
+        perform(rules.location(.runEnded))
+        record(.finished(summary))
+        for manager in waitingManagers { manager.finishUpdates() }
+        if let process { for (_, manager) in process.liveManagers { manager.finishUpdates() } }
+        return summary
+    }
+
+    /// Carries out a scripted action now, as the timeline would (for tests and tools).
+    public func perform(_ action: Scenario.Action) {
+        record(.action(name: action.name, value: action.value))
+        carryOut(action)
+        settle()
+    }
+
+    func fireNextTimer() {
+        guard let entry = timers.pop() else { return }
+        rules.now = max(now, entry.time)
+        switch entry.timer {
+        case .action(let action):
+            record(.action(name: action.name, value: action.value))
+            carryOut(action)
+        case .launch:
+            if appState == .notRunning { lifecycleEvent(.launch(inBackground: false, cause: .userLaunch)) }
+        case .system(let key):
+            perform(rules.fire(key))
+        case .app(let id, let launch):
+            guard let process, process.number == launch, !process.hasEnded else { break }
+            if let work = process.work.removeValue(forKey: id), appCodeRuns { inProcess(process) { work() } }
+        }
+        settle()
+    }
+}

@@ -1,0 +1,260 @@
+/// Authorization (``AuthorizationStateMachine``), the system alerts that ask for it
+/// (``AlertStateMachine``), the scripted user's answers, and temporary full accuracy.
+extension DeviceRules {
+    // MARK: - The app's requests
+
+    /// `requestWhenInUseAuthorization()` / `requestAlwaysAuthorization()`.
+    mutating func requestAuthorization(always: Bool) -> [DeviceAction] {
+        guard appCodeRuns else { return [] }
+        let request: Scenario.AuthorizationRequest = always ? .always : .whenInUse
+        let inForeground = appState.isForeground
+        let steps = authorization.handle(
+            always ? .requestAlways(inForeground: inForeground) : .requestWhenInUse(inForeground: inForeground))
+        if case .ignored(let reason)? = steps.first {
+            var actions: [DeviceAction] = [
+                .record(.authorizationRequest(request: request, outcome: .ignored, reason: reason))
+            ]
+            let message: String? =
+                switch reason {
+                case .missingWhenInUseDescription, .missingAlwaysDescription:
+                    "the Info has no usage description for this request; no prompt is shown"
+                case .notInForeground:
+                    "a location authorization prompt needs the app in the foreground; the request is ignored"
+                case .locationServicesOff:
+                    "Location Services are off: the app reads denied and its request shows no prompt"
+                default: nil
+                }
+            if let message { actions.append(.record(.diagnostic(message: message))) }
+            return actions
+        }
+        return [.record(.authorizationRequest(request: request, outcome: .prompted, reason: nil))]
+            + performAuthorization(steps)
+    }
+
+    // MARK: - Carrying out authorization's steps
+
+    /// Records the authorization machine's steps, puts prompts up and takes them down, and tells
+    /// the app and the location service when what the app reads changed.
+    mutating func performAuthorization(_ steps: [AuthorizationStateMachine.Action]) -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        var changed = false
+        var alwaysPromptGone = false
+        for step in steps {
+            switch step {
+            case .showPrompt(let prompt):
+                actions.append(.record(.prompt(prompt: Self.name(prompt), phase: .shown, answer: nil)))
+                actions += show(.authorization(prompt))
+            case .promptDismissed(let prompt):
+                actions.append(.record(.prompt(prompt: Self.name(prompt), phase: .dismissed, answer: nil)))
+                actions += alerts.hide(.authorization(prompt))
+                if prompt == .always { alwaysPromptGone = true }
+            case .statusChanged(let from, let to):
+                actions.append(.record(.authorizationChanged(from: from, to: to)))
+                changed = true
+            case .accuracyChanged(let from, let to):
+                actions.append(.record(.accuracyChanged(from: from, to: to)))
+                changed = true
+            case .locationServicesChanged(let enabled):
+                actions.append(.record(.locationServicesChanged(enabled: enabled)))
+                changed = true
+            case .ignored(let reason):
+                actions.append(.record(.diagnostic(message: "ignored: \(reason.rawValue)")))
+            }
+        }
+        if alwaysPromptGone { actions.append(.post(.alwaysPromptGone)) }
+        guard changed else { return actions }
+        actions.append(.post(.authorizationChangeReported))
+        return actions
+    }
+
+    /// What the app reads changed: its delegate hears of it now, or when it runs again ("Core
+    /// Location always calls locationManagerDidChangeAuthorization(_:) when the user's action
+    /// results in an authorization status change"); then the location service follows.
+    mutating func authorizationChangeReported() -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        if appCodeRuns {
+            actions.append(.call(.delegate(.didChangeAuthorization, to: .all)))
+        } else if appState == .suspended {
+            authorization.changedWhileSuspended = true
+        }
+        actions.append(.post(.location(.authorizationChanged)))
+        return actions
+    }
+
+    static func name(_ prompt: AuthorizationStateMachine.Prompt) -> PromptKind {
+        switch prompt {
+        case .whenInUse(let forAlways): forAlways ? .whenInUseForAlways : .whenInUse
+        case .always: .always
+        case .alwaysOrWhenInUse: .alwaysOrWhenInUse
+        }
+    }
+
+    // MARK: - System alerts and the scripted user's answers
+
+    /// Puts an alert up, and schedules the scenario user's answer if there is one.
+    mutating func show(_ alert: SystemAlert) -> [DeviceAction] {
+        let answerAt = userAnswer(to: alert) != nil ? now + scenario.user.answerAfter : nil
+        return alerts.show(alert, appInForeground: appState.isForeground, answerAt: answerAt)
+    }
+
+    /// Leaving the app or its termination dismisses an alert over it, unanswered.
+    mutating func dismissAlertOnLeaving() -> [DeviceAction] {
+        guard let alert = alerts.leave() else { return [] }
+        var actions: [DeviceAction] = [.cancel(.answer(alert))]
+        switch alert {
+        case .authorization: actions += performAuthorization(authorization.handle(.dismissPrompt))
+        case .locationServices:
+            actions.append(.record(.prompt(prompt: .locationServices, phase: .dismissed, answer: nil)))
+        case .temporaryFullAccuracy: actions += answerTemporaryFullAccuracy(nil)
+        }
+        return actions
+    }
+
+    /// The scenario user's answer to `alert`, and the event it makes.
+    func userAnswer(to alert: SystemAlert) -> (text: PromptAnswer, event: AuthorizationStateMachine.Event?)? {
+        let user = scenario.user
+        switch alert {
+        case .locationServices:
+            return (.cancel, nil)
+        case .temporaryFullAccuracy:
+            return user.temporaryFullAccuracy.map { ($0 ? .allow : .deny, nil) }
+        case .authorization(.whenInUse):
+            // An answer the release does not offer leaves the prompt unanswered.
+            if user.whenInUse == .allowOnce && !version.hasAllowOnceAndProvisionalAlways { return nil }
+            return user.whenInUse.map { (PromptAnswer($0), .answerWhenInUse($0)) }
+        case .authorization(.always):
+            return user.always.map { (PromptAnswer($0), .answerAlways($0)) }
+        case .authorization(.alwaysOrWhenInUse):
+            // Up to iOS 12: Don't Allow, else the Always answer, else While Using.
+            if user.whenInUse == .dontAllow { return (.dontAllow, .answerAlwaysOrWhenInUse(.denied)) }
+            if let always = user.always {
+                return always == .changeToAlways
+                    ? (.allowAlways, .answerAlwaysOrWhenInUse(.authorizedAlways))
+                    : (.allowWhileUsing, .answerAlwaysOrWhenInUse(.authorizedWhenInUse))
+            }
+            if user.whenInUse != nil { return (.allowWhileUsing, .answerAlwaysOrWhenInUse(.authorizedWhenInUse)) }
+            return nil
+        }
+    }
+
+    /// The scripted user answers `alert`.
+    mutating func answer(_ alert: SystemAlert) -> [DeviceAction] {
+        if alert == .temporaryFullAccuracy {
+            guard let allow = scenario.user.temporaryFullAccuracy else { return [] }
+            return alerts.hide(alert) + [.post(.temporaryFullAccuracyAnswered(allow))]
+        }
+        guard let (text, event) = userAnswer(to: alert) else { return [] }
+        return answer(alert, text, event)
+    }
+
+    /// The system alert waiting for the user: the one on screen, else an authorization prompt
+    /// that waits for the app to come back on screen.
+    public var promptWaiting: SystemAlert? {
+        alerts.onScreen ?? authorization.pendingPrompt.map(SystemAlert.authorization)
+    }
+
+    /// The user taps `button` on the alert waiting for them (``promptWaiting``); nil when there is
+    /// none, or it has no such button.
+    public mutating func tap(_ button: PromptAnswer) -> [DeviceAction]? {
+        guard let alert = promptWaiting else { return nil }
+        switch (alert, button) {
+        case (.temporaryFullAccuracy, .allow), (.temporaryFullAccuracy, .deny):
+            return [.cancel(.answer(alert))] + alerts.hide(alert)
+                + [.post(.temporaryFullAccuracyAnswered(button == .allow))]
+        case (.locationServices, .cancel):
+            return [.cancel(.answer(alert))] + answer(alert, .cancel, nil)
+        case (.authorization(.whenInUse), .allowOnce) where version.hasAllowOnceAndProvisionalAlways:
+            return answer(alert, button, .answerWhenInUse(.allowOnce))
+        case (.authorization(.whenInUse), .allowWhileUsing):
+            return answer(alert, button, .answerWhenInUse(.allowWhileUsing))
+        case (.authorization(.whenInUse), .dontAllow): return answer(alert, button, .answerWhenInUse(.dontAllow))
+        case (.authorization(.always), .changeToAlways): return answer(alert, button, .answerAlways(.changeToAlways))
+        case (.authorization(.always), .keepWhenInUse): return answer(alert, button, .answerAlways(.keepWhenInUse))
+        case (.authorization(.alwaysOrWhenInUse), .allowAlways):
+            return answer(alert, button, .answerAlwaysOrWhenInUse(.authorizedAlways))
+        case (.authorization(.alwaysOrWhenInUse), .allowWhileUsing):
+            return answer(alert, button, .answerAlwaysOrWhenInUse(.authorizedWhenInUse))
+        case (.authorization(.alwaysOrWhenInUse), .dontAllow):
+            return answer(alert, button, .answerAlwaysOrWhenInUse(.denied))
+        default:
+            return nil
+        }
+    }
+
+    /// The user answers `alert` with `text`, which makes `event` (nil: the Location Services
+    /// alert, which changes nothing).
+    private mutating func answer(
+        _ alert: SystemAlert, _ text: PromptAnswer, _ event: AuthorizationStateMachine.Event?
+    ) -> [DeviceAction] {
+        guard let event else {
+            return [.record(.prompt(prompt: .locationServices, phase: .answered, answer: text))] + alerts.hide(alert)
+        }
+        guard case .authorization(let prompt) = alert, authorization.pendingPrompt == prompt else { return [] }
+        var actions: [DeviceAction] = [.record(.prompt(prompt: Self.name(prompt), phase: .answered, answer: text))]
+        actions += performAuthorization(authorization.handle(event))
+        actions += alerts.hide(alert)
+        if prompt == .always { actions.append(.post(.alwaysPromptAnswered)) }
+        return actions
+    }
+
+    // MARK: - Temporary full accuracy
+
+    /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:)`: declined at once in the
+    /// cases Apple lists, else the prompt.
+    mutating func requestTemporaryFullAccuracy(purposeKey: String) -> [DeviceAction] {
+        guard appCodeRuns else { return [] }
+        let declined: PromptAnswer? =
+            if !version.hasReducedAccuracy {
+                .notInThisVersion
+            } else if let keys = scenario.info.temporaryUsageDescriptionKeys, !keys.contains(purposeKey) {
+                .noSuchPurposeKey
+            } else if authorization.accuracy == .fullAccuracy {
+                .alreadyFullAccuracy
+            } else if !appState.isForeground {
+                .notInForeground
+            } else if alerts.onScreen != nil {
+                .promptAlreadyShowing
+            } else {
+                nil
+            }
+        if let declined {
+            // "The request always fails with a CLError.Code.promptDeclined error in the following
+            // cases: … no entry for the given purposeKey … already authorized for full accuracy …
+            // in the background."
+            return [
+                .record(.prompt(prompt: .temporaryFullAccuracy, phase: .declined, answer: declined)),
+                .call(.temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: declined.rawValue))),
+            ]
+        }
+        temporaryAccuracy.state = .asking
+        return [.record(.prompt(prompt: .temporaryFullAccuracy, phase: .shown, answer: nil))]
+            + show(.temporaryFullAccuracy)
+    }
+
+    /// The user answered the temporary full accuracy prompt (nil: left the app over it).
+    mutating func answerTemporaryFullAccuracy(_ allow: Bool?) -> [DeviceAction] {
+        if temporaryAccuracy.state == .asking { temporaryAccuracy.state = .none }
+        guard let allow else {
+            return [
+                .record(.prompt(prompt: .temporaryFullAccuracy, phase: .dismissed, answer: nil)),
+                .call(.temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: "dismissed"))),
+            ]
+        }
+        var actions: [DeviceAction] = [
+            .record(.prompt(prompt: .temporaryFullAccuracy, phase: .answered, answer: allow ? .allow : .deny))
+        ]
+        if allow {
+            temporaryAccuracy.state = .granted
+            actions += performAuthorization(authorization.handle(.setPreciseLocation(true)))
+        }
+        actions.append(.post(.temporaryFullAccuracyCompleted))
+        return actions
+    }
+
+    /// Full accuracy granted for now ends when the app is no longer in use.
+    mutating func endTemporaryFullAccuracy() -> [DeviceAction] {
+        guard temporaryAccuracy.state == .granted else { return [] }
+        temporaryAccuracy.state = .none
+        return performAuthorization(authorization.handle(.setPreciseLocation(false)))
+    }
+}

@@ -1,0 +1,154 @@
+/// How the rules answer each ``DeviceEvent``: which machines it goes to, and the actions that
+/// follow, in order.
+extension DeviceRules {
+    /// Applies one event and returns what the device must do, in order.
+    public mutating func handle(_ event: DeviceEvent) -> [DeviceAction] {
+        switch event {
+        case .lifecycle:
+            // The driver queues lifecycle events (``lifecycleActions(_:)``): an event raised while
+            // a transition's actions run waits for them.
+            return [.post(event)]
+        case .setting(let action): return userSetting(action)
+        case .push(let contentAvailable): return receivePush(contentAvailable: contentAvailable)
+        case .timer(let key): return fire(key)
+
+        case .requestAuthorization(let always): return requestAuthorization(always: always)
+        case .startUpdates(let manager): return startUpdates(manager: manager)
+        case .stopUpdates(let manager): return stopUpdates(manager: manager)
+        case .managerSetting(let manager, let name, let value):
+            guard manager == 1 else { return [] }
+            return [.record(.setting(name: name, value: value))]
+        case .significantChanges(let start): return start ? startSignificantChanges() : stopSignificantChanges()
+        case .startMonitoring(let region): return startMonitoring(region)
+        case .stopMonitoring(let identifier): return stopMonitoring(identifier)
+        case .requestState(let identifier): return requestState(identifier)
+        case .visits(let start): return start ? startVisits() : stopVisits()
+        case .requestLocation: return requestLocation()
+        case .requestTemporaryFullAccuracy(let key): return requestTemporaryFullAccuracy(purposeKey: key)
+        case .beginBackgroundTask(let name): return beginBackgroundTask(name: name)
+        case .endBackgroundTask(let task, let name):
+            guard appCodeRuns else { return [] }
+            return tasksActions(tasks.handle(.end(task: task, at: now)), name: name)
+        case .setFetchInterval(let interval):
+            guard appCodeRuns else { return [] }
+            return fetchActions(fetch.handle(.setInterval(interval, at: now)))
+        case .fetchCompleted(let id, let result, let note): return fetchCompleted(id, result, note)
+        case .pushCompleted(let id, let result, let note): return pushCompleted(id, result, note)
+        case .submitTaskRequest(let request): return submitTaskRequest(request)
+        case .cancelTaskRequests(let identifier): return cancelTaskRequests(identifier)
+        case .registerTaskHandler(let identifier):
+            guard appCodeRuns else { return [] }
+            scheduler.registered.insert(identifier)
+            return []
+        case .completeScheduledTask(let id, let success, let note): return completeTask(id, success: success, note)
+        case .audio(let playing):
+            return playing ? audio.play(audioMode: modes.contains(.audio)) : audio.stop(.app)
+        case .upload(let count): return upload(count: count)
+        case .uploadWritten(let task, let failure): return uploadWritten(task, failure: failure)
+        case .urlSessionEventsHandled(let task): return urlSessionEventsHandled(task)
+        case .startActivitySession: return startActivitySession()
+        case .invalidateActivitySession(let id): return invalidateActivitySession(id)
+        case .startServiceSession(let wanted): return startServiceSession(wanted)
+        case .invalidateServiceSession(let id): return invalidateServiceSession(id)
+        case .startLiveUpdates(let manager): return startLiveUpdates(manager: manager)
+        case .createMonitor(let name): return createMonitor(name)
+        case .addCondition(let region, let identifier, let monitor):
+            return addCondition(region, identifier: identifier, to: monitor)
+        case .removeCondition(let identifier, let monitor): return removeCondition(identifier, from: monitor)
+
+        case .appWillEnterForeground: return appWillEnterForeground()
+        case .appBecameActive: return []
+        case .appEnteredBackground: return appEnteredBackground()
+        case .appSuspended: return tasksActions(tasks.handle(.appSuspended)) + servicesAppStopped(terminated: nil)
+        case .appTerminated(let cause): return appTerminated(cause)
+        case .appLaunched(let inBackground): return appLaunched(inBackground: inBackground)
+        case .appResumed: return locationActions(location.handle(.appResumed(context())))
+        case .authorization(let event): return performAuthorization(authorization.handle(event))
+        case .location(let event): return location(event)
+        case .serviceEvent(let event): return locationServiceEvent(event)
+        case .deliverPendingServiceEvents(let kind): return deliverPendingServiceEvents(only: kind)
+        case .openServiceWake: return openServiceWake()
+        case .runDueTasks: return runDueTasks()
+        case .updateLiveGate: return updateLiveGate()
+        case .endTemporaryFullAccuracy: return endTemporaryFullAccuracy()
+        case .alertDismissedOnLeaving: return dismissAlertOnLeaving()
+        case .askForServiceSessionAuthorization: return askForServiceSessionAuthorization()
+        case .deliverHeldPush: return deliverHeldPush()
+        case .launchFinished: return launchFinished()
+        case .tasksEnteredForeground: return tasksActions(tasks.handle(.enteredForeground))
+        case .tasksEnteredBackground: return tasksActions(tasks.handle(.enteredBackground(at: now)))
+        case .scheduledTaskWarning(let id, let reason): return scheduledTaskWarningDue(id, reason: reason)
+        case .completeScheduledTaskIfRunning(let id):
+            guard scheduler.running[id] != nil else { return [] }
+            return completeTask(id, success: false, nil)
+        case .swipedAway(let wasRunning): return swipedAway(wasRunning: wasRunning)
+        case .authorizationChangeReported: return authorizationChangeReported()
+        case .alwaysPromptGone:
+            let granted = authorization.status == .authorizedAlways && !authorization.isProvisionalAlways
+            return location(.alwaysAnswered(granted: granted))
+        case .alwaysPromptAnswered:
+            return location(.alwaysAnswered(granted: authorization.status == .authorizedAlways))
+        case .temporaryFullAccuracyAnswered(let allow): return answerTemporaryFullAccuracy(allow)
+        case .temporaryFullAccuracyCompleted:
+            return appCodeRuns ? [.call(.temporaryFullAccuracyCompletion(nil))] : []
+        case .callPushHandler(let reason): return callPushHandler(reason: reason)
+        case .scheduleNextTaskCheck:
+            guard let next = scheduler.requests.nextDue(after: now) else { return [] }
+            return [.schedule(.taskRequestsDue, at: next)]
+        case .startScheduledTask(let request): return startScheduledTask(request)
+        case .launchScheduledTask(let request): return launchScheduledTask(request)
+        case .handleURLSessionEvents(let task): return handleURLSessionEvents(task: task)
+        case .deliverServiceEvent(let event): return deliverServiceEvent(event)
+        }
+    }
+
+    // MARK: - Timers
+
+    /// A system timer came due.
+    mutating func fire(_ key: TimerKey) -> [DeviceAction] {
+        switch key {
+        case .gracePeriodEnd: return [.post(.lifecycle(.gracePeriodEnded))]
+        case .taskWarning: return tasksActions(tasks.handle(.warningDue(at: now)))
+        case .taskDeadline: return tasksActions(tasks.handle(.deadlineDue))
+        case .fetchWake:
+            if let off = power.backgroundRefreshOffReason {
+                // Background fetch is one of the behaviours the switch turns off.
+                return [.record(.fetch(action: .skipped, result: nil, synced: nil, reason: off))]
+                    + fetchActions(fetch.handle(.wakeSkipped(at: now)))
+            }
+            return fetchActions(fetch.handle(.wakeDue(at: now, app: appState, terminatedByUser: lifecycle.swipedAway)))
+        case .fetchDeadline: return fetchActions(fetch.handle(.deadlineDue(at: now)))
+        case .answer(let alert): return answer(alert)
+        case .serviceWakeEnd:
+            serviceEvents.wakeUntil = nil
+            return []
+        case .pushDeadline(let id): return pushDeadlinePassed(id)
+        case .scheduledTaskDeadline(let id): return scheduledTaskDeadlinePassed(id)
+        case .scheduledTaskWarning(let id): return scheduledTaskWarningDue(id)
+        case .transferEventsDeadline: return transferEventsTimedOut()
+        case .taskRequestsDue: return taskRequestsDue()
+        case .locationRequestTimeout: return locationRequestTimedOut()
+        case .transferDone(let id): return transferDue(id)
+        }
+    }
+
+    // MARK: - The user's and the system's settings
+
+    mutating func userSetting(_ action: Scenario.Action) -> [DeviceAction] {
+        switch action {
+        case .setAuthorization(let status): return performAuthorization(authorization.handle(.setAuthorization(status)))
+        case .setRestricted(let on): return performAuthorization(authorization.handle(.setRestricted(on)))
+        case .setPreciseLocation(let precise):
+            // The user's own choice replaces a temporary grant: it is not undone when it ends.
+            if temporaryAccuracy.state == .granted { temporaryAccuracy.state = .none }
+            return performAuthorization(authorization.handle(.setPreciseLocation(precise)))
+        case .setLocationServices(let on): return performAuthorization(authorization.handle(.setLocationServices(on)))
+        case .setBackgroundAppRefresh(let on): return power.handle(.backgroundAppRefresh(on))
+        case .setAppBackgroundAppRefresh(let on): return power.handle(.appBackgroundAppRefresh(on))
+        case .setLowPowerMode(let on): return power.handle(.lowPowerMode(on))
+        case .setCharging(let on): return power.handle(.charging(on))
+        case .setNetwork(let on): return power.handle(.network(on))
+        default: return []
+        }
+    }
+}

@@ -1,0 +1,159 @@
+/// The app's life (``AppLifecycleStateMachine``) and what follows each of its steps: the app's
+/// code it runs, and the other rules it moves.
+extension DeviceRules {
+    /// The lifecycle machine's steps for `event`. The driver carries each out with
+    /// ``lifecycleActions(for:)``, and stops once a termination waits (the app's code stopped
+    /// running).
+    public mutating func lifecycleSteps(_ event: AppLifecycleStateMachine.Event) -> [AppLifecycleStateMachine.Action] {
+        lifecycle.handle(event)
+    }
+
+    /// What one step of the app's life means for the device.
+    public mutating func lifecycleActions(for step: AppLifecycleStateMachine.Action) -> [DeviceAction] {
+        switch step {
+        case .stateChanged(let from, let to, let cause):
+            // The state the app last saw: when a termination cut a transition short, the step it
+            // never reached is not reported.
+            var actions: [DeviceAction] = []
+            if from == .active && to == .inactive { actions.append(.call(.willResignActive)) }
+            actions.append(.record(.stateChanged(from: lifecycle.reported, to: to, cause: cause)))
+            lifecycle.report(to, from: from, cause: cause)
+            if to == .notRunning || (to == .background && (from == .notRunning || from == .suspended)) {
+                // What the app's state kept from running may run now (after the current step).
+                if !scheduler.requests.pendingRequests.isEmpty { actions.append(.schedule(.taskRequestsDue, at: now)) }
+            }
+            if from == .suspended && to == .background {
+                // A resume on the way to the foreground hands held fixes over once the app is
+                // active; a service's wake hands them over at once.
+                if cause == .resumed {
+                    location.resumePending = true
+                } else {
+                    actions.append(.post(.appResumed(cause)))
+                }
+                if authorization.changedWhileSuspended {
+                    authorization.changedWhileSuspended = false
+                    actions.append(.call(.delegate(.didChangeAuthorization, to: .all)))
+                }
+            }
+            return actions
+        case .finishLaunching(let inBackground):
+            return [
+                .post(.appLaunched(inBackground: inBackground)),
+                .call(.finishLaunching(inBackground: inBackground, cause: lifecycle.launchCause ?? .userLaunch)),
+                .post(.launchFinished),
+            ]
+        case .becameActive:
+            var actions: [DeviceAction] = []
+            if location.resumePending {
+                location.resumePending = false
+                actions.append(.post(.appResumed(.resumed)))
+            }
+            actions.append(.call(.becomeActive))
+            actions.append(.post(.askForServiceSessionAuthorization))
+            // "If the user launches the app, the system immediately delivers the held notification."
+            actions.append(.post(.deliverHeldPush))
+            return actions
+        case .willEnterForeground:
+            return [.post(.appWillEnterForeground), .call(.willEnterForeground)]
+        case .enteredBackground:
+            return [
+                .post(.alertDismissedOnLeaving),
+                .post(.tasksEnteredBackground),
+                .call(.didEnterBackground),
+                .post(.appEnteredBackground),
+            ]
+        case .startGracePeriod(let duration):
+            return [.schedule(.gracePeriodEnd, at: now + duration)]
+        case .cancelGracePeriod:
+            return [.cancel(.gracePeriodEnd)]
+        case .suspended:
+            return [.post(.appSuspended)]
+        case .terminated(let cause):
+            // A running app hears it is terminated; a suspended one gets no notice.
+            let wasRunning = [.active, .inactive, .background].contains(lifecycle.previouslyReported)
+            return (wasRunning ? [.call(.willTerminate)] : [])
+                + [.post(.alertDismissedOnLeaving), .post(.appTerminated(cause)), .call(.terminated(cause))]
+        }
+    }
+
+    /// A new process: the background tasks' rules learn of it, the manager's creation is
+    /// recorded (the app's code creates its manager at launch).
+    mutating func appLaunched(inBackground: Bool) -> [DeviceAction] {
+        tasksActions(tasks.handle(.launched(inBackground: inBackground, at: now)))
+            + [
+                .record(
+                    .managerCreated(
+                        authorization: authorization.status, reported: version.reportsAuthorizationAtManagerCreation))
+            ]
+    }
+
+    /// The app's launch code has run: from iOS 14 the delegate hears the authorization of the
+    /// manager it created; what waited for the launch is handed over.
+    mutating func launchFinished() -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        if version.reportsAuthorizationAtManagerCreation && appCodeRuns {
+            actions.append(.call(.delegate(.didChangeAuthorization, to: .all)))
+        }
+        actions.append(.post(.deliverPendingServiceEvents(nil)))
+        return actions
+    }
+
+    /// The app comes on screen: the budgets of a push's handler and of an app-refresh task stop
+    /// running (no watchdog on screen), running processing tasks end ("The system terminates any
+    /// background processing tasks running when the user starts using the device"), the
+    /// background tasks' budget stops, and updates count as started in use.
+    mutating func appWillEnterForeground() -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        for (id, timed) in pushes.handlers where timed {
+            pushes.handlers[id] = false
+            actions.append(.cancel(.pushDeadline(id)))
+        }
+        for (id, task) in scheduler.running.sorted(by: { $0.key < $1.key }) {
+            actions.append(.cancel(.scheduledTaskWarning(id)))
+            actions.append(.cancel(.scheduledTaskDeadline(id)))
+            guard task.kind == .processing else { continue }
+            actions.append(.post(.scheduledTaskWarning(id: id, reason: .userActive)))
+            actions.append(.post(.completeScheduledTaskIfRunning(id: id)))
+        }
+        actions.append(.post(.tasksEnteredForeground))
+        actions.append(.post(.location(.appEnteredForeground)))
+        return actions
+    }
+
+    /// The app left the screen (after its `didEnterBackground` ran): fetch may wake it later,
+    /// handlers and tasks still running get their budgets afresh, and due `BGTask`s may run.
+    mutating func appEnteredBackground() -> [DeviceAction] {
+        var actions = fetchActions(fetch.handle(.appEnteredBackground(at: now)))
+        for (id, timed) in pushes.handlers.sorted(by: { $0.key < $1.key }) where !timed {
+            pushes.handlers[id] = true
+            actions.append(.schedule(.pushDeadline(id), at: now + system.pushBudget))
+        }
+        for (id, task) in scheduler.running.sorted(by: { $0.key < $1.key }) {
+            actions += armTaskTimers(
+                id, budget: task.kind == .appRefresh ? system.appRefreshBudget : system.processingBudget)
+        }
+        actions.append(.post(.runDueTasks))
+        return actions
+    }
+
+    /// The app's process ended: its fixes, tasks, fetch, services and sessions end with it.
+    mutating func appTerminated(_ cause: TerminationCause) -> [DeviceAction] {
+        location.resumePending = false
+        authorization.changedWhileSuspended = false
+        var actions: [DeviceAction] = [.record(.terminated(reason: cause))]
+        actions += locationActions(location.handle(.appTerminated))
+        actions += endOtherUpdates()
+        actions += tasksActions(tasks.handle(.appTerminated))
+        actions += fetchActions(fetch.handle(.appTerminated(at: now)))
+        actions += servicesAppStopped(terminated: cause)
+        return actions
+    }
+
+    /// The user swiped away an app that was not running (the system had ended it): the same
+    /// effect on what may relaunch it as a swipe of a running app.
+    mutating func swipedAway(wasRunning: Bool) -> [DeviceAction] {
+        guard !wasRunning && lifecycle.wasTerminatedByUser && !lifecycle.swipedAway else { return [] }
+        lifecycle.swipedAway = true
+        return servicesAppStopped(terminated: .user)
+    }
+}

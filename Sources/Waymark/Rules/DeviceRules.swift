@@ -1,0 +1,202 @@
+/// Every rule of the simulated device, in one value: the machines under `Rules/` and the few
+/// facts that join them (whether the app is in use, what keeps it running).
+///
+/// It holds no clock of its own and does no I/O. The driver (``Simulation``) sets ``now`` as its
+/// time moves, hands it events (``handle(_:)``) and carries out the ``DeviceAction``s it returns.
+/// Each machine answers one question of iOS; this value routes events between them and derives
+/// the facts they share, each in one place:
+///
+/// - whether the app is in use (``isInUse``) and why a backgrounded app runs
+///   (``runningReason``, ``KeepRunning``);
+/// - whether Background App Refresh is available (``PowerStateMachine``);
+/// - who receives a location service's event (``ServiceEventStateMachine``).
+public struct DeviceRules: Sendable {
+    /// The scenario: the app's Info, the system's settings, the user's answers.
+    public let scenario: Scenario
+    /// The time since the start of the run, as the driver last set it.
+    public var now: Duration = .zero
+    /// A termination was decided and waits for the app's code that raised it to return: nothing
+    /// that code does takes effect.
+    public var terminationPending = false
+    /// Whether the app's code listens to live updates (its streams, or the scenario's listener).
+    public var liveListeners = false
+
+    public internal(set) var lifecycle: AppLifecycleStateMachine
+    public internal(set) var authorization: AuthorizationStateMachine
+    /// Standard updates of the app's first location manager (the others' are in ``otherUpdates``).
+    public internal(set) var location: LocationServiceStateMachine
+    /// The first manager's properties, as the app set them.
+    public internal(set) var settings = LocationServiceStateMachine.Settings()
+    /// Standard updates of the app's other managers, by their number in the process (2, 3, …).
+    var otherUpdates: [Int: ManagerUpdates] = [:]
+    public internal(set) var tasks: BackgroundTaskStateMachine
+    public internal(set) var fetch: BackgroundFetchStateMachine
+    public internal(set) var alerts = AlertStateMachine()
+    public internal(set) var inUse = InUseStateMachine()
+    public internal(set) var power: PowerStateMachine
+    public internal(set) var significantChanges = SignificantChangeStateMachine()
+    public internal(set) var regionMonitor: RegionMonitorStateMachine
+    public internal(set) var visits: VisitStateMachine
+    public internal(set) var serviceEvents = ServiceEventStateMachine()
+    public internal(set) var scheduler = ScheduledTaskStateMachine()
+    public internal(set) var pushes: PushStateMachine
+    public internal(set) var transfers = TransferStateMachine()
+    public internal(set) var audio = AudioStateMachine()
+    public internal(set) var sessions = SessionStateMachine()
+    public internal(set) var conditions = ConditionMonitorStateMachine()
+    public internal(set) var locationRequest = LocationRequestStateMachine()
+    public internal(set) var temporaryAccuracy = TemporaryAccuracyStateMachine()
+    public internal(set) var liveUpdates = LiveUpdateStateMachine()
+
+    /// Standard updates of a manager other than the first, with its properties.
+    struct ManagerUpdates: Sendable {
+        var machine: LocationServiceStateMachine
+        var settings: LocationServiceStateMachine.Settings
+    }
+
+    public init(scenario: Scenario) {
+        self.scenario = scenario
+        let version = scenario.system.iosVersion
+        var accuracy: AccuracyAuthorization?
+        if let precise = scenario.device.preciseLocation { accuracy = precise ? .fullAccuracy : .reducedAccuracy }
+        lifecycle = AppLifecycleStateMachine(gracePeriod: scenario.system.gracePeriod)
+        authorization = AuthorizationStateMachine(
+            descriptions: scenario.info.usageDescriptions, status: scenario.device.authorization, accuracy: accuracy,
+            locationServicesEnabled: scenario.device.locationServices, version: version)
+        location = LocationServiceStateMachine(version: version, heldDelivery: scenario.app.heldDelivery)
+        tasks = BackgroundTaskStateMachine(
+            budget: scenario.system.effectiveTaskBudget, warning: scenario.system.expirationWarning)
+        fetch = BackgroundFetchStateMachine(
+            hasFetchMode: scenario.info.backgroundModes.contains(.fetch), budget: scenario.system.fetchBudget)
+        regionMonitor = RegionMonitorStateMachine(hysteresis: scenario.system.regionHysteresis)
+        visits = VisitStateMachine(radius: scenario.system.visitRadius, minimumStay: scenario.system.visitMinimumStay)
+        pushes = PushStateMachine(perHour: scenario.system.pushesPerHour)
+        power = PowerStateMachine(scenario.device.power)
+    }
+
+    /// The iOS release whose rules apply.
+    public var version: IOSVersion { scenario.system.iosVersion }
+    var system: Scenario.SystemSettings { scenario.system }
+    var modes: BackgroundModes { scenario.info.backgroundModes }
+
+    // MARK: - The facts the machines share
+
+    public var appState: AppState { lifecycle.appState }
+
+    /// Whether the app's code runs: neither suspended nor terminated, and no termination waits
+    /// for the code that raised it (nothing it does then takes effect).
+    public var appCodeRuns: Bool { lifecycle.isRunning && !terminationPending }
+
+    /// Whether the app is in use: on screen, in the grace period after leaving it, or showing the
+    /// location indicator with a background location session (or holding a background activity
+    /// session).
+    public var isInUse: Bool {
+        if lifecycle.isInUse { return true }
+        guard appState == .background else { return false }
+        return sessions.activitySessions > 0 || location.showsIndicator(context())
+    }
+
+    /// The in-use rule as the settle step reads it: a background activity session keeps the app
+    /// in use only while something may keep it running ("allowing it to receive updates or
+    /// events").
+    func isInUseForSettling(_ background: LocationServiceStateMachine.Context?) -> Bool {
+        lifecycle.isInUse
+            || background.map {
+                (keepRunning.anyActivity && sessions.activitySessions > 0) || location.showsIndicator($0)
+            }
+                == true
+    }
+
+    /// What may keep a backgrounded app running, apart from its tasks and fetch.
+    var keepRunning: KeepRunning {
+        KeepRunning(
+            now: now, serviceWakeUntil: serviceEvents.wakeUntil, pushHandlers: pushes.handlers,
+            runningTasks: !scheduler.running.isEmpty, transferEvents: transfers.eventsPending,
+            audioPlaying: audio.isPlaying, audioMode: modes.contains(.audio),
+            activitySessions: sessions.activitySessions)
+    }
+
+    /// Why a backgrounded app runs, if it does.
+    public var runningReason: DeliveryPolicy.Running? {
+        guard appState == .background else { return nil }
+        if fetch.isFetching { return .backgroundFetch }
+        if !tasks.tasks.isEmpty { return .backgroundTask }
+        if lifecycle.isInUse { return .gracePeriod }
+        return keepRunning.runningReason
+    }
+
+    /// Whether a background location session keeps the first manager's updates flowing.
+    public var hasBackgroundSession: Bool { location.hasBackgroundSession(context()) }
+
+    /// The app and the device now, for the first manager's location service.
+    public func context() -> LocationServiceStateMachine.Context { context(settings: settings) }
+
+    func context(settings: LocationServiceStateMachine.Settings) -> LocationServiceStateMachine.Context {
+        LocationServiceStateMachine.Context(
+            now: now, appState: lifecycle.appState, appInUse: lifecycle.isInUse, running: runningReason,
+            authorization: authorization.status, isProvisionalAlways: authorization.isProvisionalAlways,
+            accuracy: authorization.accuracy, locationServicesEnabled: authorization.locationServicesEnabled,
+            hasLocationMode: modes.contains(.location), settings: settings,
+            activitySession: sessions.activitySessions > 0)
+    }
+
+    /// The app and the device now, for a wake-up service.
+    func serviceContext() -> ServiceDelivery.Context {
+        ServiceDelivery.Context(
+            appState: appState, appInUse: isInUse, terminatedByUser: lifecycle.swipedAway,
+            authorization: authorization.status, isProvisionalAlways: authorization.isProvisionalAlways,
+            locationServicesEnabled: authorization.locationServicesEnabled, backgroundModes: modes,
+            power: power.settings)
+    }
+
+    /// Time left to the app's background tasks in this stay in the background; nil when no task
+    /// uses up time.
+    public var backgroundTimeRemaining: Duration? { appState == .background ? tasks.remaining(at: now) : nil }
+
+    // MARK: - Settling
+
+    /// What the device does after every step, when something is due.
+    public enum Settle: Sendable {
+        /// The app is no longer in use: Allow Once ends, and full accuracy granted for now.
+        case noLongerInUse([DeviceAction])
+        /// Nothing keeps the backgrounded app running: it is suspended.
+        case idle
+    }
+
+    /// The next thing settling does, or nil when the device is settled: the in-use rule (Allow
+    /// Once ends when the app stops being in use), then suspension of a backgrounded app that
+    /// nothing keeps running.
+    public mutating func settleStep() -> Settle? {
+        // Off screen, the session decides both facts: one context for the two.
+        let background = appState == .background ? context() : nil
+        let inUse = isInUseForSettling(background)
+        if self.inUse.wasInUse && !inUse {
+            self.inUse.wasInUse = false
+            var actions: [DeviceAction] = [.post(.endTemporaryFullAccuracy)]
+            actions.append(.post(.authorization(.appNoLongerInUse)))
+            return .noLongerInUse(actions)
+        }
+        self.inUse.wasInUse = inUse
+        guard let background,
+            tasks.tasks.isEmpty && !fetch.isFetching && !location.hasBackgroundSession(background)
+                && !otherUpdatesKeepRunning && !keepRunning.keepsRunning
+        else { return nil }
+        return .idle
+    }
+
+    /// Whether another manager's background location session keeps the app running.
+    var otherUpdatesKeepRunning: Bool {
+        otherUpdates.values.contains { $0.machine.hasBackgroundSession(context(settings: $0.settings)) }
+    }
+}
+
+/// Whether the app was in use at the last step (the in-use rule acts on the change).
+public struct InUseStateMachine: Sendable, Hashable {
+    public enum State: Sendable, Hashable { case notInUse, inUse }
+    public private(set) var state: State = .notInUse
+
+    var wasInUse: Bool {
+        get { state == .inUse }
+        set { state = newValue ? .inUse : .notInUse }
+    }
+}

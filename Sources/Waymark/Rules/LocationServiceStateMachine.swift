@@ -1,0 +1,480 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Why held fixes were thrown away: a stable camelCase word for the audit log.
+public enum HeldDiscardReason: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The app resumed, but the held-delivery option or the app's state kept them from it.
+    case resume
+    /// The app was terminated.
+    case terminated
+    /// The run ended.
+    case runEnded
+    /// The user kept When In Use at the Always prompt.
+    case alwaysDeclined
+    /// The user changed to Always too long after the event (``LocationServiceStateMachine/staleAfter``).
+    case stale
+}
+
+/// Standard location updates for one manager: a pure state machine.
+///
+/// It decides every fix by ``DeliveryPolicy``, then by the positioning source and
+/// `distanceFilter` (``AccuracyModel``); it queues fixes for a suspended app and hands them over
+/// in one `didUpdateLocations` call when the app runs again; it pauses a stationary device
+/// (``AutoPause``); and it holds the event that brings up a provisional-Always app's upgrade
+/// prompt until the user answers. It holds no clock and does no I/O: every event comes with a
+/// ``Context``, the state of the app and the device at that moment, and the owner carries out
+/// the actions.
+///
+/// - Updates started while the app is in use (on screen, or in its grace period) may become a
+///   background location session; a When In Use app that started them out of use gets nothing
+///   until it is in use again.
+/// - A fix that the filters would not have generated is not queued either: queued fixes obey
+///   `distanceFilter`, the desired accuracy and the reduced-accuracy rate.
+/// - After an automatic pause the app, not the system, restarts updates (`startUpdatingLocation`).
+public struct LocationServiceStateMachine: Sendable {
+    /// The manager's properties the rules read (and a scenario's `manager` keys).
+    public struct Settings: Sendable, Hashable {
+        public var desiredAccuracy: DesiredAccuracy = .best
+        /// Metres; −1 is `kCLDistanceFilterNone`.
+        public var distanceFilter: Double = LocationManager.distanceFilterNone
+        public var allowsBackgroundLocationUpdates = false
+        public var pausesLocationUpdatesAutomatically = true
+        public var activityType: ActivityType = .other
+        public var showsBackgroundLocationIndicator = false
+        public init() {}
+    }
+
+    /// The app and the device when an event happens.
+    public struct Context: Sendable, Hashable {
+        public var now: Duration
+        public var appState: AppState
+        /// On screen, or in the grace period after leaving it.
+        public var appInUse: Bool
+        /// Why a backgrounded app runs, if it does.
+        public var running: DeliveryPolicy.Running?
+        /// What the app reads (`denied` with Location Services off).
+        public var authorization: AuthorizationStatus
+        public var isProvisionalAlways: Bool
+        public var accuracy: AccuracyAuthorization
+        public var locationServicesEnabled: Bool
+        /// The Info declares the `location` background mode.
+        public var hasLocationMode: Bool
+        public var settings: Settings
+        /// A `CLBackgroundActivitySession` (iOS 17+) started in use is held: like
+        /// `allowsBackgroundLocationUpdates`, with the indicator.
+        public var activitySession: Bool
+
+        public init(
+            now: Duration, appState: AppState, appInUse: Bool, running: DeliveryPolicy.Running?,
+            authorization: AuthorizationStatus, isProvisionalAlways: Bool, accuracy: AccuracyAuthorization,
+            locationServicesEnabled: Bool, hasLocationMode: Bool, settings: Settings, activitySession: Bool = false
+        ) {
+            self.activitySession = activitySession
+            self.now = now
+            self.appState = appState
+            self.appInUse = appInUse
+            self.running = running
+            self.authorization = authorization
+            self.isProvisionalAlways = isProvisionalAlways
+            self.accuracy = accuracy
+            self.locationServicesEnabled = locationServicesEnabled
+            self.hasLocationMode = hasLocationMode
+            self.settings = settings
+        }
+
+        var isRunning: Bool { appState != .notRunning && appState != .suspended }
+    }
+
+    public enum State: Sendable, Hashable {
+        case stopped
+        /// Updates run; `startedInUse` when the app was in use at the start (or has been since).
+        case updating(startedInUse: Bool)
+        /// Paused by the system for a stationary device, until the app restarts them.
+        case paused(startedInUse: Bool)
+    }
+
+    public enum Event: Sendable, Hashable {
+        /// The app calls `startUpdatingLocation()`.
+        case start(Context)
+        /// The app calls `stopUpdatingLocation()`.
+        case stop
+        /// An event from the source.
+        case source(SourceEvent, Context)
+        /// The app came on screen.
+        case appEnteredForeground(Context)
+        /// A suspended app runs again (in the background or on its way to the foreground).
+        case appResumed(Context)
+        case appTerminated
+        /// What the app reads changed (authorization, accuracy, Location Services).
+        case authorizationChanged(Context)
+        /// The user answered the Always prompt.
+        case alwaysAnswered(granted: Bool, Context)
+        case runEnded
+    }
+
+    /// What became of one fix, for the audit log and the counts.
+    public struct Outcome: Sendable, Hashable {
+        public var index: Int
+        public var segment: Int
+        public var decision: FixDecision
+        public var reason: FixReason
+        /// The position as the source gave it (NaN for a moment without a fix).
+        public var coordinate: Coordinate
+        /// What the app received or will receive.
+        public var delivered: Location?
+        /// The source that produced `delivered`.
+        public var positioning: AccuracyModel.Positioning?
+        /// The location indicator shows (a background session of a When In Use app, or of an
+        /// Always app that asked for it).
+        public var indicator: Bool
+        /// The manager it is for: its number in the app's process (1 for the first).
+        public var manager = 1
+    }
+
+    public enum Action: Sendable, Hashable {
+        case started
+        case stopped
+        case decided(Outcome)
+        /// Call `didUpdateLocations` once with the locations of the last `count` outcomes decided
+        /// as delivered, oldest first.
+        case deliver(count: Int, reason: FixReason)
+        case report(LocationError)
+        case paused
+        /// Paused updates run again because the app restarted them.
+        case resumed
+        /// The app used location in a way that needs Always (the provisional upgrade prompt).
+        case needsAlways
+        case heldDiscarded(count: Int, reason: HeldDiscardReason)
+    }
+
+    /// A held event that waited longer than this for the Always answer is dropped.
+    public static let staleAfter: Duration = .seconds(60)
+
+    public let version: IOSVersion
+    public let heldDelivery: Scenario.HeldDelivery
+    public private(set) var state: State = .stopped
+    /// A suspended app resumed on its way to the foreground: its held fixes come when it is
+    /// active.
+    public internal(set) var resumePending = false
+
+    private struct Held: Sendable, Hashable {
+        var location: Location
+        var index: Int
+        var segment: Int
+        var at: Duration
+        var positioning: AccuracyModel.Positioning
+    }
+
+    /// Queued for a suspended app.
+    private var held: [Held] = []
+    /// Queued fixes that the held-delivery option will not hand over, already let go.
+    private var heldNotKept = 0
+    /// The event that brought up the Always prompt.
+    private var awaitingAlways: Held?
+    /// The last location generated (delivered or queued) and its source: the filters measure
+    /// from it.
+    private var lastGenerated: (coordinate: Coordinate, at: Duration, positioning: AccuracyModel.Positioning)?
+    private var detector = AutoPause()
+    private var lastSegment = 0
+    private var deniedReported = false
+
+    public init(version: IOSVersion, heldDelivery: Scenario.HeldDelivery) {
+        self.version = version
+        self.heldDelivery = heldDelivery
+    }
+
+    /// Whether the app asked for updates and has not stopped them (paused counts).
+    public var isUpdating: Bool { state != .stopped }
+    public var isPaused: Bool { if case .paused = state { true } else { false } }
+    /// How many fixes wait for a suspended app.
+    public var heldCount: Int { held.count + heldNotKept }
+    /// Where the last location the app received or will receive was.
+    public var lastCoordinate: Coordinate? { lastGenerated?.coordinate }
+
+    /// Whether updates keep flowing in the background: the `location` mode,
+    /// `allowsBackgroundLocationUpdates`, and updates started in use or under (confirmed) Always.
+    public func hasBackgroundSession(_ c: Context) -> Bool {
+        guard case .updating(let startedInUse) = state else { return false }
+        return c.hasLocationMode && (c.settings.allowsBackgroundLocationUpdates || c.activitySession)
+            && c.authorization.isAuthorized
+            && (startedInUse || (c.authorization == .authorizedAlways && !c.isProvisionalAlways))
+    }
+
+    /// Whether a background session shows the location indicator: always for a When In Use app
+    /// (and a provisional-Always one), on request for an Always app.
+    public func showsIndicator(_ c: Context) -> Bool {
+        hasBackgroundSession(c)
+            && (c.authorization == .authorizedWhenInUse || c.isProvisionalAlways
+                || c.settings.showsBackgroundLocationIndicator || c.activitySession)
+    }
+
+    public mutating func handle(_ event: Event) -> [Action] {
+        var actions: [Action] = []
+        handle(event, into: &actions)
+        return actions
+    }
+
+    /// Applies one event and appends what the owner must do to `actions` (the owner's buffer,
+    /// reused from fix to fix).
+    public mutating func handle(_ event: Event, into actions: inout [Action]) {
+        if case .source(let e, let c) = event {
+            decide(e, c, into: &actions)
+        } else {
+            actions += apply(event)
+        }
+    }
+
+    /// The same as `handle(.source(event, context), into: &actions)`, for the hot path: one fix
+    /// without wrapping it in an ``Event``.
+    public mutating func receive(_ event: borrowing SourceEvent, _ context: Context, into actions: inout [Action]) {
+        decide(copy event, context, into: &actions)
+    }
+
+    private mutating func apply(_ event: Event) -> [Action] {
+        switch event {
+        case .start(let c): return start(c)
+        case .stop:
+            guard state != .stopped else { return [] }
+            state = .stopped
+            return [.stopped]
+        case .source: return []
+        case .appEnteredForeground:
+            if case .updating = state { state = .updating(startedInUse: true) }
+            if case .paused = state { state = .paused(startedInUse: true) }
+            return []
+        case .appResumed(let c): return deliverHeld(c)
+        case .appTerminated:
+            let actions = discardAll(.terminated)
+            state = .stopped
+            lastGenerated = nil
+            detector.reset()
+            deniedReported = false
+            return actions
+        case .authorizationChanged(let c):
+            if c.authorization.isAuthorized {
+                deniedReported = false
+                return []
+            }
+            guard isUpdating, c.authorization != .notDetermined || !c.locationServicesEnabled else { return [] }
+            return reportDenied(c)
+        case .alwaysAnswered(let granted, let c): return answered(granted, c)
+        case .runEnded: return discardAll(.runEnded)
+        }
+    }
+
+    // MARK: - Starting
+
+    private mutating func start(_ c: Context) -> [Action] {
+        let inUse = version.restrictsWhenInUseToInUse ? c.appInUse : c.appState.isForeground
+        switch state {
+        case .updating:
+            return []
+        case .paused(let startedInUse):
+            // "For apps that have in-use authorization, a pause … ends access to location changes
+            // until the app … is able to restart those updates": under When In Use rules only a
+            // restart in use counts as one (pausesLocationUpdatesAutomatically).
+            let whenInUseRules =
+                version.restrictsWhenInUseToInUse
+                && (c.authorization == .authorizedWhenInUse || c.isProvisionalAlways)
+            state = .updating(startedInUse: whenInUseRules ? inUse : startedInUse || inUse)
+            detector.reset()
+            return [.resumed]
+        case .stopped:
+            state = .updating(startedInUse: inUse)
+            detector.reset()
+            var actions: [Action] = [.started]
+            if c.isProvisionalAlways && !inUse { actions.append(.needsAlways) }
+            if !c.authorization.isAuthorized && (c.authorization != .notDetermined || !c.locationServicesEnabled) {
+                actions += reportDenied(c)
+            }
+            return actions
+        }
+    }
+
+    // MARK: - Fixes
+
+    private mutating func decide(_ event: consuming SourceEvent, _ c: Context, into actions: inout [Action]) {
+        guard case .fix(let location) = event.kind else {
+            if isUpdating && c.authorization.isAuthorized && c.isRunning {
+                actions.append(.report(LocationError(.locationUnknown, reason: "noFix")))
+            }
+            actions.append(
+                .decided(
+                    Outcome(
+                        index: event.index, segment: event.segment, decision: .dropped, reason: .noFix,
+                        coordinate: Coordinate(latitude: .nan, longitude: .nan), delivered: nil, positioning: nil,
+                        indicator: false)))
+            return
+        }
+        if event.segment != lastSegment {
+            // After a loss of signal, stillness is measured afresh.
+            lastSegment = event.segment
+            detector.reset()
+        }
+        if case .updating(let startedInUse) = state, c.isRunning, c.authorization.isAuthorized,
+            c.settings.pausesLocationUpdatesAutomatically,
+            detector.observe(location.coordinate, at: c.now, activity: c.settings.activityType)
+        {
+            state = .paused(startedInUse: startedInUse)
+            detector.reset()
+            actions.append(.paused)
+        }
+        let session = c.appState == .background && hasBackgroundSession(c)
+        let policy = DeliveryPolicy.Context(
+            appState: c.appState, isUpdating: isUpdating, locationServicesEnabled: c.locationServicesEnabled,
+            authorization: c.authorization, isPaused: isPaused, hasBackgroundSession: session,
+            startedInBackgroundWhenInUse: state == .updating(startedInUse: false), running: c.running,
+            restrictsWhenInUseToInUse: version.restrictsWhenInUseToInUse, appInUse: c.appInUse,
+            isProvisionalAlways: c.isProvisionalAlways)
+        var (decision, reason) = DeliveryPolicy.decide(policy)
+        var outcome = Outcome(
+            index: event.index, segment: event.segment, decision: decision, reason: reason,
+            coordinate: location.coordinate, delivered: nil, positioning: nil, indicator: false)
+
+        if reason == .notInUse && c.isProvisionalAlways {
+            // Using location out of use needs Always: the event waits for the user's answer.
+            if awaitingAlways == nil {
+                let source = positioning(c)
+                let candidate = AccuracyModel.apply(source, to: location)
+                awaitingAlways = Held(
+                    location: candidate, index: event.index, segment: event.segment, at: c.now, positioning: source)
+                (decision, reason) = (.held, .awaitingAlways)
+                outcome.positioning = source
+                actions.append(.needsAlways)
+            } else {
+                (decision, reason) = (.dropped, .alwaysPromptShowing)
+            }
+            outcome.decision = decision
+            outcome.reason = reason
+            actions.append(.decided(outcome))
+            return
+        }
+
+        switch decision {
+        case .delivered, .held:
+            let source = positioning(c)
+            let candidate = AccuracyModel.apply(source, to: location)
+            outcome.positioning = source
+            if let filtered = filter(candidate, source, c) {
+                outcome.decision = .dropped
+                outcome.reason = filtered
+                actions.append(.decided(outcome))
+                return
+            }
+            lastGenerated = (candidate.coordinate, c.now, source)
+            if decision == .held {
+                enqueue(
+                    Held(
+                        location: candidate, index: event.index, segment: event.segment, at: c.now,
+                        positioning: source))
+                actions.append(.decided(outcome))
+            } else {
+                outcome.delivered = candidate
+                outcome.indicator = reason == .backgroundSession && showsIndicator(c)
+                actions.append(.decided(outcome))
+                actions.append(.deliver(count: 1, reason: reason))
+            }
+        case .dropped:
+            actions.append(.decided(outcome))
+            if reason == .denied || reason == .restricted || reason == .locationServicesDisabled {
+                actions += reportDenied(c)
+            }
+        case .ignored:
+            actions.append(.decided(outcome))
+        }
+    }
+
+    private func positioning(_ c: Context) -> AccuracyModel.Positioning {
+        AccuracyModel.positioning(desiredAccuracy: c.settings.desiredAccuracy, accuracy: c.accuracy, version: version)
+    }
+
+    /// Why the filters drop `candidate`, or nil when it passes.
+    private func filter(_ candidate: Location, _ source: AccuracyModel.Positioning, _ c: Context) -> FixReason? {
+        guard let last = lastGenerated else { return nil }
+        if let interval = source.minimumInterval, last.positioning == source, c.now - last.at < interval {
+            return .accuracyThrottle
+        }
+        if c.settings.distanceFilter > 0,
+            Geodesic.distance(last.coordinate, candidate.coordinate) < c.settings.distanceFilter
+        {
+            return .distanceFilter
+        }
+        return nil
+    }
+
+    private mutating func reportDenied(_ c: Context) -> [Action] {
+        guard !deniedReported, c.isRunning else { return [] }
+        deniedReported = true
+        let why: String
+        if !c.locationServicesEnabled {
+            why = "locationServicesDisabled"
+        } else {
+            why = c.authorization.rawValue
+        }
+        return [.report(LocationError(.denied, reason: why))]
+    }
+
+    // MARK: - Held fixes
+
+    /// Queues a fix for a suspended app. Only what the app will receive is kept; the rest is
+    /// counted, so memory stays flat however long the app is suspended with `newest` or `none`.
+    private mutating func enqueue(_ item: Held) {
+        switch heldDelivery {
+        case .all: held.append(item)
+        case .newest:
+            heldNotKept += held.count
+            held = [item]
+        case .none: heldNotKept += 1
+        }
+    }
+
+    private mutating func deliverHeld(_ c: Context) -> [Action] {
+        guard !held.isEmpty || heldNotKept > 0 else { return [] }
+        let total = held.count + heldNotKept
+        var keep = held[...]
+        held.removeAll()
+        heldNotKept = 0
+        if !(isUpdating && c.authorization.isAuthorized) { keep = [] }
+        var actions: [Action] = []
+        if total > keep.count { actions.append(.heldDiscarded(count: total - keep.count, reason: .resume)) }
+        guard !keep.isEmpty else { return actions }
+        let outcomes = keep.map { item in
+            Outcome(
+                index: item.index, segment: item.segment, decision: .delivered, reason: .resumed,
+                coordinate: item.location.coordinate, delivered: item.location, positioning: item.positioning,
+                indicator: false)
+        }
+        actions += outcomes.map(Action.decided)
+        actions.append(.deliver(count: outcomes.count, reason: .resumed))
+        return actions
+    }
+
+    private mutating func answered(_ granted: Bool, _ c: Context) -> [Action] {
+        guard let item = awaitingAlways else { return [] }
+        awaitingAlways = nil
+        guard granted else { return [.heldDiscarded(count: 1, reason: .alwaysDeclined)] }
+        guard c.now - item.at <= Self.staleAfter else { return [.heldDiscarded(count: 1, reason: .stale)] }
+        guard isUpdating else { return [.heldDiscarded(count: 1, reason: .resume)] }
+        lastGenerated = (item.location.coordinate, item.at, item.positioning)
+        if !c.isRunning {
+            enqueue(item)
+            return []
+        }
+        let outcome = Outcome(
+            index: item.index, segment: item.segment, decision: .delivered, reason: .alwaysGranted,
+            coordinate: item.location.coordinate, delivered: item.location, positioning: item.positioning,
+            indicator: false)
+        return [.decided(outcome), .deliver(count: 1, reason: .alwaysGranted)]
+    }
+
+    private mutating func discardAll(_ reason: HeldDiscardReason) -> [Action] {
+        let count = held.count + heldNotKept + (awaitingAlways == nil ? 0 : 1)
+        held.removeAll()
+        heldNotKept = 0
+        awaitingAlways = nil
+        return count > 0 ? [.heldDiscarded(count: count, reason: reason)] : []
+    }
+}

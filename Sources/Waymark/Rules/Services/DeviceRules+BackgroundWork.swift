@@ -1,0 +1,444 @@
+/// Background work: `UIApplication`'s background tasks (``BackgroundTaskStateMachine``),
+/// background fetch (``BackgroundFetchStateMachine``), background pushes (``PushStateMachine``),
+/// `BGTaskScheduler` (``ScheduledTaskStateMachine``) and the background URL session
+/// (``TransferStateMachine``).
+extension DeviceRules {
+    // MARK: - UIApplication's background tasks
+
+    /// `beginBackgroundTask`: the id of the task it began is ``BackgroundTaskStateMachine/lastBegan``.
+    mutating func beginBackgroundTask(name: String) -> [DeviceAction] {
+        guard appCodeRuns else { return [] }
+        return tasksActions(tasks.handle(.begin(at: now)), name: name)
+    }
+
+    /// The background tasks' steps, as the device carries them out; `name` is the app's name for
+    /// the task a step concerns.
+    mutating func tasksActions(_ steps: [BackgroundTaskStateMachine.Action], name: String? = nil) -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        for step in steps {
+            switch step {
+            case .began(let task):
+                actions.append(.record(.backgroundTask(action: .began, task: task, remaining: nil, reason: name)))
+            case .ended(let task, let remaining):
+                actions.append(.record(.backgroundTask(action: .ended, task: task, remaining: remaining, reason: name)))
+            case .scheduleExpiry(let warning, let deadline):
+                actions.append(.schedule(.taskWarning, at: warning))
+                actions.append(.schedule(.taskDeadline, at: deadline))
+            case .cancelExpiry:
+                actions.append(.cancel(.taskWarning))
+                actions.append(.cancel(.taskDeadline))
+            case .expiring(let ids, let remaining):
+                actions.append(
+                    .record(.backgroundTask(action: .expiring, task: nil, remaining: remaining, reason: "budget")))
+                actions.append(.call(.taskExpiration(ids)))
+            case .terminateApp:
+                actions.append(.post(.lifecycle(.terminate(.watchdog))))
+            }
+        }
+        return actions
+    }
+
+    // MARK: - Background fetch
+
+    /// The fetch machine's steps, as the device carries them out.
+    mutating func fetchActions(_ steps: [BackgroundFetchStateMachine.Action]) -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        for step in steps {
+            switch step {
+            case .scheduleWake(let at): actions.append(.schedule(.fetchWake, at: max(now, at)))
+            case .cancelWake: actions.append(.cancel(.fetchWake))
+            case .deferred:
+                actions.append(.record(.fetch(action: .deferred, result: nil, synced: nil, reason: .appInForeground)))
+            case .skippedUserTerminated:
+                actions.append(.record(.fetch(action: .skipped, result: nil, synced: nil, reason: .userTerminated)))
+            case .begin(let wake, let deadline):
+                if wake != .none { actions.append(.post(.lifecycle(.wake(.backgroundFetch)))) }
+                actions.append(.record(.fetch(action: .began, result: nil, synced: nil, reason: nil)))
+                actions.append(.schedule(.fetchDeadline, at: deadline))
+                actions.append(.call(.performFetch(id: fetch.nextID())))
+            case .completed(let result):
+                actions.append(.record(.fetch(action: .completed, result: result, synced: 0, reason: nil)))
+            case .cancelDeadline: actions.append(.cancel(.fetchDeadline))
+            case .expired:
+                actions.append(.record(.fetch(action: .expired, result: nil, synced: nil, reason: .budget)))
+                actions.append(.post(.lifecycle(.terminate(.fetchBudgetExceeded))))
+            }
+        }
+        return actions
+    }
+
+    /// The app's fetch handler called its completion.
+    mutating func fetchCompleted(_ id: Int, _ result: FetchResult, _ note: AppNote?) -> [DeviceAction] {
+        guard id == fetch.lastID else { return [] }
+        return fetchActions(fetch.handle(.completed(result, at: now))).map { action in
+            // The completion's event carries what the app synced.
+            guard case .record(.fetch(.completed, let result, _, _, _)) = action else { return action }
+            return .record(
+                .fetch(action: .completed, result: result, synced: note?.synced ?? 0, reason: nil, detail: note?.note))
+        }
+    }
+
+    // MARK: - Background pushes
+
+    /// A push notification arrives. Only a background (`content-available`) push runs the app's
+    /// code; an alert push is for the user.
+    mutating func receivePush(contentAvailable: Bool) -> [DeviceAction] {
+        guard contentAvailable else { return [.record(.push(action: .received, result: nil, reason: .alert))] }
+        let outcome = ServiceDelivery.push(serviceContext())
+        if case .drop(let reason) = outcome { return [.record(.push(action: .dropped, result: nil, reason: reason))] }
+        if !appState.isForeground && !pushes.throttle.admit(at: now) {
+            // "The system may throttle the delivery … it discards the older notification and only
+            // holds the newest one … If the user launches the app, the system immediately delivers
+            // the held notification."
+            var actions: [DeviceAction] = []
+            if pushes.isHolding { actions.append(.record(.push(action: .discarded, result: nil, reason: .newerHeld))) }
+            pushes.hold()
+            actions.append(.record(.push(action: .held, result: nil, reason: .throttled)))
+            return actions
+        }
+        var actions: [DeviceAction] = []
+        switch outcome {
+        case .wake, .launch: actions.append(.post(.lifecycle(.wake(.remoteNotification))))
+        default: break
+        }
+        let reason: AuditReason = outcome == .deliver ? (appState.isForeground ? .foreground : .running) : .woken
+        actions.append(.post(.callPushHandler(reason: reason)))
+        return actions
+    }
+
+    /// Delivers the held push when the user launches the app.
+    mutating func deliverHeldPush() -> [DeviceAction] {
+        guard pushes.isHolding, appCodeRuns else { return [] }
+        pushes.release()
+        return callPushHandler(reason: .held)
+    }
+
+    /// The app's push handler runs, against its budget when off screen.
+    mutating func callPushHandler(reason: AuditReason) -> [DeviceAction] {
+        guard appCodeRuns else { return [] }
+        let id = pushes.nextID()
+        let timed = !appState.isForeground
+        pushes.handlers[id] = timed
+        var actions: [DeviceAction] = []
+        if timed { actions.append(.schedule(.pushDeadline(id), at: now + system.pushBudget)) }
+        actions.append(.record(.push(action: .delivered, result: nil, reason: reason)))
+        actions.append(.call(.remoteNotification(id: id)))
+        return actions
+    }
+
+    mutating func pushCompleted(_ id: Int, _ result: FetchResult, _ note: AppNote?) -> [DeviceAction] {
+        guard pushes.handlers.removeValue(forKey: id) != nil else { return [] }
+        return [
+            .cancel(.pushDeadline(id)),
+            .record(.push(action: .completed, result: result, reason: nil, detail: note?.note)),
+        ]
+    }
+
+    mutating func pushDeadlinePassed(_ id: Int) -> [DeviceAction] {
+        guard pushes.handlers[id] == true else { return [] }
+        return [
+            .record(.push(action: .expired, result: nil, reason: .budget)),
+            .post(.lifecycle(.terminate(.remoteNotificationBudgetExceeded))),
+        ]
+    }
+
+    // MARK: - BGTaskScheduler
+
+    mutating func submitTaskRequest(_ request: TaskSchedulerStateMachine.Request) -> [DeviceAction] {
+        guard appCodeRuns else {
+            scheduler.lastSubmitError = .unavailable
+            return []
+        }
+        guard version.major >= 13 else {
+            // BGTaskScheduler arrived with iOS 13.
+            scheduler.lastSubmitError = .unavailable
+            return [
+                .record(
+                    .scheduledTask(
+                        action: .rejected, kind: request.kind, identifier: request.identifier, success: nil,
+                        reason: .needsIOS13))
+            ]
+        }
+        var request = request
+        if !scheduler.running.isEmpty {
+            // Submitted from a running task (the usual resubmission): it runs no sooner than a
+            // second later, so that a handler that resubmits at once cannot run for ever in one
+            // instant (*assumption*: the system never runs it at once).
+            request.earliestBegin = max(request.earliestBegin ?? now, now + .seconds(1))
+        }
+        scheduler.waitingReported[request.identifier] = nil
+        if let error = scheduler.requests.submit(request, at: now, modes: modes, power: power.settings) {
+            scheduler.lastSubmitError = error
+            return [
+                .record(
+                    .scheduledTask(
+                        action: .rejected, kind: request.kind, identifier: request.identifier, success: nil,
+                        reason: error.auditReason))
+            ]
+        }
+        scheduler.lastSubmitError = nil
+        return [
+            .record(
+                .scheduledTask(
+                    action: .submitted, kind: request.kind, identifier: request.identifier, success: nil,
+                    reason: nil, earliestBegin: request.earliestBegin))
+        ] + scheduleTaskCheck()
+    }
+
+    mutating func cancelTaskRequests(_ identifier: String?) -> [DeviceAction] {
+        guard appCodeRuns else { return [] }
+        var actions: [DeviceAction] = []
+        for r in scheduler.requests.pendingRequests where identifier == nil || r.identifier == identifier {
+            scheduler.waitingReported[r.identifier] = nil
+            actions.append(
+                .record(
+                    .scheduledTask(
+                        action: .cancelled, kind: r.kind, identifier: r.identifier, success: nil, reason: nil)))
+        }
+        scheduler.requests.cancel(identifier: identifier)
+        return actions + scheduleTaskCheck()
+    }
+
+    /// Sets the timer for the next request to come due; requests already due that wait are
+    /// checked again when what they wait for changes.
+    func scheduleTaskCheck() -> [DeviceAction] {
+        if scheduler.requests.pendingRequests.contains(where: { ($0.earliestBegin ?? .zero) <= now }) {
+            return [.schedule(.taskRequestsDue, at: now)]
+        } else if let next = scheduler.requests.nextDue(after: now) {
+            return [.schedule(.taskRequestsDue, at: next)]
+        } else {
+            return [.cancel(.taskRequestsDue)]
+        }
+    }
+
+    /// The timer fired: run what may run, say why the rest waits.
+    mutating func taskRequestsDue() -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        for (r, why) in scheduler.requests.waiting(
+            at: now, app: appState, terminatedByUser: lifecycle.swipedAway, power: power.settings)
+        where scheduler.waitingReported[r.identifier] != why {
+            // Said once for each request and reason.
+            scheduler.waitingReported[r.identifier] = why
+            actions.append(
+                .record(
+                    .scheduledTask(action: .waiting, kind: r.kind, identifier: r.identifier, success: nil, reason: why))
+            )
+        }
+        actions.append(.post(.runDueTasks))
+        actions.append(.post(.scheduleNextTaskCheck))
+        return actions
+    }
+
+    /// Runs the due requests that may run now (after the app left the screen, a setting changed).
+    mutating func runDueTasks() -> [DeviceAction] {
+        let runnable = scheduler.requests.takeRunnable(
+            at: now, app: appState, terminatedByUser: lifecycle.swipedAway, power: power.settings)
+        return runnable.map { .post(.startScheduledTask($0)) }
+    }
+
+    /// A due request runs: the app is woken or launched for it, and its launch handler runs.
+    mutating func startScheduledTask(_ request: TaskSchedulerStateMachine.Request) -> [DeviceAction] {
+        scheduler.waitingReported[request.identifier] = nil
+        var actions: [DeviceAction] = []
+        if appState == .suspended || appState == .notRunning {
+            actions.append(.post(.lifecycle(.wake(request.kind.wakeCause))))
+        }
+        actions.append(.post(.launchScheduledTask(request)))
+        return actions
+    }
+
+    /// The launch handler runs, if the app registered one in this process.
+    mutating func launchScheduledTask(_ request: TaskSchedulerStateMachine.Request) -> [DeviceAction] {
+        guard appCodeRuns, scheduler.registered.contains(request.identifier) else {
+            return [
+                .record(
+                    .scheduledTask(
+                        action: .dropped, kind: request.kind, identifier: request.identifier, success: nil,
+                        reason: .notRegistered))
+            ]
+        }
+        let id = scheduler.nextID()
+        scheduler.running[id] = .init(identifier: request.identifier, kind: request.kind)
+        let budget = request.kind == .appRefresh ? system.appRefreshBudget : system.processingBudget
+        return armTaskTimers(id, budget: budget) + [
+            .record(
+                .scheduledTask(
+                    action: .began, kind: request.kind, identifier: request.identifier, success: nil, reason: nil)),
+            .call(.scheduledTaskLaunch(id: id, identifier: request.identifier, kind: request.kind)),
+        ]
+    }
+
+    mutating func completeTask(_ id: Int, success: Bool, _ note: AppNote?) -> [DeviceAction] {
+        guard let task = scheduler.running.removeValue(forKey: id) else { return [] }
+        return [
+            .cancel(.scheduledTaskDeadline(id)), .cancel(.scheduledTaskWarning(id)),
+            .record(
+                .scheduledTask(
+                    action: .completed, kind: task.kind, identifier: task.identifier, success: success, reason: nil,
+                    detail: note?.note)),
+            .call(.scheduledTaskEnded(id: id)),
+        ]
+    }
+
+    /// Sets a task's two timers: the expiration handler `expirationWarning` before the end of its
+    /// time ("called before the background process uses the full amount of its allocated time"),
+    /// and the end.
+    func armTaskTimers(_ id: Int, budget: Duration) -> [DeviceAction] {
+        let warning = max(.zero, budget - system.expirationWarning)
+        return [
+            .schedule(.scheduledTaskWarning(id), at: now + warning),
+            .schedule(.scheduledTaskDeadline(id), at: now + budget),
+        ]
+    }
+
+    /// The task's time is nearly over: its expiration handler runs ("Not setting an expiration
+    /// handler results in the system marking your task as complete and unsuccessful": the driver
+    /// completes it when there is none).
+    mutating func scheduledTaskWarningDue(_ id: Int, reason: AuditReason? = nil) -> [DeviceAction] {
+        guard let task = scheduler.running[id] else { return [] }
+        return [
+            .record(
+                .scheduledTask(
+                    action: .expiring, kind: task.kind, identifier: task.identifier, success: nil, reason: reason)),
+            .call(.scheduledTaskExpiration(id: id)),
+        ]
+    }
+
+    /// The task's time is over: still not completed, the app is terminated ("Not calling
+    /// setTaskCompleted(success:) before the time for the task expires may result in the system
+    /// killing your app").
+    mutating func scheduledTaskDeadlinePassed(_ id: Int) -> [DeviceAction] {
+        guard let task = scheduler.running[id] else { return [] }
+        return [
+            .record(
+                .scheduledTask(
+                    action: .expired, kind: task.kind, identifier: task.identifier, success: nil, reason: .budget)),
+            .post(.lifecycle(.terminate(.scheduledTaskExpired))),
+        ]
+    }
+
+    // MARK: - Background URL session
+
+    /// The app uploads through its background URL session: the transfer goes on while the app
+    /// is suspended or terminated by the system. Its id is ``TransferStateMachine/counter``.
+    mutating func upload(count: Int) -> [DeviceAction] {
+        guard appCodeRuns, count > 0 else { return [] }
+        let task = transfers.nextID()
+        transfers.transfers[task] = count
+        return [
+            .record(.transfer(action: .scheduled, task: task, count: count, reason: nil)),
+            .schedule(.transferDone(task), at: now + max(.zero, system.transferDuration)),
+        ]
+    }
+
+    /// A transfer's time is up: without a network it fails and is retried, else it goes out.
+    mutating func transferDue(_ id: Int) -> [DeviceAction] {
+        guard transfers.transfers[id] != nil else { return [] }
+        guard power.settings.network else { return uploadWritten(id, failure: nil, reason: .noNetwork) }
+        return [.sendUpload(task: id)]
+    }
+
+    mutating func uploadWritten(_ id: Int, failure: String?, reason: AuditReason? = nil) -> [DeviceAction] {
+        guard let count = transfers.transfers[id] else { return [] }
+        if failure != nil || reason != nil {
+            return [
+                .record(
+                    .transfer(action: .failed, task: id, count: count, reason: reason ?? .cannotWrite, detail: failure)),
+                .schedule(.transferDone(id), at: now + max(.seconds(1), system.transferRetryAfter)),
+            ]
+        }
+        transfers.transfers[id] = nil
+        var actions: [DeviceAction] = [.record(.transfer(action: .completed, task: id, count: count, reason: nil))]
+        // "When a background transfer completes … if your app is no longer running, your app is
+        // automatically relaunched in the background."
+        switch appState {
+        case .suspended, .notRunning:
+            actions.append(.post(.lifecycle(.wake(.urlSession))))
+            actions.append(.post(.handleURLSessionEvents(task: id)))
+        default:
+            break
+        }
+        return actions
+    }
+
+    /// The woken app handles its session's events: it has about 30 s, as for a push, to call the
+    /// completion (*assumption*).
+    mutating func handleURLSessionEvents(task: Int) -> [DeviceAction] {
+        guard appCodeRuns else { return [] }
+        transfers.handleEvents(task: task)
+        return [
+            .schedule(.transferEventsDeadline, at: now + system.pushBudget),
+            .call(.backgroundURLSessionEvents(task: task)),
+        ]
+    }
+
+    mutating func urlSessionEventsHandled(_ task: Int) -> [DeviceAction] {
+        guard transfers.eventsPending else { return [] }
+        transfers.eventsDone()
+        return [
+            .cancel(.transferEventsDeadline),
+            .record(.transfer(action: .eventsHandled, task: task, count: nil, reason: nil)),
+        ]
+    }
+
+    /// The app did not say it handled its session's events in time: it may be suspended.
+    mutating func transferEventsTimedOut() -> [DeviceAction] {
+        guard case .handlingEvents = transfers.state else { return [] }
+        transfers.eventsDone()
+        return [.record(.transfer(action: .eventsTimedOut, task: transfers.counter, count: nil, reason: .budget))]
+    }
+
+    // MARK: - When the app stops running
+
+    /// What a launch or a wake leaves behind when the app stops running: events still waiting
+    /// are dropped; a termination ends the services' hold on the app, its handlers, its tasks and
+    /// its sessions.
+    mutating func servicesAppStopped(terminated: TerminationCause?) -> [DeviceAction] {
+        let why: AuditReason = terminated == nil ? .suspended : .terminated
+        var actions: [DeviceAction] = []
+        for item in serviceEvents.waiting { actions += record(item.event, decision: .dropped, reason: why) }
+        serviceEvents.waiting = []
+        serviceEvents.wakeUntil = nil
+        actions.append(.cancel(.serviceWakeEnd))
+        actions += audio.stop(why)
+        guard let terminated else { return actions }
+        serviceEvents.significantChangesListening = false
+        actions += sessionsAppTerminated()
+        for (id, _) in pushes.handlers { actions.append(.cancel(.pushDeadline(id))) }
+        pushes.handlers = [:]
+        if pushes.isHolding {
+            // "If something force quits or kills the app, the system discards the held notification."
+            pushes.release()
+            actions.append(.record(.push(action: .discarded, result: nil, reason: .terminated)))
+        }
+        for (id, task) in scheduler.running.sorted(by: { $0.key < $1.key }) {
+            actions.append(.cancel(.scheduledTaskDeadline(id)))
+            actions.append(.cancel(.scheduledTaskWarning(id)))
+            actions.append(
+                .record(
+                    .scheduledTask(
+                        action: .ended, kind: task.kind, identifier: task.identifier, success: nil, reason: .terminated)
+                ))
+        }
+        scheduler.running = [:]
+        scheduler.registered = []
+        if locationRequest.isWaiting {
+            locationRequest.state = .idle
+            actions.append(.cancel(.locationRequestTimeout))
+        }
+        transfers.eventsDone()
+        if terminated == .user, !transfers.transfers.isEmpty {
+            // "If the user terminates the app from the multitasking screen, the system cancels all
+            // of the session's background transfers."
+            for id in transfers.transfers.keys.sorted() {
+                actions.append(.cancel(.transferDone(id)))
+                actions.append(
+                    .record(
+                        .transfer(action: .cancelled, task: id, count: transfers.transfers[id], reason: .userTerminated)
+                    ))
+            }
+            transfers.transfers = [:]
+        }
+        return actions
+    }
+}

@@ -1,0 +1,28 @@
+/// The app's background URL session: uploads that go on while the app is suspended or
+/// terminated by the system, and the app woken to handle their completion ("if your app is no
+/// longer running, your app is automatically relaunched in the background").
+///
+/// A pure state machine: transfers by id with how many locations each carries, and whether the
+/// app is handling its session's events.
+public struct TransferStateMachine: Sendable, Hashable {
+    public enum State: Sendable, Hashable {
+        case idle
+        /// The app handles its session's events after transfer `task`; it runs until it calls
+        /// the completion.
+        case handlingEvents(task: Int)
+    }
+
+    public private(set) var state: State = .idle
+    /// The transfers not yet completed, by id: how many locations each carries.
+    public internal(set) var transfers: [Int: Int] = [:]
+    var counter = 0
+
+    public var eventsPending: Bool { if case .handlingEvents = state { true } else { false } }
+    mutating func handleEvents(task: Int) { state = .handlingEvents(task: task) }
+    mutating func eventsDone() { state = .idle }
+
+    mutating func nextID() -> Int {
+        counter += 1
+        return counter
+    }
+}

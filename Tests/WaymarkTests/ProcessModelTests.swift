@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+import WaymarkTesting
+
+@testable import Waymark
+
+/// The app's processes, as on iOS: a launch starts one, a termination ends every object of it,
+/// and a relaunch starts afresh. Apple: "the system … terminates your app … the next time the user
+/// launches it, your app launches from scratch" (About the app launch sequence); a relaunched app
+/// "must … configure a location manager object" again (startMonitoringSignificantLocationChanges).
+@MainActor @Suite struct ProcessModelTests {
+    static func walk(fixes: Int = 30) throws -> GPXReplaySource {
+        let coordinates = (0..<fixes).map { Coordinate(latitude: 48.1372 + Double($0) * 0.0001, longitude: 11.5755) }
+        return try TraceSource.coordinates(coordinates, every: .seconds(1))
+    }
+
+    /// An app whose view model creates its own manager at launch, as an app's code creates
+    /// `CLLocationManager()`, and keeps what its delegate hears.
+    final class ModelApp: SimulatedApp {
+        nonisolated(unsafe) static var instances = 0
+        var model: Model?
+        init() { Self.instances += 1 }
+        func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+            model = Model()
+        }
+    }
+
+    final class Model: LocationManagerDelegate {
+        let manager = LocationManager()
+        var locations = 0
+        var authorizationCalls = 0
+        init() { manager.delegate = self }
+        func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+            self.locations += locations.count
+        }
+        func locationManagerDidChangeAuthorization(_ manager: LocationManager) { authorizationCalls += 1 }
+    }
+
+    /// A delegate from the test, outside the app.
+    final class Outsider: LocationManagerDelegate {
+        var locations = 0
+        var authorizationCalls = 0
+        func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+            self.locations += locations.count
+        }
+        func locationManagerDidChangeAuthorization(_ manager: LocationManager) { authorizationCalls += 1 }
+    }
+
+    @Test func eachLaunchIsANewProcessWithNewObjects() throws {
+        ModelApp.instances = 0
+        let device = TestDevice(trace: try Self.walk(), makeApp: { ModelApp() })
+        device.launch()
+        let first = try #require(device.process)
+        #expect(first.number == 1 && first.cause == .userLaunch && !first.inBackground)
+        let model = try #require((first.app as? ModelApp)?.model)
+        #expect(device.manager === model.manager, "the app's first manager is the device's")
+        model.manager.startUpdatingLocation()
+        device.advance(to: .seconds(5))
+        #expect(model.locations == 6)
+
+        device.terminate()
+        #expect(first.hasEnded && first.endCause == .user)
+        device.advance(to: .seconds(8))
+        device.bringToForeground()
+        let second = try #require(device.process)
+        #expect(second.number == 2 && second !== first)
+        #expect(ModelApp.instances == 2, "the factory made a new app")
+        let newModel = try #require((second.app as? ModelApp)?.model)
+        #expect(newModel !== model && newModel.manager !== model.manager)
+        newModel.manager.startUpdatingLocation()
+        device.advance(to: .seconds(12))
+        #expect(newModel.locations == 4)
+        #expect(model.locations == 6, "the ended process's delegate hears nothing of the next launch")
+        #expect(model.authorizationCalls == 1, "only its own launch's")
+    }
+
+    /// A delegate set on the first process's manager from outside does not survive: a test
+    /// cannot "prove" that a track survived termination when the app never saved it.
+    @Test func anOutsideDelegateDiesWithTheProcess() throws {
+        let device = TestDevice(trace: try Self.walk(), app: BareApp())
+        let outsider = Outsider()
+        device.manager.delegate = outsider
+        device.launch()
+        device.manager.startUpdatingLocation()
+        device.advance(to: .seconds(3))
+        #expect(outsider.locations == 4)
+        let old = device.manager
+        device.terminate()
+        device.bringToForeground()
+        #expect(device.manager !== old, "the relaunched app has a new manager")
+        device.manager.startUpdatingLocation()
+        device.advance(to: .seconds(10))
+        #expect(outsider.locations == 4)
+        #expect(device.fixes(reason: .foreground).count > 4, "the new manager's fixes are delivered")
+    }
+
+    @Test func anEndedProcesssManagerIsInertAndTheLogSaysSo() async throws {
+        let device = TestDevice(trace: try Self.walk(), app: BareApp())
+        device.launch()
+        let old = device.manager
+        let stream = old.updates()
+        old.startUpdatingLocation()
+        device.advance(to: .seconds(2))
+        device.terminate()
+        old.startUpdatingLocation()
+        old.requestAlwaysAuthorization()
+        #expect(!old.isUpdatingLocation)
+        let said = device.events(named: "diagnostic").compactMap { e -> String? in
+            if case .diagnostic(let m) = e.kind { m } else { nil }
+        }
+        #expect(said.count == 2)
+        #expect(said.allSatisfy { $0.contains("process 1, which has ended") })
+        #expect(said.first?.hasPrefix("startUpdatingLocation()") == true)
+        // Its stream finished with the process (no stream is open on it), and what it had
+        // buffered is still there to read.
+        #expect(old.openStreamCount == 0)
+        var read = 0
+        if old.openStreamCount == 0 { for await _ in stream { read += 1 } }
+        #expect(read == 3)
+        device.advance(to: .seconds(6))
+        #expect(device.events(named: "authorizationRequest").isEmpty)
+    }
+
+    /// A manager the app's code creates after launch (a screen's model) belongs to the running
+    /// process: it hears its authorization (iOS 14+), asks for more, and gets fixes.
+    @Test func aManagerCreatedAfterLaunchWorks() throws {
+        var scenario = Scenario()
+        scenario.device.authorization = .notDetermined
+        scenario.user.whenInUse = .allowWhileUsing
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(), app: BareApp())
+        device.launch()
+        device.advance(to: .seconds(1))
+        let model = Model()  // on the test's task: the device it created
+        #expect(model.authorizationCalls == 0, "the callback comes after the code that created it")
+        device.advance(to: .seconds(2))
+        #expect(model.authorizationCalls == 1)
+        #expect(device.events(named: "managerCreated").count == 2, "the launch's and this one's")
+        model.manager.requestWhenInUseAuthorization()
+        device.advance(to: .seconds(3))
+        #expect(model.manager.authorizationStatus == .authorizedWhenInUse)
+        model.manager.startUpdatingLocation()
+        device.advance(to: .seconds(8))
+        #expect(model.locations == 5)
+        #expect(device.events(named: "authorizationRequest").count == 1)
+    }
+
+    /// Several managers: each with its own properties, delegate and updates, sharing the app's
+    /// authorization. The first manager's decisions are the log's `fix` events; another's carry
+    /// its number.
+    @Test func severalManagersEachHaveTheirOwnUpdates() throws {
+        let device = TestDevice(trace: try Self.walk(), app: BareApp())
+        device.launch()
+        let first = Model()
+        let second = Model()
+        second.manager.distanceFilter = 50
+        first.manager.startUpdatingLocation()
+        second.manager.startUpdatingLocation()
+        device.advance(to: .seconds(20))
+        #expect(first.locations == 21)
+        // 11 m a fix, a 50 m filter: every fifth.
+        #expect(second.locations == 5)
+        #expect(first.manager.distanceFilter == LocationManager.distanceFilterNone)
+        let seconds = device.fixes().filter { $0.manager == 2 }
+        #expect(seconds.filter { $0.decision == .delivered }.count == 5)
+        #expect(seconds.filter { $0.reason == .distanceFilter }.count == 16)
+        #expect(device.fixes().filter { $0.manager == 1 }.count == 21)
+        #expect(device.auditLog.contains("\"manager\":2"))
+        #expect(first.manager.authorizationStatus == second.manager.authorizationStatus)
+        second.manager.stopUpdatingLocation()
+        device.advance(to: .seconds(25))
+        #expect(second.locations == 5 && first.locations == 26)
+    }
+
+    /// The new process learns why it was launched: the counterpart of
+    /// `launchOptions[.location]`.
+    @Test func aBackgroundLaunchSaysWhy() throws {
+        var scenario = Scenario()
+        scenario.device.authorization = .authorizedAlways
+        scenario.app.monitorsSignificantChanges = true
+        scenario.timeline = [.init(at: .seconds(10), .terminate)]
+        let coordinates = (0..<80).map { Coordinate(latitude: 48.1372 + Double($0) * 0.001, longitude: 11.5755) }
+        let trace = try TraceSource.coordinates(coordinates, every: .seconds(10))
+        let device = TestDevice(scenario: scenario, trace: trace)
+        device.runToEnd()
+        let process = try #require(device.process)
+        #expect(process.number == 2)
+        #expect(process.cause == .significantLocationChange && process.inBackground)
+    }
+
+    /// A manager that can never work, with no device to belong to, stops the program with a
+    /// message that names the fix: it is never silently inert.
+    @Test func aManagerWithNoDeviceFailsLoudly() async {
+        await #expect(processExitsWith: .failure) {
+            LocationManager().startUpdatingLocation()
+        }
+    }
+}
