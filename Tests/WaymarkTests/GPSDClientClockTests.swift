@@ -173,7 +173,7 @@ import WaymarkTesting
             let audit = AuditRecorder()
             simulation.addObserver(audit)
             let recording = LiveRecording(simulation: simulation, clock: clock)
-            recording.onNotice = { progress.noted($0.action) }
+            recording.onNotice = { progress.noted($0.action.rawValue) }
             recording.onFixHandled = { _, _ in progress.fixHandled() }
             progress.stopper = recording.stopper
             let client = GPSDClient(configuration: Self.configuration, clock: clock, transport: transport)
