@@ -72,13 +72,17 @@ struct GPSDServeClientsTests {
         ])
         #expect(started.status == 0, "\(started.stderr)")
         defer { _ = try? runUnblocked([tmux, "-S", socket, "kill-server"]) }
-        #expect(await GPSDServeLiveTests.waitForLog(serve, ": watching (json)"), "\(serve.log())")
-        // cgps gives up on a server silent for 5 s, and a look at its screen can take longer on a
-        // loaded machine: a feeder of the test's own lets one more epoch out every half second
-        // (never the last, so the trace does not end). What cgps shows must be one of the epochs
-        // let out by then (a hang guard of two minutes).
-        let feeder = StepFeeder(serve: serve, limit: points.count - 1)
+        // cgps gives up on a server silent for 5 s, and on a loaded machine the test's own tasks
+        // can wait that long for a thread of the pool: a feeder on a thread of its own sees cgps
+        // watch in serve's log and from then lets one more epoch out every half second (never
+        // the last, so the trace does not end). What cgps shows must be one of the epochs let out
+        // by then (a hang guard of two minutes).
+        let log = serve.logPath
+        let feeder = StepFeeder(serve: serve, limit: points.count - 1) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains(": watching (json)")
+        }
         defer { feeder.stop() }
+        #expect(await GPSDServeLiveTests.waitForLog(serve, ": watching (json)"), "\(serve.log())")
         var screen = ""
         var shown: CgpsScreen?
         _ = await waitUntil(within: 120) {
@@ -107,9 +111,14 @@ final class StepFeeder: Sendable {
 
     var released: Int { state.withLock { $0.released } }
 
-    init(serve: ServeHarness, limit: Int) {
-        nonisolated(unsafe) let serve = serve  // only its step socket is used, by this thread alone
+    /// Once `ready` says so (asked every 50 ms), lets an epoch out every half second.
+    init(serve: ServeHarness, limit: Int, ready: @escaping @Sendable () -> Bool = { true }) {
+        nonisolated(unsafe) let serve = serve  // only its step socket and log are used, by this thread alone
         DispatchQueue.global().async { [self] in
+            while !ready() {
+                if state.withLock({ $0.stopped }) { return }
+                usleep(50_000)
+            }
             while true {
                 // Under the lock: once stop() has returned, nothing more is sent.
                 let sent = state.withLock { state -> Bool in

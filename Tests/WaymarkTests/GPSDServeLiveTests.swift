@@ -360,7 +360,7 @@ final class ServeHarness {
     private(set) var port = 0
     private(set) var pid: pid_t = 0
     private var finished = false
-    private let logPath: String
+    let logPath: String
     /// With `--rate step`: the write end of serve's standard input.
     private var steps: Int32 = -1
 
