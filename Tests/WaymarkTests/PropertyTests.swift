@@ -367,3 +367,81 @@ import WaymarkGPSD
         }
     }
 }
+
+/// `serve`'s protocol over generated conversations: a request repeated at once changes nothing
+/// and gets the same answer, and how the client's bytes are cut never changes what it gets.
+@Suite struct ServeProtocolPropertyTests {
+    static let context = GPSDServeSession.Context(
+        device: GPSDServedDevice(path: "/tmp/walk.gpx", activated: Date(timeIntervalSince1970: 1_714_550_400)))
+
+    static let requests = [
+        "?WATCH={\"enable\":true,\"json\":true};", "?WATCH={\"enable\":true,\"nmea\":true};",
+        "?WATCH={\"enable\":false};", "?WATCH={\"json\":false,\"raw\":1};", "?WATCH={\"device\":\"/tmp/walk.gpx\"};",
+        "?WATCH={\"device\":\"/dev/other\"};", "?WATCH;", "?POLL;", "?DEVICES;", "?DEVICE;", "?VERSION;", "?BOGUS;",
+        "?WATCH={\"enable\":true", "not a request",
+    ]
+
+    struct Conversation {
+        var requests: [String]
+        var cuts: [Int]
+    }
+
+    static let conversations = Property<Conversation>(
+        name: "serve",
+        generate: { r in
+            Conversation(
+                requests: r.array(1...12) { $0.pick(requests) }, cuts: r.array(1...6) { $0.int(1...40) })
+        },
+        shrink: { c in shrinkArray(c.requests).map { Conversation(requests: $0, cuts: c.cuts) } })
+
+    @Test func aRepeatedRequestChangesNothing() {
+        Self.conversations.check { conversation in
+            var problems = Problems()
+            var session = GPSDServeSession()
+            for request in conversation.requests {
+                let line = Array((request + "\n").utf8)
+                let first = session.received(line, context: Self.context)
+                let policy = session.policy
+                let again = session.received(line, context: Self.context)
+                problems.expect(session.policy == policy, "\(request) twice changed the policy")
+                problems.expect(again.reply == first.reply, "\(request) twice got another answer")
+                problems.expect(!again.startedWatching, "\(request) twice started watching twice")
+                problems.expect(
+                    again.close == first.close, "\(request) twice: close \(first.close) then \(again.close)")
+            }
+            return problems.list
+        }
+    }
+
+    @Test func howTheBytesAreCutChangesNothing() {
+        Self.conversations.check { conversation in
+            let bytes = Array(conversation.requests.map { $0 + "\n" }.joined().utf8)
+            var whole = GPSDServeSession()
+            let once = whole.received(bytes, context: Self.context)
+            var cut = GPSDServeSession()
+            var reply: [UInt8] = []
+            var started = 0
+            var offset = 0
+            var i = 0
+            while offset < bytes.count {
+                let n = min(conversation.cuts[i % conversation.cuts.count], bytes.count - offset)
+                let output = cut.received(bytes[offset..<offset + n], context: Self.context)
+                reply += output.reply
+                if output.startedWatching { started += 1 }
+                offset += n
+                i += 1
+            }
+            var problems = Problems()
+            problems.expect(reply == once.reply, "the replies differ")
+            problems.expect(cut.policy == whole.policy, "the policies differ")
+            // Watching starts at most as often as the requests, one by one, start it.
+            var single = GPSDServeSession()
+            let starts = conversation.requests.filter {
+                single.received(Array(($0 + "\n").utf8), context: Self.context).startedWatching
+            }.count
+            problems.expect(started <= starts, "watching started \(started) times, not at most \(starts)")
+            problems.expect(!once.startedWatching || started >= 1, "watching never started")
+            return problems.list
+        }
+    }
+}
