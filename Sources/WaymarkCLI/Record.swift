@@ -190,7 +190,7 @@ extension WaymarkCommand {
                 throw error
             } catch let error as ScenarioFileError {
                 printError("waymark: \(error)")
-                throw ExitCode(ExitStatus.dataError)
+                throw ExitCode(error.cannotOpen ? ExitStatus.noInput : ExitStatus.dataError)
             } catch let error as ValidationError {
                 printError("waymark record: \(error.message)")
                 throw ExitCode(ExitStatus.usage)

@@ -263,6 +263,22 @@ struct CLITests {
         #expect(log.status == 0, "\(log.stderr)")
     }
 
+    /// Issue 28, item 5: a slip of a command's name gets the command it is closest to, and a
+    /// scenario file that is not there is no input (66), not bad data (65).
+    @Test func aMistypedCommandGetsADidYouMeanAndAMissingScenarioIsNoInput() throws {
+        for (typed, meant) in [("rendr", "render"), ("sesions", "sessions"), ("replya", "replay"), ("serv", "serve")] {
+            let r = try waymark(typed, "--help")
+            #expect(r.status == 64, "\(typed): \(r.stderr)")
+            #expect(r.stderr.contains("Did you mean '\(meant)'?"), "\(typed): \(r.stderr)")
+        }
+        let nothing = try waymark("xyzzy")
+        #expect(nothing.status == 64 && nothing.stderr.contains("the commands are replay, record"), "\(nothing.stderr)")
+        let missing = try waymark(
+            "replay", Paths.fixture("gpx/segments.gpx"), "--scenario", temporaryPath("-missing.yaml"), "--no-store")
+        #expect(missing.status == 66, "\(missing.stderr)")
+        #expect(missing.stderr.contains("cannot be read"), "\(missing.stderr)")
+    }
+
     /// Issue 17: the shell completions the README documents are there for every shell it names,
     /// and know the subcommands and the values of --format.
     @Test func shellCompletionsCoverTheCommands() throws {
