@@ -45,7 +45,19 @@ final class ConsoleReporter: SimulationObserver {
         self.flushEachLine = flushEachLine
     }
 
+    /// `record` as a logger (no app option): it speaks GPS, not iOS. A fix is a line with fixed
+    /// columns; the app's states, authorization and UI are never shown; a loss of fix is told
+    /// once ("no fix since 08:00:12 UTC"), and so is its end ("fix regained after 20 s"); the
+    /// summary gives fixes, segments, outages, distance and duration (``loggerSummary``).
+    var speaksGPS = false
+    /// What the logger has seen.
+    private(set) var tally = LoggerTally()
+
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
+        if speaksGPS {
+            logGPS(event)
+            return
+        }
         // Formatted only for the events that are shown: most fixes are not, at --quiet.
         var time: String { Self.offset(event.offset) }
         if quiet && ui == .none, case .fix = event.kind { return }
@@ -80,6 +92,58 @@ final class ConsoleReporter: SimulationObserver {
             guard !quiet, let text = Self.describe(event.kind) else { return }
             log("\(time)  \(text)")
         }
+    }
+
+    private func logGPS(_ event: AuditEvent) {
+        guard case .fix(let f) = event.kind else { return }
+        let time = Self.offset(event.offset)
+        if f.reason == .noFix {
+            if let since = tally.noteLoss(at: event.offset), !quiet {
+                log("\(time)  no fix since \(since)")
+            }
+            return
+        }
+        guard let l = f.delivered else { return }
+        if let outage = tally.noteFix(l, segment: f.segment, at: event.offset), !quiet {
+            log("\(time)  fix regained after \(DurationText.format(outage))")
+        }
+        guard ui != .none else { return }
+        let line = "\(time)  \(Self.columns(l))\n"
+        if ui == .collect { uiText += line } else { writeUI(line) }
+    }
+
+    /// A fix in fixed columns, as cgps shows one: latitude and longitude with 7 decimals (1 cm),
+    /// the accuracy, and the speed and course when the receiver gave them.
+    static func columns(_ l: Location) -> String {
+        func padded(_ value: Double, decimals: Int, width: Int) -> String {
+            var text = ValueFormatting.fixed(value, decimals: decimals)
+            if decimals > 0 {
+                if !text.contains(".") { text += "." }
+                let have = text.count - 1 - text.distance(from: text.startIndex, to: text.firstIndex(of: ".")!)
+                text += String(repeating: "0", count: max(0, decimals - have))
+            }
+            return String(repeating: " ", count: max(0, width - text.count)) + text
+        }
+        var text =
+            padded(l.coordinate.latitude, decimals: 7, width: 11) + " "
+            + padded(l.coordinate.longitude, decimals: 7, width: 12) + "  ±"
+            + padded(l.horizontalAccuracy.rounded(), decimals: 0, width: 4) + " m"
+        if l.speed >= 0 { text += "  " + padded(l.speed, decimals: 1, width: 5) + " m/s" }
+        if l.course >= 0 { text += "  " + padded(l.course.rounded(), decimals: 0, width: 3) + "°" }
+        return text
+    }
+
+    /// The logger's summary: fixes, segments, outages, distance within segments, duration.
+    func loggerSummary(source: String) -> String {
+        let t = tally
+        var text = "Recording of \(source): \(t.fixes) fix\(t.fixes == 1 ? "" : "es") in \(t.segments) segment(s)"
+        text += ", \(t.outages) outage(s) of the fix"
+        text += "\n  distance   \(ValueFormatting.fixed(t.distance / 1000, decimals: 3)) km (within segments)"
+        if let first = t.firstTime, let last = t.lastTime {
+            text += "\n  duration   \(DurationText.format(.seconds(last.timeIntervalSince(first).rounded())))"
+            text += " (\(ValueFormatting.iso8601(first)) → \(ValueFormatting.iso8601(last)))"
+        }
+        return text + "\n"
     }
 
     // The two streams stay in order for a reader of both (2>&1): before a line goes to one,
@@ -271,5 +335,48 @@ enum SummaryText {
         case .notUpdating: .ignored
         default: .dropped
         }
+    }
+}
+
+/// What a logger has seen: fixes, segments, losses of fix and the distance, as they come.
+struct LoggerTally {
+    private(set) var fixes = 0
+    private(set) var segments = 0
+    private(set) var outages = 0
+    /// Metres along the track, within segments (never across a gap).
+    private(set) var distance = 0.0
+    private(set) var firstTime: Date?
+    private(set) var lastTime: Date?
+    private var last: (coordinate: Coordinate, segment: Int)?
+    private var lostAt: Duration?
+
+    /// A report without a fix at `offset`: the time of the last fix (UTC) when this begins an
+    /// outage, else nil.
+    mutating func noteLoss(at offset: Duration) -> String? {
+        guard lostAt == nil, let lastTime else { return nil }
+        lostAt = offset
+        outages += 1
+        let iso = ValueFormatting.iso8601(lastTime)  // 2024-05-01T08:00:12.000Z
+        let clock = iso.split(separator: "T").last.map { String($0.prefix(8)) } ?? iso
+        return clock + " UTC"
+    }
+
+    /// A fix: how long the fix was lost (from the last fix's time) when this ends an outage,
+    /// else nil.
+    mutating func noteFix(_ l: Location, segment: Int, at offset: Duration) -> Duration? {
+        fixes += 1
+        if let last, last.segment == segment {
+            distance += Geodesic.distance(last.coordinate, l.coordinate)
+        } else {
+            segments += 1
+        }
+        last = (l.coordinate, segment)
+        // The outage as the receiver's clock measured it: from the last fix to this one.
+        let outage =
+            lostAt == nil ? nil : lastTime.map { Duration.seconds(l.timestamp.timeIntervalSince($0).rounded()) }
+        if firstTime == nil { firstTime = l.timestamp }
+        lastTime = l.timestamp
+        lostAt = nil
+        return outage
     }
 }

@@ -216,6 +216,7 @@ extension WaymarkCommand {
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: true,
                 session: session, liveGPX: liveGPX, geojson: geojson.options)
+            outputs.console.speaksGPS = logger
             if let session, !quiet {
                 printError("waymark: recording session \(session.id) into \(session.store.path)")
             }
@@ -346,9 +347,11 @@ extension WaymarkCommand {
             }
             try outputs.finish(
                 simulation: simulation, featureName: "recorded locations",
-                summary: SummaryText.render(
-                    simulation.summary, simulation: simulation, trace: "gpsd at \(host):\(port)", rate: 1,
-                    verb: "Recording"),
+                summary: logger
+                    ? outputs.console.loggerSummary(source: "gpsd at \(host):\(port)")
+                    : SummaryText.render(
+                        simulation.summary, simulation: simulation, trace: "gpsd at \(host):\(port)", rate: 1,
+                        verb: "Recording"),
                 outcome: signalled.isSet ? .stopped : .completed, endedAt: Date(),
                 discardingWithoutFix: keepEmpty
                     ? nil

@@ -111,3 +111,46 @@ struct GPSDNoticeRecordTests {
         }
     }
 }
+
+/// Issue 28, items 1 and 2: `record` with no app option is a logger that speaks GPS. Through a
+/// 20 s stretch without a fix (mode 1 reports, as under a bridge) it says once that the fix is
+/// lost and once that it is back, ends the track segment there (GPX and the summary agree), and
+/// shows no app state, authorization or UI line; its fixes are in fixed columns.
+@Suite(
+    .enabled(
+        if: which("python3") != nil && FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
+        "needs python3 and a built waymark"))
+struct LoggerSpeaksGPSTests {
+    @Test(.timeLimit(.minutes(1)))
+    func aTunnelIsAGapTheLoggerTellsOnce() async throws {
+        let fake = try await GPSDMisbehavingTests.FakeGPSD("tunnel")
+        defer { fake.stop() }
+        let gpx = fake.directory + "/tunnel.gpx"
+        let r = try await runAsync(
+            Paths.waymark.path,
+            [
+                "record", "--gpsd", "127.0.0.1:\(fake.port)", "--count", "6", "--duration", "30s", "--no-store",
+                "--gpx", gpx,
+            ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let fixLines = r.stdoutText.split(separator: "\n").filter { $0.hasPrefix("+") }
+        #expect(fixLines.count == 6, "\(r.stdoutText)")
+        // Fixed columns: every fix line has its latitude, longitude and accuracy at the same places.
+        let columns = Set(
+            fixLines.map { line in line.firstIndex(of: "±").map { line.distance(from: line.startIndex, to: $0) } })
+        #expect(columns.count == 1, "\(fixLines)")
+        #expect(
+            fixLines.first?.hasSuffix("   51.5001000   -0.1200000  ±   3 m    1.2 m/s   90°") == true, "\(fixLines)")
+        #expect(r.stderr.components(separatedBy: "no fix since 08:00:03 UTC").count == 2, "once: \(r.stderr)")
+        #expect(r.stderr.components(separatedBy: "fix regained after 21s").count == 2, "once: \(r.stderr)")
+        for ios in [
+            "UI ", "notRunning", "inactive", "authorization", "locationUnknown", "fixes by app state",
+            "arrived while away",
+        ] {
+            #expect(!r.stdoutText.contains(ios) && !r.stderr.contains(ios), "\(ios): \(r.stdoutText)\(r.stderr)")
+        }
+        #expect(r.stdoutText.contains("6 fixes in 2 segment(s), 1 outage(s) of the fix"), "\(r.stdoutText)")
+        let (document, _) = try readDocument(gpx)
+        #expect(document.tracks.first?.segments.map(\.points.count) == [3, 3], "the tunnel ends the segment")
+    }
+}
