@@ -10,6 +10,7 @@ of a report, never the end of the line.
                                  time, for 10 s; with GO, only once the file GO exists
     fake-gpsd.py PORT tunnel     three fixes, twenty reports without a fix (mode 1, as under a
                                  bridge), three fixes: times one second apart, sent 50 ms apart
+    fake-gpsd.py PORT brief      three fixes, then the connection closes (a feed that ends)
     fake-gpsd.py PORT notices    gpsd's own notices among three fixes: a DEVICE activated (twice,
                                  as gpsd sends it again with the driver), a line that is not
                                  JSON, an ERROR, a SKY, a PPS, a fix marked simulated
@@ -83,6 +84,12 @@ def serve(conn, mode, go=None):
                 conn.sendall(line.encode())
                 time.sleep(0.2)
             time.sleep(LIFETIME)
+        elif mode == "brief":
+            for second in range(1, 4):
+                conn.sendall(
+                    ('{"class":"TPV","device":"/dev/fake","mode":3,"time":"2024-05-01T08:00:%02d.000Z",'
+                     '"lat":51.5%04d,"lon":-0.1200,"altMSL":40.0,"eph":3.0,"epv":5.0}\n' % (second, second)).encode())
+                time.sleep(0.05)
         elif mode == "tunnel":
             for second in range(1, 27):
                 if 4 <= second <= 23:

@@ -99,6 +99,12 @@ extension WaymarkCommand {
                 valueName: "duration"))
         var segmentGap: DurationArgument?
 
+        @Flag(
+            help: ArgumentHelp(
+                "Stop when gpsd's connection ends, instead of reconnecting: a recording of a feed that ends (waymark serve, gpsfake) ends with it."
+            ))
+        var untilSourceEnds = false
+
         @Option(
             help: ArgumentHelp(
                 "The altitude recorded and written as <ele>: msl (above mean sea level, GPX's meaning) or hae (above the WGS 84 ellipsoid, as gpxlogger writes).",
@@ -235,6 +241,7 @@ extension WaymarkCommand {
                 simulation: simulation, mapping: GPSDMapping(altitude: altitude), clock: ContinuousClock())
             recording.filter = LoggerFilter(minimumMode: fixMin?.mode, minimumMove: minMove)
             if let segmentGap { recording.segmentGap = segmentGap.value > .zero ? segmentGap.value : nil }
+            recording.endsWithSource = untilSourceEnds
             let status = Terminal.showsTerminalUI && !quiet ? StatusLine() : nil
             outputs.console.beforeLogLine = { status?.clear() }
             recording.onFixHandled = { report, _ in

@@ -119,6 +119,9 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
     /// only a loss of fix, of gpsd or of the clock splits). `record --segment-gap`; gpxlogger's
     /// `-i` is 5 s, and 10 s lets a receiver miss a few epochs without a split.
     public var segmentGap: Duration? = .seconds(10)
+    /// Whether the recording ends when gpsd's connection does (`record --until-source-ends`: a
+    /// served or replayed feed that ends ends the recording), instead of reconnecting.
+    public var endsWithSource = false
 
     private let clock: C
     private let backlog = SharedBacklog()
@@ -271,6 +274,10 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                     trackBroken = true
                     filter.restart()
                     note(.outage(reason: reason), at: now)
+                    if endsWithSource {
+                        ending = .sourceEnded
+                        break loop
+                    }
                 case .stale(let silent):
                     note(.stale(silentFor: silent), at: now)
                 case .receiving:

@@ -153,4 +153,18 @@ struct LoggerSpeaksGPSTests {
         let (document, _) = try readDocument(gpx)
         #expect(document.tracks.first?.segments.map(\.points.count) == [3, 3], "the tunnel ends the segment")
     }
+
+    /// `--until-source-ends`: when the feed's connection closes, the recording ends with it
+    /// (completed, exit 0) instead of reconnecting for ever.
+    @Test(.timeLimit(.minutes(1)))
+    func aRecordingOfAFeedThatEndsEndsWithIt() async throws {
+        let fake = try await GPSDMisbehavingTests.FakeGPSD("brief")
+        defer { fake.stop() }
+        let r = try await runAsync(
+            Paths.waymark.path,
+            ["record", "--gpsd", "127.0.0.1:\(fake.port)", "--until-source-ends", "--no-store", "--format", "ndjson"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try ndjsonObjects(r.stdoutText).count == 3, "\(r.stdoutText)")
+        #expect(r.stderr.contains("3 fixes in 1 segment(s)"), "\(r.stderr)")
+    }
 }
