@@ -20,11 +20,20 @@ public protocol GPSDServeFeed {
 
 /// A trace, laid out by ``StreamingReplaySource`` (its times, or an untimed speed, loops), as
 /// gpsd's epochs for `device`.
+///
+/// Where the trace's track breaks (a new segment) or goes silent for longer than
+/// ``NoFixFiller/gap``, the feed sends epochs without a fix (TPVs of mode 1, NMEA with no fix) at
+/// the trace's own rate, as gpsd does for a receiver in a tunnel: a client's "no fix" path is
+/// exercised, and `waymark record` ends its segment there as it does for a real receiver.
 public struct GPSDTraceFeed: GPSDServeFeed {
     private var source: StreamingReplaySource
     private let device: GPSDServedDevice
     /// The first fix's time less its offset: what times a point without a fix.
     private var base: Date
+    private var filler = NoFixFiller()
+    /// Epochs without a fix still to send, then the event they precede.
+    private var pending: [Duration] = []
+    private var held: SourceEvent?
 
     public init(source: StreamingReplaySource, device: GPSDServedDevice) {
         self.source = source
@@ -33,7 +42,26 @@ public struct GPSDTraceFeed: GPSDServeFeed {
     }
 
     public mutating func next() throws -> (offset: Duration, epoch: GPSDEpoch)? {
-        guard let event = try source.nextEvent() else { return nil }
+        if !pending.isEmpty {
+            let offset = pending.removeFirst()
+            let time = base.addingTimeInterval(Self.seconds(offset))
+            return (offset, GPSDServeEncoding.epoch(.noFix, time: time, device: device))
+        }
+        let event: SourceEvent
+        if let held {
+            event = held
+            self.held = nil
+        } else {
+            guard let next = try source.nextEvent() else { return nil }
+            var isFix = false
+            if case .fix = next.kind { isFix = true }
+            pending = filler.fillers(before: next.offset, segment: next.segment, isFix: isFix)
+            if !pending.isEmpty {
+                held = next
+                return try self.next()
+            }
+            event = next
+        }
         if case .fix(let l) = event.kind {
             base = l.timestamp.addingTimeInterval(-Self.seconds(event.offset))
         }
@@ -43,6 +71,54 @@ public struct GPSDTraceFeed: GPSDServeFeed {
 
     private static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+    }
+}
+
+/// Where a served trace has no fix: the epochs without one that gpsd would send between two of
+/// its events. A pure rule, apart from the feed that carries it out.
+///
+/// After a fix, an event of another segment (the file's track broke there) or one more than
+/// ``gap`` later (the receiver said nothing) is preceded by epochs without a fix, one per
+/// cadence (the interval between the last two fixes of a segment, when at most half of ``gap``;
+/// 1 s until there are two),
+/// from one cadence after the last fix to half a cadence before the event, for at most
+/// ``longest``.
+public struct NoFixFiller: Sendable {
+    /// A silence longer than this is a loss of fix: `record --segment-gap`'s default, so that
+    /// what serve sends as a gap, record ends a segment at.
+    public var gap: Duration = .seconds(10)
+    /// The most of a gap filled (longer gaps are left silent past it).
+    public var longest: Duration = .seconds(3600)
+    private var last: (offset: Duration, segment: Int)?
+    private var cadence: Duration = .seconds(1)
+
+    public init() {}
+
+    /// The offsets of the epochs without a fix to send before an event at `offset` of
+    /// `segment` (a fix, or the trace's own report without one).
+    public mutating func fillers(before offset: Duration, segment: Int, isFix: Bool) -> [Duration] {
+        defer {
+            if isFix {
+                if let last, last.segment == segment {
+                    let interval = offset - last.offset
+                    if interval >= .milliseconds(50) && interval <= gap / 2 { cadence = interval }
+                }
+                last = (offset, segment)
+            } else if let previous = last {
+                // The trace's own report without a fix says where it is: fill after it.
+                last = (offset, previous.segment)
+            }
+        }
+        guard let last, offset > last.offset else { return [] }
+        guard segment != last.segment || offset - last.offset > gap else { return [] }
+        var out: [Duration] = []
+        var t = last.offset + cadence
+        let end = last.offset + longest
+        while t + cadence / 2 <= offset && t <= end {
+            out.append(t)
+            t += cadence
+        }
+        return out
     }
 }
 

@@ -160,6 +160,35 @@ struct GPSDServeLiveTests {
         }
     }
 
+    /// Issue 28, items 1 and 3, closed loop: serving a drive through a tunnel (two segments, 90 s
+    /// without a point), serve sends epochs without a fix through the tunnel, as gpsd does, and
+    /// `waymark record --until-source-ends` logs two segments with the tunnel between them as
+    /// a gap: the lengths of its GPX and of the trace agree.
+    @Test(.timeLimit(.minutes(45)))
+    func aTunnelServedIsATunnelRecorded() async throws {
+        let trace = Paths.root.appendingPathComponent("traces/drive-tunnel.gpx").path
+        let (document, _) = try readDocument(trace)
+        let segments = try #require(document.tracks.first?.segments.map(\.points.count))
+        #expect(segments.count == 2)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max"], ownsTraceDirectory: false)
+        defer { serve.tearDown() }
+        let gpx = serve.directory + "/tunnel.gpx"
+        let r = try await runUnblockedAsync([
+            Paths.waymark.path, "record", "--gpsd", "127.0.0.1:\(serve.port)", "--until-source-ends", "--no-store",
+            "--gpx", gpx, "--format", "ndjson",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("no fix since") && r.stderr.contains("fix regained after"), "\(r.stderr)")
+        #expect(r.stderr.contains("in 2 segment(s), 1 outage(s) of the fix"), "\(r.stderr)")
+        let (recorded, _) = try readDocument(gpx)
+        #expect(recorded.tracks.first?.segments.map(\.points.count) == segments, "\(serve.log())")
+        var original = TraceStatistics()
+        var logged = TraceStatistics()
+        try GPXReader(contentsOf: trace).read { original.add($0) }
+        try GPXReader(contentsOf: gpx).read { logged.add($0) }
+        #expect(abs(original.length2D - logged.length2D) < 1, "\(original.length2D) m, logged \(logged.length2D) m")
+    }
+
     /// Closed loop: what `waymark record` stores from serve is the trace.
     @Test(.timeLimit(.minutes(45)))
     func recordStoresExactlyTheTrace() async throws {

@@ -250,3 +250,34 @@ import Testing
         #expect(!epoch.sky.isEmpty && !epoch.nmea.isEmpty)
     }
 }
+
+/// Issue 28, item 3: where a served trace has no fix, gpsd's epochs without one.
+@Suite struct NoFixFillerTests {
+    /// Fixes every second, a new segment 20 s later: 19 epochs without a fix, one a second, in
+    /// between; a silence of more than 10 s within a segment too; 10 s exactly is no gap.
+    @Test func aBreakOrASilenceIsFilledAtTheTracesRate() {
+        var f = NoFixFiller()
+        for s in 0...3 { #expect(f.fillers(before: .seconds(s), segment: 0, isFix: true).isEmpty) }
+        #expect(f.fillers(before: .seconds(23), segment: 1, isFix: true) == (4...22).map { .seconds($0) })
+        #expect(f.fillers(before: .seconds(24), segment: 1, isFix: true).isEmpty)
+        #expect(f.fillers(before: .seconds(34), segment: 1, isFix: true).isEmpty, "10 s is no gap")
+        #expect(f.fillers(before: .seconds(46), segment: 1, isFix: true) == (35...45).map { .seconds($0) })
+    }
+
+    /// The cadence is the trace's: fixes every 5 s fill every 5 s; the trace's own reports
+    /// without a fix are not doubled; a gap longer than an hour is filled for an hour only.
+    @Test func theCadenceIsTheTracesAndTheTracesOwnNoFixIsKept() {
+        var f = NoFixFiller()
+        _ = f.fillers(before: .seconds(0), segment: 0, isFix: true)
+        _ = f.fillers(before: .seconds(5), segment: 0, isFix: true)
+        #expect(f.fillers(before: .seconds(30), segment: 1, isFix: true) == [10, 15, 20, 25].map { .seconds($0) })
+        var g = NoFixFiller()
+        _ = g.fillers(before: .seconds(0), segment: 0, isFix: true)
+        for s in 1...15 { #expect(g.fillers(before: .seconds(s), segment: 0, isFix: false).isEmpty) }
+        #expect(g.fillers(before: .seconds(16), segment: 1, isFix: true).isEmpty, "the trace said it already")
+        var h = NoFixFiller()
+        _ = h.fillers(before: .seconds(0), segment: 0, isFix: true)
+        _ = h.fillers(before: .seconds(1), segment: 0, isFix: true)
+        #expect(h.fillers(before: .seconds(86_400), segment: 0, isFix: true).count == 3600)
+    }
+}
