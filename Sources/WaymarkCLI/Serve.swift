@@ -83,6 +83,12 @@ extension WaymarkCommand {
         @Flag(help: "Play the trace again and again (times move on by one trace each time).")
         var loop = false
 
+        @Flag(
+            help: ArgumentHelp(
+                "Move the trace's times to the present (its first fix now, the spacing kept), so that clients that check the time (cgps, chrony) see a live receiver."
+            ))
+        var now = false
+
         @Option(help: ArgumentHelp("Metres per second for untimed traces (default 1.4, a walk).", valueName: "m/s"))
         var speed: Double?
 
@@ -171,6 +177,7 @@ extension WaymarkCommand {
                 untimedSpeed: speed ?? 1.4, interval: interval?.value,
                 untimedStart: Date(timeIntervalSince1970: 946_684_800))  // 2000-01-01T00:00:00Z
             let loops: Int? = loop ? nil : 1
+            let moveToNow = now
             let rateText = rate
             let maxClients = maxClients
             // The server's loop blocks its thread: it runs on one of Dispatch's, not Swift's pool.
@@ -189,11 +196,15 @@ extension WaymarkCommand {
                             log.post("waymark: \(trace): nothing to serve (no track, route or waypoint points)")
                             throw ExitCode(ExitStatus.dataError)
                         }
-                        let activated = first.location.timestamp.addingTimeInterval(
+                        // --now: the first fix's time becomes the present (whole seconds, so each
+                        // time keeps its fraction); read once, at the edge.
+                        let shift = moveToNow ? Date().timeIntervalSince(first.location.timestamp).rounded() : 0
+                        let activated = first.location.timestamp.addingTimeInterval(shift).addingTimeInterval(
                             -Double(first.offset.components.seconds)
                                 - Double(first.offset.components.attoseconds) * 1e-18)
                         let device = GPSDServedDevice(path: trace, activated: activated)
                         var feed = GPSDTraceFeed(source: source, device: device)
+                        feed.timeShift = shift
                         let host = listen.contains(":") ? "[\(listen)]" : listen
                         log.post(
                             "waymark serve: \(trace) (\(source.pointCount) point(s), \(source.isTimed ? "timed" : "untimed"))"

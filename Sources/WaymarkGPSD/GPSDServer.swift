@@ -31,6 +31,8 @@ public struct GPSDTraceFeed: GPSDServeFeed {
     /// The first fix's time less its offset: what times a point without a fix.
     private var base: Date
     private var filler = NoFixFiller()
+    /// Seconds added to every time of the trace (`serve --now`).
+    public var timeShift: TimeInterval = 0
     /// Epochs without a fix still to send, then the event they precede.
     private var pending: [Duration] = []
     private var held: SourceEvent?
@@ -62,11 +64,14 @@ public struct GPSDTraceFeed: GPSDServeFeed {
             }
             event = next
         }
-        if case .fix(let l) = event.kind {
+        var kind = event.kind
+        if case .fix(var l) = kind {
+            l.timestamp = l.timestamp.addingTimeInterval(timeShift)
+            kind = .fix(l)
             base = l.timestamp.addingTimeInterval(-Self.seconds(event.offset))
         }
         let fallback = base.addingTimeInterval(Self.seconds(event.offset))
-        return (event.offset, GPSDServeEncoding.epoch(event.kind, time: fallback, device: device))
+        return (event.offset, GPSDServeEncoding.epoch(kind, time: fallback, device: device))
     }
 
     private static func seconds(_ d: Duration) -> Double {

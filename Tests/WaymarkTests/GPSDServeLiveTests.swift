@@ -189,6 +189,28 @@ struct GPSDServeLiveTests {
         #expect(abs(original.length2D - logged.length2D) < 1, "\(original.length2D) m, logged \(logged.length2D) m")
     }
 
+    /// Issue 28, item 3: `--now` moves the trace's times to the present, whole seconds, keeping
+    /// their spacing: the first TPV is dated between the moment before serve started and the
+    /// moment gpspipe had it all (whatever the machine's load), and every interval is the trace's.
+    @Test(.timeLimit(.minutes(45)))
+    func nowMovesTheTimesToThePresent() async throws {
+        let (trace, points) = try Self.makeTrace(count: 20)
+        let before = Date().addingTimeInterval(-1)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max", "--now"])
+        defer { serve.tearDown() }
+        let pipe = try await runUnblockedAsync(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
+        let after = Date().addingTimeInterval(1)
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let times = Self.tpvs(pipe.stdoutText).compactMap { ($0["time"] as? String).flatMap(f.date(from:)) }
+        #expect(times.count == points.count, "\(serve.log())")
+        let first = try #require(times.first)
+        #expect(first >= before && first <= after, "\(first) is not between \(before) and \(after)")
+        let intervals = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }
+        let original = zip(points, points.dropFirst()).map { $1.time!.timeIntervalSince($0.time!) }
+        #expect(intervals == original)
+    }
+
     /// Closed loop: what `waymark record` stores from serve is the trace.
     @Test(.timeLimit(.minutes(45)))
     func recordStoresExactlyTheTrace() async throws {
