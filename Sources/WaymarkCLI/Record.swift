@@ -162,10 +162,8 @@ extension WaymarkCommand {
             if let minMove, !(minMove >= 0 && minMove.isFinite) {
                 throw ValidationError("--min-move must be 0 metres or more")
             }
-            let resolved = try OutputFormat.resolve(format, output: output)
-            try geojson.check(geojson: resolved == .geojson)
-            try geojson.checkDelivered()
             _ = try Self.endpoint(gpsd)
+            // What an output is (an input, the store) first: it says more than what its name says.
             let outputs: [(option: String, path: String)] =
                 (output.map { [("-o", $0)] } ?? []) + (audit.map { [("--audit", $0)] } ?? [])
                 + (gpx.map { [("--gpx", $0)] } ?? [])
@@ -173,6 +171,9 @@ extension WaymarkCommand {
                 outputs: outputs,
                 protected: OutputSafety.inputs(app.scenario.map { [$0] } ?? [])
                     + (storage.noStore ? [] : OutputSafety.store(storage.location.path)))
+            let resolved = try OutputFormat.resolve(format, output: output)
+            try geojson.check(geojson: resolved == .geojson)
+            try geojson.checkDelivered()
         }
 
         static func endpoint(_ text: String) throws -> (host: String, port: String) {

@@ -118,6 +118,11 @@ extension WaymarkCommand {
             }
             if store.store != nil && session == nil { throw ValidationError("--store goes with --session") }
             if let width, width < 20 { throw ValidationError("--width must be at least 20") }
+            // What -o is (an input, the store) first: it says more than what its name says.
+            try OutputSafety.check(
+                outputs: output.map { [("-o", $0)] } ?? [],
+                protected: OutputSafety.inputs(trace.map { [$0] } ?? [])
+                    + (session != nil ? OutputSafety.store(store.path) : []))
             try OutputName.refuseUnknown(
                 output, formatGiven: formatOption != nil,
                 writes: "text (.txt), GeoJSON (.geojson, .json), GPX (.gpx), SVG (.svg) or HTML (.html)")
@@ -132,10 +137,6 @@ extension WaymarkCommand {
                     )
                 }
             }
-            try OutputSafety.check(
-                outputs: output.map { [("-o", $0)] } ?? [],
-                protected: OutputSafety.inputs(trace.map { [$0] } ?? [])
-                    + (session != nil ? OutputSafety.store(store.path) : []))
             try geojson.check(geojson: format == .geojson)
             if format != .text && (points || noSketch || width != nil) {
                 throw ValidationError("--points, --no-sketch and --width apply to --format text only")

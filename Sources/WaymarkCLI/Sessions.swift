@@ -170,6 +170,9 @@ extension WaymarkCommand.Sessions {
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
+            // What -o is (the store) first: it says more than what its name says.
+            try OutputSafety.check(
+                outputs: output.map { [("-o", $0)] } ?? [], protected: OutputSafety.store(store.path))
             let writes = "GeoJSON (.geojson, .json), GPX (.gpx), text (.txt), NDJSON (.ndjson) or HTML (.html)"
             try OutputName.refuseUnknown(output, formatGiven: formatOption != nil, writes: writes)
             if let output, output != "-", let named = NamedFormat.named(by: output) {
@@ -184,8 +187,6 @@ extension WaymarkCommand.Sessions {
             }
             try geojson.check(geojson: format == .geojson)
             try geojson.checkDelivered()
-            try OutputSafety.check(
-                outputs: output.map { [("-o", $0)] } ?? [], protected: OutputSafety.store(store.path))
         }
 
         func run() throws {
