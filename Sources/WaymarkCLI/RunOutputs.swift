@@ -295,9 +295,19 @@ final class DeliveredNDJSON: SimulationObserver {
     }
 
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
-        guard failure == nil, let f = event.deliveredRecord else { return }
+        guard failure == nil else { return }
         do {
-            try writer.write(delivered: f)
+            // A standard update's record is read where it lies (this runs for every fix);
+            // `deliveredRecord` makes one for a service's location.
+            switch event.kind {
+            case .fix(let f):
+                guard f.delivered != nil else { return }
+                try writer.write(delivered: f)
+            case .serviceLocation:
+                guard let f = event.deliveredRecord else { return }
+                try writer.write(delivered: f)
+            default: return
+            }
             if flushEachLine { try writer.finish() }
         } catch {
             failure = error

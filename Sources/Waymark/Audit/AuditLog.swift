@@ -93,15 +93,19 @@ extension StoredLocation {
     }
 }
 
-/// Writes delivered locations as NDJSON, one per line, through a ``FileSink``.
+/// Writes delivered locations as NDJSON, one per line, through a ``FileSink``: the lines of
+/// ``StoredLocation/ndjson()``, written by its hot path (`LocationNDJSONLine`).
 public final class LocationNDJSONWriter {
     private let sink: FileSink
-    private var cache = ValueFormatting.DayCache()
+    // Written once per delivered fix; only the line being written uses it.
+    @exclusivity(unchecked) private var cache = ValueFormatting.DayCache()
 
     public init(sink: FileSink) { self.sink = sink }
 
     public func write(_ location: StoredLocation) throws {
-        location.append(to: sink.buffer, cache: &cache)
+        LocationNDJSONLine.append(
+            location.location, index: location.index, segment: location.segment, appState: location.appState,
+            reason: location.reason, to: sink.buffer, cache: &cache)
         try sink.flushIfNeeded()
     }
 
@@ -109,7 +113,7 @@ public final class LocationNDJSONWriter {
     /// ``write(_:)`` of its ``StoredLocation``.
     public func write(delivered record: borrowing AuditEvent.FixRecord) throws {
         guard let location = record.delivered else { return }
-        StoredLocation.append(
+        LocationNDJSONLine.append(
             location, index: record.index, segment: record.segment, appState: record.appState, reason: record.reason,
             to: sink.buffer, cache: &cache)
         try sink.flushIfNeeded()
