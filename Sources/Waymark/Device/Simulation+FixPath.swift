@@ -10,7 +10,7 @@ extension Simulation {
     func decide(_ event: borrowing SourceEvent) {
         var actions = buffers.actions
         buffers.actions = []
-        actions.removeAll(keepingCapacity: true)
+        actions.empty()
         let facts = rules.receiveFix(event, into: &actions)
         if actions.count == 2, case .decided(let outcome) = actions[0],
             case .deliver(let count, let reason, let manager) = actions[1]

@@ -125,13 +125,13 @@ extension Simulation {
     func deliver(count: Int, reason: FixReason, manager number: Int) {
         var updates = buffers.spare
         buffers.spare = []
-        updates.removeAll(keepingCapacity: true)
+        updates.empty()
         if number == 1 {
             if count == buffers.pending.count {
                 swap(&updates, &buffers.pending)
             } else {
                 updates.append(contentsOf: buffers.pending.suffix(count))
-                buffers.pending.removeAll(keepingCapacity: true)
+                buffers.pending.empty()
             }
         } else {
             updates.append(contentsOf: (buffers.others[number] ?? []).suffix(count))
