@@ -7,6 +7,11 @@ import Testing
 #else
     import Foundation
 #endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The delivered-location writer's hot path writes the bytes of the readable line
 /// (`StoredLocation.ndjson()`), whatever the values.
@@ -71,26 +76,66 @@ import Testing
         }
     }
 
+    /// The `i`-th location of a walk, with and without altitude and speed, over several days
+    /// and segments.
+    static func sample(_ i: Int) -> StoredLocation {
+        let x = Double(i)
+        let coordinate = Coordinate(latitude: 47 + x * 1e-5, longitude: 11 - x * 3e-6)
+        let provenance = Provenance(
+            source: .file(path: "a.gpx", index: i), isSimulatedBySoftware: true, fixMode: .threeD)
+        let vertical: Double = i % 2 == 0 ? 7.5 : -1
+        let speed: Double = i % 3 == 0 ? -1 : 1.4
+        let location = Location(
+            coordinate: coordinate, altitude: x * 0.37, horizontalAccuracy: 4.9, verticalAccuracy: vertical,
+            speed: speed, course: Double(i * 7 % 360),
+            timestamp: Date(timeIntervalSince1970: 1_700_000_000 + x * 3600.25),
+            provenance: provenance)
+        let state: AppState = i % 2 == 0 ? .active : .background
+        let reason: FixReason = i % 2 == 0 ? .foreground : .backgroundSession
+        return StoredLocation(
+            location: location, appState: state, reason: reason, index: i, segment: i / 10, offset: .seconds(i))
+    }
+
     @Test func theWriterWritesTheLinesOfItsLocations() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ndjson-line-\(UUID()).ndjson").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let stored = (0..<50).map { i in
-            StoredLocation(
-                location: Location(
-                    coordinate: Coordinate(latitude: 47 + Double(i) * 1e-5, longitude: 11 - Double(i) * 3e-6),
-                    altitude: Double(i) * 0.37, horizontalAccuracy: 4.9, verticalAccuracy: i % 2 == 0 ? 7.5 : -1,
-                    speed: i % 3 == 0 ? -1 : 1.4, course: Double(i * 7 % 360),
-                    timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(i) * 3600.25),
-                    provenance: Provenance(
-                        source: .file(path: "a.gpx", index: i), isSimulatedBySoftware: true, fixMode: .threeD)),
-                appState: i % 2 == 0 ? .active : .background, reason: i % 2 == 0 ? .foreground : .backgroundSession,
-                index: i, segment: i / 10, offset: .seconds(i))
-        }
+        let stored = (0..<50).map(Self.sample)
         let sink = try FileSink(atomicPath: path)
         let writer = LocationNDJSONWriter(sink: sink)
         for s in stored { try writer.write(s) }
         try writer.finish()
         try sink.commit()
         #expect(try String(contentsOfFile: path, encoding: .utf8) == stored.map { $0.ndjson() }.joined())
+    }
+
+    /// Written on a thread of its own, the file has the same bytes, in batches and at the end.
+    @Test func aWriterWritingAheadWritesTheSameLines() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ndjson-ahead-\(UUID()).ndjson").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let stored = (0..<2_000).map(Self.sample)
+        let sink = try FileSink(atomicPath: path)
+        let writer = try LocationNDJSONWriter.writingAhead(to: sink)
+        for s in stored { try writer.write(s) }
+        try writer.finish()
+        try sink.commit()
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == stored.map { $0.ndjson() }.joined())
+    }
+
+    /// A write error on the writer's thread is thrown by finish(), as the caller's writer
+    /// throws it from the write that meets it.
+    @Test func aWriteErrorOnTheWritersThreadIsThrownAtTheEnd() throws {
+        let descriptor = open("/dev/full", O_WRONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let writer = try LocationNDJSONWriter.writingAhead(to: FileSink(descriptor: descriptor, path: "/dev/full"))
+        let location = StoredLocation(
+            location: Location(
+                coordinate: Coordinate(latitude: 47, longitude: 11), horizontalAccuracy: 5,
+                timestamp: Date(timeIntervalSince1970: 1_700_000_000),
+                provenance: Provenance(
+                    source: .file(path: "a.gpx", index: 0), isSimulatedBySoftware: true, fixMode: .twoD)),
+            appState: .active, reason: .foreground, index: 0, segment: 0, offset: .zero)
+        for _ in 0..<20_000 { try writer.write(location) }
+        #expect(throws: OutputError.self) { try writer.finish() }
     }
 }
