@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks that the libraries users import on Apple systems stay free of Linux-only API outside
-# #if guards: Waymark, WaymarkTesting and WaymarkStore build for macOS and iOS, where iOS
+# #if guards: Waymark, the Apple-spelled modules, WaymarkTesting and WaymarkStore build for macOS and iOS, where iOS
 # developers run their tests; only WaymarkGPSD (libgps) and the tools are Linux-only. We have no
 # Apple SDK here, so this is two checks, neither a Darwin build (docs/portability.md says what
 # they prove and what they cannot):
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(Waymark WaymarkTesting WaymarkStore)
+targets=(Waymark WaymarkCoreLocation WaymarkUIKit WaymarkBackgroundTasks WaymarkTesting WaymarkStore)
 python3 scripts/portable/lint.py "${targets[@]/#/Sources/}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/waymark-portable.XXXXXX")
@@ -52,6 +52,10 @@ compile() {  # target, then extra flags
     fi
 }
 compile Waymark
+# The Apple-spelled modules, in the order they import each other; WaymarkTesting imports WaymarkUIKit.
+compile WaymarkCoreLocation
+compile WaymarkUIKit
+compile WaymarkBackgroundTasks
 compile WaymarkTesting
 grdb_sqlite=$(find .build/checkouts/GRDB.swift/Sources/GRDBSQLite -name module.modulemap | head -n 1)
 compile WaymarkStore -I "$build/Modules" -Xcc -fmodule-map-file="$grdb_sqlite"

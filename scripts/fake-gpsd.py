@@ -13,13 +13,16 @@ of a report, never the end of the line.
                                  JSON, an ERROR, a SKY, a PPS, a fix marked simulated
                                  (status 8), the DEVICE deactivated and activated again
 
-It listens on 127.0.0.1:PORT, prints "ready" once listening, and exits after 60 s.
+It listens on 127.0.0.1:PORT, prints "ready" once listening, and exits after LIFETIME (600 s):
+long enough for a test on a loaded machine, which kills it when done.
 """
 import os
 import socket
 import sys
 import threading
 import time
+
+LIFETIME = 600
 
 VERSION = (
     '{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}\n'
@@ -53,7 +56,7 @@ def serve(conn, mode, go=None):
                     )
                 conn.sendall("".join(lines).encode())
                 time.sleep(0.05)
-            time.sleep(60)
+            time.sleep(LIFETIME)
         elif mode == "notices":
             def tpv(second, status=""):
                 return (
@@ -77,7 +80,7 @@ def serve(conn, mode, go=None):
             ]:
                 conn.sendall(line.encode())
                 time.sleep(0.2)
-            time.sleep(60)
+            time.sleep(LIFETIME)
         elif mode == "long-line":
             conn.sendall(b'{"class":"TPV","device":"/dev/fake","mode":3,"tag":"' + b"x" * 100000 + b'"}\n')
             for second in range(1, 200):
@@ -88,10 +91,10 @@ def serve(conn, mode, go=None):
                 )
                 conn.sendall(line.encode())
                 time.sleep(0.2)
-            time.sleep(60)
+            time.sleep(LIFETIME)
         elif mode == "overlong":
             conn.sendall(b'{"class":"TPV","device":"/dev/fake","mode":3,"tag":"' + b"x" * 20000)
-            time.sleep(60)
+            time.sleep(LIFETIME)
         else:
             conn.sendall(b'{"class":"TPV","device":"/dev/fake","mode":3,"lat":4')
             while True:
@@ -111,9 +114,9 @@ def main():
     listener.bind(("127.0.0.1", port))
     listener.listen(8)
     print("ready", flush=True)
-    threading.Timer(60, lambda: sys.exit(0)).start()
-    listener.settimeout(60)
-    end = time.time() + 60
+    threading.Timer(LIFETIME, lambda: sys.exit(0)).start()
+    listener.settimeout(LIFETIME)
+    end = time.time() + LIFETIME
     while time.time() < end:
         try:
             conn, _ = listener.accept()

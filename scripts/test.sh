@@ -13,12 +13,23 @@
 #   4. runs `swift test`,
 #   5. with no extra arguments: checks that the DocC catalog builds without a warning
 #      (scripts/check-docs.sh) and that the libraries use no Linux-only API outside #if guards
-#      (scripts/check-portable.sh, docs/portability.md), then builds and tests the example app
-#      (Examples/RunTracker), a separate package that depends on this one by path.
+#      (scripts/check-portable.sh, docs/portability.md), then builds and tests the example
+#      packages (Examples/RunTracker, Examples/iOSApps) copied out of the repository
+#      (scripts/check-examples.sh), each depending on this checkout through WAYMARK_PATH.
 # Tests that need ../shared (the third-party corpus and checkers) say so and are skipped when it
-# is absent. Usage: scripts/test.sh [extra swift test arguments, e.g. --filter CorpusTests]
+# is absent. Usage: scripts/test.sh [--busy] [extra swift test arguments, e.g. --filter CorpusTests]
+#
+# --busy runs all of it after the build while stress-ng keeps every core busy (`stress-ng --cpu
+# N`, N = the cores; installed when missing, ended with the script): the suite must pass on a
+# loaded machine too (docs/testing.md, "A busy machine"). Without it, this is CI's command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+busy=0
+if [ "${1:-}" = "--busy" ]; then
+    busy=1
+    shift
+fi
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -36,6 +47,7 @@ command -v ss >/dev/null 2>&1 || packages+=(iproute2)      # the same
 command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-pip)
 command -v chromium >/dev/null 2>&1 || packages+=(chromium)  # SVGBrowserTests: a headless screenshot
 command -v ogrinfo >/dev/null 2>&1 || packages+=(gdal-bin)   # GeoJSONGISCLITests: GDAL reads --only, --geojson-points
+if [ $busy = 1 ]; then command -v stress-ng >/dev/null 2>&1 || packages+=(stress-ng); fi  # --busy
 if [ ${#packages[@]} -gt 0 ]; then
     echo "test.sh: installing ${packages[*]}" >&2
     as_root apt-get update -qq
@@ -47,6 +59,14 @@ if ! python3 -c 'import geographiclib' 2>/dev/null; then
 fi
 
 swift build
+
+if [ $busy = 1 ]; then
+    cores=$(nproc)
+    echo "test.sh: --busy: stress-ng keeps $cores core(s) busy while the suite runs" >&2
+    stress-ng --cpu "$cores" --quiet &
+    stress=$!
+    trap 'kill $stress 2>/dev/null; wait $stress 2>/dev/null || true' EXIT
+fi
 
 seconds="${WAYMARK_FUZZ_SECONDS:-60}"
 if [ "$seconds" != 0 ]; then
@@ -60,5 +80,5 @@ swift test "$@"
 if [ $# -eq 0 ]; then
     scripts/check-docs.sh
     scripts/check-portable.sh
-    swift test --package-path Examples/RunTracker
+    scripts/check-examples.sh
 fi

@@ -100,7 +100,7 @@ enum RecordBench {
         let splitBefore = cpuTimes()
         let wallStart = ContinuousClock.now
         _ = await recording.run(client: client, duration: .seconds(seconds))
-        client.join()
+        await client.join()
         let wall = ReplayBench.seconds(ContinuousClock.now - wallStart)
         let cpu = cpuTime() - before
         let splitAfter = cpuTimes()

@@ -96,7 +96,8 @@ enum ServeBench {
         func runWaymark(clients: Int) throws -> Result {
             let port = freePort()
             let server = try ReplayBench.spawn(
-                [waymark, "serve", log, "--port", String(port), "--rate", "1"], output: "\(dir)/serve-waymark.log")
+                [waymark, "serve", log, "--port", String(port), "--rate", "1", "--max-clients", String(clients)],
+                output: "\(dir)/serve-waymark.log")
             defer { stop(server) }
             waitForListener(port: port)
             return measure(server: server, port: port, clients: clients, seconds: seconds, start: {})

@@ -318,7 +318,7 @@ extension WaymarkCommand {
             outputs.onRecordingFailure = { _ in stopper.stop() }
 
             let ending = await recording.run(client: client, duration: duration?.value, count: count)
-            client.join()
+            await client.join()
             status?.clear()
             if case .unreachable(let reason) = ending {
                 try? session?.finish(

@@ -17,8 +17,10 @@ import WaymarkStore
 #endif
 
 extension WaymarkCommand {
-    struct Replay: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+    package struct Replay: AsyncParsableCommand {
+        package init() {}
+
+        package static let configuration = CommandConfiguration(
             abstract: "Replay a trace (GPX, NMEA, gpsd JSON) into a simulated iOS app and see what it receives.",
             discussion: """
                 The trace plays on its own timestamps (untimed tracks, routes and Xcode-style \
@@ -79,6 +81,13 @@ extension WaymarkCommand {
         var speed: Double?
 
         @Option(
+            name: .customLong("info-plist"),
+            help: ArgumentHelp(
+                "The app's own Info.plist: its UIBackgroundModes, location usage descriptions, NSLocationTemporaryUsageDescriptionDictionary and BGTaskSchedulerPermittedIdentifiers replace the scenario's info.",
+                valueName: "path"))
+        var infoPlist: String?
+
+        @Option(
             help: ArgumentHelp("Fixes at this fixed period, interpolated along the geodesic.", valueName: "duration"))
         var interval: DurationArgument?
 
@@ -119,7 +128,7 @@ extension WaymarkCommand {
 
         @Option(
             help: ArgumentHelp(
-                "The directory that stands in for the server of the app's background uploads (app.uploadsInBackground): one upload-N.csv per transfer.",
+                "The directory that stands in for the server of the app's background uploads (app.uploadsInBackground): one new upload-N.csv per transfer, numbered past the files already there; nothing existing is overwritten or followed.",
                 valueName: "dir"))
         var uploadDir: String?
 
@@ -136,7 +145,7 @@ extension WaymarkCommand {
 
         @OptionGroup(title: "Session store") var storage: SessionOptions
 
-        func validate() throws {
+        package func validate() throws {
             if let uploadDir {
                 var info = stat()
                 guard stat(uploadDir, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
@@ -163,9 +172,15 @@ extension WaymarkCommand {
                     + (storage.noStore ? [] : OutputSafety.store(storage.location.path)))
         }
 
-        func run() async throws {
+        package func run() async throws { try await run(makeApp: nil) }
+
+        /// Replays into the app `makeApp` makes at every launch (nil: the tutorial app the
+        /// scenario describes), on the caller's isolation (the main actor, for a UIKit app).
+        package func run(
+            makeApp: (() -> any SimulatedApp)?, isolation: isolated (any Actor)? = #isolation
+        ) async throws {
             do {
-                try await replay()
+                try await replay(makeApp: makeApp)
             } catch let error as ExitCode {
                 throw error
             } catch let error as ValidationError {
@@ -175,6 +190,9 @@ extension WaymarkCommand {
                 printError("waymark: \(error)")
                 printError("hint: docs/scenarios.md lists every key, with an example per feature")
                 throw ExitCode(ExitStatus.dataError)
+            } catch let error as InfoPlistError {
+                printError("waymark: \(error)")
+                throw ExitCode(ExitStatus.dataError)
             } catch let error as ReplaySchedule.ScheduleError {
                 printError("waymark: \(trace): \(error)")
                 throw ExitCode(ExitStatus.dataError)
@@ -183,9 +201,12 @@ extension WaymarkCommand {
             }
         }
 
-        private func replay() async throws {
+        private func replay(
+            makeApp: (() -> any SimulatedApp)?, isolation: isolated (any Actor)? = #isolation
+        ) async throws {
             let file = try app.scenario.map { try ScenarioFile.load(path: $0) }
             var scenario = try app.checkedScenario(loading: file)
+            if let infoPlist { scenario.info = try AppInfo(contentsOfPropertyList: infoPlist) }
             var settings = file?.1 ?? ReplaySettings()
             if let speed { settings.untimedSpeed = speed }
             if let interval { settings.interval = interval.value }
@@ -228,7 +249,9 @@ extension WaymarkCommand {
             let epoch = first.location.timestamp.addingTimeInterval(-first.offset.inSeconds)
 
             // The simulation and who watches it.
-            let simulation = Simulation(scenario: scenario, epoch: epoch)
+            let simulation =
+                makeApp.map { Simulation(scenario: scenario, epoch: epoch, makeApp: $0) }
+                ?? Simulation(scenario: scenario, epoch: epoch)
             let paced = rateFactor > 0
             let session = try storage.begin(
                 kind: .replay, source: trace, scenarioPath: app.scenario, epoch: epoch,

@@ -32,15 +32,23 @@ extension WaymarkCommand {
 
                 The trace starts when the first client enables watching; clients that come later \
                 join it where it is. --rate 1 plays in real time, --rate N N times faster, \
-                --rate max as fast as the fastest client reads. A slow client never holds the \
+                --rate max as fast as the fastest client reads, and --rate step only as far as \
+                standard input says: each line is a number of epochs to let out (for tests of \
+                gpsd clients that must not depend on time). A slow client never holds the \
                 others back: it falls behind on its own, and one that falls more than --queue \
-                epochs behind skips ahead (the log says how many it missed when it leaves). Without --loop the \
-                server closes every connection once the trace has ended and been read, and \
-                exits 0. Ctrl-C (SIGINT) or SIGTERM stops it at once.
+                epochs behind skips ahead (the log says how many it missed when it leaves). \
+                Without --loop the server closes every connection once the trace has ended and \
+                been read, and exits 0. Ctrl-C (SIGINT) or SIGTERM stops it at once.
 
                 It listens on 127.0.0.1 only, unless --listen names another address (0.0.0.0 \
-                or :: for every interface). A gpsd already on port 2947 (Debian starts one \
-                through gpsd.socket) keeps the port: choose another --port, or stop it.
+                or :: for every interface). It serves at most --max-clients clients (64, as \
+                gpsd), fewer if the descriptor limit (ulimit -n) leaves room for fewer, and turns \
+                more away; a client that sends no request for --idle-timeout without watching, \
+                or reads nothing for that long while watching, is closed. Its log never holds it \
+                up: lines that standard error cannot take are dropped and counted, and past 20 \
+                client events a second the rest are counted in one line a second. A gpsd \
+                already on port 2947 (Debian starts one through gpsd.socket) keeps the port: \
+                choose another --port, or stop it.
 
                 Examples:
                   waymark serve walk.gpx --port 2947 & gpspipe -w localhost:2947
@@ -49,9 +57,12 @@ extension WaymarkCommand {
                   waymark serve drive.nmea --rate max --port 2948 & \\
                     gpxlogger -f copy.gpx localhost:2948
                   waymark serve walk.gpx --port 2948 & waymark record --gpsd localhost:2948
+                  (sleep 2; echo 100) | waymark serve walk.gpx --port 2948 --rate step
                 """)
 
-        @Argument(help: "The trace to serve: GPX or an NMEA log (told by its content); - reads standard input.")
+        @Argument(
+            help:
+                "The trace to serve: GPX, an NMEA log or a gpsd capture (told by its content); - reads standard input.")
         var trace: String
 
         @Option(help: ArgumentHelp("The TCP port to listen on (gpsd's is 2947).", valueName: "port"))
@@ -65,7 +76,7 @@ extension WaymarkCommand {
 
         @Option(
             help: ArgumentHelp(
-                "1 (real time), a factor of real time such as 10, or max (as fast as the fastest client reads).",
+                "1 (real time), a factor of real time such as 10, max (as fast as the fastest client reads), or step (as many epochs as each line of standard input says).",
                 valueName: "rate"))
         var rate: String = "1"
 
@@ -85,42 +96,73 @@ extension WaymarkCommand {
                 valueName: "epochs"))
         var queue: Int = 4096
 
+        @Option(help: ArgumentHelp("The most clients served at once (gpsd's default, 64).", valueName: "n"))
+        var maxClients: Int = 64
+
+        @Option(
+            help: ArgumentHelp(
+                "Close a client that sends no request for this long without watching, or reads nothing for this long while watching (default 60s; 0 never).",
+                valueName: "duration"))
+        var idleTimeout: DurationArgument?
+
         @OptionGroup var read: ReadOptions
+
+        /// `--rate`: how the epochs go out.
+        var pacing: GPSDServer.Pacing? {
+            if rate == "step" { return .stepped }
+            return RateText.parse(rate).map { $0 == 0 ? .fastestReader : .rate($0) }
+        }
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
-            guard RateText.parse(rate) != nil else { throw ValidationError("--rate must be \(RateText.expected)") }
+            guard pacing != nil else { throw ValidationError("--rate must be step or \(RateText.expected)") }
+            if pacing == .stepped && trace == "-" {
+                throw ValidationError(
+                    "--rate step reads its steps from standard input: the trace must come from a file, not -")
+            }
+            guard (1...100_000).contains(maxClients) else {
+                throw ValidationError("--max-clients must be from 1 to 100000")
+            }
             guard (1...1_000_000).contains(queue) else { throw ValidationError("--queue must be from 1 to 1000000") }
             if let speed, !(speed > 0 && speed.isFinite) { throw ValidationError("--speed must be above 0 m/s") }
             if let interval, interval.value <= .zero { throw ValidationError("--interval must be longer than 0 s") }
         }
 
         func run() async throws {
+            // Everything serve says goes through a log that never blocks it (a pipe nobody
+            // reads must not stall its clients, nor keep SIGTERM from ending it).
+            let log = BackgroundLog()
+            defer { log.flush(within: .seconds(2)) }
             do {
-                try await serve()
+                try await serve(log: log)
             } catch let error as ExitCode {
                 throw error
             } catch let error as GPSDServer.ServerError {
-                printError("waymark serve: \(error)")
-                printError(
+                log.post("waymark serve: \(error)")
+                log.post(
                     error.inUse
                         ? "hint: another gpsd (or serve) has the port; choose another --port, or stop it (sudo systemctl stop gpsd.socket gpsd)"
                         : "hint: --listen takes a numeric address of this machine, such as 127.0.0.1 or ::1")
                 throw ExitCode(ExitStatus.ioError)
             } catch let error as ReplaySchedule.ScheduleError {
-                printError("waymark: \(trace): \(error)")
+                log.post("waymark: \(trace): \(error)")
                 throw ExitCode(ExitStatus.dataError)
             } catch {
+                log.flush(within: .seconds(2))
                 throw sysexit(for: error)
             }
         }
 
-        private func serve() async throws {
-            let factor = RateText.parse(rate) ?? 1
+        private func serve(log: BackgroundLog) async throws {
+            let pacing = pacing ?? .rate(1)
+            let idle = idleTimeout?.value ?? .seconds(60)
             let server = try GPSDServer(
-                configuration: GPSDServer.Configuration(address: listen, port: port, rate: factor, window: queue))
+                configuration: GPSDServer.Configuration(
+                    address: listen, port: port, pacing: pacing, window: queue, maxClients: maxClients,
+                    idleTimeout: idle > .zero ? idle : nil))
             let stopSources = handleStopSignals { server.stop() }
             defer { for s in stopSources { s.cancel() } }
+            if pacing == .stepped { Self.readSteps(into: server, log: log) }
 
             let trace = trace
             let listen = listen
@@ -129,21 +171,22 @@ extension WaymarkCommand {
                 untimedSpeed: speed ?? 1.4, interval: interval?.value,
                 untimedStart: Date(timeIntervalSince1970: 946_684_800))  // 2000-01-01T00:00:00Z
             let loops: Int? = loop ? nil : 1
-            let rateText = factor == 0 ? "max" : rate
+            let rateText = rate
+            let maxClients = maxClients
             // The server's loop blocks its thread: it runs on one of Dispatch's, not Swift's pool.
             let summary: GPSDServer.Summary = try await withCheckedThrowingContinuation { continuation in
                 DispatchQueue.global().async {
                     do {
                         var source = try StreamingReplaySource(
                             contentsOf: trace, readOptions: readOptions, options: options, loops: loops,
-                            warnings: report)
+                            readers: .withGPSDCaptures, warnings: { log.post($0.description) })
                         if source.badPointsLeftOut > 0 {
-                            printError(
+                            log.post(
                                 "\(trace): --lenient left out \(source.badPointsLeftOut) bad point(s); see the warnings above"
                             )
                         }
                         guard let first = try source.peekFix() else {
-                            printError("waymark: \(trace): nothing to serve (no track, route or waypoint points)")
+                            log.post("waymark: \(trace): nothing to serve (no track, route or waypoint points)")
                             throw ExitCode(ExitStatus.dataError)
                         }
                         let activated = first.location.timestamp.addingTimeInterval(
@@ -152,40 +195,85 @@ extension WaymarkCommand {
                         let device = GPSDServedDevice(path: trace, activated: activated)
                         var feed = GPSDTraceFeed(source: source, device: device)
                         let host = listen.contains(":") ? "[\(listen)]" : listen
-                        printError(
+                        log.post(
                             "waymark serve: \(trace) (\(source.pointCount) point(s), \(source.isTimed ? "timed" : "untimed"))"
                                 + " as gpsd on \(host):\(server.port), --rate \(rateText)\(loops == nil ? ", looping" : "");"
                                 + " it starts when a client watches; Ctrl-C stops")
-                        let summary = try server.run(feed: &feed, device: device, onEvent: Self.log)
+                        let summary = try server.run(feed: &feed, device: device) {
+                            Self.log($0, maxClients: maxClients, into: log)
+                        }
                         continuation.resume(returning: summary)
                     } catch {
                         continuation.resume(throwing: error)
                     }
                 }
             }
-            printError(
+            log.post(
                 "waymark serve: \(summary.stopped ? "stopped" : "the trace has ended"); \(summary.epochs) epoch(s) to "
                     + "\(summary.clients) client(s)"
-                    + (summary.skipped > 0 ? ", \(summary.skipped) skipped by slow clients" : ""))
+                    + (summary.skipped > 0 ? ", \(summary.skipped) skipped by slow clients" : "")
+                    + (summary.rejected > 0 ? "; \(summary.rejected) connection(s) turned away" : ""))
         }
 
-        /// One line on standard error per event.
-        @Sendable static func log(_ event: GPSDServer.Event) {
+        /// `--rate step`: each line of standard input lets that many epochs out; a line that is
+        /// not a number of epochs is reported and ignored. Read on a thread of its own.
+        static func readSteps(into server: GPSDServer, log: BackgroundLog) {
+            DetachedThread.start {
+                var number = 0
+                while let line = readLine() {
+                    number += 1
+                    let text = String(
+                        line.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+                    if text.isEmpty { continue }
+                    guard let epochs = Int(text), epochs > 0 else {
+                        log.post(
+                            "waymark serve: standard input, line \(number): '\(text)' is not a number of epochs to let out; ignored"
+                        )
+                        continue
+                    }
+                    server.release(epochs)
+                }
+            }
+        }
+
+        /// One line per event, but for client events past the server's limit of a second, which
+        /// come as one line of counts.
+        static func log(_ event: GPSDServer.Event, maxClients: Int, into log: BackgroundLog) {
             switch event {
-            case .connected(let client, let peer): printError("client \(client) (\(peer)): connected")
+            case .connected(let client, let peer): log.post("client \(client) (\(peer)): connected")
             case .watching(let client, let policy):
                 var what: [String] = []
                 if policy.json { what.append("json") }
                 if policy.nmea { what.append("nmea") }
                 if policy.raw > 0 { what.append("raw") }
-                printError("client \(client): watching (\(what.isEmpty ? "nothing" : what.joined(separator: ", ")))")
-            case .started: printError("the trace starts")
+                log.post("client \(client): watching (\(what.isEmpty ? "nothing" : what.joined(separator: ", ")))")
+            case .started: log.post("the trace starts")
             case .lagging(let client):
-                printError("client \(client): reads too slowly; it falls a whole --queue behind and skips epochs")
+                log.post("client \(client): reads too slowly; it falls a whole --queue behind and skips epochs")
             case .closed(let client, let reason, let skipped):
-                printError(
+                log.post(
                     "client \(client): closed (\(reason))" + (skipped > 0 ? "; it skipped \(skipped) epoch(s)" : ""))
-            case .traceEnded(let epochs): printError("the trace has ended after \(epochs) epoch(s)")
+            case .traceEnded(let epochs): log.post("the trace has ended after \(epochs) epoch(s)")
+            case .rejected(let peer, let clients):
+                log.post("a client (\(peer)) was turned away: \(clients) client(s) are served, the most there may be")
+            case .clientLimit(let clients, let descriptors):
+                log.post(
+                    "waymark serve: the descriptor limit (ulimit -n \(descriptors)) leaves room for \(clients) client(s), "
+                        + "fewer than --max-clients \(maxClients); more are turned away")
+            case .descriptorsExhausted(let clients):
+                log.post(
+                    "waymark serve: out of file descriptors with \(clients) client(s) (ulimit -n); new connections "
+                        + "wait until a client leaves")
+            case .clientEventsSummarised(let counts, let over):
+                var parts: [String] = []
+                if counts.connected > 0 { parts.append("\(counts.connected) connected") }
+                if counts.watching > 0 { parts.append("\(counts.watching) started watching") }
+                if counts.lagging > 0 { parts.append("\(counts.lagging) fell behind") }
+                if counts.closed > 0 { parts.append("\(counts.closed) closed") }
+                if counts.rejected > 0 { parts.append("\(counts.rejected) turned away") }
+                log.post(
+                    "clients: \(counts.total) more event(s) in \(DurationText.format(over)), counted, not shown one by one: "
+                        + parts.joined(separator: ", "))
             }
         }
     }

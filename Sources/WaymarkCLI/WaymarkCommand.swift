@@ -1,9 +1,12 @@
 import ArgumentParser
 import Waymark
 
-@main
-struct WaymarkCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// The `waymark` command (the executable is WaymarkTool; WaymarkRunner runs its replay for a
+/// team's own app).
+package struct WaymarkCommand: AsyncParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         commandName: "waymark",
         abstract: "Record, replay and render location traces.",
         discussion: """

@@ -32,24 +32,42 @@ public struct GPSDServedDevice: Sendable, Hashable {
     public static let protocolMinor = 14
 }
 
-/// One epoch of the trace, encoded once for every client that watches: gpsd's JSON reports
-/// (SKY, then TPV), NMEA 0183 sentences (GGA, GSA, RMC), and both together.
+/// One epoch of the trace, encoded once for every client that watches: NMEA 0183 sentences (GGA,
+/// GSA, RMC) and gpsd's JSON reports (SKY, then TPV), in one buffer.
+///
+/// Every encoding a client may ask for is a slice of that buffer, so an epoch costs its bytes
+/// once (about 600 bytes for a fix with DOPs), whatever its clients watch: NMEA is a prefix,
+/// JSON a suffix, both the whole.
 public struct GPSDEpoch: Sendable, Hashable {
     /// The fix time (UTC) on the trace's clock.
     public var time: Date
-    /// The SKY line (with its CR LF), when the fix carries DOPs.
-    public var sky: [UInt8]
-    /// The TPV line, with its CR LF.
-    public var tpv: [UInt8]
-    /// The SKY and TPV lines.
-    public var json: [UInt8]
-    /// The NMEA sentences, each ending in CR LF.
-    public var nmea: [UInt8]
-    /// NMEA sentences, then the JSON reports: what a client with both `json` and `nmea` gets.
-    public var both: [UInt8]
+    /// The NMEA sentences, the SKY line and the TPV line, each line ending in CR LF.
+    private let storage: [UInt8]
+    private let skyStart: Int
+    private let tpvStart: Int
 
-    /// The bytes for a client watching with `policy`; empty when it wants none.
-    public func bytes(for policy: GPSDWatchPolicy) -> [UInt8] {
+    /// An epoch of `nmea`, `sky` and `tpv` (each line with its CR LF; `sky` may be empty).
+    public init(time: Date, nmea: [UInt8], sky: [UInt8], tpv: [UInt8]) {
+        self.time = time
+        storage = nmea + sky + tpv
+        skyStart = nmea.count
+        tpvStart = nmea.count + sky.count
+    }
+
+    /// The SKY line (with its CR LF), when the fix carries DOPs; else empty.
+    public var sky: ArraySlice<UInt8> { storage[skyStart..<tpvStart] }
+    /// The TPV line, with its CR LF.
+    public var tpv: ArraySlice<UInt8> { storage[tpvStart...] }
+    /// The SKY and TPV lines.
+    public var json: ArraySlice<UInt8> { storage[skyStart...] }
+    /// The NMEA sentences, each ending in CR LF.
+    public var nmea: ArraySlice<UInt8> { storage[..<skyStart] }
+    /// NMEA sentences, then the JSON reports: what a client with both `json` and `nmea` gets.
+    public var both: ArraySlice<UInt8> { storage[...] }
+
+    /// The bytes for a client watching with `policy` (a slice of the epoch's one buffer, not a
+    /// copy); empty when it wants none.
+    public func bytes(for policy: GPSDWatchPolicy) -> ArraySlice<UInt8> {
         guard policy.enable else { return [] }
         let nmeaWanted = policy.nmea || policy.raw > 0
         switch (policy.json, nmeaWanted) {
@@ -92,7 +110,7 @@ public enum GPSDServeEncoding {
             tpv = o.finish()
             nmea = noFixSentences(time)
         }
-        return GPSDEpoch(time: time, sky: sky, tpv: tpv, json: sky + tpv, nmea: nmea, both: nmea + sky + tpv)
+        return GPSDEpoch(time: time, nmea: nmea, sky: sky, tpv: tpv)
     }
 
     /// `{"class":"TPV",…}` and CR LF for a fix.

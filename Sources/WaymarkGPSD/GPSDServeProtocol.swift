@@ -5,6 +5,11 @@ import Waymark
 #else
     import Foundation
 #endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// What a client of `waymark serve` asked to watch, as gpsd's `?WATCH` sets it.
 public struct GPSDWatchPolicy: Sendable, Hashable {
@@ -65,7 +70,10 @@ public struct GPSDServeSession: Sendable {
     public static let requestLimit = 8192
 
     public private(set) var policy = GPSDWatchPolicy()
+    /// What has arrived of a request not yet complete.
     private var buffer: [UInt8] = []
+    /// How much of `buffer` is known to hold no newline.
+    private var scanned = 0
 
     public init() {}
 
@@ -80,35 +88,59 @@ public struct GPSDServeSession: Sendable {
     }
 
     /// Takes bytes from the client and says what to send back.
+    ///
+    /// Linear in the bytes, with a small constant: the newlines are found with `memchr`, each
+    /// byte is looked at a bounded number of times whatever the lines' lengths, a line that
+    /// does not begin with `?` (gpsd ignores those) costs no more than finding its end, and the
+    /// bytes of requests handled are dropped once per call. A client that streams newlines
+    /// costs about what one streaming anything else does.
     public mutating func received(_ bytes: some Collection<UInt8>, context: Context) -> Output {
         buffer.append(contentsOf: bytes)
         var output = Output()
         let wasWatching = policy.enable
-        while let request = takeRequest() {
-            handle(request, context: context, into: &output)
+        let question = UInt8(ascii: "?")
+        var start = 0
+        var requests: [Range<Int>] = []
+        buffer.withUnsafeBufferPointer { p in
+            guard let base = p.baseAddress else { return }
+            let count = p.count
+            while start < count {
+                if base[start] == 10 {  // an empty line
+                    start += 1
+                    scanned = max(scanned, start)
+                    continue
+                }
+                let from = max(start, scanned)
+                if let found = memchr(base + from, 10, count - from) {
+                    let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                    if base[start] == question { requests.append(start..<newline) }
+                    start = newline + 1
+                    scanned = start
+                    continue
+                }
+                scanned = count
+                // No newline: what has arrived is a request when it ends in `;` (spaces aside).
+                var last = count - 1
+                while last > start && Self.isSpace(base[last]) { last -= 1 }
+                if base[last] == UInt8(ascii: ";") {
+                    if base[start] == question { requests.append(start..<count) }
+                    start = count
+                }
+                break
+            }
+        }
+        for request in requests { handle(buffer[request], context: context, into: &output) }
+        if start > 0 {
+            buffer.removeFirst(start)
+            scanned = max(0, scanned - start)
         }
         if buffer.count > Self.requestLimit {
             buffer = []
+            scanned = 0
             output.close = true
         }
         output.startedWatching = !wasWatching && policy.enable
         return output
-    }
-
-    /// The next complete request: a line, or what has arrived when it ends in `;`.
-    private mutating func takeRequest() -> ArraySlice<UInt8>? {
-        if let newline = buffer.firstIndex(of: 10) {
-            let line = buffer[..<newline]
-            let rest = Array(buffer[(newline + 1)...])
-            defer { buffer = rest }
-            return line
-        }
-        if let last = buffer.lastIndex(where: { !Self.isSpace($0) }), buffer[last] == UInt8(ascii: ";") {
-            let all = buffer[...]
-            buffer = []
-            return all
-        }
-        return nil
     }
 
     private mutating func handle(_ request: ArraySlice<UInt8>, context: Context, into output: inout Output) {
@@ -223,7 +255,7 @@ public struct GPSDServeSession: Sendable {
         var o = JSONLine(class: "POLL")
         o.string("time", ValueFormatting.iso8601(context.last?.time ?? context.device.activated))
         o.raw("active", context.last == nil ? "0" : "1")
-        func array(_ line: [UInt8]?) -> String {
+        func array(_ line: ArraySlice<UInt8>?) -> String {
             guard let line, line.count > 2 else { return "[]" }
             return "[" + String(decoding: line.dropLast(2), as: UTF8.self) + "]"
         }

@@ -6,12 +6,14 @@ import Waymark
     import Foundation
 #endif
 
-/// Runs a ``Simulation`` from a live gpsd connection, in wall-clock time.
+/// Runs a ``Simulation`` from a live gpsd connection, on an injected clock (the wall clock for
+/// `waymark record`, a manual one in tests).
 ///
 /// It is the same simulation and policy as replay, driven step by step: a fix or a report
-/// without one is received at its arrival time (measured on the injected clock from the start),
-/// and the simulation's timers are advanced by a tick every ``tick``. A loss of gpsd ends the
-/// track segment; the next fix starts a new one.
+/// without one is received at its arrival time (measured by the ``GPSDClient`` on its clock,
+/// from its start, which is the recording's start: give both the same clock), and the
+/// simulation's timers are advanced by a tick every ``tick``. A loss of gpsd ends the track
+/// segment; the next fix starts a new one.
 ///
 /// Reports wait in memory while the recording is busy (a slow store, one locked by another
 /// process), at most ``backlogLimit`` of them: gpsd's reader goes on, and what arrives while
@@ -125,8 +127,9 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
     struct Backlog: Sendable {
         var waiting = 0
         var dropped = 0
-        var firstDropped: ContinuousClock.Instant?
-        var lastDropped: ContinuousClock.Instant?
+        /// When the first and the last report dropped arrived, from the start.
+        var firstDropped: Duration?
+        var lastDropped: Duration?
     }
 
     /// The backlog, shared by the forwarding task and the recording. A pthread mutex, which
@@ -163,6 +166,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
     public func run(client: GPSDClient, duration: Duration? = nil, count: Int? = nil) async -> Ending {
         let continuation = self.continuation
         let events = client.start()
+        let start = clock.now  // the client's start too: arrival times count from here
         let backlog = self.backlog
         let limit = max(1, backlogLimit)
         let forwarder = Task {
@@ -199,7 +203,6 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
             client.stop()
             forwarder.cancel()
         }
-        let start = clock.now
         simulation.start(source: "gpsd://\(client.configuration.host):\(client.configuration.port)")
         var connectedOnce = false
         // Drops are reported at most every 10 s while they go on, and at the end.
@@ -222,7 +225,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                 ending = .sourceEnded
                 break loop
             case .gpsd(let event):
-                if now >= nextOverflowReport, reportOverflow(start: start) { nextOverflowReport = now + .seconds(10) }
+                if now >= nextOverflowReport, reportOverflow() { nextOverflowReport = now + .seconds(10) }
                 switch event {
                 case .connected(let host, let port):
                     connectedOnce = true
@@ -256,14 +259,14 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                     if simulatedFixes == 1 { note(.simulatedFixes, at: now) }
                 case .fix(let report, let received):
                     backlog.withLock { $0.waiting -= 1 }
-                    let offset = max(.zero, start.duration(to: Self.instant(received, clock: clock, start: start)))
+                    let offset = max(.zero, received)
                     if let location = mapping.location(for: report),
                         filter.admit(mode: report.mode >= 3 ? 3 : 2, at: location.coordinate) == nil
                     {
                         simulation.receive(
                             SourceEvent(offset: offset, kind: .fix(location), index: fixes, segment: segment))
                         fixes += 1
-                        onFixHandled?(report, ContinuousClock.now - received)
+                        onFixHandled?(report, start.duration(to: clock.now) - received)
                         if let count, fixes >= count {
                             ending = .limitReached
                             break loop
@@ -272,26 +275,26 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                 case .noFix(_, let received):
                     backlog.withLock { $0.waiting -= 1 }
                     filter.restart()
-                    let offset = max(.zero, start.duration(to: Self.instant(received, clock: clock, start: start)))
+                    let offset = max(.zero, received)
                     simulation.receive(SourceEvent(offset: offset, kind: .noFix, index: fixes, segment: segment))
                 }
             }
         }
-        _ = reportOverflow(start: start)
+        _ = reportOverflow()
         simulation.finish(at: start.duration(to: clock.now))
         return ending
     }
 
     /// Reports the reports dropped since the last call, if any; whether there were.
-    private func reportOverflow(start: C.Instant) -> Bool {
-        let dropped = backlog.withLock { b -> (Int, ContinuousClock.Instant, ContinuousClock.Instant)? in
+    private func reportOverflow() -> Bool {
+        let dropped = backlog.withLock { b -> (Int, Duration, Duration)? in
             guard b.dropped > 0, let first = b.firstDropped, let last = b.lastDropped else { return nil }
             defer { b = Backlog(waiting: b.waiting) }
             return (b.dropped, first, last)
         }
         guard let (count, first, last) = dropped else { return false }
-        let from = max(.zero, start.duration(to: Self.instant(first, clock: clock, start: start)))
-        let to = max(from, start.duration(to: Self.instant(last, clock: clock, start: start)))
+        let from = max(.zero, first)
+        let to = max(from, last)
         let notice = Notice.backlogOverflow(dropped: count, from: from, to: to)
         simulation.noteSource(notice.action, detail: notice.detail)
         onNotice?(notice)
@@ -304,12 +307,5 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
         if now > simulation.now { simulation.advance(to: now) }
         simulation.noteSource(notice.action, detail: notice.detail)
         onNotice?(notice)
-    }
-
-    /// The arrival instant on this recording's clock. The gpsd thread stamps arrivals on the
-    /// continuous clock; for another clock the arrival counts as now.
-    private static func instant(_ received: ContinuousClock.Instant, clock: C, start: C.Instant) -> C.Instant {
-        if let same = received as? C.Instant { return same }
-        return clock.now
     }
 }

@@ -67,7 +67,7 @@ import WaymarkGPSD
         recording.onNotice = { notice in print(notice.action, notice.detail ?? "") }
         let client = GPSDClient(configuration: GPSDClient.Configuration(host: "localhost", port: "2947"))
         let ending = await recording.run(client: client, duration: .seconds(60))
-        client.join()
+        await client.join()
         print(ending, simulation.summary.count(FixDecision.delivered))
     }
 

@@ -13,13 +13,13 @@ enum GPSDTestSupport {
 
 /// Every receiver log of gpsd 3.22's regression suite, replayed by gpsfake through a private gpsd
 /// and recorded by `waymark record`; what Waymark records is checked against the TPV lines of
-/// the log's `.chk` (gpsd 3.22's own output for it).
+/// the log's `.chk` (gpsd 3.22's own output for it). The replay is stepped by the test (see
+/// ``record(_:)``): it does not depend on how fast anything starts.
 @Suite(
     .enabled(if: GPSDTestSupport.corpusAvailable, "needs ../shared (corpus and tools), gpsfake and a built waymark"),
     .serialized)
 struct GPSDCorpusTests {
     static let directory = Paths.corpus.appendingPathComponent("gpsd/release-3.22")
-    static let replayTool = Paths.shared.appendingPathComponent("tools/gpsfake_replay.sh")
     static let logs: [String] = Paths.files(under: directory, suffix: ".log").filter {
         FileManager.default.fileExists(atPath: directory.appendingPathComponent($0 + ".chk").path)
     }
@@ -43,37 +43,103 @@ struct GPSDCorpusTests {
         }
     }
 
-    /// A replay that did not produce a recording; names what the replay script said.
+    /// A replay that did not produce a recording; says what went wrong.
     struct ReplayFailed: Error, CustomStringConvertible {
         var log: String
-        var status: Int32
-        var stderr: String
-        var description: String { "\(log): the replay gave no recording (exit \(status)): \(stderr)" }
+        var problems: [String]
+        var description: String { "\(log): no complete replay in 3 attempts: \(problems.joined(separator: "; "))" }
     }
 
     /// Records `log` through gpsfake on a loopback port picked free for it; returns the delivered
-    /// locations and the audit events. The replay script exits 2 when the port was taken before
-    /// gpsfake got it and 3 when gpsd never listened (a loaded machine): both are tried again on a
-    /// new port, up to three times in all.
+    /// locations and the audit events.
+    ///
+    /// Every step waits for the one before it, never for a time: gpsfake single-steps the log
+    /// (`-i`: a line on its standard input before each sentence), and its input is held until
+    /// `waymark record` says gpsd has answered its WATCH; record is stopped once it reports the
+    /// outage that gpsfake's end makes (gpsd goes with it), so it has taken every report. Its
+    /// store is its own. A replay whose own watching client (gpsfake's `-p`) saw fewer TPVs than
+    /// the `.chk` did not play the whole log: it is tried again, on a new port, as is one whose
+    /// port was taken first.
     static func record(_ log: String) async throws -> (fixes: [[String: Any]], audit: [[String: Any]]) {
-        var attempt = 0
-        while true {
-            attempt += 1
-            let audit = temporaryPath(".ndjson")
-            defer { try? FileManager.default.removeItem(atPath: audit) }
+        var problems: [String] = []
+        let expectedTPVs = try expected(log).count
+        for _ in 0..<3 {
+            let directory = temporaryPath("-gpsfake")
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            chmod(directory, 0o777)  // gpsfake, as nobody, makes its control socket here
+            let copy = directory + "/" + log
+            try FileManager.default.copyItem(atPath: Self.directory.appendingPathComponent(log).path, toPath: copy)
+            chmod(copy, 0o644)
+            let go = directory + "/go"
             let port = try freeLoopbackPorts(1)[0]
-            let r = try await runUnblockedAsync(
+            let asNobody = getuid() == 0 ? "runuser -u nobody -- " : ""
+            let gpsfake = try UnblockedRun(
                 [
-                    "/bin/bash", replayTool.path, directory.appendingPathComponent(log).path, String(port), "--",
-                    Paths.waymark.path,
-                    "record", "--gpsd", "localhost:{PORT}", "--format", "ndjson", "--no-auto-pause", "--quiet",
-                    "--audit", audit,
-                ])
-            guard FileManager.default.fileExists(atPath: audit) else {
-                if (r.status == 2 || r.status == 3) && attempt < 3 { continue }
-                throw ReplayFailed(log: log, status: r.status, stderr: r.stderr)
+                    "/bin/bash", "-c",
+                    #"{ while [ ! -e "$1" ]; do sleep 0.02; done; yes ""; } | "#
+                        + asNobody + #"env TMPDIR="$2" gpsfake -1 -q -p -i -P "$3" "$4""#,
+                    "replay", go, directory, String(port), copy,
+                ], processGroup: true)
+            defer { gpsfake.killGroup() }
+            let listening = await waitUntil(within: 120) {
+                !isRunning(gpsfake.pid) || Self.accepts(port: port)
+            }
+            guard listening && isRunning(gpsfake.pid) else {
+                let r = await gpsfake.finish()
+                problems.append("gpsd never listened on \(port) (exit \(r.status)): \(r.stderr.suffix(300))")
+                continue
+            }
+            let audit = directory + "/audit.ndjson"
+            let recording = try UnblockedRun([
+                Paths.waymark.path, "record", "--gpsd", "localhost:\(port)", "--format", "ndjson", "--no-auto-pause",
+                "--audit", audit, "--store", directory + "/store.sqlite",
+            ])
+            defer { kill(recording.pid, SIGKILL) }
+            func recordSays(_ text: String) async -> Bool {
+                func said() -> Bool {
+                    ((try? String(contentsOfFile: recording.err, encoding: .utf8)) ?? "").contains(text)
+                }
+                return await waitUntil(within: 300) { said() || !isRunning(recording.pid) } && said()
+            }
+            guard await recordSays("gpsd: connected to") else {
+                let r = await recording.finish()
+                problems.append("record never watched gpsd (exit \(r.status)): \(r.stderr.suffix(300))")
+                continue
+            }
+            _ = FileManager.default.createFile(atPath: go, contents: Data())
+            let outage = await recordSays("gpsd: outage")
+            kill(recording.pid, SIGINT)
+            let r = await recording.finish()
+            // gpsfake ends with the log; a guard against one that hangs in its cleanup.
+            let (fakeStatus, _) = await waitForExitAsync(gpsfake.pid, within: 120)
+            let fake = gpsfake.result(status: fakeStatus)
+            let seen = fake.stdoutText.components(separatedBy: "\"class\":\"TPV\"").count - 1
+            guard outage, r.status == 0, FileManager.default.fileExists(atPath: audit) else {
+                problems.append("record ended without an outage, or failed (exit \(r.status)): \(r.stderr.suffix(300))")
+                continue
+            }
+            guard seen >= expectedTPVs else {
+                problems.append("gpsfake's own client saw \(seen) of \(expectedTPVs) TPVs (exit \(fake.status))")
+                continue
             }
             return (try ndjsonObjects(r.stdoutText), try ndjsonObjects(String(contentsOfFile: audit, encoding: .utf8)))
+        }
+        throw ReplayFailed(log: log, problems: problems)
+    }
+
+    /// Whether something accepts a TCP connection on the loopback `port` now.
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 
@@ -81,7 +147,7 @@ struct GPSDCorpusTests {
         #expect(Self.logs.count >= 20)
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: logs)
+    @Test(.timeLimit(.minutes(45)), arguments: logs)
     func recordsWhatGpsdReports(_ log: String) async throws {
         let tpvs = try Self.expected(log)
         let (fixes, audit) = try await Self.record(log)

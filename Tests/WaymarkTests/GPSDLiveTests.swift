@@ -14,7 +14,7 @@ struct GPSDLiveTests {
     /// fix time gpsd reports (3D with altitude, 2D without) and a locationUnknown for each TPV
     /// without a fix. (gpsd's first epochs depend on its device detection, so the truth is what
     /// gpsd says in this run, not a fixed count.)
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func recordsWhatGpsdReportsForTheWalk() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea")
         defer { h.tearDown() }
@@ -49,15 +49,21 @@ struct GPSDLiveTests {
         #expect(unknown.count >= 10)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func gpsdKilledAndRestartedIsAnOutageAndANewSegment() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea", rate: 4, loop: true)
         defer { h.tearDown() }
-        let recording = try h.startRecording(["--duration", "12s"])
-        try await Task.sleep(for: .seconds(4))
+        // Each step waits for what the recording has done, never for a time (its --duration
+        // only guards against a hang; the test stops it).
+        let recording = try h.startRecording(["--duration", "10m"])
+        #expect(await h.waitUntil(recording) { $0.printed.count >= 5 }, "\(h.said(recording))")
         h.killGPSD()
-        try await Task.sleep(for: .milliseconds(1500))
+        #expect(await h.waitUntil(recording) { $0.said.contains("gpsd: outage (") }, "\(h.said(recording))")
         try h.startGPSD()
+        #expect(
+            await h.waitUntil(recording) { $0.printed.filter { $0["segment"] as? Int == 1 }.count >= 5 },
+            "\(h.said(recording))")
+        kill(recording.pid, SIGINT)
         let r = try await h.finish(recording)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("gpsd: outage ("), "\(r.stderr)")
@@ -74,7 +80,7 @@ struct GPSDLiveTests {
     /// Issue 16, part 3: without app options record is a logger; `-o FILE.gpx` writes GPX 1.1
     /// (valid against the schema) as fixes arrive, `--fix-min 3d` keeps 3D fixes only, and
     /// gpsd's comings and goings are `source` events in the audit log and the store.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func withoutAppOptionsRecordLogsGPXOfTheFixesAsked() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10)
         defer { h.tearDown() }
@@ -115,7 +121,7 @@ struct GPSDLiveTests {
         #expect(show.stdoutText.contains("connected: gpsd at localhost:\(h.gpsdPort)"), "\(show.stdoutText)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func aSilentReceiverIsReportedStale() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, silenceAfter: 2)
         defer { h.tearDown() }
@@ -124,7 +130,7 @@ struct GPSDLiveTests {
         #expect(r.stderr.contains("gpsd: the receiver has been silent for"), "\(r.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func garbledInputNeverCrashesOrGivesInvalidValues() async throws {
         let h = try GPSDLiveHarness(log: "garbled.nmea", rate: 20)
         defer { h.tearDown() }
@@ -142,7 +148,7 @@ struct GPSDLiveTests {
     }
 
     /// Background and foreground moments are offsets from the start, on the wall clock.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func theTimelineRunsOnTheWallClock() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, loop: true)
         defer { h.tearDown() }
@@ -164,12 +170,12 @@ struct GPSDLiveTests {
         #expect(abs(seconds - 2) < 0.2, "\(seconds)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func sigintStopsCleanlyWithASummary() async throws {
         let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, loop: true)
         defer { h.tearDown() }
         let recording = try h.startRecording([], format: "text")
-        try await Task.sleep(for: .seconds(3))
+        #expect(await h.waitUntil(recording) { $0.output.contains("  UI  48.137") }, "\(h.said(recording))")
         kill(recording.pid, SIGINT)
         let r = try await h.finish(recording)
         #expect(r.status == 0, "\(r.stderr)")
@@ -250,7 +256,7 @@ final class GPSDLiveHarness {
     func checkGPSDIsOurs() throws {
         let expected = "tcp://127.0.0.1:\(feedPort)"
         var seen: [String] = []
-        for _ in 0..<40 {
+        for _ in 0..<2400 {  // two minutes guard against a hang
             let client = try RawClient(port: gpsdPort)
             defer { client.close() }
             try client.send("?DEVICES;\n")
@@ -289,10 +295,11 @@ final class GPSDLiveHarness {
     func startGpspipe() throws -> Recording {
         let out = directory + "/gpspipe.out"
         let pid = try spawnUnblocked(["stdbuf", "-oL", "gpspipe", "-w", "localhost:\(gpsdPort)"], output: out)
-        for _ in 0..<200 {
+        for _ in 0..<4800 {  // while gpspipe runs; two minutes guard against a hang
             if let text = try? String(contentsOfFile: out, encoding: .utf8), text.contains("\"class\":\"WATCH\"") {
                 break
             }
+            if !isRunning(pid) { break }
             usleep(25_000)
         }
         return Recording(pid: pid, out: out, err: out)
@@ -320,10 +327,13 @@ final class GPSDLiveHarness {
         let pid = try spawnUnblocked(argv, output: out, error: err)
         // The receiver starts sending once the recording watches gpsd.
         if !FileManager.default.fileExists(atPath: directory + "/go") {
-            for _ in 0..<200 {
+            // "connected" means gpsd has answered record's WATCH: all the receiver sends now
+            // reaches it. Waited for while record runs (two minutes guard against a hang).
+            for _ in 0..<4800 {
                 if let text = try? String(contentsOfFile: err, encoding: .utf8), text.contains("gpsd: connected") {
                     break
                 }
+                if !isRunning(pid) { break }
                 usleep(25_000)
             }
             _ = FileManager.default.createFile(atPath: directory + "/go", contents: Data())
@@ -367,6 +377,33 @@ final class GPSDLiveHarness {
     /// ``record(_:)`` without holding a thread of the test runner's pool while it waits.
     func record(_ extra: [String]) async throws -> ProcessResult { try await finish(try startRecording(extra)) }
 
+    /// What a running recording has written so far: its output, its complete NDJSON lines, and
+    /// its standard error.
+    struct SoFar {
+        var output: String
+        var said: String
+        var printed: [[String: Any]] {
+            output.split(separator: "\n").dropLast(output.hasSuffix("\n") ? 0 : 1).compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+    }
+
+    func soFar(_ r: Recording) -> SoFar {
+        SoFar(
+            output: (try? String(contentsOfFile: r.out, encoding: .utf8)) ?? "",
+            said: (try? String(contentsOfFile: r.err, encoding: .utf8)) ?? "")
+    }
+
+    func said(_ r: Recording) -> String { soFar(r).said }
+
+    /// Waits until `condition` holds of what the recording has written, or it has ended (two
+    /// minutes at most: a guard against a hang, not a measure of how long it should take).
+    func waitUntil(_ r: Recording, _ condition: @escaping (SoFar) -> Bool) async -> Bool {
+        await WaymarkTests.waitUntil(within: 120) { condition(self.soFar(r)) || !isRunning(r.pid) }
+            && condition(soFar(r))
+    }
+
     func fixes(_ r: ProcessResult) -> [[String: Any]] {
         r.stdoutText.split(whereSeparator: \.isNewline).compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -397,7 +434,7 @@ final class GPSDLiveHarness {
     /// Waits until `port` accepts a connection while `listener`, the process meant to open it,
     /// still runs: a port that answers after its process exited is another program's.
     private func waitForPort(_ port: Int, listener: pid_t) throws {
-        for _ in 0..<100 {
+        for _ in 0..<2400 {  // while the listener runs; two minutes guard against a hang
             if hasExited(listener) { throw POSIXError(.EADDRINUSE) }
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             var address = sockaddr_in()

@@ -75,7 +75,7 @@ import Testing
 struct GPSDNoticeRecordTests {
     @Test(.timeLimit(.minutes(1)))
     func recordPutsGpsdsNoticesInTheAuditLogAndTheSummary() async throws {
-        let fake = try GPSDMisbehavingTests.FakeGPSD("notices")
+        let fake = try await GPSDMisbehavingTests.FakeGPSD("notices")
         defer { fake.stop() }
         let audit = fake.directory + "/audit.ndjson"
         let r = try await runAsync(

@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Waymark
@@ -18,7 +20,7 @@ struct GPSDServeClientsTests {
     }()
 
     @Test(
-        .timeLimit(.minutes(1)),
+        .timeLimit(.minutes(45)),
         .enabled(if: pythonWithGPS != nil, "needs python3-gps (scripts/test.sh installs it)"))
     func pythonsGpsModuleReadsEveryPoint() async throws {
         let (trace, points) = try GPSDServeLiveTests.makeTrace(count: 80)
@@ -50,17 +52,14 @@ struct GPSDServeClientsTests {
         #expect(hdops == points.compactMap(\.hdop), "the SKY after each fix carries its HDOP")
     }
 
-    /// cgps draws the served fix: its Time, Latitude and Longitude rows name one point of the
-    /// trace, with a 3D fix.
+    /// cgps draws the served fix: its Time, Latitude, Longitude and altitude rows name one point of
+    /// the trace that was let out (`--rate step`), with a 3D fix.
     @Test(
-        .timeLimit(.minutes(1)),
         .enabled(
             if: which("cgps") != nil && which("tmux") != nil, "needs cgps and tmux (scripts/test.sh installs them)"))
     func cgpsShowsTheServedFix() async throws {
-        // Not --loop: a looped trace's times move on with each play, and are then no point's.
-        // 600 points at 4 a second outlast a loaded machine's slowest start of cgps.
         let (trace, points) = try GPSDServeLiveTests.makeTrace(count: 600)
-        let serve = try ServeHarness(trace: trace, ["--rate", "4"])
+        let serve = try ServeHarness(trace: trace, ["--rate", "step"], stepped: true)
         defer { serve.tearDown() }
         // A tmux server of the test's own (its socket in the test's directory), 100×30 cells.
         let socket = serve.directory + "/tmux.sock"
@@ -73,20 +72,67 @@ struct GPSDServeClientsTests {
         ])
         #expect(started.status == 0, "\(started.stderr)")
         defer { _ = try? runUnblocked([tmux, "-S", socket, "kill-server"]) }
+        // cgps gives up on a server silent for 5 s, and on a loaded machine the test's own tasks
+        // can wait that long for a thread of the pool: a feeder on a thread of its own sees cgps
+        // watch in serve's log and from then lets one more epoch out every half second (never
+        // the last, so the trace does not end). What cgps shows must be one of the epochs let out
+        // by then (a hang guard of two minutes).
+        let log = serve.logPath
+        let feeder = StepFeeder(serve: serve, limit: points.count - 1) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains(": watching (json)")
+        }
+        defer { feeder.stop() }
+        #expect(await GPSDServeLiveTests.waitForLog(serve, ": watching (json)"), "\(serve.log())")
         var screen = ""
         var shown: CgpsScreen?
-        for _ in 0..<200 where shown == nil {
-            screen = try await runUnblockedAsync([tmux, "-S", socket, "capture-pane", "-p"]).stdoutText
+        _ = await waitUntil(within: 120) {
+            screen = (try? runUnblocked([tmux, "-S", socket, "capture-pane", "-p"]))?.stdoutText ?? ""
             shown = CgpsScreen(screen)
-            if shown == nil { try await Task.sleep(for: .milliseconds(100)) }
+            return shown != nil
         }
-        let fix = try #require(shown, "cgps never showed a 3D fix:\n\(screen)\n\(serve.log())")
-        let point = try #require(
-            points.first { GPSDServeLiveTests.time($0) == fix.time }, "cgps shows \(fix.time), not a time of the trace")
+        let released = feeder.released
+        let fix = try #require(
+            shown, "cgps never showed a 3D fix (\(released) epochs let out):\n\(screen)\n\(serve.log())")
+        let index = try #require(
+            points.firstIndex { GPSDServeLiveTests.time($0) == fix.time },
+            "cgps shows \(fix.time), not a time of the trace")
+        #expect(index < released, "cgps shows epoch \(index + 1) of the \(released) let out")
+        let point = points[index]
         #expect(fix.latitude == String(format: "%.8f", point.coordinate.latitude), "\(screen)")
         #expect(fix.longitude == String(format: "%.8f", point.coordinate.longitude), "\(screen)")
         #expect(fix.altitudeMSL == String(format: "%.3f", try #require(point.elevation)), "\(screen)")
     }
+}
+
+/// Lets one epoch of a stepped serve out every half second, on one of Dispatch's threads, up to
+/// `limit`: it keeps a client that gives up on silence (cgps) fed.
+final class StepFeeder: Sendable {
+    private let state = Mutex((released: 0, stopped: false))
+
+    var released: Int { state.withLock { $0.released } }
+
+    /// Once `ready` says so (asked every 50 ms), lets an epoch out every half second.
+    init(serve: ServeHarness, limit: Int, ready: @escaping @Sendable () -> Bool = { true }) {
+        nonisolated(unsafe) let serve = serve  // only its step socket and log are used, by this thread alone
+        DispatchQueue.global().async { [self] in
+            while !ready() {
+                if state.withLock({ $0.stopped }) { return }
+                usleep(50_000)
+            }
+            while true {
+                // Under the lock: once stop() has returned, nothing more is sent.
+                let sent = state.withLock { state -> Bool in
+                    guard !state.stopped && state.released < limit, (try? serve.release(1)) != nil else { return false }
+                    state.released += 1
+                    return true
+                }
+                guard sent else { return }
+                usleep(500_000)
+            }
+        }
+    }
+
+    func stop() { state.withLock { $0.stopped = true } }
 }
 
 /// What cgps 3.22's data window shows of a fix, as text: `Time:  2024-05-01T08:00:00.000Z (0)`,

@@ -47,7 +47,7 @@ struct GPSDServeLiveTests {
 
     static func time(_ point: GPXPoint) -> String { ValueFormatting.iso8601(point.time!) }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func gpspipeSeesEveryPointOfTheTrace() async throws {
         let (trace, points) = try Self.makeTrace(count: 120)
         let serve = try ServeHarness(trace: trace, ["--rate", "max"])
@@ -65,11 +65,11 @@ struct GPSDServeLiveTests {
         }
         let skies = pipe.stdoutText.split(whereSeparator: \.isNewline).filter { $0.contains("\"class\":\"SKY\"") }
         #expect(skies.count == points.count, "one SKY (with the HDOP) per fix")
-        let ended = serve.finish(within: 10)
+        let ended = await serve.finish(within: 120)
         #expect(ended.status == 0 && !ended.timedOut, "serve exits 0 once the trace is read: \(serve.log())")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func gpspipeRawGetsNMEASentencesWithValidChecksums() async throws {
         let (trace, points) = try Self.makeTrace(count: 30)
         let serve = try ServeHarness(trace: trace, ["--rate", "max"])
@@ -86,7 +86,7 @@ struct GPSDServeLiveTests {
         #expect(!pipe.stdoutText.contains("\"class\":\"TPV\""), "gpspipe -r asks for NMEA only")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func gpxloggerWritesTheSamePoints() async throws {
         let (trace, points) = try Self.makeTrace(count: 60)
         let serve = try ServeHarness(trace: trace, ["--rate", "max"])
@@ -104,7 +104,7 @@ struct GPSDServeLiveTests {
     }
 
     /// An untimed route plays at --speed on replay's schedule: the TPVs are the schedule's fixes.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func anUntimedRouteServesReplaysScheduleAtTheSpeed() async throws {
         let directory = temporaryPath("-serve")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -139,7 +139,7 @@ struct GPSDServeLiveTests {
     }
 
     /// An NMEA log serves the epochs Waymark's NMEA reader reads from it.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func anNMEALogServesItsEpochs() async throws {
         let log = Paths.fixture("nmea/walk.nmea")
         var points: [GPXPoint] = []
@@ -161,7 +161,7 @@ struct GPSDServeLiveTests {
     }
 
     /// Closed loop: what `waymark record` stores from serve is the trace.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func recordStoresExactlyTheTrace() async throws {
         let (trace, points) = try Self.makeTrace(count: 40)
         let serve = try ServeHarness(trace: trace, ["--rate", "50"])
@@ -186,57 +186,78 @@ struct GPSDServeLiveTests {
         }
     }
 
+    /// Waits until serve's log holds `text` `times` times, or serve has exited (at most two
+    /// minutes, a guard against a hang).
+    static func waitForLog(_ serve: ServeHarness, _ text: String, times: Int = 1) async -> Bool {
+        func seen() -> Bool { serve.log().components(separatedBy: text).count - 1 >= times }
+        return await waitUntil(within: 120) { seen() || !isRunning(serve.pid) } && seen()
+    }
+
     /// Four clients on one server: one reads everything, one never reads, one leaves early, one
-    /// comes late. The first gets every epoch in order; the late one a tail that ends with the
-    /// last; the one that never reads is skipped ahead, and nobody waits for it.
-    @Test(.timeLimit(.minutes(3)))
-    func lateSlowAndLeavingClientsDoNotDisturbTheOthers() async throws {
+    /// comes late. The first gets every epoch in order; the late one exactly the epochs made
+    /// after it watched; the one that never reads is skipped ahead, and nobody waits for it.
+    ///
+    /// The trace is stepped (`--rate step`): the test lets epochs out when the clients are where
+    /// it wants them, so what each receives does not depend on how busy the machine is.
+    @Test func lateSlowAndLeavingClientsDoNotDisturbTheOthers() async throws {
         let (trace, points) = try Self.makeTrace(count: 3000)
-        // 30 s of trace: on a loaded machine (the whole suite on two cores, the test's own steps
-        // waiting for a thread of the pool) the clients below must still find the server before
-        // the trace ends, when it closes and exits.
-        let serve = try ServeHarness(trace: trace, ["--rate", "100", "--queue", "200"])
+        let serve = try ServeHarness(
+            trace: trace, ["--rate", "step", "--queue", "200", "--idle-timeout", "0"], stepped: true)
         defer { serve.tearDown() }
-        // The slow client connects before the trace starts (the first WATCH starts it), and
-        // watches once the fast one does.
+        // The slow client's socket takes a few epochs; it watches and never reads.
         let slow = try RawClient(port: serve.port, receiveBuffer: 2048)
         defer { slow.close() }
+        try slow.send("?WATCH={\"enable\":true,\"json\":true};\n")
         let fastOut = serve.directory + "/fast.out"
         let fast = try spawnUnblocked(["stdbuf", "-oL", "gpspipe", "-w", "127.0.0.1:\(serve.port)"], output: fastOut)
-        let watching = await waitUntil(within: 30) {
-            ((try? String(contentsOfFile: fastOut, encoding: .utf8)) ?? "").contains("\"class\":\"WATCH\"")
-        }
-        #expect(watching, "gpspipe never watched: \(serve.log())")
-        try slow.send("?WATCH={\"enable\":true,\"json\":true};\n")
         let leaving = try UnblockedRun(["gpspipe", "-w", "-n", "25", "127.0.0.1:\(serve.port)"])
-        let joinedLate = await waitUntil(within: 40) {
-            Self.tpvCount(fastOut) >= 1000
-        }
-        #expect(joinedLate)
-        // The server has made at least as many epochs as the fast client has read: the late one
-        // joins there, not at the start nor at the oldest epoch kept.
-        let madeBeforeLate = Self.tpvCount(fastOut)
-        let late = try UnblockedRun(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
+        #expect(await Self.waitForLog(serve, ": watching (json)", times: 3), "\(serve.log())")
 
-        // The fast reader sees the whole trace while the slow one sits on its socket.
-        let all = await waitUntil(within: 60) {
-            Self.tpvCount(fastOut) >= points.count
+        /// Lets `count` more epochs out, 100 at a time (half the --queue), each time once the
+        /// readers have every epoch so far: they never lag a whole --queue, however slowly
+        /// they are scheduled.
+        var released = 0
+        func release(_ count: Int, readers: [(path: String, from: Int)]) async throws -> Bool {
+            let end = released + count
+            while released < end {
+                let step = min(100, end - released)
+                try serve.release(step)
+                released += step
+                let caughtUp = await waitUntil(within: 120) {
+                    readers.allSatisfy { Self.tpvCount($0.path) >= released - $0.from }
+                }
+                guard caughtUp else { return false }
+            }
+            return true
         }
-        #expect(all, "\(serve.log())")
-        let fastTPVs = Self.tpvs(try String(contentsOfFile: fastOut, encoding: .utf8))
-        #expect(fastTPVs.compactMap { $0["time"] as? String } == points.map(Self.time))
-        slow.close()  // now the server may finish
-        let ended = serve.finish(within: 15)
-        #expect(ended.status == 0 && !ended.timedOut, "\(serve.log())")
-        _ = waitForExit(fast, within: 5)
 
-        let leftEarly = leaving.result { pid, status in while waitpid(pid, &status, 0) == -1 && errno == EINTR {} }
+        // 1000 epochs: the fast client reads them all, the leaving one 11 (and the VERSION,
+        // DEVICES and WATCH lines) and leaves, the slow one falls a whole --queue behind.
+        #expect(try await release(1000, readers: [(fastOut, 0)]), "\(serve.log())")
+        let leftEarly = await leaving.finish()
         #expect(leftEarly.stdoutText.split(whereSeparator: \.isNewline).count == 25)
-        let lateResult = late.result { pid, status in while waitpid(pid, &status, 0) == -1 && errno == EINTR {} }
-        let lateTimes = Self.tpvs(lateResult.stdoutText).compactMap { $0["time"] as? String }
-        #expect(lateTimes.count > 0 && lateTimes.count < points.count - 500, "\(lateTimes.count)")
-        #expect(lateTimes == Array(points.map(Self.time).suffix(lateTimes.count)), "a contiguous tail")
-        #expect(points.count - lateTimes.count >= madeBeforeLate, "joined where the trace was")
+
+        // The late client joins where the trace is: at epoch 1000.
+        let lateOut = serve.directory + "/late.out"
+        let late = try spawnUnblocked(["stdbuf", "-oL", "gpspipe", "-w", "127.0.0.1:\(serve.port)"], output: lateOut)
+        #expect(await Self.waitForLog(serve, ": watching (json)", times: 4), "\(serve.log())")
+        #expect(try await release(1999, readers: [(fastOut, 0), (lateOut, 1000)]), "\(serve.log())")
+        // The slow client goes; the last epoch then ends the trace, and serve once it is sent.
+        slow.close()
+        try serve.release(1)
+        let ended = await serve.finish(within: 120)
+        #expect(ended.status == 0 && !ended.timedOut, "\(serve.log())")
+        _ = await waitForExitAsync(fast, within: 60)
+        _ = await waitForExitAsync(late, within: 60)
+
+        let fastTimes = Self.tpvs(try String(contentsOfFile: fastOut, encoding: .utf8)).compactMap {
+            $0["time"] as? String
+        }
+        #expect(fastTimes == points.map(Self.time), "the fast client read every epoch, in order")
+        let lateTimes = Self.tpvs(try String(contentsOfFile: lateOut, encoding: .utf8)).compactMap {
+            $0["time"] as? String
+        }
+        #expect(lateTimes == Array(points.map(Self.time).dropFirst(1000)), "the late client joined at epoch 1000")
         let log = serve.log()
         #expect(log.contains("reads too slowly"), "\(log)")
         #expect(log.contains("it skipped"), "the slow client's skipped epochs are counted: \(log)")
@@ -244,7 +265,43 @@ struct GPSDServeLiveTests {
         #expect(log.contains("the trace has ended after \(points.count) epoch(s)"), "\(log)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    /// `--rate step` takes whole numbers of epochs from standard input; anything else is
+    /// reported and ignored, and serve goes on.
+    @Test func aStepThatIsNotANumberIsReportedAndIgnored() async throws {
+        let (trace, points) = try Self.makeTrace(count: 10)
+        let serve = try ServeHarness(trace: trace, ["--rate", "step"], stepped: true)
+        defer { serve.tearDown() }
+        let client = try RawClient(port: serve.port)
+        defer { client.close() }
+        try client.send("?WATCH={\"enable\":true,\"json\":true};\n")
+        #expect(await Self.waitForLog(serve, ": watching (json)"), "\(serve.log())")
+        try serve.release(3)
+        var times: [String] = []
+        while times.count < 3 {
+            let line = try client.line()
+            if line.contains("\"class\":\"TPV\"") { times += Self.tpvs(line).compactMap { $0["time"] as? String } }
+        }
+        #expect(times == points.prefix(3).map(Self.time))
+        let bad = Array("two\n-4\n".utf8)
+        #expect(serve.writeSteps(bad) == bad.count)
+        #expect(await Self.waitForLog(serve, "line 3: '-4' is not a number of epochs"), "\(serve.log())")
+        #expect(serve.log().contains("line 2: 'two' is not a number of epochs to let out; ignored"))
+        try serve.release(7)
+        while times.count < 10 {
+            let line = try client.line()
+            if line.contains("\"class\":\"TPV\"") { times += Self.tpvs(line).compactMap { $0["time"] as? String } }
+        }
+        #expect(times == points.map(Self.time))
+        #expect(await serve.finish(within: 120).status == 0, "\(serve.log())")
+    }
+
+    @Test func aStepCannotComeFromTheTracesOwnInput() async throws {
+        let r = try await runAsync(Paths.waymark.path, ["serve", "-", "--rate", "step"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("--rate step reads its steps from standard input"), "\(r.stderr)")
+    }
+
+    @Test(.timeLimit(.minutes(45)))
     func malformedRequestsGetGpsdsErrorsOnTheWire() async throws {
         let (trace, _) = try Self.makeTrace(count: 5)
         let serve = try ServeHarness(trace: trace, ["--rate", "max"])
@@ -262,7 +319,7 @@ struct GPSDServeLiveTests {
             ])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func sigtermStopsAServerThatLoops() async throws {
         let (trace, _) = try Self.makeTrace(count: 5)
         let serve = try ServeHarness(trace: trace, ["--rate", "1", "--loop"])
@@ -273,12 +330,12 @@ struct GPSDServeLiveTests {
         var lines: [String] = []
         while !lines.contains(where: { $0.contains("\"class\":\"TPV\"") }) { lines.append(try client.line()) }
         kill(serve.pid, SIGTERM)
-        let ended = serve.finish(within: 10)
+        let ended = await serve.finish(within: 120)
         #expect(ended.status == 0 && !ended.timedOut, "\(serve.log())")
         #expect(serve.log().contains("waymark serve: stopped"))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func aTakenPortIsAnIOErrorWithAHint() async throws {
         let (trace, _) = try Self.makeTrace(count: 5)
         let serve = try ServeHarness(trace: trace, ["--rate", "max"])
@@ -303,11 +360,18 @@ final class ServeHarness {
     private(set) var port = 0
     private(set) var pid: pid_t = 0
     private var finished = false
-    private let logPath: String
+    let logPath: String
+    /// With `--rate step`: the write end of serve's standard input.
+    private var steps: Int32 = -1
 
     /// Serves `trace`. The harness's directory, removed at the end, is the trace's when that is the
-    /// test's own (`ownsTraceDirectory`), else a new one.
-    init(trace: String, _ arguments: [String], ownsTraceDirectory: Bool = true) throws {
+    /// test's own (`ownsTraceDirectory`), else a new one. `shell` runs in bash before serve
+    /// (`ulimit -n 48`); `stepped` gives serve a pipe as its standard input, for `--rate step`
+    /// and ``release(_:)``.
+    init(
+        trace: String, _ arguments: [String], ownsTraceDirectory: Bool = true, shell: String? = nil,
+        stepped: Bool = false
+    ) throws {
         self.trace = trace
         directory = ownsTraceDirectory ? (trace as NSString).deletingLastPathComponent : temporaryPath("-serve")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -315,8 +379,20 @@ final class ServeHarness {
         var problems: [String] = []
         for _ in 0..<3 {
             port = try freeLoopbackPorts(1)[0]
-            pid = try spawnUnblocked(
-                [Paths.waymark.path, "serve", trace, "--port", String(port)] + arguments, output: logPath)
+            var argv = [Paths.waymark.path, "serve", trace, "--port", String(port)] + arguments
+            if let shell { argv = ["/bin/bash", "-c", shell + "; exec \"$@\"", "serve"] + argv }
+            var input: Int32?
+            if stepped {
+                // A socket pair, not a pipe: a step sent after serve has gone fails with EPIPE
+                // (MSG_NOSIGNAL) instead of killing the test process with SIGPIPE.
+                var fds: [Int32] = [-1, -1]
+                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0
+                else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                input = fds[0]
+                steps = fds[1]
+            }
+            pid = try spawnUnblocked(argv, output: logPath, input: input)
+            if let input { close(input) }
             do {
                 try checkItIsOurs()
                 return
@@ -324,9 +400,24 @@ final class ServeHarness {
                 problems.append("port \(port): \(error)")
                 kill(pid, SIGKILL)
                 _ = waitForExit(pid, within: 5)
+                closeSteps()
             }
         }
         throw ServeError("no server of this test answered: \(problems.joined(separator: "; ")); log: \(log())")
+    }
+
+    /// With `stepped`: lets `epochs` more epochs out (a line on serve's standard input).
+    func release(_ epochs: Int) throws {
+        let line = Array("\(epochs)\n".utf8)
+        guard writeSteps(line) == line.count else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EPIPE) }
+    }
+
+    /// With `stepped`: writes `bytes` to serve's standard input as they are; what write(2) gave.
+    func writeSteps(_ bytes: [UInt8]) -> Int { Glibc.send(steps, bytes, bytes.count, Int32(MSG_NOSIGNAL)) }
+
+    private func closeSteps() {
+        if steps >= 0 { close(steps) }
+        steps = -1
     }
 
     struct ServeError: Error, CustomStringConvertible {
@@ -334,9 +425,10 @@ final class ServeHarness {
         init(_ d: String) { description = d }
     }
 
-    /// Waits for the port while our process runs, then asks ?DEVICES; and checks the path.
+    /// Waits for the port while our process runs (two minutes guard against a hang), then asks
+    /// ?DEVICES; and checks the path.
     private func checkItIsOurs() throws {
-        for _ in 0..<200 {
+        for _ in 0..<4800 {
             if hasExited(pid) { throw ServeError("serve exited before it listened") }
             if let client = try? RawClient(port: port) {
                 defer { client.close() }
@@ -358,13 +450,16 @@ final class ServeHarness {
 
     func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    func finish(within seconds: Double) -> (status: Int32, timedOut: Bool) {
-        let (raw, timedOut) = waitForExit(pid, within: seconds)
+    /// Waits for serve to exit, without holding a thread of the pool; past `seconds` (a guard
+    /// against a hang) it is killed, and `timedOut` says so.
+    func finish(within seconds: Double) async -> (status: Int32, timedOut: Bool) {
+        let (raw, timedOut) = await waitForExitAsync(pid, within: seconds)
         finished = true
         return (exitStatus(raw), timedOut)
     }
 
     func tearDown() {
+        closeSteps()
         if !finished {
             kill(pid, SIGKILL)
             _ = waitForExit(pid, within: 5)
@@ -374,21 +469,25 @@ final class ServeHarness {
     }
 }
 
-/// A blocking loopback TCP client with a 5 s read timeout, for speaking to serve directly.
+/// A blocking loopback TCP client, for speaking to serve directly: a read waits at most
+/// `receiveTimeout` seconds (5 by default; nil waits for ever, for a client on a thread of its
+/// own whose end the test waits for as progress).
 final class RawClient {
     let fd: Int32
     private var buffer: [UInt8] = []
     private var closed = false
 
-    init(port: Int, receiveBuffer: Int? = nil) throws {
+    init(port: Int, receiveBuffer: Int? = nil, receiveTimeout: Int? = 5) throws {
         // Close-on-exec: a program the test starts later must not keep this connection open.
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         if var size = receiveBuffer.map(Int32.init) {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let receiveTimeout {
+            var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -405,10 +504,18 @@ final class RawClient {
         }
     }
 
-    func send(_ text: String) throws {
-        let bytes = Array(text.utf8)
-        guard Glibc.send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// Sends all of `bytes`, waiting while the socket is full.
+    func send(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            sent += n
         }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
-import WaymarkGPSD
 
 @testable import Waymark
+@testable import WaymarkGPSD
 
 /// gpsd's protocol as `waymark serve` speaks it, without sockets: the replies of gpsd 3.22 (taken
 /// from a real one) for each request, WATCH's options, POLL, and the sentences of an epoch.
@@ -143,7 +143,7 @@ import WaymarkGPSD
     /// The TPV carries what GPSDMapping reads back: the same location, as `waymark record` maps it.
     @Test func aTPVMapsBackToTheSameLocation() throws {
         let epoch = GPSDServeEncoding.epoch(.fix(Self.location), time: Self.location.timestamp, device: Self.device)
-        let tpv = try #require(try objects(epoch.tpv).first)
+        let tpv = try #require(try objects(Array(epoch.tpv)).first)
         #expect(tpv["class"] as? String == "TPV" && tpv["mode"] as? Int == 3)
         #expect(tpv["device"] as? String == "/tmp/walk.gpx")
         #expect(tpv["time"] as? String == "2024-05-01T08:00:01.250Z")
@@ -159,7 +159,7 @@ import WaymarkGPSD
         #expect(back.horizontalAccuracy == 4.5 && back.verticalAccuracy == 7.25)
         #expect(back.speed == 1.5 && back.speedAccuracy == 0.25 && back.course == 270.5)
         let noFix = GPSDServeEncoding.epoch(.noFix, time: Self.location.timestamp, device: Self.device)
-        let mode1 = try #require(try objects(noFix.tpv).first)
+        let mode1 = try #require(try objects(Array(noFix.tpv)).first)
         #expect(mode1["mode"] as? Int == 1 && mode1["lat"] == nil)
     }
 
@@ -184,5 +184,69 @@ import WaymarkGPSD
         #expect(abs(point.coordinate.latitude - -33.8688) < 1e-9 && abs(point.coordinate.longitude - 151.2093) < 1e-9)
         #expect(point.time == Self.location.timestamp)
         #expect(point.elevation == 58)
+    }
+}
+
+/// The server's pure parts: which client events it reports one by one, and the epochs it keeps.
+@Suite struct GPSDServeServerPartsTests {
+    @Test func clientEventsPastTheLimitAreCountedAndSummarisedAtTheIntervalsEnd() throws {
+        var throttle = ClientEventThrottle(limit: 3, interval: .seconds(1))
+        func admit(_ events: [(ClientEventThrottle.Kind, Int)]) -> [Bool] {
+            events.map { throttle.admit($0.0, at: .milliseconds($0.1)) }
+        }
+        // A storm: three reported, the rest counted.
+        let storm = admit([
+            (.connected, 0), (.watching, 10), (.connected, 20), (.connected, 30), (.closed, 40), (.rejected, 50),
+            (.closed, 60),
+        ])
+        #expect(storm == [true, true, true, false, false, false, false])
+        #expect(throttle.deadline == .milliseconds(1000))
+        let early = throttle.summary(at: .milliseconds(999))
+        #expect(early == nil, "not before the interval ends")
+        let due = throttle.summary(at: .milliseconds(1000))
+        let (counts, over) = try #require(due)
+        #expect(over == .seconds(1))
+        #expect(counts.connected == 1 && counts.closed == 2 && counts.rejected == 1 && counts.total == 4)
+        #expect(throttle.deadline == nil, "nothing is counted after a summary")
+        // The next interval starts at the summary: three more one by one, then counted again.
+        let next = admit([(.closed, 1100), (.closed, 1200), (.closed, 1300), (.lagging, 1400)])
+        #expect(next == [true, true, true, false])
+        let remaining = throttle.remaining()
+        #expect(remaining?.0.lagging == 1 && remaining?.0.total == 1, "what is counted at the end of a run")
+        // A quiet while later, a lone event is reported at once.
+        #expect(admit([(.connected, 5000)]) == [true])
+        #expect(throttle.deadline == nil)
+    }
+
+    @Test func theEpochQueueKeepsFromTheOldestNeededToTheNewest() {
+        let device = GPSDServeProtocolTests.device
+        func epoch(_ n: Int) -> GPSDEpoch {
+            GPSDServeEncoding.epoch(.noFix, time: Date(timeIntervalSince1970: Double(n)), device: device)
+        }
+        var queue = EpochQueue()
+        for n in 0..<1000 { queue.append(epoch(n)) }
+        #expect(queue.base == 0 && queue.head == 1000 && queue.count == 1000)
+        queue.forget(before: 600)
+        #expect(queue.base == 600 && queue.count == 400)
+        #expect(queue[600].time == Date(timeIntervalSince1970: 600))
+        #expect(queue[999].time == Date(timeIntervalSince1970: 999))
+        queue.forget(before: 500)
+        #expect(queue.base == 600, "what is forgotten stays forgotten")
+        queue.append(epoch(1000))
+        queue.forget(before: 2000)
+        let emptied = (queue.count, queue.base, queue.head)
+        #expect(emptied == (0, 1001, 1001))
+        #expect(queue.last?.time == Date(timeIntervalSince1970: 1000), "the last epoch stays, for POLL")
+    }
+
+    /// Each encoding is a slice of one buffer: NMEA a prefix, JSON a suffix, both the whole.
+    @Test func anEpochKeepsItsBytesOnce() {
+        let epoch = GPSDServeEncoding.epoch(
+            .fix(GPSDServeProtocolTests.location), time: GPSDServeProtocolTests.location.timestamp,
+            device: GPSDServeProtocolTests.device)
+        #expect(Array(epoch.both) == Array(epoch.nmea) + Array(epoch.sky) + Array(epoch.tpv))
+        #expect(Array(epoch.json) == Array(epoch.sky) + Array(epoch.tpv))
+        #expect(epoch.nmea.startIndex == epoch.both.startIndex && epoch.json.endIndex == epoch.both.endIndex)
+        #expect(!epoch.sky.isEmpty && !epoch.nmea.isEmpty)
     }
 }

@@ -94,6 +94,6 @@ import Testing
                 == #"{"time":"2024-05-01T08:00:05.000Z","event":"source","action":"outage","detail":"gpsd closed the connection"}"#
                 + "\n"
         )
-        #expect(recorder.events.first?.ndjson(epoch: Self.epoch).contains(#""format":4"#) == true)
+        #expect(recorder.events.first?.ndjson(epoch: Self.epoch).contains(#""format":5"#) == true)
     }
 }

@@ -13,9 +13,9 @@ struct RecordSessionCLITests {
     typealias FakeGPSD = GPSDMisbehavingTests.FakeGPSD
 
     /// `drip` never completes a line: gpsd is there, the receiver gives no fix.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func aRecordingWithoutAFixLeavesNoSessionAndSaysWhy() async throws {
-        let fake = try FakeGPSD("drip")
+        let fake = try await FakeGPSD("drip")
         defer { fake.stop() }
         let store = fake.directory + "/store.sqlite"
         let r = try await runAsync(
@@ -31,9 +31,9 @@ struct RecordSessionCLITests {
         #expect(try SessionStore(path: store, mode: .existing).sessions().isEmpty)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func keepEmptyKeepsTheSessionWithItsLabel() async throws {
-        let fake = try FakeGPSD("drip")
+        let fake = try await FakeGPSD("drip")
         defer { fake.stop() }
         let store = fake.directory + "/store.sqlite"
         let r = try await runAsync(
@@ -50,13 +50,13 @@ struct RecordSessionCLITests {
     }
 
     /// The long-line gpsd sends a line over the limit (a warning), then good fixes.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func quietPrintsOnlyTheSummaryAndTheOutput() async throws {
-        let fake = try FakeGPSD("long-line")
+        let fake = try await FakeGPSD("long-line")
         defer { fake.stop() }
         let store = fake.directory + "/store.sqlite"
         let arguments = [
-            "record", "--gpsd", "127.0.0.1:\(fake.port)", "--count", "3", "--duration", "30s", "--store", store,
+            "record", "--gpsd", "127.0.0.1:\(fake.port)", "--count", "3", "--duration", "10m", "--store", store,
             "--format", "ndjson", "--label", "quiet one",
         ]
         let loud = try await runAsync(Paths.waymark.path, arguments)

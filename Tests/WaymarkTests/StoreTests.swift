@@ -92,7 +92,7 @@ import Testing
     /// store command in it forever. The store's directory is no longer locked; a lock held on
     /// the store's lock file is waited for a while, then reported with the process that holds
     /// it.
-    @Test(.timeLimit(.minutes(1))) func aLockOnTheDirectoryDoesNotBlockAndOneOnTheStoreIsNamed() throws {
+    @Test(.timeLimit(.minutes(45))) func aLockOnTheDirectoryDoesNotBlockAndOneOnTheStoreIsNamed() throws {
         let path = Self.newStorePath()
         let directory = (path as NSString).deletingLastPathComponent
         defer { try? FileManager.default.removeItem(atPath: temporaryRoot(of: path)) }
@@ -517,7 +517,7 @@ struct StoreLockWaitTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func aRecordingWaitsOutALockThatEndsAnOrdinaryStatement() throws {
         let path = StoreTests.newStorePath()
         let time = VirtualTime()
@@ -549,7 +549,7 @@ struct StoreLockWaitTests {
     }
 
     /// A patient wait that is abandoned (a stop signal) fails its statement as busy.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(45)))
     func anAbandonedWaitFailsAsBusy() throws {
         let path = StoreTests.newStorePath()
         nonisolated(unsafe) var waiting: LockWaiting?

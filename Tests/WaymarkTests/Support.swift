@@ -123,6 +123,75 @@ func waitForExit(_ pid: pid_t, within seconds: Double) -> (status: Int32, timedO
     return (status, timedOut)
 }
 
+/// ``waitForExit(_:within:)`` without holding a thread of the test runner's pool: the child is
+/// polled for every 20 ms. `seconds` guards against a hang; it is no measure of how long the
+/// program should take.
+func waitForExitAsync(_ pid: pid_t, within seconds: Double) async -> (status: Int32, timedOut: Bool) {
+    var status: Int32 = 0
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    var timedOut = false
+    while true {
+        let done = waitpid(pid, &status, WNOHANG)
+        if done == pid || (done == -1 && errno != EINTR) { break }
+        if ContinuousClock.now >= deadline && !timedOut {
+            kill(pid, SIGKILL)
+            timedOut = true
+        }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return (status, timedOut)
+}
+
+/// The CPU time (user and system) the calling thread has used so far: a measure of the work a
+/// synchronous test does, whatever else the machine does meanwhile.
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// Runs a program to completion (as ``runUnblockedAsync(_:)``) and measures the CPU time it
+/// used, from its own resource usage (wait4).
+func runMeasuringCPU(_ argv: [String]) async throws -> (result: ProcessResult, cpu: Double) {
+    let run = try UnblockedRun(argv)
+    var status: Int32 = 0
+    var usage = rusage()
+    while true {
+        let done = wait4(run.pid, &status, WNOHANG, &usage)
+        if done == run.pid || (done == -1 && errno != EINTR) { break }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return (run.result(status: status), seconds(usage.ru_utime) + seconds(usage.ru_stime))
+}
+
+/// The CPU time (user and system) the process `pid` has used so far, from `/proc/PID/stat`.
+func cpuSeconds(of pid: pid_t) -> Double? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = text.lastIndex(of: ")")
+    else { return nil }
+    // After the command's name: state is field 3, utime 14 and stime 15 (man 5 proc).
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// The resident memory of the process `pid` (VmRSS in `/proc/PID/status`), in bytes.
+func residentBytes(of pid: pid_t) -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return nil }
+    return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
+}
+
+/// Whether the child `pid` is still running; one that has ended is not reaped (its exit status
+/// stays for whoever waits for it).
+func isRunning(_ pid: pid_t) -> Bool {
+    var info = siginfo_t()
+    guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return false }
+    return info._sifields._sigchld.si_pid == 0
+}
+
 /// Whether the child `pid` has exited (it is reaped if so).
 func hasExited(_ pid: pid_t) -> Bool {
     var status: Int32 = 0
@@ -198,7 +267,9 @@ func runAsync(_ executable: String, _ arguments: [String]) async throws -> Proce
 }
 
 /// Waits, without holding a thread of the test runner's pool, until `condition` holds or
-/// `seconds` pass; whether it held. For a test that watches another program's progress.
+/// `seconds` pass; whether it held. For a test that watches another program's progress:
+/// `seconds` is a guard against a hang, far above what any machine needs, never a measure of
+/// how long something should take.
 func waitUntil(within seconds: Double, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while !condition() {
@@ -311,14 +382,7 @@ func runUnblocked(_ argv: [String]) throws -> ProcessResult {
 /// ``runUnblocked(_:)`` without holding a thread of the test runner's pool while the program
 /// runs (it is polled for every 20 ms).
 func runUnblockedAsync(_ argv: [String]) async throws -> ProcessResult {
-    let run = try UnblockedRun(argv)
-    var status: Int32 = 0
-    while true {
-        let done = waitpid(run.pid, &status, WNOHANG)
-        if done == run.pid || (done == -1 && errno != EINTR) { break }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return run.result(status: status)
+    try await UnblockedRun(argv).finish()
 }
 
 /// A program started by ``spawnUnblocked(_:output:error:)`` with its output and error in
@@ -328,14 +392,31 @@ struct UnblockedRun {
     let out = temporaryPath(".out")
     let err = temporaryPath(".err")
 
-    init(_ argv: [String]) throws {
-        pid = try spawnUnblocked(argv, output: out, error: err)
+    /// `processGroup`: the program leads a process group of its own, which ``killGroup()`` ends
+    /// with everything it started.
+    init(_ argv: [String], processGroup: Bool = false) throws {
+        pid = try spawnUnblocked(argv, output: out, error: err, processGroup: processGroup)
     }
+
+    /// Ends the process group this program leads (started with `processGroup`).
+    func killGroup() { kill(-pid, SIGKILL) }
 
     /// The result once `wait` has waited for the program and set its raw status.
     func result(_ wait: (pid_t, inout Int32) -> Void) -> ProcessResult {
         var status: Int32 = 0
         wait(pid, &status)
+        return result(status: status)
+    }
+
+    /// Waits for the program to end, without holding a thread of the test runner's pool (it is
+    /// polled for every 20 ms), and gives its result.
+    func finish() async -> ProcessResult {
+        var status: Int32 = 0
+        while true {
+            let done = waitpid(pid, &status, WNOHANG)
+            if done == pid || (done == -1 && errno != EINTR) { break }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
         return result(status: status)
     }
 
@@ -351,12 +432,19 @@ struct UnblockedRun {
 }
 
 /// Starts a program in the background, signals unblocked, output (and error, unless given
-/// apart) to `output`; returns its pid.
-func spawnUnblocked(_ argv: [String], output: String, error: String? = nil) throws -> pid_t {
+/// apart) to `output`, standard input from `input` (a descriptor of the caller's, such as a
+/// pipe's read end) or else /dev/null; returns its pid.
+func spawnUnblocked(
+    _ argv: [String], output: String, error: String? = nil, input: Int32? = nil, processGroup: Bool = false
+) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    if let input {
+        posix_spawn_file_actions_adddup2(&actions, input, 0)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    }
     posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_addopen(&actions, 2, error ?? output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
     var attributes = posix_spawnattr_t()
@@ -368,7 +456,12 @@ func spawnUnblocked(_ argv: [String], output: String, error: String? = nil) thro
     sigfillset(&all)
     posix_spawnattr_setsigmask(&attributes, &none)
     posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+    if processGroup {
+        posix_spawnattr_setpgroup(&attributes, 0)
+        flags |= POSIX_SPAWN_SETPGROUP
+    }
+    posix_spawnattr_setflags(&attributes, Int16(flags))
     var cArgs = argv.map { strdup($0) } + [nil]
     defer { for p in cArgs { free(p) } }
     var pid: pid_t = 0

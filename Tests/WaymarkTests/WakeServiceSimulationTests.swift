@@ -224,6 +224,57 @@ import Testing
         #expect(listener.states.first.map { $0.0 == "office" && $0.1 == .inside } == true)
     }
 
+    /// "If the value is `CLAccuracyAuthorization.reducedAccuracy`, … your app can't use region
+    /// monitoring" (CLLocationManager.accuracyAuthorization). An Always app with Precise Location
+    /// off hears of no entry, on screen or off, and is not relaunched for one; its regions stay
+    /// registered, and once the user turns Precise Location on again, the next crossing reaches
+    /// it. The same holds for a `CLMonitor`'s condition.
+    @Test func reducedAccuracyMeansNoRegionMonitoring() async throws {
+        let start = Coordinate(latitude: 48.137, longitude: 11.575)
+        let region = { (km: Double, id: String) in
+            CircularRegion(center: Geodesic.destination(from: start, bearing: 90, distance: km * 1000), radius: 500, identifier: id)
+        }
+        // Off screen and terminated: nothing, and no relaunch.
+        let listener = Listener()
+        let away = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.device.preciseLocation = false
+                $0.app.regions = [region(5, "office")]
+                $0.timeline = [.init(at: .seconds(30), .terminate)]
+            }, Self.drive(for: 600), delegate: listener)
+        #expect(listener.entered.isEmpty)
+        #expect(!Self.transitions(away).contains { $0.1 == .notRunning && $0.2 == .background })
+        #expect(
+            away.events.contains {
+                if case .region(.entered, "office", _, .dropped, .reducedAccuracy) = $0.kind { true } else { false }
+            })
+
+        // On screen, with a condition too; Precise Location back on between two regions.
+        let onScreen = Listener()
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.device.preciseLocation = false
+                $0.app.regions = [region(3, "first"), region(9, "second")]
+                $0.timeline = [
+                    .init(at: .seconds(5), .addCondition(monitor: "m", region(3, "condition"))),
+                    .init(at: .seconds(250), .setPreciseLocation(true)),
+                ]
+            }, Self.drive(for: 600), delegate: onScreen)
+        #expect(onScreen.entered == ["second"])
+        for identifier in ["first", "condition"] {
+            #expect(
+                run.events.contains {
+                    switch $0.kind {
+                    case .region(.entered, identifier, _, .dropped, .reducedAccuracy): true
+                    case .monitor(_, identifier, .satisfied, .dropped, .reducedAccuracy): true
+                    default: false
+                    }
+                }, "\(identifier)")
+        }
+    }
+
     /// A When In Use app hears of region events only while in use; the 21st region fails.
     @Test func regionsNeedAlwaysOffScreenAndStopAtTwenty() async throws {
         let listener = Listener()
@@ -529,6 +580,50 @@ import Testing
                 $0.kind == .transfer(action: .cancelled, task: 1, count: 3, reason: .userTerminated)
             })
         #expect(!swiped.events.contains { if case .transfer(.completed, _, _, _, _) = $0.kind { true } else { false } })
+    }
+
+    /// The upload directory may be shared: a run adds new files and touches nothing there. Names
+    /// already taken (an earlier run's file, a link to another file, a link to nowhere, a
+    /// directory) are skipped, never opened, followed or replaced (issue 27, item 16).
+    @Test func uploadsAreNewFilesNumberedAroundWhatIsThere() async throws {
+        let directory = temporaryPath("-shared-uploads")
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? fm.removeItem(atPath: directory) }
+        let victim = directory + "/victim.txt"
+        try "keep me\n".write(toFile: victim, atomically: false, encoding: .utf8)
+        try "an earlier run\n".write(toFile: directory + "/upload-1.csv", atomically: false, encoding: .utf8)
+        try fm.createSymbolicLink(atPath: directory + "/upload-2.csv", withDestinationPath: victim)
+        try fm.createSymbolicLink(atPath: directory + "/upload-3.csv", withDestinationPath: directory + "/planted")
+        try fm.createDirectory(atPath: directory + "/upload-5.csv", withIntermediateDirectories: false)
+
+        let scenario = Self.scenario {
+            $0.app.uploadsInBackground = true
+            $0.system.transferDuration = .seconds(20)
+            $0.timeline = [
+                .init(at: .seconds(30), .background), .init(at: .seconds(100), .foreground),
+                .init(at: .seconds(130), .background),
+            ]
+        }
+        let simulation = Simulation(scenario: scenario, epoch: DeviceRuleTests.epoch)
+        simulation.uploadDirectory = directory
+        let recorder = AuditRecorder()
+        simulation.addObserver(recorder)
+        try await simulation.run(ListSource.walk(for: 300))
+
+        let completed = recorder.events.filter { if case .transfer(.completed, _, _, _, _) = $0.kind { true } else { false } }
+        #expect(completed.count == 2)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me\n")
+        #expect(try String(contentsOfFile: directory + "/upload-1.csv", encoding: .utf8) == "an earlier run\n")
+        #expect(!fm.fileExists(atPath: directory + "/planted"))
+        #expect(try fm.destinationOfSymbolicLink(atPath: directory + "/upload-2.csv") == victim)
+        for name in ["upload-4.csv", "upload-6.csv"] {
+            var isDirectory: ObjCBool = true
+            #expect(fm.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory) && !isDirectory.boolValue, "\(name)")
+            let lines = try String(contentsOfFile: directory + "/" + name, encoding: .utf8).split(separator: "\n")
+            #expect(!lines.isEmpty, "\(name)")
+        }
+        #expect(!fm.fileExists(atPath: directory + "/upload-7.csv"))
     }
 
     // MARK: - requestLocation() and temporary full accuracy (W10, W11)

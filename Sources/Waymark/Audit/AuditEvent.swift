@@ -10,7 +10,7 @@
 /// numbers in a fixed format, so the same run always gives the same bytes.
 public struct AuditEvent: Sendable, Hashable {
     /// The audit log's format version, written in the `started` event (`docs/audit-log.md`).
-    public static let formatVersion = 4
+    public static let formatVersion = 5
 
     /// Time since the start of the run.
     public var offset: Duration

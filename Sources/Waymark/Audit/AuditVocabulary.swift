@@ -39,6 +39,8 @@ public enum AuditReason: String, Sendable, Hashable, Codable, CaseIterable {
     case unavailable, tooManyPendingTaskRequests, notPermitted, notRegistered
     // Region monitoring failures (``RegionMonitorStateMachine/Failure``).
     case limitReached, radiusTooLarge
+    /// Region monitoring (regions, `CLMonitor` conditions) with Precise Location off.
+    case reducedAccuracy
     // A CLServiceSession's authorization (``ServiceSession/Authorization``).
     case none, whenInUse, always
     /// The app's code did it (audio stopped by the app).

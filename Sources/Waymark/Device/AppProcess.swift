@@ -25,7 +25,7 @@ public final class AppProcess {
     @exclusivity(unchecked) public private(set) var hasEnded = false
     /// Whether its launch code has run (managers created after it hear their authorization on
     /// their own).
-    var launched = false
+    package internal(set) var launched = false
     /// The managers created after the launch whose delegates have yet to hear the authorization.
     @exclusivity(unchecked) var awaitingCreationCallback: [Int] = []
     /// Why it ended, once it has.
@@ -116,4 +116,17 @@ public final class AppProcess {
         monitors = [:]
         for (_, manager) in liveManagers { manager.endLiveUpdates() }
     }
+}
+
+/// A process as the objects it created know it: weakly, so that an app's objects and its process
+/// (which holds the app) form no cycle, and by its number, which outlives it.
+final class ProcessReference {
+    weak var process: AppProcess?
+    let number: Int
+    init(_ process: AppProcess) {
+        self.process = process
+        number = process.number
+    }
+    /// Whether the process ended (a process that is gone ended).
+    var hasEnded: Bool { process?.hasEnded ?? true }
 }

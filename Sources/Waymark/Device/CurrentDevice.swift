@@ -86,3 +86,9 @@ final class DeviceRegistry: @unchecked Sendable {
         return locked { entries.last(where: { $0.task == task && $0.device != nil })?.device }
     }
 }
+
+extension Simulation {
+    /// The device the app's code runs on now, if one can be told (``CurrentDevice``): for the
+    /// Apple-spelled modules' shared objects.
+    package static var current: Simulation? { CurrentDevice.value }
+}

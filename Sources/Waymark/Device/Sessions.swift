@@ -125,13 +125,15 @@ public final class ConditionMonitor {
     /// The condition events, from the monitor's creation until the simulation finishes or the
     /// app ends.
     public let events: AsyncStream<ConditionEvent>
-    let continuation: AsyncStream<ConditionEvent>.Continuation
+    let continuation: DeviceStreamBuffer<ConditionEvent>
     weak var simulation: Simulation?
 
     init(name: String, simulation: Simulation) {
         self.name = name
         self.simulation = simulation
-        (events, continuation) = AsyncStream<ConditionEvent>.makeStream(bufferingPolicy: .unbounded)
+        continuation = DeviceStreamBuffer()
+        events = continuation.makeStream()
+        simulation.watch(continuation)
     }
 
     /// `add(_:identifier:)` with a `CircularGeographicCondition` (the region's centre and radius).

@@ -15,6 +15,12 @@ public protocol SimulatedApp: AnyObject {
     func didBecomeActive(_ system: Simulation)
     /// `applicationWillEnterForeground(_:)`: the app was in the background or suspended.
     func willEnterForeground(_ system: Simulation)
+    /// `applicationWillResignActive(_:)`: the app is about to become inactive (an alert, an
+    /// interruption, the user leaving).
+    func willResignActive(_ system: Simulation)
+    /// `applicationWillTerminate(_:)`: the system terminates the app while it runs (not while it
+    /// is suspended, when it gets no notice).
+    func willTerminate(_ system: Simulation)
     /// `applicationDidEnterBackground(_:)`.
     func didEnterBackground(_ system: Simulation)
     /// `application(_:performFetchWithCompletionHandler:)`: call `completion` within the fetch
@@ -35,6 +41,8 @@ extension SimulatedApp {
     public func didFinishLaunching(_ system: Simulation, inBackground: Bool) {}
     public func didBecomeActive(_ system: Simulation) {}
     public func willEnterForeground(_ system: Simulation) {}
+    public func willResignActive(_ system: Simulation) {}
+    public func willTerminate(_ system: Simulation) {}
     public func didEnterBackground(_ system: Simulation) {}
     public func performFetch(_ system: Simulation, completion: @escaping (FetchResult) -> Void) {
         completion(.noData)

@@ -79,7 +79,7 @@ extension Simulation {
     public func uploadInBackground(_ locations: [StoredLocation]) {
         guard appCodeRuns, !locations.isEmpty else { return }
         let actions = rules.handle(.upload(count: locations.count))
-        uploads[rules.transfers.counter] = Self.payload(locations)
+        uploads.payloads[rules.transfers.counter] = Self.payload(locations)
         perform(actions)
     }
 
@@ -95,6 +95,16 @@ extension Simulation {
 
     /// Starts or stops the app's audio.
     public func setAudioPlaying(_ playing: Bool) { perform(rules.handle(.audio(playing: playing))) }
+
+    /// The app's code raised a fatal error (an exception iOS raises): the app is terminated, and
+    /// the audit log says why.
+    package func crash(_ message: String) {
+        record(.diagnostic(message: "fatal error in the app: \(message); the app is terminated"))
+        lifecycleEvent(.terminate(.fatalError))
+    }
+
+    /// Whether the app's process registered a `BGTaskScheduler` launch handler for `identifier`.
+    package func hasTaskHandler(_ identifier: String) -> Bool { process?.taskHandlers[identifier] != nil }
 
     // MARK: - BGTaskScheduler
 
@@ -235,5 +245,58 @@ extension Simulation {
                 message:
                     "\(call) on a location manager of the app's process \(number), which has ended: it does nothing; the relaunched app must create its own manager"
             ))
+    }
+}
+
+// MARK: - Waiting for the app's asynchronous code
+
+extension Simulation {
+    /// Keeps `stream` in view for ``idle()``.
+    func watch(_ stream: any ParkableStream) {
+        streams.removeAll { $0.stream?.isOpen != true }
+        streams.append(WeakStream(stream: stream))
+    }
+
+    /// The app's asynchronous work the device started (an `async` form of a delegate method):
+    /// ``idle()`` waits for it.
+    package func beginAppWork() { pendingAppWork += 1 }
+    package func endAppWork() { pendingAppWork = max(0, pendingAppWork - 1) }
+
+    /// Whether the app has handled everything the device gave it: every stream's reader has read
+    /// all of it and waits for more, and no asynchronous delegate method is still running.
+    public var isIdle: Bool {
+        pendingAppWork == 0 && streams.allSatisfy { $0.stream?.isParked ?? true }
+    }
+
+    /// Waits until the app's asynchronous code has handled everything delivered so far: each
+    /// stream's reader has taken every element and come back for more, and every `async` delegate
+    /// method has returned. The app's code runs on the main actor, as on iOS: this lets the jobs
+    /// queued there run, in order, until that holds. It waits on progress, never on a clock.
+    public func idle(isolation: isolated (any Actor)? = #isolation) async {
+        repeat {
+            await Self.mainQueueTurn()
+        } while !isIdle
+    }
+
+    /// Lets every job queued on the main actor before now run.
+    private static func mainQueueTurn() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Task { @MainActor in continuation.resume() }
+        }
+    }
+}
+
+extension Simulation {
+    /// The user taps `button` on the alert waiting for them (``DeviceRules/promptWaiting``).
+    /// Stops the program with a message when there is none, or it has no such button.
+    public func tap(_ button: PromptAnswer) {
+        let waiting = rules.promptWaiting
+        guard let actions = rules.tap(button) else {
+            preconditionFailure(
+                waiting.map { "the \($0) alert has no \(button.rawValue) button" }
+                    ?? "no alert waits for the user: nothing to tap \(button.rawValue) on")
+        }
+        perform(actions)
+        settle()
     }
 }

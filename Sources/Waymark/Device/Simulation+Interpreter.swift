@@ -153,24 +153,21 @@ extension Simulation {
         buffers.spare = updates
     }
 
-    /// Sends a background upload to its server: a file in ``uploadDirectory``.
+    /// Sends a background upload to its server: a new file in ``uploadDirectory``, the first
+    /// free `upload-N.csv` (``NewFile``: never a file or a link that is there already).
     func sendUpload(_ task: Int) {
         var failure: String?
-        if let directory = uploadDirectory, let payload = uploads[task] {
-            failure = Self.write(payload, to: directory + "/upload-\(task).csv")
+        if let directory = uploadDirectory, let payload = uploads.payloads[task] {
+            let outcome = NewFile.create(
+                in: directory, numberedFrom: uploads.nextNumber, name: { "upload-\($0).csv" },
+                bytes: Array(payload.utf8))
+            switch outcome {
+            case .written(_, let number): uploads.nextNumber = number + 1
+            case .failed(let problem): failure = problem
+            }
         }
-        if failure == nil { uploads[task] = nil }
+        if failure == nil { uploads.payloads[task] = nil }
         perform(rules.handle(.uploadWritten(task: task, failure: failure)))
-    }
-
-    /// Writes `text` to `path`; the error in words, or nil.
-    private static func write(_ text: String, to path: String) -> String? {
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-            return nil
-        } catch {
-            return "cannot write \(path): \(error)"
-        }
     }
 
     // MARK: - The app's code
@@ -188,6 +185,8 @@ extension Simulation {
         case .finishLaunching: break
         case .becomeActive: inProcess(process) { process.app.didBecomeActive(self) }
         case .willEnterForeground: inProcess(process) { process.app.willEnterForeground(self) }
+        case .willResignActive: inProcess(process) { process.app.willResignActive(self) }
+        case .willTerminate: inProcess(process) { process.app.willTerminate(self) }
         case .didEnterBackground: inProcess(process) { process.app.didEnterBackground(self) }
         case .terminated(let cause):
             process.end(cause)

@@ -56,8 +56,13 @@ public final class Simulation {
     var lifecycleQueue = LifecycleQueue()
     /// Buffers reused from fix to fix.
     @exclusivity(unchecked) var buffers = DeliveryBuffers()
-    /// The background URL session's uploads in flight, by transfer id: what each carries.
-    var uploads: [Int: String] = [:]
+    /// The background URL session's uploads in flight, and the files they became.
+    var uploads = UploadOutbox()
+    /// The streams the device gave the app, for ``idle()``.
+    var streams: [WeakStream] = []
+    /// The app's work the device started and is waiting on (an `async` delegate method), for
+    /// ``idle()``.
+    var pendingAppWork = 0
     /// The background URL session's uploads land here: one file per transfer (nil: nowhere).
     public var uploadDirectory: String?
 
@@ -199,7 +204,20 @@ public final class Simulation {
     var hasObservers: Bool { !observers.isEmpty }
 }
 
+/// A stream the device gave the app, held weakly.
+struct WeakStream {
+    weak var stream: (any ParkableStream)?
+}
+
 /// Lifecycle events raised while a transition's actions run, waiting for them.
+/// The background URL session's uploads: what each transfer in flight carries, by its id, and
+/// the number the next file in the upload directory tries first (`upload-N.csv`, numbered
+/// around the files already there).
+struct UploadOutbox {
+    var payloads: [Int: String] = [:]
+    var nextNumber = 1
+}
+
 struct LifecycleQueue {
     var events: [AppLifecycleStateMachine.Event] = []
     /// Whether a transition's actions are running now.

@@ -150,7 +150,7 @@ public final class LocationManager {
         /// Created while no process ran: the next process of `device` adopts it.
         case waiting(DeviceReference)
         /// Manager `number` of a running `process`.
-        case adopted(DeviceReference, AppProcess, number: Int)
+        case adopted(DeviceReference, ProcessReference, number: Int)
         /// Its process ended.
         case ended(DeviceReference, process: Int)
     }
@@ -248,7 +248,7 @@ public final class LocationManager {
 
     /// A process of `device` adopts the manager as its manager `number`.
     func adopt(by device: Simulation, process: AppProcess, number: Int) {
-        binding = .adopted(DeviceReference(device), process, number: number)
+        binding = .adopted(DeviceReference(device), ProcessReference(process), number: number)
     }
 
     /// What was set before the run started, once.
@@ -287,8 +287,8 @@ public final class LocationManager {
         return device.rules.isUpdating(manager: number)
     }
 
-    private var continuations: [Int: AsyncStream<LocationUpdate>.Continuation] = [:]
-    private var liveContinuations: [Int: AsyncStream<LiveUpdate>.Continuation] = [:]
+    private var continuations: [Int: DeviceStreamBuffer<LocationUpdate>] = [:]
+    private var liveContinuations: [Int: DeviceStreamBuffer<LiveUpdate>] = [:]
     /// Whether live-update streams are open on it.
     var hasLiveStreams: Bool { !liveContinuations.isEmpty }
     /// The array handed to the delegate, reused from call to call.
@@ -399,8 +399,8 @@ public final class LocationManager {
     public func requestTemporaryFullAccuracyAuthorization(
         withPurposeKey purposeKey: String, completion: ((LocationError?) -> Void)? = nil
     ) {
-        if case .adopted(let d, let process, _) = binding, d.device != nil, !process.hasEnded,
-            d.device?.appCodeRuns == true
+        if case .adopted(let d, let reference, _) = binding, d.device != nil, let process = reference.process,
+            !process.hasEnded, d.device?.appCodeRuns == true
         {
             process.temporaryFullAccuracyCompletion = completion
         }
@@ -416,14 +416,16 @@ public final class LocationManager {
     /// limit, so a slow reader loses nothing. `for await` works from any isolation, the main
     /// actor included.
     public func updates() -> AsyncStream<LocationUpdate> {
-        let (stream, continuation) = AsyncStream<LocationUpdate>.makeStream(bufferingPolicy: .unbounded)
+        let buffer = DeviceStreamBuffer<LocationUpdate>()
+        let stream = buffer.makeStream()
         if case .ended = binding {
-            continuation.finish()
+            buffer.finish()
             return stream
         }
         let id = nextContinuationID
         nextContinuationID += 1
-        continuations[id] = continuation
+        continuations[id] = buffer
+        device?.watch(buffer)
         return stream
     }
 
@@ -436,17 +438,19 @@ public final class LocationManager {
     /// the location updates"), and from notDetermined asks for When In Use, as an implicit service
     /// session does. Before iOS 17 the stream ends at once (the API does not exist).
     public func liveUpdates() -> AsyncStream<LiveUpdate> {
-        let (stream, continuation) = AsyncStream<LiveUpdate>.makeStream(bufferingPolicy: .unbounded)
+        let buffer = DeviceStreamBuffer<LiveUpdate>()
+        let stream = buffer.makeStream()
         guard case .adopted(let d, let process, let number) = binding, let device = d.device, !process.hasEnded,
             device.managerMayStartLiveUpdates()
         else {
             if case .ended(let d, let number) = binding { d.device?.endedManagerUsed("liveUpdates()", process: number) }
-            continuation.finish()
+            buffer.finish()
             return stream
         }
         let id = nextContinuationID
         nextContinuationID += 1
-        liveContinuations[id] = continuation
+        liveContinuations[id] = buffer
+        device.watch(buffer)
         device.liveListenersChanged()
         device.managerCall(.startLiveUpdates(manager: number))
         return stream
@@ -454,9 +458,7 @@ public final class LocationManager {
 
     func yieldLive(_ update: LiveUpdate) {
         var ended: [Int] = []
-        for (id, continuation) in liveContinuations {
-            if case .terminated = continuation.yield(update) { ended.append(id) }
-        }
+        for (id, buffer) in liveContinuations where !buffer.yield(update) { ended.append(id) }
         for id in ended { liveContinuations[id] = nil }
         if !ended.isEmpty { device?.liveListenersChanged() }
     }
@@ -479,13 +481,11 @@ public final class LocationManager {
         }
         guard !continuations.isEmpty else { return }
         var ended: [Int] = []
-        for (id, continuation) in continuations {
-            for update in updates {
+        for (id, buffer) in continuations {
+            for update in updates where !buffer.yield(update) {
                 // A stream whose reader has gone (the loop ended, the task was cancelled) is let go.
-                if case .terminated = continuation.yield(update) {
-                    ended.append(id)
-                    break
-                }
+                ended.append(id)
+                break
             }
         }
         for id in ended { continuations[id] = nil }
@@ -515,14 +515,14 @@ public final class LocationManager {
 
     /// The run ended: every stream ends.
     func finishUpdates() {
-        for continuation in continuations.values { continuation.finish() }
+        for buffer in continuations.values { buffer.finish() }
         continuations.removeAll()
         endLiveUpdates()
     }
 
     /// The app's live-update streams end.
     func endLiveUpdates() {
-        for continuation in liveContinuations.values { continuation.finish() }
+        for buffer in liveContinuations.values { buffer.finish() }
         liveContinuations.removeAll()
     }
 

@@ -162,7 +162,8 @@ extension TraceFormat {
     /// NMEA log, or a gpsd JSON capture when `readers` can read one.
     ///
     /// - Throws: ``GPXError`` (`notGPX`) for gpsd JSON when `readers` has no reader for it: the
-    ///   error says so rather than reading it as something else.
+    ///   error says so rather than reading it as something else (in words for the program's
+    ///   user; a developer passes `WaymarkGPSD`'s `TraceReaders.withGPSDCaptures`).
     public static func reader(
         for source: ByteSource, name: String, options: GPXReadOptions = GPXReadOptions(),
         readers: TraceReaders = TraceReaders()
@@ -176,7 +177,7 @@ extension TraceFormat {
             throw GPXError(
                 code: .notGPX, file: name, line: 1, column: 1,
                 message:
-                    "this is a capture of gpsd's JSON reports (gpspipe -w); this reader has none for it (WaymarkGPSD's TraceReaders.withGPSDCaptures reads it)"
+                    "this is a capture of gpsd's JSON reports (gpspipe -w), which this program cannot read: reading one needs libgps"
             )
         }
     }

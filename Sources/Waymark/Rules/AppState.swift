@@ -62,6 +62,10 @@ public struct AppInfo: Sendable, Hashable, Codable {
     public var temporaryUsageDescriptionKeys: Set<String>?
     /// `NSLocationRequireExplicitServiceSession` (iOS 18): live updates need a `CLServiceSession`.
     public var requiresExplicitServiceSession = false
+    /// `BGTaskSchedulerPermittedIdentifiers`: the identifiers the app may register and submit
+    /// `BGTaskScheduler` tasks for; nil (the default) stands for an Info that permits every one the
+    /// app's code names.
+    public var taskSchedulerPermittedIdentifiers: [String]?
 
     public init(
         backgroundModes: BackgroundModes = [], usageDescriptions: LocationUsageDescriptions = .init(),

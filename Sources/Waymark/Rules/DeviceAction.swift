@@ -37,6 +37,10 @@ public enum AppCall: Sendable {
     case becomeActive
     /// `applicationWillEnterForeground(_:)`.
     case willEnterForeground
+    /// `applicationWillResignActive(_:)`.
+    case willResignActive
+    /// `applicationWillTerminate(_:)`: the app is terminated while it runs.
+    case willTerminate
     /// `applicationDidEnterBackground(_:)`.
     case didEnterBackground
     /// The process ended.

@@ -63,11 +63,11 @@ public enum DeviceEvent: Sendable {
     case uploadWritten(task: Int, failure: String?)
     /// The app called its URL session events' completion handler.
     case urlSessionEventsHandled(task: Int)
-    /// `CLBackgroundActivitySession()`: its id is ``SessionStateMachine/counter``.
+    /// `CLBackgroundActivitySession()`: its id is the sessions machine's next number (`SessionStateMachine.counter`).
     case startActivitySession
     /// `CLBackgroundActivitySession.invalidate()`.
     case invalidateActivitySession(id: Int)
-    /// `CLServiceSession(authorization:)`: its id is ``SessionStateMachine/counter``.
+    /// `CLServiceSession(authorization:)`: its id is the sessions machine's next number (`SessionStateMachine.counter`).
     case startServiceSession(ServiceSession.Authorization)
     /// `CLServiceSession.invalidate()`.
     case invalidateServiceSession(id: Int)

@@ -144,6 +144,48 @@ extension DeviceRules {
             return alerts.hide(alert) + [.post(.temporaryFullAccuracyAnswered(allow))]
         }
         guard let (text, event) = userAnswer(to: alert) else { return [] }
+        return answer(alert, text, event)
+    }
+
+    /// The system alert waiting for the user: the one on screen, else an authorization prompt
+    /// that waits for the app to come back on screen.
+    public var promptWaiting: SystemAlert? {
+        alerts.onScreen ?? authorization.pendingPrompt.map(SystemAlert.authorization)
+    }
+
+    /// The user taps `button` on the alert waiting for them (``promptWaiting``); nil when there is
+    /// none, or it has no such button.
+    public mutating func tap(_ button: PromptAnswer) -> [DeviceAction]? {
+        guard let alert = promptWaiting else { return nil }
+        switch (alert, button) {
+        case (.temporaryFullAccuracy, .allow), (.temporaryFullAccuracy, .deny):
+            return [.cancel(.answer(alert))] + alerts.hide(alert)
+                + [.post(.temporaryFullAccuracyAnswered(button == .allow))]
+        case (.locationServices, .cancel):
+            return [.cancel(.answer(alert))] + answer(alert, .cancel, nil)
+        case (.authorization(.whenInUse), .allowOnce) where version.hasAllowOnceAndProvisionalAlways:
+            return answer(alert, button, .answerWhenInUse(.allowOnce))
+        case (.authorization(.whenInUse), .allowWhileUsing):
+            return answer(alert, button, .answerWhenInUse(.allowWhileUsing))
+        case (.authorization(.whenInUse), .dontAllow): return answer(alert, button, .answerWhenInUse(.dontAllow))
+        case (.authorization(.always), .changeToAlways): return answer(alert, button, .answerAlways(.changeToAlways))
+        case (.authorization(.always), .keepWhenInUse): return answer(alert, button, .answerAlways(.keepWhenInUse))
+        case (.authorization(.alwaysOrWhenInUse), .allowAlways):
+            return answer(alert, button, .answerAlwaysOrWhenInUse(.authorizedAlways))
+        case (.authorization(.alwaysOrWhenInUse), .allowWhileUsing):
+            return answer(alert, button, .answerAlwaysOrWhenInUse(.authorizedWhenInUse))
+        case (.authorization(.alwaysOrWhenInUse), .dontAllow):
+            return answer(alert, button, .answerAlwaysOrWhenInUse(.denied))
+        default:
+            return nil
+        }
+    }
+
+    /// The user answers `alert` with `text`, which makes `event` (nil: the Location Services
+    /// alert, which changes nothing).
+    private mutating func answer(
+        _ alert: SystemAlert, _ text: PromptAnswer, _ event: AuthorizationStateMachine.Event?
+    ) -> [DeviceAction] {
         guard let event else {
             return [.record(.prompt(prompt: .locationServices, phase: .answered, answer: text))] + alerts.hide(alert)
         }

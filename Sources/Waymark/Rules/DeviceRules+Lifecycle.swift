@@ -14,7 +14,9 @@ extension DeviceRules {
         case .stateChanged(let from, let to, let cause):
             // The state the app last saw: when a termination cut a transition short, the step it
             // never reached is not reported.
-            var actions: [DeviceAction] = [.record(.stateChanged(from: lifecycle.reported, to: to, cause: cause))]
+            var actions: [DeviceAction] = []
+            if from == .active && to == .inactive { actions.append(.call(.willResignActive)) }
+            actions.append(.record(.stateChanged(from: lifecycle.reported, to: to, cause: cause)))
             lifecycle.report(to, from: from, cause: cause)
             if to == .notRunning || (to == .background && (from == .notRunning || from == .suspended)) {
                 // What the app's state kept from running may run now (after the current step).
@@ -67,7 +69,10 @@ extension DeviceRules {
         case .suspended:
             return [.post(.appSuspended)]
         case .terminated(let cause):
-            return [.post(.alertDismissedOnLeaving), .post(.appTerminated(cause)), .call(.terminated(cause))]
+            // A running app hears it is terminated; a suspended one gets no notice.
+            let wasRunning = [.active, .inactive, .background].contains(lifecycle.previouslyReported)
+            return (wasRunning ? [.call(.willTerminate)] : [])
+                + [.post(.alertDismissedOnLeaving), .post(.appTerminated(cause)), .call(.terminated(cause))]
         }
     }
 

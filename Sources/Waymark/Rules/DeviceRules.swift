@@ -23,7 +23,7 @@ public struct DeviceRules: Sendable {
 
     public internal(set) var lifecycle: AppLifecycleStateMachine
     public internal(set) var authorization: AuthorizationStateMachine
-    /// Standard updates of the app's first location manager (the others' are in ``otherUpdates``).
+    /// Standard updates of the app's first location manager (the others' are in `otherUpdates`).
     public internal(set) var location: LocationServiceStateMachine
     /// The first manager's properties, as the app set them.
     public internal(set) var settings = LocationServiceStateMachine.Settings()

@@ -4,13 +4,9 @@ import Testing
 import Waymark
 import WaymarkTesting
 
-/// `traces/city-walk.gpx` in the Waymark repository: a walk with a fix every 5 s, from 0 to 895 s
-/// and from 1500 to 2395 s (no signal in between). This file is
-/// `Examples/RunTracker/Tests/RunTrackerTests/…`.
-let cityWalk = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("traces/city-walk.gpx").path
+/// The package's own copy of Waymark's `traces/city-walk.gpx`: a walk with a fix every 5 s, from
+/// 0 to 895 s and from 1500 to 2395 s (no signal in between).
+let cityWalk = Bundle.module.path(forResource: "city-walk", ofType: "gpx", inDirectory: "Resources")!
 
 /// A device replaying the city walk to an app whose only location code is the view model.
 @MainActor
@@ -153,8 +149,8 @@ func walkScenario(backgroundMode: Bool, ios: Int = 26) -> Scenario {
 
         let (device, model) = try startRun(scenario)
         let tracking = Task { await model.track() }
-        // The task subscribes as soon as it runs; give it the main actor until it has.
-        for _ in 0..<1000 where !model.isTracking { await Task.yield() }
+        // The task subscribes when it runs: idle() waits until its reader waits for updates.
+        await device.idle()
         try #require(model.isTracking)
         walkWithABreak(device)
         await tracking.value

@@ -49,6 +49,13 @@ extension DeviceRules {
             // available" to When In Use, Choosing the Location Services Authorization to Request).
             if case .drop = outcome {} else { outcome = .drop(.needsAlways) }
         }
+        if event.isRegionMonitoring && authorization.accuracy == .reducedAccuracy {
+            // "If the value is reducedAccuracy, … your app can't use region monitoring"
+            // (CLLocationManager.accuracyAuthorization): no entry or exit reaches the app, and
+            // none wakes or launches it. The region stays registered, and its crossings reach the
+            // app again once the user turns Precise Location back on.
+            if case .drop = outcome {} else { outcome = .drop(.reducedAccuracy) }
+        }
         switch outcome {
         case .drop(let reason):
             return record(event, decision: .dropped, reason: reason)
@@ -277,7 +284,14 @@ extension DeviceRules {
 
     mutating func requestState(_ identifier: String) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        return regionMonitor.handle(.requestState(identifier: identifier)).flatMap { regionActions($0) }
+        return regionMonitor.handle(.requestState(identifier: identifier)).flatMap { step in
+            guard case .determined(let region, _) = step, authorization.accuracy == .reducedAccuracy else {
+                return regionActions(step)
+            }
+            // Region monitoring is unavailable with reduced accuracy: the state is not known
+            // (*assumption*: Apple does not say what requestState answers then).
+            return regionActions(.determined(region, .unknown))
+        }
     }
 
     func regionActions(_ step: RegionMonitorStateMachine.Action) -> [DeviceAction] {

@@ -21,6 +21,14 @@ public enum PendingServiceEvent: Sendable, Hashable {
         }
     }
 
+    /// A region's or a `CLMonitor` condition's event: region monitoring.
+    var isRegionMonitoring: Bool {
+        switch self {
+        case .region, .condition: true
+        case .significantChange, .visit: false
+        }
+    }
+
     var cause: WakeCause {
         switch self {
         case .significantChange: .significantLocationChange

@@ -1,0 +1,4 @@
+import AlwaysTracker
+import WaymarkRunner
+
+await WaymarkRunner.main(app: TrackerAppDelegate.self)

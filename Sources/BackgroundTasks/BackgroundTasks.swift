@@ -1,0 +1,4 @@
+// `import BackgroundTasks` on Linux: WaymarkBackgroundTasks under Apple's name (docs/porting.md). Linux only: on
+// Apple's platforms the name is Apple's framework. Like Apple's, it re-exports Foundation.
+@_exported import Foundation
+@_exported import WaymarkBackgroundTasks

@@ -1,0 +1,166 @@
+import Foundation
+import Waymark
+
+/// A condition a `CLMonitor` watches.
+public protocol CLCondition: Decodable, Encodable, Sendable {}
+
+/// `CLMonitoringState`, as Swift sees it through `CLMonitor.Event.State`.
+public enum __CLMonitoringState: UInt, @unchecked Sendable {
+    case unknown = 0
+    case satisfied = 1
+    case unsatisfied = 2
+    case unmonitored = 3
+}
+
+/// `CLMonitor` (iOS 17): conditions whose state changes come as ``events``. The system keeps a
+/// monitor's conditions across launches under its name; a relaunched app creates the monitor
+/// again to hear what happened.
+///
+/// It runs on the main actor's executor, where the app drives the simulated device.
+public actor CLMonitor {
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { MainActor.sharedUnownedExecutor }
+
+    public nonisolated let name: String
+    public nonisolated let events: Events
+    private let box: MonitorBox
+
+    /// `CLMonitor(name)`.
+    public init(_ name: String) async {
+        self.name = name
+        let made = await MainActor.run { () -> MonitorBox in
+            MonitorBox(Simulation.current?.monitor(named: name))
+        }
+        box = made
+        events = Events(stream: made.events)
+    }
+
+    /// The identifiers of the monitor's conditions.
+    public var identifiers: [String] { box.monitor?.identifiers ?? [] }
+
+    public func add(_ condition: any CLCondition, identifier: String) {
+        add(condition, identifier: identifier, assuming: .unknown)
+    }
+
+    /// Adds a condition; a circular geographic condition is watched (others are not supported
+    /// by the simulated device, which has no Bluetooth ranging).
+    public func add(_ condition: any CLCondition, identifier: String, assuming state: Event.State) {
+        guard let circle = condition as? CircularGeographicCondition else { return }
+        box.conditions[identifier] = circle
+        box.monitor?.add(
+            CircularRegion(center: circle.center.coordinate, radius: circle.radius, identifier: identifier),
+            identifier: identifier)
+    }
+
+    public func remove(_ identifier: String) {
+        box.conditions[identifier] = nil
+        box.monitor?.remove(identifier)
+    }
+
+    public func record(for identifier: String) -> Record? {
+        guard let condition = box.conditions[identifier] else { return nil }
+        return Record(condition: condition, lastEvent: box.lastEvents[identifier] ?? Event(identifier: identifier))
+    }
+
+    /// `CLMonitor.Event`.
+    public struct Event: Sendable {
+        public typealias State = __CLMonitoringState
+        public let identifier: String
+        public let date: Date
+        public let state: State
+        public let refinement: (any CLCondition)? = nil
+
+        init(identifier: String) {
+            self.identifier = identifier
+            date = Date(timeIntervalSince1970: 0)
+            state = .unknown
+        }
+
+        init(_ event: ConditionEvent) {
+            identifier = event.identifier
+            date = event.date
+            state =
+                switch event.state {
+                case .unknown: .unknown
+                case .satisfied: .satisfied
+                case .unsatisfied: .unsatisfied
+                case .unmonitored: .unmonitored
+                }
+        }
+
+        public var authorizationDenied: Bool { false }
+        public var authorizationDeniedGlobally: Bool { false }
+        public var authorizationRestricted: Bool { false }
+        public var authorizationRequestInProgress: Bool { false }
+        public var insufficientlyInUse: Bool { false }
+        public var accuracyLimited: Bool { false }
+        public var conditionUnsupported: Bool { false }
+        public var conditionLimitExceeded: Bool { false }
+        public var persistenceUnavailable: Bool { false }
+        public var serviceSessionRequired: Bool { false }
+    }
+
+    /// `CLMonitor.Record`.
+    public struct Record: Sendable {
+        public let condition: any CLCondition
+        public let lastEvent: Event
+    }
+
+    /// `CLMonitor.CircularGeographicCondition`.
+    public struct CircularGeographicCondition: CLCondition {
+        public let center: CLLocationCoordinate2D
+        public let radius: CLLocationDistance
+
+        public init(center: CLLocationCoordinate2D, radius: CLLocationDistance) {
+            self.center = center
+            self.radius = radius
+        }
+
+        enum CodingKeys: String, CodingKey { case latitude, longitude, radius }
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            center = CLLocationCoordinate2D(
+                latitude: try c.decode(Double.self, forKey: .latitude),
+                longitude: try c.decode(Double.self, forKey: .longitude))
+            radius = try c.decode(Double.self, forKey: .radius)
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(center.latitude, forKey: .latitude)
+            try c.encode(center.longitude, forKey: .longitude)
+            try c.encode(radius, forKey: .radius)
+        }
+    }
+
+    /// `CLMonitor.Events`: the monitor's events, until the app's process ends.
+    public struct Events: AsyncSequence, Sendable {
+        public typealias Element = Event
+        let stream: AsyncStream<ConditionEvent>
+
+        public struct Iterator: AsyncIteratorProtocol {
+            var base: AsyncStream<ConditionEvent>.Iterator
+            public mutating func next() async throws -> Event? { await base.next().map(Event.init) }
+        }
+
+        public func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator()) }
+    }
+}
+
+/// The device's monitor behind a `CLMonitor`. `@unchecked Sendable`: it is only used on the main
+/// actor's executor, where the actor runs and the device is driven.
+final class MonitorBox: @unchecked Sendable {
+    let monitor: ConditionMonitor?
+    let events: AsyncStream<ConditionEvent>
+    var conditions: [String: CLMonitor.CircularGeographicCondition] = [:]
+    var lastEvents: [String: CLMonitor.Event] = [:]
+
+    init(_ monitor: ConditionMonitor?) {
+        self.monitor = monitor
+        if let monitor {
+            events = monitor.events
+        } else {
+            let (stream, continuation) = AsyncStream<ConditionEvent>.makeStream()
+            continuation.finish()
+            events = stream
+        }
+    }
+}

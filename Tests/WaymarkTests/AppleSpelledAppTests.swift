@@ -1,0 +1,322 @@
+import Foundation
+import Testing
+import Waymark
+import WaymarkBackgroundTasks
+import WaymarkCoreLocation
+import WaymarkTesting
+import WaymarkUIKit
+
+// An app written against Apple's documented API only, in Apple's spelling, driven by the test kit
+// by its app delegate's type. Each test cites the documentation it checks.
+
+/// Where the app keeps what it must not lose: its "disk", which survives its processes.
+@MainActor enum AppDisk {
+    static var locations: [CLLocation] = []
+    static var launches: [[UIApplication.LaunchOptionsKey: Any]?] = []
+    static var authorizationCalls = 0
+    static var legacyAuthorizationCalls = 0
+    static var errors: [CLError] = []
+    static var refreshRuns = 0
+    static var fetchResult: UIBackgroundFetchResult = .newData
+    static var fetches = 0
+    static var pushes = 0
+    static var resignations = 0
+    static var terminations = 0
+    static var registered: Bool?
+
+    static func reset() {
+        locations = []
+        launches = []
+        authorizationCalls = 0
+        legacyAuthorizationCalls = 0
+        errors = []
+        refreshRuns = 0
+        fetchResult = .newData
+        fetches = 0
+        pushes = 0
+        resignations = 0
+        terminations = 0
+        registered = nil
+    }
+}
+
+/// The app's location code, as an iOS view model would write it.
+@MainActor final class TrackerModel: NSObject, CLLocationManagerDelegate {
+    let manager = CLLocationManager()
+
+    override init() {
+        super.init()
+        manager.delegate = self
+        manager.desiredAccuracy = kCLLocationAccuracyBest
+        manager.distanceFilter = kCLDistanceFilterNone
+    }
+
+    func start() {
+        if manager.authorizationStatus == .notDetermined { manager.requestWhenInUseAuthorization() }
+        manager.startUpdatingLocation()
+    }
+
+    nonisolated func locationManager(_ manager: CLLocationManager, didUpdateLocations locations: [CLLocation]) {
+        MainActor.assumeIsolated { AppDisk.locations += locations }
+    }
+
+    nonisolated func locationManagerDidChangeAuthorization(_ manager: CLLocationManager) {
+        MainActor.assumeIsolated { AppDisk.authorizationCalls += 1 }
+    }
+
+    nonisolated func locationManager(_ manager: CLLocationManager, didFailWithError error: Error) {
+        MainActor.assumeIsolated { if let e = error as? CLError { AppDisk.errors.append(e) } }
+    }
+}
+
+/// An older app: it implements only the deprecated authorization callback.
+@MainActor final class LegacyModel: NSObject, CLLocationManagerDelegate {
+    let manager = CLLocationManager()
+    override init() {
+        super.init()
+        manager.delegate = self
+    }
+    nonisolated func locationManager(_ manager: CLLocationManager, didChangeAuthorization status: CLAuthorizationStatus)
+    {
+        MainActor.assumeIsolated { AppDisk.legacyAuthorizationCalls += 1 }
+    }
+}
+
+@MainActor final class TrackerAppDelegate: UIResponder, UIApplicationDelegate {
+    var window: UIWindow?
+    var model: TrackerModel?
+
+    func application(
+        _ application: UIApplication,
+        didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
+    ) -> Bool {
+        AppDisk.launches.append(launchOptions)
+        AppDisk.registered = BGTaskScheduler.shared.register(forTaskWithIdentifier: "app.refresh", using: nil) { task in
+            MainActor.assumeIsolated { AppDisk.refreshRuns += 1 }
+            task.setTaskCompleted(success: true)
+        }
+        let model = TrackerModel()
+        self.model = model
+        if launchOptions?[.location] != nil {
+            // Relaunched by a location service: "you must still configure a location manager
+            // object and call this method".
+            model.manager.startMonitoringSignificantLocationChanges()
+        }
+        return true
+    }
+
+    func applicationWillResignActive(_ application: UIApplication) { AppDisk.resignations += 1 }
+    func applicationWillTerminate(_ application: UIApplication) { AppDisk.terminations += 1 }
+
+    func application(
+        _ application: UIApplication,
+        performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void
+    ) {
+        AppDisk.fetches += 1
+        completionHandler(AppDisk.fetchResult)
+    }
+
+    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async
+        -> UIBackgroundFetchResult
+    {
+        AppDisk.pushes += 1
+        return .newData
+    }
+}
+
+@MainActor @Suite(.serialized) struct AppleSpelledAppTests {
+    static func walk(seconds: Int = 120) throws -> GPXReplaySource {
+        let coordinates = (0...seconds).map { Coordinate(latitude: 48.1372 + Double($0) * 0.0001, longitude: 11.5755) }
+        return try TraceSource.coordinates(coordinates, every: .seconds(1))
+    }
+
+    static func scenario(_ build: (inout Scenario) -> Void = { _ in }) -> Scenario {
+        var s = Scenario()
+        s.device.authorization = .notDetermined
+        s.app.launchAt = nil
+        build(&s)
+        return s
+    }
+
+    /// The prompt appears when the app asks; the test taps Allow While Using, as a user would
+    /// ("The system displays the prompt … the user's choice"); the delegate hears the change and
+    /// the fixes come.
+    @Test func thePromptIsAnsweredAsItAppears() async throws {
+        AppDisk.reset()
+        let device = try TestDevice(app: TrackerAppDelegate.self, scenario: Self.scenario(), trace: Self.walk())
+        device.launch()
+        let delegate = try #require(device.appDelegate(as: TrackerAppDelegate.self))
+        delegate.model?.start()
+        #expect(device.prompt == .authorization(.whenInUse(forAlways: false)))
+        #expect(device.appState == .inactive, "the prompt covers the app")
+        #expect(AppDisk.resignations == 1, "applicationWillResignActive as the alert comes")
+        device.tap(.allowWhileUsing)
+        #expect(device.prompt == nil)
+        #expect(delegate.model?.manager.authorizationStatus == .authorizedWhenInUse)
+        device.advance(by: .seconds(10))
+        #expect(AppDisk.locations.count == 11, "the fixes at 0 to 10 s")
+        // Created, then the user's change: "Core Location always calls
+        // locationManagerDidChangeAuthorization(_:) when the user's action results in an
+        // authorization status change, and when your app creates an instance".
+        #expect(AppDisk.authorizationCalls == 2)
+    }
+
+    /// "If the user's choice doesn't change the authorization status after you call the
+    /// requestWhenInUseAuthorization() … the location manager doesn't report the current
+    /// authorization status": Don't Allow from notDetermined does change it, to denied, and
+    /// updates then fail with CLError.denied.
+    @Test func dontAllowGivesACLErrorDenied() async throws {
+        AppDisk.reset()
+        let device = try TestDevice(app: TrackerAppDelegate.self, scenario: Self.scenario(), trace: Self.walk())
+        device.launch()
+        device.appDelegate(as: TrackerAppDelegate.self)?.model?.start()
+        device.tap(.dontAllow)
+        device.advance(by: .seconds(3))
+        #expect(AppDisk.errors.map(\.code) == [.denied])
+        #expect(AppDisk.locations.isEmpty)
+    }
+
+    /// A delegate that implements only the deprecated `locationManager(_:didChangeAuthorization:)`
+    /// hears it where the new method would be called.
+    @Test func theDeprecatedAuthorizationCallbackIsTheFallback() async throws {
+        AppDisk.reset()
+        let device = try TestDevice(app: TrackerAppDelegate.self, scenario: Self.scenario(), trace: Self.walk())
+        device.launch()
+        let legacy = LegacyModel()
+        device.advance(by: .seconds(1))
+        #expect(AppDisk.legacyAuthorizationCalls == 1, "at creation")
+        legacy.manager.requestWhenInUseAuthorization()
+        device.tap(.allowOnce)
+        device.advance(by: .seconds(1))
+        #expect(AppDisk.legacyAuthorizationCalls == 2, "at the user's change")
+    }
+
+    /// "Registration of all launch handlers must be complete before the end of
+    /// applicationDidFinishLaunching"; a submitted app refresh task runs in the background, and
+    /// an identifier not in BGTaskSchedulerPermittedIdentifiers is refused.
+    @Test func backgroundTasksRunAsSubmitted() async throws {
+        AppDisk.reset()
+        let device = try TestDevice(
+            app: TrackerAppDelegate.self,
+            scenario: Self.scenario {
+                $0.info.backgroundModes = [.fetch]
+                $0.info.taskSchedulerPermittedIdentifiers = ["app.refresh"]
+            }, trace: Self.walk())
+        device.launch()
+        #expect(AppDisk.registered == true)
+        let request = BGAppRefreshTaskRequest(identifier: "app.refresh")
+        request.earliestBeginDate = Date(timeIntervalSinceNow: 30)
+        try device.simulation.withDevice { try BGTaskScheduler.shared.submit(request) }
+        #expect(throws: BGTaskScheduler.Error.self) {
+            try device.simulation.withDevice {
+                try BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: "not.listed"))
+            }
+        }
+        device.sendToBackground()
+        device.advance(by: .seconds(20))
+        #expect(AppDisk.refreshRuns == 0, "not before its earliest begin date")
+        device.advance(by: .seconds(20))
+        #expect(AppDisk.refreshRuns == 1)
+        // After launch, registering is a fatal error that ends the app.
+        device.bringToForeground()
+        _ = device.simulation.withDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: "app.refresh", using: nil) { _ in }
+        }
+        #expect(device.appState == .notRunning)
+        #expect(device.events(named: "terminated").count == 1)
+    }
+
+    /// Background fetch's three results reach the log as the app reports them.
+    @Test(arguments: [UIBackgroundFetchResult.newData, .noData, .failed])
+    func fetchReportsTheAppsResult(_ result: UIBackgroundFetchResult) async throws {
+        AppDisk.reset()
+        AppDisk.fetchResult = result
+        let device = try TestDevice(
+            app: TrackerAppDelegate.self, scenario: Self.scenario { $0.info.backgroundModes = [.fetch] },
+            trace: Self.walk(seconds: 400))
+        device.launch()
+        device.simulation.setMinimumBackgroundFetchInterval(.every(.seconds(60)))
+        device.sendToBackground()
+        device.advance(by: .seconds(100))
+        #expect(AppDisk.fetches == 1)
+        let completed = device.events(named: "fetch").compactMap { e -> FetchResult? in
+            if case .fetch(.completed, let r, _, _, _) = e.kind { r } else { nil }
+        }
+        #expect(completed.map(\.rawValue) == [["newData", "noData", "failed"][Int(result.rawValue)]])
+    }
+
+    /// A silent push wakes the suspended app: its `async` handler runs and its result is the
+    /// push's ("the system calls … whether your app is in the foreground or background").
+    @Test func aSilentPushRunsTheAsyncHandler() async throws {
+        AppDisk.reset()
+        let device = try TestDevice(
+            app: TrackerAppDelegate.self, scenario: Self.scenario { $0.info.backgroundModes = [.remoteNotification] },
+            trace: Self.walk())
+        device.launch()
+        device.sendToBackground()
+        device.advance(by: .seconds(20))
+        #expect(device.appState == .suspended)
+        device.perform(.push(contentAvailable: true))
+        await device.idle()
+        #expect(AppDisk.pushes == 1)
+        let pushes = device.events(named: "push").compactMap { e -> String? in
+            if case .push(let action, let result, _, _) = e.kind {
+                "\(action.rawValue) \(result?.rawValue ?? "")"
+            } else {
+                nil
+            }
+        }
+        #expect(pushes == ["delivered ", "completed newData"])
+    }
+
+    /// Swiped away, the app's next launch is a new process with a new delegate; a relaunch by
+    /// the significant-change service says so in the launch options ("launched in response to a
+    /// CoreLocation event": `.location`), and a running app hears applicationWillTerminate.
+    @Test func aRelaunchIsANewProcessWithLaunchOptions() async throws {
+        AppDisk.reset()
+        let coordinates = (0..<80).map { Coordinate(latitude: 48.1372 + Double($0) * 0.001, longitude: 11.5755) }
+        let device = try TestDevice(
+            app: TrackerAppDelegate.self, scenario: Self.scenario { $0.device.authorization = .authorizedAlways },
+            trace: TraceSource.coordinates(coordinates, every: .seconds(10)))
+        device.launch()
+        let first = try #require(device.appDelegate(as: TrackerAppDelegate.self))
+        first.model?.manager.startMonitoringSignificantLocationChanges()
+        device.terminate()
+        #expect(AppDisk.terminations == 1)
+        device.advance(by: .seconds(700))
+        let second = try #require(device.appDelegate(as: TrackerAppDelegate.self))
+        #expect(second !== first)
+        #expect(AppDisk.launches.count == 2)
+        #expect(AppDisk.launches.first.map { $0 == nil } == true)
+        #expect(AppDisk.launches.last??[.location] as? Bool == true)
+        #expect(device.process?.cause == .significantLocationChange)
+        #expect(!AppDisk.locations.isEmpty, "the relaunched app's manager receives the change")
+    }
+
+    /// `await device.idle()` waits until a `for await` reader of `CLLocationUpdate.liveUpdates()`
+    /// has handled every update delivered: no yield loop.
+    @Test func idleWaitsForTheLiveUpdatesReader() async throws {
+        AppDisk.reset()
+        var scenario = Self.scenario()
+        scenario.device.authorization = .authorizedWhenInUse
+        let device = try TestDevice(app: TrackerAppDelegate.self, scenario: scenario, trace: Self.walk())
+        device.launch()
+        final class Box: @unchecked Sendable { var count = 0 }
+        let box = Box()
+        let reader = Task { @MainActor in
+            for try await update in device.simulation.withDevice({ CLLocationUpdate.liveUpdates() })
+            where update.location != nil {
+                box.count += 1
+            }
+        }
+        await device.idle()
+        device.advance(by: .seconds(9))
+        await device.idle()
+        #expect(box.count == 10)
+        device.advance(by: .seconds(5))
+        await device.idle()
+        #expect(box.count == 15)
+        device.finish()
+        _ = await reader.result
+    }
+}
