@@ -93,6 +93,13 @@ extension WaymarkCommand {
         var minMove: Double?
 
         @Option(
+            name: .customLong("segment-gap"),
+            help: ArgumentHelp(
+                "Start a new track segment when two fixes are further apart than this in the receiver's time (default 10s; 0 splits only where the fix, gpsd or the receiver's clock is lost). A loss of fix always ends the segment, so no line is drawn through a tunnel.",
+                valueName: "duration"))
+        var segmentGap: DurationArgument?
+
+        @Option(
             help: ArgumentHelp(
                 "The altitude recorded and written as <ele>: msl (above mean sea level, GPX's meaning) or hae (above the WGS 84 ellipsoid, as gpxlogger writes).",
                 valueName: "reference"))
@@ -183,7 +190,7 @@ extension WaymarkCommand {
                 throw error
             } catch let error as ScenarioFileError {
                 printError("waymark: \(error)")
-                throw ExitCode(ExitStatus.dataError)
+                throw ExitCode(error.cannotOpen ? ExitStatus.noInput : ExitStatus.dataError)
             } catch let error as ValidationError {
                 printError("waymark record: \(error.message)")
                 throw ExitCode(ExitStatus.usage)
@@ -226,6 +233,7 @@ extension WaymarkCommand {
             let recording = LiveRecording(
                 simulation: simulation, mapping: GPSDMapping(altitude: altitude), clock: ContinuousClock())
             recording.filter = LoggerFilter(minimumMode: fixMin?.mode, minimumMove: minMove)
+            if let segmentGap { recording.segmentGap = segmentGap.value > .zero ? segmentGap.value : nil }
             let status = Terminal.showsTerminalUI && !quiet ? StatusLine() : nil
             outputs.console.beforeLogLine = { status?.clear() }
             recording.onFixHandled = { report, _ in

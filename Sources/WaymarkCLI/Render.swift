@@ -118,6 +118,9 @@ extension WaymarkCommand {
             }
             if store.store != nil && session == nil { throw ValidationError("--store goes with --session") }
             if let width, width < 20 { throw ValidationError("--width must be at least 20") }
+            try OutputName.refuseUnknown(
+                output, formatGiven: formatOption != nil,
+                writes: "text (.txt), GeoJSON (.geojson, .json), GPX (.gpx), SVG (.svg) or HTML (.html)")
             if let output, output != "-", let named = NamedFormat.named(by: output) {
                 guard let wanted = Self.format(named: output) else {
                     throw ValidationError(

@@ -30,6 +30,10 @@ extension WaymarkCommand {
         var output: String?
 
         func validate() throws {
+            // repair writes GPX: a name that says another format would lie about the file.
+            if let output, let ext = OutputName.fileExtension(output), ext != "gpx", ext != "xml" {
+                throw ValidationError("-o \(output): repair writes GPX; name the file .gpx")
+            }
             try OutputSafety.check(
                 outputs: output.map { [("-o", $0)] } ?? [], protected: OutputSafety.inputs([file]))
         }

@@ -189,7 +189,7 @@ extension WaymarkCommand {
             } catch let error as ScenarioFileError {
                 printError("waymark: \(error)")
                 printError("hint: docs/scenarios.md lists every key, with an example per feature")
-                throw ExitCode(ExitStatus.dataError)
+                throw ExitCode(error.cannotOpen ? ExitStatus.noInput : ExitStatus.dataError)
             } catch let error as InfoPlistError {
                 printError("waymark: \(error)")
                 throw ExitCode(ExitStatus.dataError)

@@ -26,6 +26,38 @@ enum NamedFormat: String {
     }
 }
 
+/// What `-o`'s file name says, for every command that writes one: a name whose extension is
+/// one Waymark writes picks that format (unless `--format` says otherwise, which is an error);
+/// an extension Waymark does not know, or one of another tool's formats (`.kml`, `.csv`, `.tcx`,
+/// `.fit`, …), is refused unless `--format` says what to write there, so `-o x.kml` never quietly
+/// gets the text view. A name without an extension is taken as it is.
+enum OutputName {
+    /// The extension of `path`'s last component, lowercased: "walk.gpx" → "gpx"; nil for
+    /// "walk", ".profile" and "-".
+    static func fileExtension(_ path: String) -> String? {
+        guard path != "-" else { return nil }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        let ext = name[name.index(after: dot)...]
+        return ext.isEmpty ? nil : ext.lowercased()
+    }
+
+    /// Refuses an `-o` whose extension is no format Waymark writes, unless `--format` was given.
+    /// `writes` says, for the message, what the command writes.
+    static func refuseUnknown(_ output: String?, formatGiven: Bool, writes: String) throws {
+        guard let output, let ext = fileExtension(output), NamedFormat.named(by: output) == nil else { return }
+        let foreign = ["kml", "kmz", "csv", "tcx", "fit", "gpkg", "shp", "png", "jpg", "jpeg", "pdf", "osm", "xml"]
+        if foreign.contains(ext) {
+            throw ValidationError("-o \(output): Waymark does not write .\(ext) files; this command writes \(writes)")
+        }
+        if !formatGiven {
+            throw ValidationError(
+                "-o \(output): .\(ext) names no format this command writes (\(writes)); name the file so, or give --format"
+            )
+        }
+    }
+}
+
 /// How `replay` and `record` write the locations the app received.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, geojson, ndjson, gpx
@@ -39,6 +71,9 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     /// `--format`, else what `-o`'s extension names, else text; a `--format` that contradicts
     /// the extension, or an extension of a format runs do not write (`.svg`), is a usage error.
     static func resolve(_ format: OutputFormat?, output: String?) throws -> OutputFormat {
+        try OutputName.refuseUnknown(
+            output, formatGiven: format != nil,
+            writes: "text (.txt), NDJSON (.ndjson), GeoJSON (.geojson, .json) or GPX (.gpx)")
         if let output, output != "-", let kind = NamedFormat.named(by: output), Self(rawValue: kind.rawValue) == nil {
             throw ValidationError(
                 kind == .html

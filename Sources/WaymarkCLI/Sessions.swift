@@ -137,8 +137,28 @@ extension WaymarkCommand.Sessions {
         @Argument(help: "The session's id.")
         var id: Int64
 
-        @Option(name: .shortAndLong, help: "Output format.")
-        var format: Format = .geojson
+        @Option(
+            name: [.customShort("f"), .customLong("format")],
+            help: ArgumentHelp(
+                "Output format (default: what -o's extension names: .geojson or .json, .gpx, .txt, .ndjson, .html; else geojson).",
+                valueName: "format"))
+        var formatOption: Format?
+
+        /// `--format`, else what `-o`'s extension names, else GeoJSON.
+        var format: Format { formatOption ?? output.flatMap { Self.format(named: $0) } ?? .geojson }
+
+        /// The format an output file's extension names (`.ndjson` is the locations; the audit
+        /// log, NDJSON too, is asked for with --format audit).
+        static func format(named path: String) -> Format? {
+            switch NamedFormat.named(by: path) {
+            case .geojson: .geojson
+            case .gpx: .gpx
+            case .text: .text
+            case .ndjson: .ndjson
+            case .html: .html
+            case .svg, nil: nil
+            }
+        }
 
         @Option(
             name: .shortAndLong,
@@ -150,6 +170,18 @@ extension WaymarkCommand.Sessions {
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
+            let writes = "GeoJSON (.geojson, .json), GPX (.gpx), text (.txt), NDJSON (.ndjson) or HTML (.html)"
+            try OutputName.refuseUnknown(output, formatGiven: formatOption != nil, writes: writes)
+            if let output, output != "-", let named = NamedFormat.named(by: output) {
+                guard let wanted = Self.format(named: output) else {
+                    throw ValidationError("-o \(output): sessions export writes \(writes), not \(named.rawValue)")
+                }
+                if let formatOption, formatOption != wanted, !(formatOption == .audit && wanted == .ndjson) {
+                    throw ValidationError(
+                        "--format \(formatOption.rawValue) and -o \(output) disagree: the file's name says \(wanted.rawValue); change one"
+                    )
+                }
+            }
             try geojson.check(geojson: format == .geojson)
             try geojson.checkDelivered()
             try OutputSafety.check(

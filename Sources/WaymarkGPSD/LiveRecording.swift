@@ -12,8 +12,13 @@ import Waymark
 /// It is the same simulation and policy as replay, driven step by step: a fix or a report
 /// without one is received at its arrival time (measured by the ``GPSDClient`` on its clock,
 /// from its start, which is the recording's start: give both the same clock), and the
-/// simulation's timers are advanced by a tick every ``tick``. A loss of gpsd ends the track
-/// segment; the next fix starts a new one.
+/// simulation's timers are advanced by a tick every ``tick``. A track segment ends where the
+/// receiver's track is broken, as the offline readers of NMEA logs and gpsd captures end theirs:
+/// at a loss of fix (a report without one), a loss of gpsd, a simulated fix left out, a jump of
+/// the receiver's clock, and a gap of more than ``segmentGap`` between two fixes' times (a
+/// tunnel the receiver reports nothing from); the next fix starts a new one. So a logged track
+/// never draws a straight line through a tunnel, and its length is what `info` gives for the
+/// same feed read from a capture.
 ///
 /// Reports wait in memory while the recording is busy (a slow store, one locked by another
 /// process), at most ``backlogLimit`` of them: gpsd's reader goes on, and what arrives while
@@ -110,11 +115,37 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
 
     /// Fixes left out because gpsd marked them simulated (status 8).
     public private(set) var simulatedFixes = 0
+    /// Two fixes further apart than this in the receiver's time are in different segments (nil:
+    /// only a loss of fix, of gpsd or of the clock splits). `record --segment-gap`; gpxlogger's
+    /// `-i` is 5 s, and 10 s lets a receiver miss a few epochs without a split.
+    public var segmentGap: Duration? = .seconds(10)
 
     private let clock: C
     private let backlog = SharedBacklog()
     private var fixes = 0
     private var segment = 0
+    /// Whether the current segment has a fix, and whether the receiver's track broke since it.
+    private var segmentHasFixes = false
+    private var trackBroken = false
+    /// The receiver's time of the last fix.
+    private var lastFixTime: Date?
+
+    /// The segment of a fix at `time`: a new one after a break or a gap.
+    private func segment(forFixAt time: Date) -> Int {
+        if segmentHasFixes, trackBroken || gapExceeded(before: time) {
+            segment += 1
+        }
+        segmentHasFixes = true
+        trackBroken = false
+        lastFixTime = time
+        return segment
+    }
+
+    private func gapExceeded(before time: Date) -> Bool {
+        guard let gap = segmentGap, gap > .zero, let last = lastFixTime else { return false }
+        let seconds = time.timeIntervalSince(last)
+        return seconds > Double(gap.components.seconds) + Double(gap.components.attoseconds) / 1e18
+    }
 
     public init(simulation: Simulation, mapping: GPSDMapping = GPSDMapping(), clock: C) {
         self.simulation = simulation
@@ -237,7 +268,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                     }
                     note(.unreachable(reason: reason, retryIn: retryIn), at: now)
                 case .disconnected(let reason):
-                    segment += 1
+                    trackBroken = true
                     filter.restart()
                     note(.outage(reason: reason), at: now)
                 case .stale(let silent):
@@ -247,6 +278,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                 case .implausibleTime(let report, let expected):
                     if let time = report.time { note(.implausibleTime(time: time, expected: expected), at: now) }
                 case .timeJump(let seconds):
+                    trackBroken = true
                     note(.receiverTimeJumped(seconds: seconds), at: now)
                 case .overlongLine(let bytes, let limit):
                     note(.overlongLine(bytes: bytes, limit: limit), at: now)
@@ -256,6 +288,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                     // A simulator's position, not the receiver's: left out, counted, told once.
                     backlog.withLock { $0.waiting -= 1 }
                     simulatedFixes += 1
+                    trackBroken = true
                     if simulatedFixes == 1 { note(.simulatedFixes, at: now) }
                 case .fix(let report, let received):
                     backlog.withLock { $0.waiting -= 1 }
@@ -263,8 +296,9 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                     if let location = mapping.location(for: report),
                         filter.admit(mode: report.mode >= 3 ? 3 : 2, at: location.coordinate) == nil
                     {
+                        let fixSegment = segment(forFixAt: location.timestamp)
                         simulation.receive(
-                            SourceEvent(offset: offset, kind: .fix(location), index: fixes, segment: segment))
+                            SourceEvent(offset: offset, kind: .fix(location), index: fixes, segment: fixSegment))
                         fixes += 1
                         onFixHandled?(report, start.duration(to: clock.now) - received)
                         if let count, fixes >= count {
@@ -274,6 +308,7 @@ public final class LiveRecording<C: Clock> where C.Duration == Duration {
                     }
                 case .noFix(_, let received):
                     backlog.withLock { $0.waiting -= 1 }
+                    trackBroken = true
                     filter.restart()
                     let offset = max(.zero, received)
                     simulation.receive(SourceEvent(offset: offset, kind: .noFix, index: fixes, segment: segment))

@@ -51,8 +51,12 @@ public struct ScenarioFileError: Error, CustomStringConvertible {
     public var line: Int?
     public var column: Int?
     public var message: String
+    /// The file could not be opened (missing, or not readable): no input, where the rest are
+    /// bad data (sysexits' 66 and 65).
+    public var cannotOpen = false
 
-    public init(path: String, line: Int? = nil, column: Int? = nil, message: String) {
+    public init(path: String, line: Int? = nil, column: Int? = nil, message: String, cannotOpen: Bool = false) {
+        self.cannotOpen = cannotOpen
         self.path = path
         self.line = line
         self.column = column
@@ -120,7 +124,8 @@ public enum ScenarioFile {
     private static func readAtMost(_ limit: Int, from path: String) throws -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw ScenarioFileError(path: path, message: "cannot be read (\(String(cString: strerror(errno))))")
+            throw ScenarioFileError(
+                path: path, message: "cannot be read (\(String(cString: strerror(errno))))", cannotOpen: true)
         }
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: limit)

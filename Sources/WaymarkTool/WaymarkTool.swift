@@ -4,7 +4,12 @@ import WaymarkCLI
 
 @main
 enum WaymarkTool {
-    static func main() async { await run(WaymarkCommand.self) }
+    static func main() async {
+        if WaymarkCommand.refuseUnknownCommand(Array(CommandLine.arguments.dropFirst())) {
+            WaymarkCommand.exit(withError: ExitCode(64))
+        }
+        await run(WaymarkCommand.self)
+    }
 
     /// The command's asynchronous entry point (in an `async` function, the one that runs
     /// asynchronous commands).

@@ -224,6 +224,61 @@ struct CLITests {
         #expect(text.status == 0, "\(text.stderr)")
     }
 
+    /// Issue 28, item 4: `-o` never lies. Every command that writes a file takes its format from
+    /// an extension it knows, refuses one of another tool's formats, and refuses an extension it
+    /// does not know unless --format says what to write; sessions export writes GPX to `x.gpx`.
+    @Test func theOutputsNameNeverLies() throws {
+        let trace = Paths.fixture("gpx/segments.gpx")
+        let directory = temporaryPath("-names")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = directory + "/s.sqlite"
+        let replay = try waymark(
+            "replay", trace, "--rate", "max", "--quiet", "--store", store, "-o", directory + "/r.ndjson")
+        #expect(replay.status == 0, "\(replay.stderr)")
+        for arguments in [
+            ["render", trace, "-o", directory + "/x.kml"], ["render", trace, "-o", directory + "/x.out"],
+            ["replay", trace, "--rate", "max", "--no-store", "-o", directory + "/x.csv"],
+            ["sessions", "export", "1", "--store", store, "-o", directory + "/x.tcx"],
+            ["sessions", "export", "1", "--store", store, "--format", "geojson", "-o", directory + "/x.gpx"],
+            ["sessions", "export", "1", "--store", store, "-o", directory + "/x.svg"],
+            ["repair", trace, "-o", directory + "/x.geojson"],
+        ] {
+            let r = try run(Paths.waymark.path, arguments)
+            #expect(r.status == 64, "\(arguments): \(r.status) \(r.stderr)")
+            #expect(r.stderr.contains("-o "), "\(arguments): \(r.stderr)")
+            let written = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("x.") }
+            #expect(written.isEmpty, "\(arguments) wrote \(written)")
+        }
+        // The extension picks the format of sessions export; --format names one for any other name.
+        let gpx = try run(
+            Paths.waymark.path, ["sessions", "export", "1", "--store", store, "-o", directory + "/s.gpx"])
+        #expect(gpx.status == 0, "\(gpx.stderr)")
+        #expect(try String(contentsOfFile: directory + "/s.gpx", encoding: .utf8).hasPrefix("<?xml"))
+        let audit = try run(
+            Paths.waymark.path,
+            ["sessions", "export", "1", "--store", store, "--format", "audit", "-o", directory + "/a.ndjson"])
+        #expect(audit.status == 0, "\(audit.stderr)")
+        let log = try waymark("render", trace, "--format", "text", "-o", directory + "/view.log")
+        #expect(log.status == 0, "\(log.stderr)")
+    }
+
+    /// Issue 28, item 5: a slip of a command's name gets the command it is closest to, and a
+    /// scenario file that is not there is no input (66), not bad data (65).
+    @Test func aMistypedCommandGetsADidYouMeanAndAMissingScenarioIsNoInput() throws {
+        for (typed, meant) in [("rendr", "render"), ("sesions", "sessions"), ("replya", "replay"), ("serv", "serve")] {
+            let r = try waymark(typed, "--help")
+            #expect(r.status == 64, "\(typed): \(r.stderr)")
+            #expect(r.stderr.contains("Did you mean '\(meant)'?"), "\(typed): \(r.stderr)")
+        }
+        let nothing = try waymark("xyzzy")
+        #expect(nothing.status == 64 && nothing.stderr.contains("the commands are replay, record"), "\(nothing.stderr)")
+        let missing = try waymark(
+            "replay", Paths.fixture("gpx/segments.gpx"), "--scenario", temporaryPath("-missing.yaml"), "--no-store")
+        #expect(missing.status == 66, "\(missing.stderr)")
+        #expect(missing.stderr.contains("cannot be read"), "\(missing.stderr)")
+    }
+
     /// Issue 17: the shell completions the README documents are there for every shell it names,
     /// and know the subcommands and the values of --format.
     @Test func shellCompletionsCoverTheCommands() throws {

@@ -12,7 +12,7 @@ import WaymarkGPSD
     /// written there (with the trace's path for "walk.gpx").
     @MainActor @Test func replayExamplesRun() async throws {
         let walk = Self.cityWalk
-        // README, "The library".
+        // docs/library.md, "Reading, writing and replaying" (once the README's example).
         do {
             let schedule = try ReplaySchedule(document: try GPXDocument(contentsOf: walk), file: "walk.gpx")
             var scenario = Scenario()

@@ -227,6 +227,62 @@ import WaymarkTesting
     }
 }
 
+extension GPSDClientClockTests {
+    /// A logged track ends its segment where the receiver's track breaks, as the capture and
+    /// NMEA readers do: at a loss of fix (reports without one, as in a tunnel), and at a gap of
+    /// more than `segmentGap` between two fixes' times (a receiver that says nothing there).
+    @Test func aLossOfFixAndAGapInTimeEndTheSegment() async throws {
+        let clock = ManualClock()
+        let transport = ScriptedTransport(clock: clock)
+        let progress = RecordingProgress()
+        let epoch = Date(timeIntervalSince1970: 1_714_550_400)
+        let run = Task { () -> String in
+            let simulation = Simulation(scenario: Scenario.logger(), epoch: epoch)
+            let audit = AuditRecorder()
+            simulation.addObserver(audit)
+            let recording = LiveRecording(simulation: simulation, clock: clock)
+            recording.onNotice = { progress.noted($0.action.rawValue) }
+            recording.onFixHandled = { _, _ in progress.fixHandled() }
+            progress.stopper = recording.stopper
+            let client = GPSDClient(configuration: Self.configuration, clock: clock, transport: transport)
+            _ = await recording.run(client: client)
+            await client.join()
+            return audit.ndjson(epoch: epoch)
+        }
+        #expect(await transport.nextConnect() == .zero)
+        transport.send(.opened(host: "gpsd.test", port: "2947"))
+        #expect(await waitUntil(within: 60) { progress.notices == ["connected"] })
+        var sent = 0
+        func fix(_ second: Int) async {
+            clock.advance(by: .seconds(1))
+            transport.send(.report(Self.report(second)))
+            sent += 1
+            let expected = sent
+            #expect(await waitUntil(within: 60) { progress.fixes == expected })
+        }
+        for second in 1...3 { await fix(second) }
+        // The tunnel: two reports without a fix.
+        for _ in 0..<2 {
+            clock.advance(by: .seconds(1))
+            transport.send(.report(Self.noFix))
+        }
+        for second in 6...8 { await fix(second) }
+        // Nothing for 12 s of the receiver's time (more than the 10 s default), then fixes again.
+        await fix(20)
+        await fix(21)
+        // 10 s exactly is not more than 10 s.
+        await fix(31)
+        progress.stopper?.stop()
+        let ndjson = await run.value
+        let fixes = try ndjsonObjects(ndjson).filter {
+            $0["event"] as? String == "fix" && $0["reason"] as? String != "noFix"
+        }
+        #expect(
+            fixes.compactMap { $0["segment"] as? Int } == [0, 0, 0, 1, 1, 1, 2, 2, 2],
+            "\(fixes.map { "\($0["time"] ?? "") \($0["segment"] ?? "")" })")
+    }
+}
+
 /// What a recording running in a task of its own has done, for the test that drives it.
 final class RecordingProgress: Sendable {
     private let state = Mutex((notices: [String](), fixes: 0, stopper: LiveRecording<ManualClock>.Stopper?.none))
