@@ -8,6 +8,10 @@
 #                                             (the library), then `waymark replay` end to end
 #                                             against `waymark render` of the same traces
 #       on a 24-hour 1 Hz trace, without and with the audit log, against gpsfake through gpsd.
+#   scripts/bench.sh --replay-cli [--points 500000] [--only gpxlogger,day-with-stops] [--peer BIN]
+#       `waymark replay` alone, end to end: fixes/s per layout against gpsbabel reading the same
+#       GPX (and `waymark render`), and against another waymark build (--peer, e.g. main's)
+#       run alternately with this one.
 #   scripts/bench.sh --record [--seconds 60]  live recording at 10 Hz from a private gpsd: latency
 #       from TPV arrival to stored and logged (p50, p99), CPU per hour, against gpspipe.
 #   scripts/bench.sh --store [--points 1000000]  the session store: locations per second for a
@@ -38,6 +42,8 @@ for a in "$@"; do
         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gpsbabel gdal-bin gpsd gpsd-clients sqlite3 >/dev/null
     elif [ "$a" = --replay ]; then
         mode=replay
+    elif [ "$a" = --replay-cli ]; then
+        mode=replay-cli
     elif [ "$a" = --record ]; then
         mode=record
     elif [ "$a" = --store ]; then
@@ -63,6 +69,8 @@ swift build -c release --static-swift-stdlib --product waymark-bench >&2
 if [ "$mode" = replay ]; then
     .build/release/waymark-bench replay --dir bench-out "${args[@]}"
     .build/release/waymark-bench replay-cli --dir bench-out
+elif [ "$mode" = replay-cli ]; then
+    .build/release/waymark-bench replay-cli --dir bench-out "${args[@]}"
 elif [ "$mode" = layouts ]; then
     .build/release/waymark-bench layouts --dir bench-out --waymark .build/release/waymark "${args[@]}"
 elif [ "$mode" = nmea ]; then

@@ -167,7 +167,13 @@ final class RunOutputs: SimulationObserver {
         if let report = self.report { reporters.append(report) }
         sink = format == .gpx ? FileSink.standardOutput() : try openOutput(output)
         if format == .ndjson {
-            let writer = DeliveredNDJSON(LocationNDJSONWriter(sink: sink), flushEachLine: live && output == nil)
+            // To a file, with no store to commit before each block and no pace to keep, the
+            // lines are formatted and written on a thread of their own (the file's bytes are the
+            // same); on standard output they keep their place among the run's other output.
+            let ahead = output != nil && session == nil && !live
+            let writer = DeliveredNDJSON(
+                ahead ? try LocationNDJSONWriter.writingAhead(to: sink) : LocationNDJSONWriter(sink: sink),
+                flushEachLine: live && output == nil)
             reporters.append(writer)
             ndjson = writer
         } else {
@@ -237,6 +243,8 @@ final class RunOutputs: SimulationObserver {
         simulation: Simulation, featureName: String, summary: String, outcome: SessionOutcome, endedAt: Date,
         discardingWithoutFix noFixReason: String? = nil
     ) throws {
+        // The delivered lines' thread, if any, is done before anything touches the sink.
+        ndjson?.waitForLines()
         var storeError: (any Error)?
         do {
             try session?.finish(
@@ -330,9 +338,19 @@ final class DeliveredNDJSON: SimulationObserver {
     }
 
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
-        guard failure == nil, let f = event.deliveredRecord else { return }
+        guard failure == nil else { return }
         do {
-            try writer.write(delivered: f)
+            // A standard update's record is read where it lies (this runs for every fix);
+            // `deliveredRecord` makes one for a service's location.
+            switch event.kind {
+            case .fix(let f):
+                guard f.delivered != nil else { return }
+                try writer.write(delivered: f)
+            case .serviceLocation:
+                guard let f = event.deliveredRecord else { return }
+                try writer.write(delivered: f)
+            default: return
+            }
             if flushEachLine { try writer.finish() }
         } catch {
             failure = error
@@ -343,6 +361,9 @@ final class DeliveredNDJSON: SimulationObserver {
         if let failure { throw failure }
         try writer.finish()
     }
+
+    /// Waits until the lines written so far are in the sink (``LocationNDJSONWriter/waitForLines()``).
+    func waitForLines() { writer.waitForLines() }
 }
 
 /// Feeds a run's audit lines to a ``SessionReportWriter`` (`--report`): the page of a run is the

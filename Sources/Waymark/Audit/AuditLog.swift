@@ -93,15 +93,36 @@ extension StoredLocation {
     }
 }
 
-/// Writes delivered locations as NDJSON, one per line, through a ``FileSink``.
+/// Writes delivered locations as NDJSON, one per line, through a ``FileSink``: the lines of
+/// ``StoredLocation/ndjson()``, written by its hot path (`LocationNDJSONLine`).
 public final class LocationNDJSONWriter {
     private let sink: FileSink
-    private var cache = ValueFormatting.DayCache()
+    // Written once per delivered fix; only the line being written uses it.
+    @exclusivity(unchecked) private var cache = ValueFormatting.DayCache()
+    /// The thread that writes the lines, for a writer made by ``writingAhead(to:)``.
+    let ahead: LineThread?
 
-    public init(sink: FileSink) { self.sink = sink }
+    public init(sink: FileSink) {
+        self.sink = sink
+        ahead = nil
+    }
+
+    init(sink: FileSink, ahead: LineThread) {
+        self.sink = sink
+        self.ahead = ahead
+    }
 
     public func write(_ location: StoredLocation) throws {
-        location.append(to: sink.buffer, cache: &cache)
+        if let ahead {
+            ahead.add(
+                LineThread.Line(
+                    location: location.location, index: location.index, segment: location.segment,
+                    appState: location.appState, reason: location.reason))
+            return
+        }
+        LocationNDJSONLine.append(
+            location.location, index: location.index, segment: location.segment, appState: location.appState,
+            reason: location.reason, to: sink.buffer, cache: &cache)
         try sink.flushIfNeeded()
     }
 
@@ -109,13 +130,26 @@ public final class LocationNDJSONWriter {
     /// ``write(_:)`` of its ``StoredLocation``.
     public func write(delivered record: borrowing AuditEvent.FixRecord) throws {
         guard let location = record.delivered else { return }
-        StoredLocation.append(
+        if let ahead {
+            ahead.add(
+                LineThread.Line(
+                    location: location, index: record.index, segment: record.segment, appState: record.appState,
+                    reason: record.reason))
+            return
+        }
+        LocationNDJSONLine.append(
             location, index: record.index, segment: record.segment, appState: record.appState, reason: record.reason,
             to: sink.buffer, cache: &cache)
         try sink.flushIfNeeded()
     }
 
+    /// Writes out what is buffered (waiting for a writing thread first); throws the first write
+    /// error.
     public func finish() throws {
+        if let ahead {
+            ahead.end()
+            if let failure = ahead.failure { throw failure }
+        }
         try sink.flush()
     }
 }

@@ -18,18 +18,21 @@ public final class AppProcess {
     public let inBackground: Bool
     /// The app's code for this process.
     public let app: any SimulatedApp
+    // The properties the driver reads on every fix skip dynamic exclusivity checks: no access to
+    // them outlives the statement that makes it.
+
     /// Whether the process has ended.
-    public private(set) var hasEnded = false
+    @exclusivity(unchecked) public private(set) var hasEnded = false
     /// Whether its launch code has run (managers created after it hear their authorization on
     /// their own).
     package internal(set) var launched = false
     /// The managers created after the launch whose delegates have yet to hear the authorization.
-    var awaitingCreationCallback: [Int] = []
+    @exclusivity(unchecked) var awaitingCreationCallback: [Int] = []
     /// Why it ended, once it has.
     public private(set) var endCause: TerminationCause?
 
     /// Its location managers, in the order the app's code created them (numbered from 1).
-    private var managers: [LocationManager] = []
+    @exclusivity(unchecked) private var managers: [LocationManager] = []
     /// The expiration handlers of its `UIApplication` background tasks, by task.
     var expirationHandlers: [Int: () -> Void] = [:]
     /// Work it scheduled for later (``Simulation/schedule(after:_:)``), by id.
@@ -49,7 +52,7 @@ public final class AppProcess {
     /// What the app's code said about the background work it is finishing.
     var note: AppNote?
     /// The locations of the `didUpdateLocations` call in progress.
-    var currentUpdates: [LocationUpdate] = []
+    @exclusivity(unchecked) var currentUpdates: [LocationUpdate] = []
 
     init(number: Int, cause: LifecycleCause, inBackground: Bool, app: any SimulatedApp) {
         self.number = number

@@ -20,7 +20,7 @@ extension Simulation {
         case .cancel(let key): timers.cancel(key)
         case .post(let event): post(event)
         case .call(let call): run(call)
-        case .decided(let outcome): fixDecided(outcome, arrival: arrivals)
+        case .decided(let outcome): fixDecided(outcome, arrival: arrivals, facts: rules.fixFacts)
         case .deliver(let count, let reason, let manager): deliver(count: count, reason: reason, manager: manager)
         case .sendUpload(let task): sendUpload(task)
         }
@@ -75,14 +75,20 @@ extension Simulation {
     func record(_ kind: AuditEvent.Kind) {
         if case .heldDiscarded(let count, _) = kind { summary.discardedHeld += count }
         guard !observers.isEmpty else { return }
-        let event = AuditEvent(offset: now, kind: kind)
+        tell(AuditEvent(offset: now, kind: kind))
+    }
+
+    /// Hands `event` to the observers.
+    func tell(_ event: AuditEvent) {
         for observer in observers { observer.simulation(self, didRecord: event) }
     }
 
     // MARK: - Fixes and deliveries
 
-    /// One fix decided: counted, kept for the hand-over when delivered, and recorded.
-    func fixDecided(_ o: LocationServiceStateMachine.Outcome, arrival: Bool) {
+    /// One fix decided: counted, kept for the hand-over when delivered, and recorded with
+    /// `facts`, the app's state and authorization now.
+    func fixDecided(_ o: LocationServiceStateMachine.Outcome, arrival: Bool, facts: DeviceRules.FixFacts) {
+        let appState = facts.appState
         if let delivered = o.delivered, o.decision == .delivered {
             let update = LocationUpdate(
                 location: delivered, appState: appState, reason: o.reason, index: o.index, segment: o.segment)
@@ -100,14 +106,17 @@ extension Simulation {
             }
         }
         guard hasObservers else { return }
-        record(
-            .fix(
-                AuditEvent.FixRecord(
-                    index: o.index, segment: o.segment, decision: o.decision, reason: o.reason, appState: appState,
-                    authorization: rules.authorization.status, accuracy: rules.authorization.accuracy,
-                    coordinate: o.coordinate, delivered: o.delivered,
-                    backgroundTimeRemaining: rules.backgroundTimeRemaining, indicator: o.indicator,
-                    positioning: o.positioning, manager: o.manager)))
+        // The event made in place (``record(_:)`` would copy the record into one).
+        tell(
+            AuditEvent(
+                offset: now,
+                kind: .fix(
+                    AuditEvent.FixRecord(
+                        index: o.index, segment: o.segment, decision: o.decision, reason: o.reason, appState: appState,
+                        authorization: facts.authorization, accuracy: facts.accuracy,
+                        coordinate: o.coordinate, delivered: o.delivered,
+                        backgroundTimeRemaining: facts.backgroundTimeRemaining, indicator: o.indicator,
+                        positioning: o.positioning, manager: o.manager))))
     }
 
     /// Calls the manager's delegate once with the last `count` locations decided as delivered
@@ -116,13 +125,13 @@ extension Simulation {
     func deliver(count: Int, reason: FixReason, manager number: Int) {
         var updates = buffers.spare
         buffers.spare = []
-        updates.removeAll(keepingCapacity: true)
+        updates.empty()
         if number == 1 {
             if count == buffers.pending.count {
                 swap(&updates, &buffers.pending)
             } else {
                 updates.append(contentsOf: buffers.pending.suffix(count))
-                buffers.pending.removeAll(keepingCapacity: true)
+                buffers.pending.empty()
             }
         } else {
             updates.append(contentsOf: (buffers.others[number] ?? []).suffix(count))

@@ -26,9 +26,9 @@ extension Simulation {
         var pending = try source.nextEvent()
         var end = scenario.end
         while true {
-            switch nextStep(pending: pending, end: &end) {
-            case .fix(let fix):
-                receive(fix)
+            switch nextStep(pending: pending?.offset, end: &end) {
+            case .fix:
+                receive(pending!)
                 pending = try source.nextEvent()
             case .timer: fireNextTimer()
             case .stop: return finish(at: end)
@@ -60,10 +60,10 @@ extension Simulation {
         var pending = try await source.next()
         var end = scenario.end
         while true {
-            switch nextStep(pending: pending, end: &end) {
-            case .fix(let fix):
-                if let waitUntil { try await waitUntil(fix.offset) }
-                receive(fix)
+            switch nextStep(pending: pending?.offset, end: &end) {
+            case .fix(let offset):
+                if let waitUntil { try await waitUntil(offset) }
+                receive(pending!)
                 pending = try await source.next()
             case .timer(let time):
                 if let waitUntil { try await waitUntil(time) }
@@ -74,20 +74,21 @@ extension Simulation {
     }
 
     private enum Step {
-        case fix(SourceEvent)
+        /// The pending fix, at its offset.
+        case fix(Duration)
         case timer(Duration)
         case stop
     }
 
-    /// What comes next: the pending fix, or the next timer (actions and timers before a fix at the
-    /// same time), or the end. Once the source has ended, the run ends with the last action (or
-    /// the scenario's end).
-    private func nextStep(pending: SourceEvent?, end: inout Duration?) -> Step {
+    /// What comes next: the pending fix (at `pending`, its offset), or the next timer (actions
+    /// and timers before a fix at the same time), or the end. Once the source has ended, the run
+    /// ends with the last action (or the scenario's end).
+    private func nextStep(pending: Duration?, end: inout Duration?) -> Step {
         if pending == nil && end == nil { end = max(now, lastActionTime) }
         let timerTime = timers.nextTime
-        if let fix = pending, timerTime.map({ fix.offset < $0 }) ?? true {
-            if let end, fix.offset > end { return .stop }
-            return .fix(fix)
+        if let offset = pending, timerTime.map({ offset < $0 }) ?? true {
+            if let end, offset > end { return .stop }
+            return .fix(offset)
         }
         guard let time = timerTime else { return .stop }
         if let end, time > end { return .stop }
@@ -129,20 +130,7 @@ extension Simulation {
     public func receive(_ event: SourceEvent) {
         advance(to: event.offset)
         settle()  // the app's own calls between steps (stopping updates, ending a task) count first
-        var actions = buffers.actions
-        buffers.actions = []
-        actions.removeAll(keepingCapacity: true)
-        rules.receive(event, into: &actions)
-        if actions.count == 2, case .decided(let outcome) = actions[0],
-            case .deliver(let count, let reason, let manager) = actions[1]
-        {
-            // The common case, one fix delivered, without a walk through the interpreter.
-            fixDecided(outcome, arrival: true)
-            deliver(count: count, reason: reason, manager: manager)
-        } else {
-            for action in actions { carryOut(action, arrivals: true) }
-        }
-        buffers.actions = actions
+        decide(event)  // the rules decide, the driver carries it out (the hot path: Simulation+FixPath.swift)
         if rules.servicesWatchFixes { perform(rules.servicesObserve(event)) }
         settle()
     }

@@ -32,26 +32,30 @@ public protocol SimulationObserver: AnyObject {
 /// A `Simulation` is not thread-safe. It runs on its caller's isolation (the main actor, say):
 /// create it, set the delegate, and drive it from there.
 public final class Simulation {
+    // The properties read on every fix skip dynamic exclusivity checks: each access to them is
+    // over before the call that makes it returns (the rules are pure, and the app's code never
+    // runs inside an access), so no two can overlap.
+
     /// Every rule of the device, and the state of its machines.
-    public internal(set) var rules: DeviceRules
+    @exclusivity(unchecked) public internal(set) var rules: DeviceRules
     /// The wall-clock instant of offset zero; audit times are this plus the offset.
     public let epoch: Date
-    var timers = TimerQueue()
-    var observers: [any SimulationObserver] = []
+    @exclusivity(unchecked) var timers = TimerQueue()
+    @exclusivity(unchecked) var observers: [any SimulationObserver] = []
     /// The app's current process (the last one, ended, until the next launch); nil before the
     /// first launch.
-    public internal(set) var process: AppProcess?
+    @exclusivity(unchecked) public internal(set) var process: AppProcess?
     /// Where each launch's app comes from.
     let appSource: AppSource
     /// Managers the app's code created while no process ran (before the first launch, between
     /// launches): the next process adopts them, in order.
     var waitingManagers: [LocationManager] = []
-    public internal(set) var summary = RunSummary()
+    @exclusivity(unchecked) public internal(set) var summary = RunSummary()
     var lastActionTime: Duration = .zero
     /// Lifecycle events raised while a transition's actions run wait for them.
     var lifecycleQueue = LifecycleQueue()
     /// Buffers reused from fix to fix.
-    var buffers = DeliveryBuffers()
+    @exclusivity(unchecked) var buffers = DeliveryBuffers()
     /// The background URL session's uploads in flight, and the files they became.
     var uploads = UploadOutbox()
     /// The streams the device gave the app, for ``idle()``.

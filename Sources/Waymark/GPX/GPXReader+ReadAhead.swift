@@ -239,6 +239,20 @@ final class EventBatch: @unchecked Sendable {
         }
     }
 
+    /// Where event `i` lies, for a consumer that reads the events in order where they are:
+    /// ``kind(_:)`` says which array holds it (0 the events, 1 and 2 the points, track or route),
+    /// and the events and points are each counted from 0 in order.
+    @inline(__always)
+    func kind(_ i: Int) -> UInt8 { kinds[i] }
+
+    /// The `n`-th point of the batch, in place (valid until ``reset()``).
+    @inline(__always)
+    func point(_ n: Int) -> UnsafePointer<GPXPoint> { UnsafePointer(points + n) }
+
+    /// The `n`-th event that is not a point, in place (valid until ``reset()``).
+    @inline(__always)
+    func event(_ n: Int) -> UnsafePointer<GPXEvent> { UnsafePointer(events + n) }
+
     /// Hands a copy of each event to `handle`, in order, keeping the originals until ``reset()``.
     @inline(__always)
     func lend(_ handle: (consuming GPXEvent) throws -> Void) rethrows {

@@ -474,7 +474,7 @@ public final class LocationManager {
         if let delegate {
             var locations = spareLocations
             spareLocations = []
-            locations.removeAll(keepingCapacity: true)
+            locations.empty()
             for i in updates.indices { locations.append(updates[i].location) }
             delegate.locationManager(self, didUpdateLocations: locations)
             spareLocations = locations

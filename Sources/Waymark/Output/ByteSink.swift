@@ -37,7 +37,7 @@ public final class FileSink: ByteSink {
     let buffer = ByteStore(capacity: 1 << 17)
     private let descriptor: Int32
     private let ownsDescriptor: Bool
-    private let path: String
+    let path: String
     private var temporaryPath: String?
     private var isOpen = true
     /// ``flushIfNeeded()`` writes once this many bytes are buffered.

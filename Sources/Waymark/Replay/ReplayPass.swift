@@ -104,10 +104,19 @@ final class ReplayPass {
 
     private let pipe: EventPipe
     private let thread: ReaderThread
-    private var events: ContiguousArray<GPXEvent> = []
-    private var position = 0
-    private var ended = false
-    private var index: Int
+    // Read for every point, by the replay's thread alone: no dynamic exclusivity checks.
+    /// The batch being read, in place; it goes back to the reader when it has been read.
+    @exclusivity(unchecked) private var batch: EventBatch?
+    /// The next event of the batch, and how many of its points and other events come before it.
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var pointsRead = 0
+    @exclusivity(unchecked) private var othersRead = 0
+    /// A waypoint's copy, handed out in place as a batch's points are (waypoints are the batch's
+    /// other events, inside a ``GPXEvent``).
+    private let waypoint = UnsafeMutablePointer<GPXPoint>.allocate(capacity: 1)
+    @exclusivity(unchecked) private var holdsWaypoint = false
+    @exclusivity(unchecked) private var ended = false
+    @exclusivity(unchecked) private var index: Int
 
     /// Starts reading with `reader`, keeping the points that `plays` names; `firstIndex` is the
     /// file index of the first of them.
@@ -123,38 +132,57 @@ final class ReplayPass {
         self.pipe = pipe
         self.thread = thread
         index = firstIndex
-        events.reserveCapacity(Self.batchSize)
     }
 
     deinit {
         pipe.cancel()
         thread.join()
+        if holdsWaypoint { waypoint.deinitialize(count: 1) }
+        waypoint.deallocate()
     }
 
-    /// The next point or segment end; nil at the end of the file.
+    /// The next point or segment end; nil at the end of the file. A point is read where it
+    /// lies in its batch: it stays there until the next call.
     ///
     /// - Throws: the reader's error, after the points before it.
     func next() throws -> ReplayInput? {
         while true {
-            while position == events.count {
+            while batch == nil || position == batch!.count {
+                if let done = batch {
+                    batch = nil
+                    pipe.recycle(done)
+                }
                 if ended { return nil }
-                events.removeAll(keepingCapacity: true)
                 position = 0
+                pointsRead = 0
+                othersRead = 0
                 switch pipe.receive() {
-                case .batch(let batch):
-                    batch.lend { events.append($0) }
-                    pipe.recycle(batch)
+                case .batch(let next):
+                    batch = next
                 case .end:
                     ended = true
                     thread.join()
                     if let error = pipe.failure { throw error }
                 }
             }
+            let batch = batch!
             position += 1
-            switch events[position - 1] {
-            case .trackPoint(let p), .routePoint(let p), .waypoint(let p):
+            if batch.kind(position - 1) != 0 {
+                // A track or route point.
+                let point = batch.point(pointsRead)
+                pointsRead += 1
                 index += 1
-                return .point(p, index: index - 1)
+                return .point(point, index: index - 1)
+            }
+            let event = batch.event(othersRead)
+            othersRead += 1
+            switch event.pointee {
+            case .waypoint(let p):
+                if holdsWaypoint { waypoint.deinitialize(count: 1) }
+                waypoint.initialize(to: p)
+                holdsWaypoint = true
+                index += 1
+                return .point(waypoint, index: index - 1)
             case .segmentEnd, .routeEnd:
                 return .segmentEnd
             default:

@@ -7,8 +7,9 @@
 /// One recorded point on its way into a replay, or the end of the segment (track segment or
 /// route) it belongs to.
 enum ReplayInput {
-    /// A chosen point and its index in the file (``ReplaySchedule``'s numbering).
-    case point(GPXPoint, index: Int)
+    /// A chosen point and its index in the file (``ReplaySchedule``'s numbering). The point is
+    /// read where its reader put it, and stays there until the next input is pulled.
+    case point(UnsafePointer<GPXPoint>, index: Int)
     case segmentEnd
 }
 
@@ -123,10 +124,11 @@ struct ReplayTimeline {
             case .segmentEnd:
                 if segmentHasEntries { return endSegment() }
             case .point(let point, let index):
+                // Read where it lies, not copied.
                 let seconds: Double
                 let stamp: Date
                 if isTimed {
-                    guard let time = point.time else {
+                    guard let time = point.pointee.time else {
                         throw ReplaySchedule.ScheduleError(
                             message: "\(file) changed while it was replayed: point \(index) has no time now")
                     }
@@ -142,14 +144,14 @@ struct ReplayTimeline {
                     stamp = time
                 } else {
                     if let p = previous {
-                        untimedSeconds += Geodesic.distance(p, point.coordinate) / options.untimedSpeed
+                        untimedSeconds += Geodesic.distance(p, point.pointee.coordinate) / options.untimedSpeed
                     }
-                    previous = point.coordinate
+                    previous = point.pointee.coordinate
                     seconds = untimedSeconds
                     stamp = options.untimedStart.addingTimeInterval(seconds)
                 }
                 segmentHasEntries = true
-                let location = options.mapping.location(for: point, file: file, index: index, timestamp: stamp)
+                let location = options.mapping.location(for: point.pointee, file: file, index: index, timestamp: stamp)
                 return .entry(Entry(location: location, seconds: seconds, segment: segment))
             }
         }

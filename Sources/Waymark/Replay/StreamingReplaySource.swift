@@ -127,18 +127,20 @@ extension StreamingReplaySource {
         private let census: ReplayCensus
         private let loops: Int?
 
-        private var pass: ReplayPass?
-        private var timeline: ReplayTimeline
+        // Read for every fix, by the replay's thread alone: no dynamic exclusivity checks (the
+        // timeline's pull reads `pass`, a property of its own).
+        @exclusivity(unchecked) private var pass: ReplayPass?
+        @exclusivity(unchecked) private var timeline: ReplayTimeline
         /// A fix taken ahead by a peek; `.some(nil)` when the source has ended.
-        private var peeked: ReplaySchedule.Fix??
-        private var finished = false
-        private var loop = 0
+        @exclusivity(unchecked) private var peeked: ReplaySchedule.Fix??
+        @exclusivity(unchecked) private var finished = false
+        @exclusivity(unchecked) private var loop = 0
         /// The offset and segment of the last fix of the first play, which set the period and
         /// segment count of loops.
-        private var lastOfFirstPlay: (offset: Duration, segment: Int)?
+        @exclusivity(unchecked) private var lastOfFirstPlay: (offset: Duration, segment: Int)?
         private var period = Duration.zero
         private var segmentsPerLoop = 0
-        private var fixesThisPlay = 0
+        @exclusivity(unchecked) private var fixesThisPlay = 0
         private var firstPlayDropped: Int?
         private var earlierHighWater = 0
 

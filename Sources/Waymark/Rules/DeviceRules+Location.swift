@@ -151,9 +151,10 @@ extension DeviceRules {
     /// One fix from the source for every manager's updates: the per-fix path. Appends to the
     /// driver's buffer.
     public mutating func receive(_ event: borrowing SourceEvent, into actions: inout [DeviceAction]) {
-        var steps: [LocationServiceStateMachine.Action] = []
+        var steps = fixSteps.take()
         location.receive(event, context(), into: &steps)
-        for step in steps { appendLocationAction(step, to: &actions) }
+        for i in steps.indices { appendLocationAction(steps[i], to: &actions) }
+        fixSteps.keep(&steps)
         guard !otherUpdates.isEmpty else { return }
         for number in otherUpdates.keys.sorted() {
             guard var other = otherUpdates[number] else { continue }

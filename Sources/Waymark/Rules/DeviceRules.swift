@@ -47,6 +47,8 @@ public struct DeviceRules: Sendable {
     public internal(set) var locationRequest = LocationRequestStateMachine()
     public internal(set) var temporaryAccuracy = TemporaryAccuracyStateMachine()
     public internal(set) var liveUpdates = LiveUpdateStateMachine()
+    /// The first manager's steps for one fix, a buffer reused from fix to fix (no state).
+    var fixSteps = ReusedBuffer<LocationServiceStateMachine.Action>()
 
     /// Standard updates of a manager other than the first, with its properties.
     struct ManagerUpdates: Sendable {
@@ -96,15 +98,12 @@ public struct DeviceRules: Sendable {
         return sessions.activitySessions > 0 || location.showsIndicator(context())
     }
 
-    /// The in-use rule as the settle step reads it: a background activity session keeps the app
-    /// in use only while something may keep it running ("allowing it to receive updates or
-    /// events").
-    func isInUseForSettling(_ background: LocationServiceStateMachine.Context?) -> Bool {
-        lifecycle.isInUse
-            || background.map {
-                (keepRunning.anyActivity && sessions.activitySessions > 0) || location.showsIndicator($0)
-            }
-                == true
+    /// The in-use rule as the settle step reads it off screen (`background` is the context
+    /// there): a background activity session keeps the app in use only while something may keep
+    /// it running ("allowing it to receive updates or events").
+    func isInUseForSettling(_ background: LocationServiceStateMachine.Context) -> Bool {
+        lifecycle.isInUse || (keepRunning.anyActivity && sessions.activitySessions > 0)
+            || location.showsIndicator(background)
     }
 
     /// What may keep a backgrounded app running, apart from its tasks and fetch.
@@ -167,9 +166,22 @@ public struct DeviceRules: Sendable {
     /// Once ends when the app stops being in use), then suspension of a backgrounded app that
     /// nothing keeps running.
     public mutating func settleStep() -> Settle? {
+        // On screen (or not running) only the in-use rule applies, and only the lifecycle says
+        // whether the app is in use.
+        guard appState == .background else { return inUseStep(inUse: lifecycle.isInUse) }
         // Off screen, the session decides both facts: one context for the two.
-        let background = appState == .background ? context() : nil
-        let inUse = isInUseForSettling(background)
+        let background = context()
+        if let step = inUseStep(inUse: isInUseForSettling(background)) { return step }
+        guard
+            tasks.tasks.isEmpty && !fetch.isFetching && !location.hasBackgroundSession(background)
+                && !otherUpdatesKeepRunning && !keepRunning.keepsRunning
+        else { return nil }
+        return .idle
+    }
+
+    /// The in-use rule: Allow Once ends, and full accuracy granted for now, when the app stops
+    /// being in use.
+    private mutating func inUseStep(inUse: Bool) -> Settle? {
         if self.inUse.wasInUse && !inUse {
             self.inUse.wasInUse = false
             var actions: [DeviceAction] = [.post(.endTemporaryFullAccuracy)]
@@ -177,11 +189,7 @@ public struct DeviceRules: Sendable {
             return .noLongerInUse(actions)
         }
         self.inUse.wasInUse = inUse
-        guard let background,
-            tasks.tasks.isEmpty && !fetch.isFetching && !location.hasBackgroundSession(background)
-                && !otherUpdatesKeepRunning && !keepRunning.keepsRunning
-        else { return nil }
-        return .idle
+        return nil
     }
 
     /// Whether another manager's background location session keeps the app running.

@@ -1,0 +1,64 @@
+/// The rules' side of the per-fix hot path (the driver's is `Simulation+FixPath.swift`).
+///
+/// Nothing here decides anything: ``receive(_:into:)`` and the machines it calls hold every
+/// rule. What is here makes a fix cheap to hand over: the driver reads the rules through a class
+/// property, and each call it makes there costs an exclusivity check, and a call of a method
+/// that does not mutate may copy the whole value first. So the driver asks for a fix's decision
+/// and the facts its audit record carries in one mutating call, and the steps of a fix go
+/// through a buffer that is reused from fix to fix instead of an array allocated for each.
+extension DeviceRules {
+    /// The facts a fix's audit record carries beside its outcome: the app and its authorization
+    /// when the fix was decided.
+    struct FixFacts {
+        var appState: AppState
+        var authorization: AuthorizationStatus
+        var accuracy: AccuracyAuthorization
+        var backgroundTimeRemaining: Duration?
+    }
+
+    /// The facts now.
+    var fixFacts: FixFacts {
+        FixFacts(
+            appState: appState, authorization: authorization.status, accuracy: authorization.accuracy,
+            backgroundTimeRemaining: backgroundTimeRemaining)
+    }
+
+    /// ``receive(_:into:)``, and the facts as they are once it has decided: what the driver
+    /// records with the outcome when nothing runs between the decision and its record (the
+    /// actions are the decision alone, or the decision and its delivery).
+    mutating func receiveFix(_ event: borrowing SourceEvent, into actions: inout [DeviceAction]) -> FixFacts {
+        receive(event, into: &actions)
+        return fixFacts
+    }
+}
+
+/// An array kept from one use to the next so that its storage is reused: ``take()`` it, fill it,
+/// ``keep(_:)`` it. It holds no state: what it kept is emptied when it is next taken.
+struct ReusedBuffer<Element: Sendable>: Sendable {
+    private var storage: [Element] = []
+
+    /// The buffer, empty, with the capacity it had.
+    @inline(__always)
+    mutating func take() -> [Element] {
+        var buffer = storage
+        storage = []
+        buffer.empty()
+        return buffer
+    }
+
+    /// Keeps `buffer` for the next ``take()``.
+    @inline(__always)
+    mutating func keep(_ buffer: inout [Element]) {
+        swap(&storage, &buffer)
+    }
+}
+
+extension Array {
+    /// `removeAll(keepingCapacity: true)` for the few elements of a per-fix buffer: taken from
+    /// the end one by one, which costs a fraction of that call's general path (a subrange
+    /// replaced by an empty collection).
+    @inline(__always)
+    mutating func empty() {
+        while popLast() != nil {}
+    }
+}
