@@ -137,7 +137,7 @@ final class ConsoleReporter: SimulationObserver {
     func loggerSummary(source: String) -> String {
         let t = tally
         var text = "Recording of \(source): \(t.fixes) fix\(t.fixes == 1 ? "" : "es") in \(t.segments) segment(s)"
-        text += ", \(t.outages) outage(s) of the fix"
+        text += ", \(t.outages) loss(es) of fix"
         text += "\n  distance   \(ValueFormatting.fixed(t.distance / 1000, decimals: 3)) km (within segments)"
         if let first = t.firstTime, let last = t.lastTime {
             text += "\n  duration   \(DurationText.format(.seconds(last.timeIntervalSince(first).rounded())))"

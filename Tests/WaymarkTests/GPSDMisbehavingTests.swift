@@ -139,11 +139,11 @@ struct GPSDMisbehavingTests {
                 return ended || logText().contains(text)
             } && !ended
         }
-        // Once the recording has begun (its app has started updates, the last event of its
-        // start), another process takes the write lock, then gpsd floods; the lock is kept
-        // until the recording has said it waits. (Taking it during the flood could wait for
-        // ever: the recording commits one report after another.)
-        #expect(await waitFor("updates started"), "\(logText())")
+        // Once the recording has begun (connected to gpsd: the logger's start is done by then),
+        // another process takes the write lock, then gpsd floods; the lock is kept until the
+        // recording has said it waits. (Taking it during the flood could wait for ever: the
+        // recording commits one report after another.)
+        #expect(await waitFor("gpsd: connected to"), "\(logText())")
         let holder = try StoreLockWaitTests.LockHolder(path: store)
         try holder.take()
         fake.go()

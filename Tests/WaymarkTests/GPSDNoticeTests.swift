@@ -149,7 +149,7 @@ struct LoggerSpeaksGPSTests {
         ] {
             #expect(!r.stdoutText.contains(ios) && !r.stderr.contains(ios), "\(ios): \(r.stdoutText)\(r.stderr)")
         }
-        #expect(r.stdoutText.contains("6 fixes in 2 segment(s), 1 outage(s) of the fix"), "\(r.stdoutText)")
+        #expect(r.stdoutText.contains("6 fixes in 2 segment(s), 1 loss(es) of fix"), "\(r.stdoutText)")
         let (document, _) = try readDocument(gpx)
         #expect(document.tracks.first?.segments.map(\.points.count) == [3, 3], "the tunnel ends the segment")
     }

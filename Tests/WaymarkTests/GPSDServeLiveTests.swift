@@ -179,7 +179,7 @@ struct GPSDServeLiveTests {
         ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("no fix since") && r.stderr.contains("fix regained after"), "\(r.stderr)")
-        #expect(r.stderr.contains("in 2 segment(s), 1 outage(s) of the fix"), "\(r.stderr)")
+        #expect(r.stderr.contains("in 2 segment(s), 1 loss(es) of fix"), "\(r.stderr)")
         let (recorded, _) = try readDocument(gpx)
         #expect(recorded.tracks.first?.segments.map(\.points.count) == segments, "\(serve.log())")
         var original = TraceStatistics()
