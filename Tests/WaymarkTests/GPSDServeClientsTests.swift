@@ -66,8 +66,12 @@ struct GPSDServeClientsTests {
         let tmux = try #require(which("tmux"))
         // runUnblockedAsync: tmux's server outlives the command that starts it and keeps its
         // output open, so the output goes to files, not to pipes read to their end.
+        // remain-on-exit: should cgps end, its pane keeps what it last drew and its last words,
+        // for the reading below and for the failure's message.
+        let configuration = serve.directory + "/tmux.conf"
+        try "set -g remain-on-exit on\n".write(toFile: configuration, atomically: true, encoding: .utf8)
         let started = try await runUnblockedAsync([
-            tmux, "-S", socket, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30",
+            tmux, "-S", socket, "-f", configuration, "new-session", "-d", "-x", "100", "-y", "30",
             "cgps 127.0.0.1:\(serve.port)",
         ])
         #expect(started.status == 0, "\(started.stderr)")
