@@ -251,6 +251,25 @@ import Testing
     }
 }
 
+/// A later `?WATCH` changes only the options it names, for every option (gpsd 3.22): nmea stays
+/// on through a WATCH that names only enable or json, and so do json and raw (the survivor m46
+/// of scripts/mutations.tsv, a second WATCH turning NMEA off).
+@Suite struct GPSDServeWatchOptionsTests {
+    @Test func aLaterWatchKeepsTheOptionsItDoesNotName() {
+        let context = GPSDServeSession.Context(
+            device: GPSDServedDevice(path: "/tmp/walk.gpx", activated: Date(timeIntervalSince1970: 1_714_550_400)))
+        var s = GPSDServeSession()
+        _ = s.received(Array("?WATCH={\"enable\":true,\"nmea\":true,\"raw\":1};\n".utf8), context: context)
+        #expect(s.policy.nmea && s.policy.raw == 1)
+        _ = s.received(Array("?WATCH={\"enable\":true};\n".utf8), context: context)
+        #expect(s.policy.nmea && s.policy.raw == 1, "a WATCH naming enable alone keeps nmea and raw")
+        _ = s.received(Array("?WATCH={\"json\":true};\n".utf8), context: context)
+        #expect(s.policy.nmea && s.policy.json && s.policy.enable, "naming json keeps nmea and enable")
+        _ = s.received(Array("?WATCH={\"nmea\":false};\n".utf8), context: context)
+        #expect(!s.policy.nmea && s.policy.json && s.policy.raw == 1, "naming nmea changes nmea only")
+    }
+}
+
 /// Issue 28, item 3: where a served trace has no fix, gpsd's epochs without one.
 @Suite struct NoFixFillerTests {
     /// Fixes every second, a new segment 20 s later: 19 epochs without a fix, one a second, in
