@@ -98,13 +98,13 @@ final class ConsoleReporter: SimulationObserver {
         guard case .fix(let f) = event.kind else { return }
         let time = Self.offset(event.offset)
         if f.reason == .noFix {
-            if let since = tally.noteLoss(at: event.offset), !quiet {
+            if let since = tally.noteLoss(), !quiet {
                 log("\(time)  no fix since \(since)")
             }
             return
         }
         guard let l = f.delivered else { return }
-        if let outage = tally.noteFix(l, segment: f.segment, at: event.offset), !quiet {
+        if let outage = tally.noteFix(l, segment: f.segment), !quiet {
             log("\(time)  fix regained after \(DurationText.format(outage))")
         }
         guard ui != .none else { return }
@@ -348,13 +348,14 @@ struct LoggerTally {
     private(set) var firstTime: Date?
     private(set) var lastTime: Date?
     private var last: (coordinate: Coordinate, segment: Int)?
-    private var lostAt: Duration?
+    /// Whether the fix is lost now (a report without one came after the last fix).
+    private var fixLost = false
 
-    /// A report without a fix at `offset`: the time of the last fix (UTC) when this begins an
+    /// A report without a fix: the time of the last fix (UTC) when this begins an
     /// outage, else nil.
-    mutating func noteLoss(at offset: Duration) -> String? {
-        guard lostAt == nil, let lastTime else { return nil }
-        lostAt = offset
+    mutating func noteLoss() -> String? {
+        guard !fixLost, let lastTime else { return nil }
+        fixLost = true
         outages += 1
         let iso = ValueFormatting.iso8601(lastTime)  // 2024-05-01T08:00:12.000Z
         let clock = iso.split(separator: "T").last.map { String($0.prefix(8)) } ?? iso
@@ -363,7 +364,7 @@ struct LoggerTally {
 
     /// A fix: how long the fix was lost (from the last fix's time) when this ends an outage,
     /// else nil.
-    mutating func noteFix(_ l: Location, segment: Int, at offset: Duration) -> Duration? {
+    mutating func noteFix(_ l: Location, segment: Int) -> Duration? {
         fixes += 1
         if let last, last.segment == segment {
             distance += Geodesic.distance(last.coordinate, l.coordinate)
@@ -373,10 +374,10 @@ struct LoggerTally {
         last = (l.coordinate, segment)
         // The outage as the receiver's clock measured it: from the last fix to this one.
         let outage =
-            lostAt == nil ? nil : lastTime.map { Duration.seconds(l.timestamp.timeIntervalSince($0).rounded()) }
+            !fixLost ? nil : lastTime.map { Duration.seconds(l.timestamp.timeIntervalSince($0).rounded()) }
         if firstTime == nil { firstTime = l.timestamp }
         lastTime = l.timestamp
-        lostAt = nil
+        fixLost = false
         return outage
     }
 }

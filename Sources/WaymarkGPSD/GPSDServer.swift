@@ -35,6 +35,7 @@ public struct GPSDTraceFeed: GPSDServeFeed {
     public var timeShift: TimeInterval = 0
     /// Epochs without a fix still to send, then the event they precede.
     private var pending: [Duration] = []
+    private var nextPending = 0
     private var held: SourceEvent?
 
     public init(source: StreamingReplaySource, device: GPSDServedDevice) {
@@ -44,8 +45,9 @@ public struct GPSDTraceFeed: GPSDServeFeed {
     }
 
     public mutating func next() throws -> (offset: Duration, epoch: GPSDEpoch)? {
-        if !pending.isEmpty {
-            let offset = pending.removeFirst()
+        if nextPending < pending.count {
+            let offset = pending[nextPending]
+            nextPending += 1
             let time = base.addingTimeInterval(Self.seconds(offset))
             return (offset, GPSDServeEncoding.epoch(.noFix, time: time, device: device))
         }
@@ -58,6 +60,7 @@ public struct GPSDTraceFeed: GPSDServeFeed {
             var isFix = false
             if case .fix = next.kind { isFix = true }
             pending = filler.fillers(before: next.offset, segment: next.segment, isFix: isFix)
+            nextPending = 0
             if !pending.isEmpty {
                 held = next
                 return try self.next()

@@ -402,7 +402,9 @@ import Testing
             return "unsettled: nothing keeps the app running in \(h.appState)"
         }
         if h.rules.audio.isPlaying && !h.rules.lifecycle.isRunning { return "audio plays in \(h.appState)" }
-        if h.rules.sessions.activitySessions > 0 && h.appState == .notRunning { return "a session outlives the process" }
+        if h.rules.sessions.activitySessions > 0 && h.appState == .notRunning {
+            return "a session outlives the process"
+        }
         return nil
     }
 }

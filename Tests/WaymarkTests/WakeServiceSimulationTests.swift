@@ -232,7 +232,9 @@ import Testing
     @Test func reducedAccuracyMeansNoRegionMonitoring() async throws {
         let start = Coordinate(latitude: 48.137, longitude: 11.575)
         let region = { (km: Double, id: String) in
-            CircularRegion(center: Geodesic.destination(from: start, bearing: 90, distance: km * 1000), radius: 500, identifier: id)
+            CircularRegion(
+                center: Geodesic.destination(from: start, bearing: 90, distance: km * 1000), radius: 500, identifier: id
+            )
         }
         // Off screen and terminated: nothing, and no relaunch.
         let listener = Listener()
@@ -611,7 +613,9 @@ import Testing
         simulation.addObserver(recorder)
         try await simulation.run(ListSource.walk(for: 300))
 
-        let completed = recorder.events.filter { if case .transfer(.completed, _, _, _, _) = $0.kind { true } else { false } }
+        let completed = recorder.events.filter {
+            if case .transfer(.completed, _, _, _, _) = $0.kind { true } else { false }
+        }
         #expect(completed.count == 2)
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me\n")
         #expect(try String(contentsOfFile: directory + "/upload-1.csv", encoding: .utf8) == "an earlier run\n")
@@ -619,7 +623,9 @@ import Testing
         #expect(try fm.destinationOfSymbolicLink(atPath: directory + "/upload-2.csv") == victim)
         for name in ["upload-4.csv", "upload-6.csv"] {
             var isDirectory: ObjCBool = true
-            #expect(fm.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory) && !isDirectory.boolValue, "\(name)")
+            #expect(
+                fm.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory) && !isDirectory.boolValue,
+                "\(name)")
             let lines = try String(contentsOfFile: directory + "/" + name, encoding: .utf8).split(separator: "\n")
             #expect(!lines.isEmpty, "\(name)")
         }

@@ -18,7 +18,7 @@ extension AppInfo {
             throw InfoPlistError(file: file, message: "not a property list this reader can read: \(error)")
         }
         var modes: BackgroundModes = []
-        for name in plist.UIBackgroundModes ?? [] {
+        for name in plist.backgroundModes ?? [] {
             guard let mode = BackgroundModes(name: name) else {
                 throw InfoPlistError(
                     file: file,
@@ -31,12 +31,12 @@ extension AppInfo {
         self.init(
             backgroundModes: modes,
             usageDescriptions: LocationUsageDescriptions(
-                whenInUse: plist.NSLocationWhenInUseUsageDescription != nil,
-                alwaysAndWhenInUse: plist.NSLocationAlwaysAndWhenInUseUsageDescription != nil,
-                defaultsToReducedAccuracy: plist.NSLocationDefaultAccuracyReduced ?? false),
-            temporaryUsageDescriptionKeys: plist.NSLocationTemporaryUsageDescriptionDictionary.map { Set($0.keys) })
-        requiresExplicitServiceSession = plist.NSLocationRequireExplicitServiceSession ?? false
-        taskSchedulerPermittedIdentifiers = plist.BGTaskSchedulerPermittedIdentifiers
+                whenInUse: plist.whenInUseUsageDescription != nil,
+                alwaysAndWhenInUse: plist.alwaysAndWhenInUseUsageDescription != nil,
+                defaultsToReducedAccuracy: plist.defaultAccuracyReduced ?? false),
+            temporaryUsageDescriptionKeys: plist.temporaryUsageDescriptionDictionary.map { Set($0.keys) })
+        requiresExplicitServiceSession = plist.requireExplicitServiceSession ?? false
+        taskSchedulerPermittedIdentifiers = plist.taskSchedulerPermittedIdentifiers
     }
 
     /// Reads the `Info.plist` at `path`.
@@ -50,15 +50,25 @@ extension AppInfo {
         try self.init(propertyList: data, file: path)
     }
 
-    /// The keys read, as an Info.plist spells them.
+    /// The keys read; their coding keys are as an Info.plist spells them.
     private struct InfoPlist: Decodable {
-        var UIBackgroundModes: [String]?
-        var NSLocationWhenInUseUsageDescription: String?
-        var NSLocationAlwaysAndWhenInUseUsageDescription: String?
-        var NSLocationDefaultAccuracyReduced: Bool?
-        var NSLocationTemporaryUsageDescriptionDictionary: [String: String]?
-        var NSLocationRequireExplicitServiceSession: Bool?
-        var BGTaskSchedulerPermittedIdentifiers: [String]?
+        var backgroundModes: [String]?
+        var whenInUseUsageDescription: String?
+        var alwaysAndWhenInUseUsageDescription: String?
+        var defaultAccuracyReduced: Bool?
+        var temporaryUsageDescriptionDictionary: [String: String]?
+        var requireExplicitServiceSession: Bool?
+        var taskSchedulerPermittedIdentifiers: [String]?
+
+        enum CodingKeys: String, CodingKey {
+            case backgroundModes = "UIBackgroundModes"
+            case whenInUseUsageDescription = "NSLocationWhenInUseUsageDescription"
+            case alwaysAndWhenInUseUsageDescription = "NSLocationAlwaysAndWhenInUseUsageDescription"
+            case defaultAccuracyReduced = "NSLocationDefaultAccuracyReduced"
+            case temporaryUsageDescriptionDictionary = "NSLocationTemporaryUsageDescriptionDictionary"
+            case requireExplicitServiceSession = "NSLocationRequireExplicitServiceSession"
+            case taskSchedulerPermittedIdentifiers = "BGTaskSchedulerPermittedIdentifiers"
+        }
     }
 }
 

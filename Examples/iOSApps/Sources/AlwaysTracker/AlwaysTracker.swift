@@ -62,7 +62,8 @@ import UIKit
     public private(set) var tracker: LocationTracker?
 
     public func application(
-        _ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
+        _ application: UIApplication,
+        didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
     ) -> Bool {
         let tracker = LocationTracker()
         self.tracker = tracker

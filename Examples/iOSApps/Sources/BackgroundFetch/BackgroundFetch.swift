@@ -4,7 +4,10 @@ import UIKit
 @MainActor public final class Inbox {
     public static let shared = Inbox()
     /// What the server holds: new messages, none, or it cannot be reached.
-    public enum Server: Sendable { case new(Int), empty, down }
+    public enum Server: Sendable {
+        case new(Int)
+        case empty, down
+    }
     public var server: Server = .empty
     public private(set) var messages = 0
 
@@ -31,7 +34,8 @@ import UIKit
     public var window: UIWindow?
 
     public func application(
-        _ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
+        _ application: UIApplication,
+        didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
     ) -> Bool {
         application.setMinimumBackgroundFetchInterval(UIApplication.backgroundFetchIntervalMinimum)
         return true

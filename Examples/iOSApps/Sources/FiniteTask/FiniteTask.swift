@@ -19,7 +19,8 @@ import UIKit
     private var observer: NSObjectProtocol?
 
     public func application(
-        _ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
+        _ application: UIApplication,
+        didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
     ) -> Bool {
         // The block form: #selector observers need the Objective-C runtime.
         observer = NotificationCenter.default.addObserver(

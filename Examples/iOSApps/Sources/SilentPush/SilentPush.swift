@@ -21,7 +21,8 @@ import UIKit
     private var relaunched = false
 
     public func application(
-        _ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
+        _ application: UIApplication,
+        didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?
     ) -> Bool {
         relaunched = launchOptions?[.remoteNotification] != nil
         if relaunched { PushLog.shared.launched() }

@@ -29,7 +29,8 @@ func scenario(_ build: (inout Scenario) -> Void = { _ in }) -> Scenario {
     @Test func itAsksWhenInUseAndTracksInTheBackground() throws {
         TrackStore.shared.erase()
         let device = try TestDevice(
-            app: TrackerAppDelegate.self, scenario: scenario(), infoPlist: trackerInfo, trace: TraceSource.gpx(contentsOf: walk))
+            app: TrackerAppDelegate.self, scenario: scenario(), infoPlist: trackerInfo,
+            trace: TraceSource.gpx(contentsOf: walk))
         device.launch()
         device.appDelegate(as: TrackerAppDelegate.self)?.tracker?.start()
         #expect(device.prompt == .authorization(.whenInUse(forAlways: true)))
