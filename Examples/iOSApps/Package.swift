@@ -11,7 +11,8 @@ import PackageDescription
 //   AlwaysTracker    location in the background under Always
 //   FiniteTask       a finite background task, its expiry, and its reinstatement on becoming active
 //   BackgroundFetch  background fetch and its three results
-//   SilentPush       a silent push that wakes or relaunches the app
+//   SilentPush       a silent push that wakes or relaunches the app and starts a background
+//                    download, which wakes or relaunches it again when it completes
 // On Apple's platforms the same files build against Apple's frameworks.
 
 /// The Waymark package: the repository this example lives in, or WAYMARK_PATH when the example

@@ -279,8 +279,10 @@ final class ConsoleReporter: SimulationObserver {
                 begin.map { "earliestBegin at \(DurationText.format(max(.zero, $0)))" } ?? reason?.rawValue ?? detail
             return text + (why.map { " (\($0))" } ?? "")
         case .audio(let action, let reason): return "audio \(action)" + (reason.map { " (\($0))" } ?? "")
-        case .transfer(let action, let task, let count, let reason, let detail):
-            var text = "background upload \(task) \(action)"
+        case .transfer(let action, let task, let count, let reason, let detail, let session):
+            var text =
+                session.map { "background download \(task) (session \($0)) \(action)" }
+                ?? "background upload \(task) \(action)"
             if let count { text += ", \(count) location(s)" }
             return text + ((detail ?? reason?.rawValue).map { " (\($0))" } ?? "")
         case .session(let kind, let action, let reason):

@@ -30,6 +30,10 @@ extension TestDevice {
         (simulation.process?.app as? UIKitAppHost)?.delegate as? D
     }
 
+    /// What the device's network answers: `device.network.serve("https://example.com/feed",
+    /// text: "…")` before the app asks (``Waymark/SimulatedNetwork``).
+    public var network: SimulatedNetwork { simulation.network }
+
     /// The user opens the app again after its end: a new process.
     public func relaunch() { bringToForeground() }
 

@@ -7,6 +7,17 @@ import Waymark
 @MainActor public final class UIKitAppHost: SimulatedApp {
     /// The process's `UIApplication.shared`.
     public let application: UIApplication
+    /// `URLSession.shared` in this process.
+    nonisolated let sharedSession = URLSession(configuration: .default)
+    /// Its background URL sessions, by identifier.
+    private var backgroundSessions: [String: WeakSession] = [:]
+    /// The sessions whose events the app was woken or launched to handle, until it hears they
+    /// are all delivered.
+    private var eventsRequested: Set<String> = []
+
+    private struct WeakSession {
+        weak var session: URLSession?
+    }
     /// The app's delegate for this process.
     public let delegate: any UIApplicationDelegate
 
@@ -61,7 +72,12 @@ import Waymark
     }
 
     public nonisolated func didBecomeActive(_ system: Simulation) {
+        nonisolated(unsafe) let system = system
         MainActor.assumeIsolated {
+            // Downloads of a session that sends no launch events wait for the app to run.
+            if !system.sessionsWithFinishedDownloads.isEmpty {
+                system.schedule(after: .zero) { [weak self] in self?.deliverBackgroundEvents() }
+            }
             delegate.applicationDidBecomeActive(application)
             post(UIApplication.didBecomeActiveNotification)
         }
@@ -118,11 +134,58 @@ import Waymark
 
     public nonisolated func handleEventsForBackgroundURLSession(_ system: Simulation, completion: @escaping () -> Void)
     {
+        handleEventsForBackgroundURLSession(system, identifier: nil, completion: completion)
+    }
+
+    /// The app is told which session has events (a download's, or the uploads' fixed one); once
+    /// its code returns, the session of that identifier it made (again) hears of its downloads,
+    /// then `urlSessionDidFinishEvents(forBackgroundURLSession:)`.
+    public nonisolated func handleEventsForBackgroundURLSession(
+        _ system: Simulation, identifier: String?, completion: @escaping () -> Void
+    ) {
         nonisolated(unsafe) let completion = completion
+        nonisolated(unsafe) let system = system
         MainActor.assumeIsolated {
+            let identifier = identifier ?? Self.backgroundSessionIdentifier
+            eventsRequested.insert(identifier)
             delegate.application(
-                application, handleEventsForBackgroundURLSession: Self.backgroundSessionIdentifier,
-                completionHandler: completion)
+                application, handleEventsForBackgroundURLSession: identifier, completionHandler: completion)
+            system.schedule(after: .zero) { [weak self] in self?.deliverBackgroundEvents() }
+        }
+    }
+
+    public nonisolated func backgroundTransfersFinished(_ system: Simulation) {
+        MainActor.assumeIsolated { deliverBackgroundEvents() }
+    }
+
+    // MARK: - The process's background URL sessions
+
+    /// Makes `session` the process's session for `identifier` ("create exactly one session per
+    /// identifier"); once the code that made it returns, it hears of the downloads the device
+    /// holds for it.
+    nonisolated func register(_ session: URLSession, identifier: String) {
+        MainActor.assumeIsolated {
+            backgroundSessions[identifier] = WeakSession(session: session)
+            session.device?.schedule(after: .zero) { [weak self] in self?.deliverBackgroundEvents() }
+        }
+    }
+
+    nonisolated func unregister(_ session: URLSession, identifier: String) {
+        MainActor.assumeIsolated {
+            if backgroundSessions[identifier]?.session === session { backgroundSessions[identifier] = nil }
+        }
+    }
+
+    /// Hands each background session of the process the downloads the device holds for it;
+    /// a session whose events the app was woken to handle then hears that they are all delivered.
+    func deliverBackgroundEvents() {
+        guard let device = application.device else { return }
+        for identifier in backgroundSessions.keys.sorted() {
+            guard let session = backgroundSessions[identifier]?.session else { continue }
+            for finished in device.takeFinishedDownloads(session: identifier) { session.deliver(finished) }
+            if eventsRequested.remove(identifier) != nil {
+                session.delegate?.urlSessionDidFinishEvents(forBackgroundURLSession: session)
+            }
         }
     }
 }

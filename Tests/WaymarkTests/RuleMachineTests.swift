@@ -187,6 +187,65 @@ import Testing
         return h
     }
 
+    /// A background session's download, on the rules alone: it takes the transfer time and comes
+    /// in while the app is suspended; then the app is woken to handle its session's events
+    /// ("if your app is no longer running, your app is automatically relaunched in the
+    /// background, and the app's UIApplicationDelegate is sent an
+    /// application(_:handleEventsForBackgroundURLSession:completionHandler:) message",
+    /// urlSessionDidFinishEvents(forBackgroundURLSession:)), unless its session sends no launch
+    /// events (sessionSendsLaunchEvents). Without a network it fails and is retried; the user's
+    /// swipe cancels it.
+    @Test func aBackgroundDownloadWakesTheAppWhenItsSessionSendsLaunchEvents() {
+        func downloading(launchEvents: Bool, network: Bool = true) -> RulesHarness {
+            Self.leftApp(Self.scenario { $0.system.transferDuration = .seconds(60) }) {
+                if !network { $0.send(.setting(.setNetwork(false))) }
+                $0.send(.download(session: "s", launchEvents: launchEvents))
+            }
+        }
+        func wakes(_ h: RulesHarness) -> [Int] {
+            h.calls.compactMap { if case .backgroundURLSessionEvents(let task) = $0 { task } else { nil } }
+        }
+        var h = downloading(launchEvents: true)
+        #expect(h.appState == .suspended)
+        #expect(h.rules.transfers.downloads[1] == .init(session: "s", launchEvents: true))
+        #expect(h.timer(.transferDone(1)) == .seconds(60), "started at 0 s, the scenario's 60 s transfer")
+        #expect(wakes(h).isEmpty)
+        h.wait(.seconds(30))
+        #expect(wakes(h) == [1])
+        #expect(h.appState == .background)
+        #expect(h.rules.transfers.downloads.isEmpty)
+        h.send(.urlSessionEventsHandled(task: 1))
+        #expect(h.appState == .suspended, "done with its events, the app is suspended again")
+
+        var quiet = downloading(launchEvents: false)
+        quiet.wait(.seconds(60))
+        #expect(wakes(quiet).isEmpty)
+        #expect(quiet.appState == .suspended)
+        #expect(
+            quiet.kinds.contains {
+                if case .transfer(.completed, 1, nil, nil, _, "s") = $0 { true } else { false }
+            })
+
+        var offline = downloading(launchEvents: true, network: false)
+        offline.wait(.seconds(31))
+        #expect(
+            offline.kinds.contains {
+                if case .transfer(.failed, 1, nil, .noNetwork, nil, "s") = $0 { true } else { false }
+            })
+        #expect(offline.timer(.transferDone(1)) == .seconds(120), "retried a minute after it failed, at 60 s")
+        #expect(wakes(offline).isEmpty)
+
+        var swiped = downloading(launchEvents: true)
+        swiped.send(.lifecycle(.terminate(.user)))
+        swiped.wait(.seconds(60))
+        #expect(wakes(swiped).isEmpty)
+        #expect(swiped.timer(.transferDone(1)) == nil)
+        #expect(
+            swiped.kinds.contains {
+                if case .transfer(.cancelled, 1, nil, .userTerminated, nil, "s") = $0 { true } else { false }
+            })
+    }
+
     /// With the `audio` mode, audio keeps the backgrounded app running; without it the app is
     /// suspended and the audio stops with it (UIBackgroundModes: `audio`).
     @Test func audioKeepsABackgroundedAppRunningOnlyWithTheAudioMode() {

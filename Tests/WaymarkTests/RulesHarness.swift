@@ -74,6 +74,7 @@ struct RulesHarness {
             case .call(let call): calls.append(call)
             case .decided, .deliver: break  // no source here
             case .sendUpload(let task): perform(rules.handle(.uploadWritten(task: task, failure: nil)))
+            case .receiveDownload(let task): perform(rules.handle(.downloadReceived(task: task, detail: nil)))
             }
         }
     }

@@ -581,7 +581,8 @@ import Testing
             swiped.events.contains {
                 $0.kind == .transfer(action: .cancelled, task: 1, count: 3, reason: .userTerminated)
             })
-        #expect(!swiped.events.contains { if case .transfer(.completed, _, _, _, _) = $0.kind { true } else { false } })
+        #expect(
+            !swiped.events.contains { if case .transfer(.completed, _, _, _, _, _) = $0.kind { true } else { false } })
     }
 
     /// The upload directory may be shared: a run adds new files and touches nothing there. Names
@@ -614,7 +615,7 @@ import Testing
         try await simulation.run(ListSource.walk(for: 300))
 
         let completed = recorder.events.filter {
-            if case .transfer(.completed, _, _, _, _) = $0.kind { true } else { false }
+            if case .transfer(.completed, _, _, _, _, _) = $0.kind { true } else { false }
         }
         #expect(completed.count == 2)
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me\n")
@@ -880,7 +881,7 @@ import Testing
                 $0.timeline = [.init(at: .seconds(30), .background), .init(at: .seconds(75), .setNetwork(true))]
             }, .walk(for: 200))
         let transfers = run.events.compactMap { e -> (Int, String)? in
-            if case .transfer(let action, _, _, _, _) = e.kind {
+            if case .transfer(let action, _, _, _, _, _) = e.kind {
                 (Int(e.offset.components.seconds), action.rawValue)
             } else {
                 nil

@@ -141,8 +141,11 @@ public struct AuditEvent: Sendable, Hashable {
         /// Audio playback `started` or `stopped`, with why.
         case audio(action: AudioAction, reason: AuditReason?)
         /// A background URL session's transfer: `scheduled`, `completed`, `failed` (retried),
-        /// `cancelled`, and the app's `eventsHandled`.
-        case transfer(action: TransferAction, task: Int, count: Int?, reason: AuditReason?, detail: String? = nil)
+        /// `cancelled`, and the app's `eventsHandled`. `session`: a download's session identifier
+        /// (issue 26; an upload has none).
+        case transfer(
+            action: TransferAction, task: Int, count: Int?, reason: AuditReason?, detail: String? = nil,
+            session: String? = nil)
         /// A `CLBackgroundActivitySession` or `CLServiceSession` (`kind` `backgroundActivity`,
         /// `service`) `started`, `invalidated` or `ignored` (with why).
         case session(kind: SessionKind, action: SessionAction, reason: AuditReason?)
@@ -406,12 +409,13 @@ public struct AuditEvent: Sendable, Hashable {
         case .audio(let action, let reason):
             w.string("action", action.rawValue)
             w.string("reason", reason?.rawValue)
-        case .transfer(let action, let task, let count, let reason, let detail):
+        case .transfer(let action, let task, let count, let reason, let detail, let session):
             w.string("action", action.rawValue)
             w.int("task", task)
             if let count { w.int("count", count) }
             w.string("reason", reason?.rawValue)
             w.string("detail", detail)
+            w.string("session", session)
         case .session(let kind, let action, let reason):
             w.string("kind", kind.rawValue)
             w.string("action", action.rawValue)

@@ -32,6 +32,13 @@ public protocol SimulatedApp: AnyObject {
     /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`: the app's
     /// background session has finished its transfers; call `completion` when done.
     func handleEventsForBackgroundURLSession(_ system: Simulation, completion: @escaping () -> Void)
+    /// The same, naming the session: `identifier` is a download's background session, nil for
+    /// the uploads of ``Simulation/uploadInBackground(_:)``. By default, the form above.
+    func handleEventsForBackgroundURLSession(
+        _ system: Simulation, identifier: String?, completion: @escaping () -> Void)
+    /// A background download finished while the app's code runs: its session's delegate hears of
+    /// it (``Simulation/takeFinishedDownloads(session:)``). By default nothing.
+    func backgroundTransfersFinished(_ system: Simulation)
     /// The app was terminated. iOS gives a suspended app no notice; this is for the model's own
     /// bookkeeping (the next launch starts afresh).
     func didTerminate(_ system: Simulation, cause: TerminationCause)
@@ -54,6 +61,12 @@ extension SimulatedApp {
     public func handleEventsForBackgroundURLSession(_ system: Simulation, completion: @escaping () -> Void) {
         completion()
     }
+    public func handleEventsForBackgroundURLSession(
+        _ system: Simulation, identifier: String?, completion: @escaping () -> Void
+    ) {
+        handleEventsForBackgroundURLSession(system, completion: completion)
+    }
+    public func backgroundTransfersFinished(_ system: Simulation) {}
 }
 
 /// A background task, as `UIBackgroundTaskIdentifier`.

@@ -93,6 +93,54 @@ extension Simulation {
         return text
     }
 
+    /// Starts a download of `url` in the app's background session `session`
+    /// (`URLSessionConfiguration.background(withIdentifier:)`): it goes on while the app is
+    /// suspended or terminated by the system, and the app hears of its end in its session
+    /// (``takeFinishedDownloads(session:)``), woken or relaunched for it when `launchEvents`.
+    /// The transfer's id, or nil when no app code runs.
+    @discardableResult
+    public func downloadInBackground(_ url: String, session: String, launchEvents: Bool = true) -> Int? {
+        guard appCodeRuns else { return nil }
+        let actions = rules.handle(.download(session: session, launchEvents: launchEvents))
+        let task = rules.transfers.counter
+        downloads.requests[task] = url
+        downloads.sessions[task] = session
+        perform(actions)
+        return task
+    }
+
+    /// The downloads of background session `session` the network has answered and the app has
+    /// not yet been given, oldest first; they are the app's from now on.
+    public func takeFinishedDownloads(session: String) -> [FinishedDownload] {
+        let taken = downloads.finished.filter { $0.session == session }
+        downloads.finished.removeAll { $0.session == session }
+        return taken
+    }
+
+    /// The background sessions with downloads the app has not yet been given.
+    public var sessionsWithFinishedDownloads: Set<String> { Set(downloads.finished.map(\.session)) }
+
+    /// The downloads of background session `session` the device still carries, by transfer id,
+    /// with their URLs (an earlier process of the app may have started them).
+    public func outstandingDownloads(session: String) -> [(task: Int, url: String)] {
+        rules.transfers.downloads.filter { $0.value.session == session }.keys.sorted().map {
+            ($0, downloads.requests[$0] ?? "")
+        }
+    }
+
+    /// The app cancels background download `task` (`URLSessionTask.cancel()`).
+    public func cancelDownload(_ task: Int) {
+        guard appCodeRuns, rules.transfers.downloads[task] != nil else { return }
+        downloads.requests[task] = nil
+        perform(rules.handle(.cancelDownload(task: task)))
+    }
+
+    /// The identifier of the background session whose transfer `task` is, if it is a download.
+    public func sessionIdentifier(ofTransfer task: Int) -> String? { downloads.sessions[task] }
+
+    /// Whether the device's network is on (a request made now reaches ``network``).
+    public var networkAvailable: Bool { rules.power.settings.network }
+
     /// Starts or stops the app's audio.
     public func setAudioPlaying(_ playing: Bool) { perform(rules.handle(.audio(playing: playing))) }
 

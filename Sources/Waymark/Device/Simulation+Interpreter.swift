@@ -23,6 +23,7 @@ extension Simulation {
         case .decided(let outcome): fixDecided(outcome, arrival: arrivals, facts: rules.fixFacts)
         case .deliver(let count, let reason, let manager): deliver(count: count, reason: reason, manager: manager)
         case .sendUpload(let task): sendUpload(task)
+        case .receiveDownload(let task): receiveDownload(task)
         }
     }
 
@@ -170,6 +171,21 @@ extension Simulation {
         perform(rules.handle(.uploadWritten(task: task, failure: failure)))
     }
 
+    /// The network answers a background download: the answer waits for the app's session; the
+    /// rules say who hears of it. A running app's code is told at once.
+    func receiveDownload(_ task: Int) {
+        guard let url = downloads.requests.removeValue(forKey: task), let session = downloads.sessions[task] else {
+            return
+        }
+        let answer = network.answer(for: url)
+        downloads.finished.append(FinishedDownload(task: task, session: session, url: url, answer: answer))
+        let wasRunning = appCodeRuns
+        perform(rules.handle(.downloadReceived(task: task, detail: answer.summary)))
+        if wasRunning, appCodeRuns, let process, !process.hasEnded {
+            inProcess(process) { process.app.backgroundTransfersFinished(self) }
+        }
+    }
+
     // MARK: - The app's code
 
     /// Runs the app's code for `call` in the current process, if it is alive.
@@ -210,7 +226,9 @@ extension Simulation {
             }
         case .backgroundURLSessionEvents(let task):
             inProcess(process) {
-                process.app.handleEventsForBackgroundURLSession(self) { [weak self, weak process] in
+                let identifier = downloads.sessions[task]
+                process.app.handleEventsForBackgroundURLSession(self, identifier: identifier) {
+                    [weak self, weak process] in
                     guard let self, let process, !process.hasEnded else { return }
                     self.perform(self.rules.handle(.urlSessionEventsHandled(task: task)))
                     self.settle()
@@ -318,9 +336,11 @@ extension Simulation {
         }
     }
 
-    /// Runs `body`, the app's code, with this device as the one its new managers belong to.
+    /// Runs `body`, the app's code, with this device as the one its new managers belong to: bound
+    /// to the task-local, so that a task the app's code starts (an `async` delegate method's)
+    /// finds the device too, which the registry, by the task that created the device, would not.
     func inProcess<T>(_ process: AppProcess, _ body: () throws -> T) rethrows -> T {
-        if CurrentDevice.value === self { return try body() }
+        if CurrentDevice.reference?.device === self { return try body() }
         return try CurrentDevice.$reference.withValue(DeviceReference(self)) { try body() }
     }
 

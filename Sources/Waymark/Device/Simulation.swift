@@ -58,6 +58,10 @@ public final class Simulation {
     @exclusivity(unchecked) var buffers = DeliveryBuffers()
     /// The background URL session's uploads in flight, and the files they became.
     var uploads = UploadOutbox()
+    /// The background sessions' downloads: asked for, and answered but not yet handed to the app.
+    var downloads = DownloadInbox()
+    /// What the device's network answers: the servers the app's `URLSession` reaches.
+    public let network = SimulatedNetwork()
     /// The streams the device gave the app, for ``idle()``.
     var streams: [WeakStream] = []
     /// The app's work the device started and is waiting on (an `async` delegate method), for
@@ -216,6 +220,15 @@ struct WeakStream {
 struct UploadOutbox {
     var payloads: [Int: String] = [:]
     var nextNumber = 1
+}
+
+/// The background sessions' downloads: each task's URL until the network answers it, each task's
+/// session, and the answers the system holds until the app's session takes them (the app may be
+/// suspended, or a new process may not have created its session again yet).
+struct DownloadInbox {
+    var requests: [Int: String] = [:]
+    var sessions: [Int: String] = [:]
+    var finished: [FinishedDownload] = []
 }
 
 struct LifecycleQueue {

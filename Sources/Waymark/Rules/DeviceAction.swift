@@ -25,6 +25,9 @@ public enum DeviceAction: Sendable {
     /// Send background transfer `task`'s upload to its server (the upload directory), then hand
     /// the rules ``DeviceEvent/uploadWritten(task:failure:)``.
     case sendUpload(task: Int)
+    /// Fetch background download `task` from the device's network, keep what it answered for the
+    /// app's session, then hand the rules ``DeviceEvent/downloadReceived(task:detail:)``.
+    case receiveDownload(task: Int)
 }
 
 /// The app's code that the system runs: the app delegate's methods, the location manager

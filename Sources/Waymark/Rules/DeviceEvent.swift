@@ -61,6 +61,13 @@ public enum DeviceEvent: Sendable {
     case upload(count: Int)
     /// A finished upload was written where it goes, or not (nil: written).
     case uploadWritten(task: Int, failure: String?)
+    /// The app starts a download in its background session `session` (`launchEvents`: the
+    /// session's `sessionSendsLaunchEvents`).
+    case download(session: String, launchEvents: Bool)
+    /// The network answered download `task` (`detail`: what it answered, for the audit log).
+    case downloadReceived(task: Int, detail: String?)
+    /// The app cancelled download `task`.
+    case cancelDownload(task: Int)
     /// The app called its URL session events' completion handler.
     case urlSessionEventsHandled(task: Int)
     /// `CLBackgroundActivitySession()`: its id is the sessions machine's next number (`SessionStateMachine.counter`).

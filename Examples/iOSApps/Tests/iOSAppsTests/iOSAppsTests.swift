@@ -130,15 +130,35 @@ func scenario(_ build: (inout Scenario) -> Void = { _ in }) -> Scenario {
 }
 
 @MainActor @Suite(.serialized) struct SilentPushTests {
-    /// A silent push wakes the suspended app; its async handler's result is the push's.
-    @Test func aPushWakesTheSuspendedApp() async throws {
-        PushLog.shared.erase()
+    static let feed = "{\"headline\":\"road works on the B2\"}"
+
+    func device() throws -> TestDevice {
         let device = try TestDevice(
             app: PushAppDelegate.self,
             scenario: scenario {
                 $0.device.authorization = .authorizedWhenInUse
                 $0.info.backgroundModes = [.remoteNotification]
             }, trace: TraceSource.gpx(contentsOf: walk))
+        device.network.serve(FeedDownloader.feedURL.absoluteString, text: Self.feed)
+        return device
+    }
+
+    /// What the audit log says of the app's background download, as `action task`.
+    func transfers(_ device: TestDevice) -> [String] {
+        device.events(named: "transfer").compactMap { e in
+            if case .transfer(let action, let task, _, _, _, _) = e.kind { "\(action.rawValue) \(task)" } else { nil }
+        }
+    }
+
+    /// A silent push wakes the suspended app; its async handler's result is the push's, and the
+    /// download it starts goes on while the app is suspended again. When the download completes
+    /// the app is woken for its session's events ("if your app is no longer running, your app is
+    /// automatically relaunched in the background, and the app's UIApplicationDelegate is sent an
+    /// application(_:handleEventsForBackgroundURLSession:completionHandler:) message"), reads the
+    /// file, and calls the completion handler once its session has delivered everything.
+    @Test func aPushWakesTheSuspendedAppAndItsDownloadWakesItAgain() async throws {
+        PushLog.shared.erase()
+        let device = try device()
         device.launch()
         device.sendToBackground()
         device.advance(by: .seconds(30))
@@ -147,18 +167,26 @@ func scenario(_ build: (inout Scenario) -> Void = { _ in }) -> Scenario {
         await device.idle()
         #expect(PushLog.shared.handled == [false])
         #expect(device.events(named: "push").count == 2)
+        #expect(transfers(device) == ["scheduled 1"])
+        device.advance(by: .seconds(10))
+        #expect(device.appState == .suspended)
+        #expect(PushLog.shared.feeds.isEmpty, "the download takes the scenario's 20 s")
+        device.advance(by: .seconds(15))
+        #expect(PushLog.shared.feeds == [Self.feed])
+        #expect(PushLog.shared.eventsHandled == 1)
+        #expect(transfers(device) == ["scheduled 1", "completed 1", "eventsHandled 1"])
+        #expect(device.process?.number == 1)
+        #expect(device.appState == .suspended)
     }
 
     /// Ended by the system, the app is relaunched by the push into the background, with the push
-    /// in its launch options, and handles it.
-    @Test func aPushRelaunchesTheApp() async throws {
+    /// in its launch options, and handles it. Ended again while its download runs, it is
+    /// relaunched once more when the download completes: the new process makes its background
+    /// session again with the same identifier ("The newly created session is automatically
+    /// reassociated with ongoing background activity") and receives the file.
+    @Test func aPushRelaunchesTheAppAndSoDoesItsDownload() async throws {
         PushLog.shared.erase()
-        let device = try TestDevice(
-            app: PushAppDelegate.self,
-            scenario: scenario {
-                $0.device.authorization = .authorizedWhenInUse
-                $0.info.backgroundModes = [.remoteNotification]
-            }, trace: TraceSource.gpx(contentsOf: walk))
+        let device = try device()
         device.launch()
         device.sendToBackground()
         device.advance(by: .seconds(30))
@@ -168,5 +196,29 @@ func scenario(_ build: (inout Scenario) -> Void = { _ in }) -> Scenario {
         #expect(device.process?.number == 2 && device.process?.inBackground == true)
         #expect(PushLog.shared.launchedByPush == 1)
         #expect(PushLog.shared.handled == [true])
+        device.advance(by: .seconds(5))
+        device.perform(.systemTerminate)
+        device.advance(by: .seconds(20))
+        #expect(device.process?.number == 3 && device.process?.inBackground == true)
+        #expect(PushLog.shared.feeds == [Self.feed])
+        #expect(PushLog.shared.eventsHandled == 1)
+        #expect(transfers(device) == ["scheduled 1", "completed 1", "eventsHandled 1"])
+    }
+
+    /// Swiped away by the user, the app loses its download: "the system cancels all of the
+    /// session's background transfers", and does not relaunch it.
+    @Test func swipingTheAppAwayCancelsItsDownload() async throws {
+        PushLog.shared.erase()
+        let device = try device()
+        device.launch()
+        device.sendToBackground()
+        device.advance(by: .seconds(30))
+        device.perform(.push(contentAvailable: true))
+        await device.idle()
+        device.terminate()
+        device.advance(by: .seconds(60))
+        #expect(PushLog.shared.feeds.isEmpty)
+        #expect(transfers(device) == ["scheduled 1", "cancelled 1"])
+        #expect(device.process?.number == 1)
     }
 }

@@ -331,8 +331,68 @@ extension DeviceRules {
         ]
     }
 
-    /// A transfer's time is up: without a network it fails and is retried, else it goes out.
+    /// The app starts a download in its background session: "a separate process handles all
+    /// data transfers", so the download goes on while the app is suspended or terminated by the
+    /// system (`URLSessionConfiguration.background(withIdentifier:)`). Its id is
+    /// ``TransferStateMachine/counter``.
+    mutating func download(session: String, launchEvents: Bool) -> [DeviceAction] {
+        guard appCodeRuns else { return [] }
+        let task = transfers.nextID()
+        transfers.downloads[task] = .init(session: session, launchEvents: launchEvents)
+        return [
+            .record(.transfer(action: .scheduled, task: task, count: nil, reason: nil, session: session)),
+            .schedule(.transferDone(task), at: now + max(.zero, system.transferDuration)),
+        ]
+    }
+
+    /// The network answered a download: it is complete, and the app hears of it. Running, its
+    /// session's delegate is told at once (the driver); suspended or not running, "when a
+    /// background transfer completes … if your app is no longer running, your app is
+    /// automatically relaunched in the background, and the app's UIApplicationDelegate is sent an
+    /// application(_:handleEventsForBackgroundURLSession:completionHandler:) message"
+    /// (`urlSessionDidFinishEvents(forBackgroundURLSession:)`), unless the session's
+    /// `sessionSendsLaunchEvents` is false: then its events wait for the app to run.
+    mutating func downloadReceived(_ id: Int, detail: String?) -> [DeviceAction] {
+        guard let download = transfers.downloads.removeValue(forKey: id) else { return [] }
+        var actions: [DeviceAction] = [
+            .record(
+                .transfer(
+                    action: .completed, task: id, count: nil, reason: nil, detail: detail, session: download.session))
+        ]
+        switch appState {
+        case .suspended, .notRunning:
+            guard download.launchEvents else { break }
+            actions.append(.post(.lifecycle(.wake(.urlSession))))
+            actions.append(.post(.handleURLSessionEvents(task: id)))
+        default:
+            break
+        }
+        return actions
+    }
+
+    /// The app cancelled a download (`URLSessionTask.cancel()`): it ends, and its timer with it.
+    mutating func cancelDownload(_ id: Int) -> [DeviceAction] {
+        guard appCodeRuns, let download = transfers.downloads.removeValue(forKey: id) else { return [] }
+        return [
+            .cancel(.transferDone(id)),
+            .record(.transfer(action: .cancelled, task: id, count: nil, reason: .app, session: download.session)),
+        ]
+    }
+
+    /// A transfer's time is up: without a network it fails and is retried, else it goes out (an
+    /// upload) or comes in (a download).
     mutating func transferDue(_ id: Int) -> [DeviceAction] {
+        if let download = transfers.downloads[id] {
+            guard power.settings.network else {
+                return [
+                    .record(
+                        .transfer(
+                            action: .failed, task: id, count: nil, reason: .noNetwork, session: download.session)),
+                    .schedule(.transferDone(id), at: now + max(.seconds(1), system.transferRetryAfter)),
+                ]
+            }
+            return [.receiveDownload(task: id)]
+        }
         guard transfers.transfers[id] != nil else { return [] }
         guard power.settings.network else { return uploadWritten(id, failure: nil, reason: .noNetwork) }
         return [.sendUpload(task: id)]
@@ -427,17 +487,19 @@ extension DeviceRules {
             actions.append(.cancel(.locationRequestTimeout))
         }
         transfers.eventsDone()
-        if terminated == .user, !transfers.transfers.isEmpty {
+        if terminated == .user {
             // "If the user terminates the app from the multitasking screen, the system cancels all
             // of the session's background transfers."
-            for id in transfers.transfers.keys.sorted() {
+            for id in Set(transfers.transfers.keys).union(transfers.downloads.keys).sorted() {
                 actions.append(.cancel(.transferDone(id)))
                 actions.append(
                     .record(
-                        .transfer(action: .cancelled, task: id, count: transfers.transfers[id], reason: .userTerminated)
-                    ))
+                        .transfer(
+                            action: .cancelled, task: id, count: transfers.transfers[id], reason: .userTerminated,
+                            session: transfers.downloads[id]?.session)))
             }
             transfers.transfers = [:]
+            transfers.downloads = [:]
         }
         return actions
     }

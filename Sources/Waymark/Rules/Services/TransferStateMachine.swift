@@ -2,8 +2,8 @@
 /// terminated by the system, and the app woken to handle their completion ("if your app is no
 /// longer running, your app is automatically relaunched in the background").
 ///
-/// A pure state machine: transfers by id with how many locations each carries, and whether the
-/// app is handling its session's events.
+/// A pure state machine: uploads by id with how many locations each carries, downloads by id with
+/// their session, and whether the app is handling its session's events.
 public struct TransferStateMachine: Sendable, Hashable {
     public enum State: Sendable, Hashable {
         case idle
@@ -13,8 +13,23 @@ public struct TransferStateMachine: Sendable, Hashable {
     }
 
     public private(set) var state: State = .idle
-    /// The transfers not yet completed, by id: how many locations each carries.
+    /// The uploads not yet completed, by id: how many locations each carries.
     public internal(set) var transfers: [Int: Int] = [:]
+    /// The downloads not yet completed, by id (the app's `downloadTask(with:)` in a background
+    /// session, issue 26).
+    public internal(set) var downloads: [Int: Download] = [:]
+
+    /// A download in a background session: the session's identifier, and whether it wakes or
+    /// relaunches the app when it finishes (`sessionSendsLaunchEvents`, true by default).
+    public struct Download: Sendable, Hashable {
+        public var session: String
+        public var launchEvents: Bool
+
+        public init(session: String, launchEvents: Bool) {
+            self.session = session
+            self.launchEvents = launchEvents
+        }
+    }
     var counter = 0
 
     public var eventsPending: Bool { if case .handlingEvents = state { true } else { false } }
