@@ -10,13 +10,13 @@ import Waymark
 /// manager is inert.
 open class CLLocationManager: NSObject {
     /// The device's manager this one speaks through.
-    let engine: LocationManager
+    let engine: DeviceLocationManager
     private let relay = Relay()
     /// The last location handed to the delegate (for the deprecated `didUpdateTo:from:`).
     var lastDelivered: CLLocation?
 
     public override init() {
-        engine = LocationManager()
+        engine = DeviceLocationManager()
         super.init()
         relay.owner = self
         engine.delegate = relay
@@ -176,57 +176,58 @@ open class CLLocationManager: NSObject {
     // MARK: - The device's calls, in Core Location's spelling
 
     /// Relays the device's calls to the app's delegate, converting what they carry.
-    private final class Relay: LocationManagerDelegate {
+    private final class Relay: DeviceLocationManagerDelegate {
         weak var owner: CLLocationManager?
 
-        func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+        func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
             guard let owner, let delegate = owner.delegate else { return }
             let converted = locations.map(CLLocation.init)
             delegate.locationManager(owner, didUpdateLocations: converted)
             owner.lastDelivered = converted.last
         }
-        func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) {
+        func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {
             guard let owner else { return }
             owner.delegate?.locationManager(owner, didFailWithError: CLError(error))
         }
-        func locationManagerDidChangeAuthorization(_ manager: LocationManager) {
+        func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) {
             guard let owner else { return }
             owner.delegate?.locationManagerDidChangeAuthorization(owner)
         }
-        func locationManagerDidPauseLocationUpdates(_ manager: LocationManager) {
+        func locationManagerDidPauseLocationUpdates(_ manager: DeviceLocationManager) {
             guard let owner else { return }
             owner.delegate?.locationManagerDidPauseLocationUpdates(owner)
         }
-        func locationManagerDidResumeLocationUpdates(_ manager: LocationManager) {
+        func locationManagerDidResumeLocationUpdates(_ manager: DeviceLocationManager) {
             guard let owner else { return }
             owner.delegate?.locationManagerDidResumeLocationUpdates(owner)
         }
-        func locationManager(_ manager: LocationManager, didEnterRegion region: CircularRegion) {
+        func locationManager(_ manager: DeviceLocationManager, didEnterRegion region: CircularRegion) {
             guard let owner else { return }
             owner.delegate?.locationManager(owner, didEnterRegion: CLRegion.make(region))
         }
-        func locationManager(_ manager: LocationManager, didExitRegion region: CircularRegion) {
+        func locationManager(_ manager: DeviceLocationManager, didExitRegion region: CircularRegion) {
             guard let owner else { return }
             owner.delegate?.locationManager(owner, didExitRegion: CLRegion.make(region))
         }
         func locationManager(
-            _ manager: LocationManager, didDetermineState state: RegionState, for region: CircularRegion
+            _ manager: DeviceLocationManager, didDetermineState state: RegionState, for region: CircularRegion
         ) {
             guard let owner else { return }
             owner.delegate?.locationManager(owner, didDetermineState: CLRegionState(state), for: CLRegion.make(region))
         }
-        func locationManager(_ manager: LocationManager, didStartMonitoringFor region: CircularRegion) {
+        func locationManager(_ manager: DeviceLocationManager, didStartMonitoringFor region: CircularRegion) {
             guard let owner else { return }
             owner.delegate?.locationManager(owner, didStartMonitoringFor: CLRegion.make(region))
         }
         func locationManager(
-            _ manager: LocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError
+            _ manager: DeviceLocationManager, monitoringDidFailFor region: CircularRegion,
+            withError error: LocationError
         ) {
             guard let owner else { return }
             owner.delegate?.locationManager(
                 owner, monitoringDidFailFor: CLRegion.make(region), withError: CLError(error))
         }
-        func locationManager(_ manager: LocationManager, didVisit visit: Visit) {
+        func locationManager(_ manager: DeviceLocationManager, didVisit visit: Visit) {
             guard let owner else { return }
             owner.delegate?.locationManager(owner, didVisit: CLVisit(visit))
         }

@@ -44,7 +44,7 @@ public struct CLLocationUpdate: Sendable {
     /// The updates as an asynchronous sequence: they begin when it is asked for (starting the
     /// device's location updates for the app), and end when the app's process does.
     public static func liveUpdates(_ configuration: LiveConfiguration = .default) -> Updates {
-        let manager = LocationManager()
+        let manager = DeviceLocationManager()
         manager.activityType = configuration.activityType
         return Updates(stream: manager.liveUpdates())
     }

@@ -676,7 +676,7 @@ struct NodeReader {
     }
 
     func distanceFilter(_ node: Node, key: String) throws -> Double {
-        if node.string == "none" { return LocationManager.distanceFilterNone }
+        if node.string == "none" { return DeviceLocationManager.distanceFilterNone }
         let d = try number(node, key: key)
         guard d >= 0 || d == -1 else { throw error(node, "'\(key)' must be metres (0 or more) or 'none'") }
         return d

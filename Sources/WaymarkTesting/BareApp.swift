@@ -3,7 +3,7 @@ import Waymark
 /// An app with no code of its own: the test, or the view model under test, drives the manager.
 ///
 /// Its launch configures nothing, requests nothing and starts nothing; it does not become the
-/// manager's delegate. Use it when the code under test owns the ``Waymark/LocationManager``'s
+/// manager's delegate. Use it when the code under test owns the ``Waymark/DeviceLocationManager``'s
 /// delegate, as an app's view model does:
 ///
 /// ```swift

@@ -47,7 +47,7 @@ public final class TestDevice {
 
     /// A device running `app` (nil: the scenario's ``Waymark/TutorialApp``) in `scenario`, fed by
     /// `trace`, with `manager` as the app's location manager (nil: a new one; pass the one your
-    /// app's code created with `LocationManager()`).
+    /// app's code created with `DeviceLocationManager()`).
     ///
     /// The audit log's times are `epoch` plus the offset; by default `epoch` is the timestamp of
     /// the trace's first fix (or ``TraceSource/defaultStart`` for an empty trace). The run has
@@ -55,7 +55,7 @@ public final class TestDevice {
     /// the scenario's `launchAt` (zero by default) once the test calls ``launch()`` or advances.
     public init(
         scenario: Scenario = Scenario(), trace: GPXReplaySource, app: (any SimulatedApp)? = nil,
-        manager: LocationManager? = nil, epoch: Date? = nil
+        manager: DeviceLocationManager? = nil, epoch: Date? = nil
     ) {
         let start = epoch ?? trace.schedule.fixes.first?.location.timestamp ?? TraceSource.defaultStart
         simulation = Simulation(scenario: scenario, epoch: start, app: app, manager: manager)
@@ -86,7 +86,7 @@ public final class TestDevice {
     // MARK: - What the app sees
 
     /// The app's location manager.
-    public var manager: LocationManager { simulation.manager }
+    public var manager: DeviceLocationManager { simulation.manager }
     /// The app's state: active, inactive, background, suspended or not running.
     public var appState: AppState { simulation.appState }
     /// The time since the start of the run.
@@ -144,7 +144,7 @@ public final class TestDevice {
     }
 
     /// Ends the run now, leaving the rest of the trace unplayed: held fixes are discarded, the
-    /// `finished` event is recorded and the manager's ``Waymark/LocationManager/updates()``
+    /// `finished` event is recorded and the manager's ``Waymark/DeviceLocationManager/updates()``
     /// streams end. Returns the counts.
     @discardableResult
     public func finish() -> RunSummary {

@@ -59,7 +59,8 @@ struct ListSource: LocationSource {
     }
 
     static func run(
-        _ scenario: Scenario, _ source: ListSource = .walk(for: 300), delegate: (any LocationManagerDelegate)? = nil
+        _ scenario: Scenario, _ source: ListSource = .walk(for: 300),
+        delegate: (any DeviceLocationManagerDelegate)? = nil
     ) async throws -> Run {
         let simulation = Simulation(scenario: scenario, epoch: epoch)
         simulation.manager.delegate = delegate
@@ -177,10 +178,10 @@ struct ListSource: LocationSource {
     /// entries … the most recent location update is at the end of the array."
     /// (locationManager(_:didUpdateLocations:))
     @Test func heldFixesArriveInOneCallAsAnArray() async throws {
-        final class Calls: LocationManagerDelegate {
+        final class Calls: DeviceLocationManagerDelegate {
             var sizes: [Int] = []
             var last: [Location] = []
-            func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+            func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
                 sizes.append(locations.count)
                 last = locations
             }
@@ -325,7 +326,10 @@ struct ListSource: LocationSource {
         let fix = try await stays(reRegister: true)
         #expect(fix.reasons(from: 185, to: 200) == [.backgroundTask])
         // (Format 1 wrote `refused` for a second task; the typed vocabulary has no such action.)
-        #expect(fix.events.contains { if case .backgroundTask(.began, _, _, "reRegistered") = $0.kind { true } else { false } })
+        #expect(
+            fix.events.contains {
+                if case .backgroundTask(.began, _, _, "reRegistered") = $0.kind { true } else { false }
+            })
 
         let simulation = Simulation(scenario: Scenario(), epoch: Self.epoch)
         #expect(simulation.beginBackgroundTask() == .invalid, "no code runs before launch")
@@ -520,9 +524,9 @@ struct ListSource: LocationSource {
     /// "Core Location always calls locationManagerDidChangeAuthorization(_:) … when your app
     /// creates an instance of CLLocationManager" (iOS 14 and later).
     @Test func managerCreationReportsAuthorizationFromIOS14() async throws {
-        final class Count: LocationManagerDelegate {
+        final class Count: DeviceLocationManagerDelegate {
             var calls = 0
-            func locationManagerDidChangeAuthorization(_ manager: LocationManager) { calls += 1 }
+            func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) { calls += 1 }
         }
         for (major, calls) in [(13, 0), (14, 1), (26, 1)] {
             let count = Count()
@@ -559,11 +563,11 @@ struct ListSource: LocationSource {
     }
 }
 
-extension MainActorViewModel: @MainActor LocationManagerDelegate {
-    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+extension MainActorViewModel: @MainActor DeviceLocationManagerDelegate {
+    func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
         received += locations.count
     }
-    func locationManagerDidChangeAuthorization(_ manager: LocationManager) { authorizationCalls += 1 }
+    func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) { authorizationCalls += 1 }
 }
 
 @Suite struct UpdateStreamTests {

@@ -148,9 +148,9 @@ import WaymarkGPSD
 }
 
 /// Counts the locations delivered to it.
-private final class CountingDelegate: LocationManagerDelegate {
+private final class CountingDelegate: DeviceLocationManagerDelegate {
     var count = 0
-    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+    func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
         count += locations.count
     }
 }

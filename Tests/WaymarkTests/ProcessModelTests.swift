@@ -25,25 +25,25 @@ import WaymarkTesting
         }
     }
 
-    final class Model: LocationManagerDelegate {
-        let manager = LocationManager()
+    final class Model: DeviceLocationManagerDelegate {
+        let manager = DeviceLocationManager()
         var locations = 0
         var authorizationCalls = 0
         init() { manager.delegate = self }
-        func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+        func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
             self.locations += locations.count
         }
-        func locationManagerDidChangeAuthorization(_ manager: LocationManager) { authorizationCalls += 1 }
+        func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) { authorizationCalls += 1 }
     }
 
     /// A delegate from the test, outside the app.
-    final class Outsider: LocationManagerDelegate {
+    final class Outsider: DeviceLocationManagerDelegate {
         var locations = 0
         var authorizationCalls = 0
-        func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+        func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
             self.locations += locations.count
         }
-        func locationManagerDidChangeAuthorization(_ manager: LocationManager) { authorizationCalls += 1 }
+        func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) { authorizationCalls += 1 }
     }
 
     @Test func eachLaunchIsANewProcessWithNewObjects() throws {
@@ -159,7 +159,7 @@ import WaymarkTesting
         #expect(first.locations == 21)
         // 11 m a fix, a 50 m filter: every fifth.
         #expect(second.locations == 5)
-        #expect(first.manager.distanceFilter == LocationManager.distanceFilterNone)
+        #expect(first.manager.distanceFilter == DeviceLocationManager.distanceFilterNone)
         let seconds = device.fixes().filter { $0.manager == 2 }
         #expect(seconds.filter { $0.decision == .delivered }.count == 5)
         #expect(seconds.filter { $0.reason == .distanceFilter }.count == 16)
@@ -191,7 +191,7 @@ import WaymarkTesting
     /// message that names the fix: it is never silently inert.
     @Test func aManagerWithNoDeviceFailsLoudly() async {
         await #expect(processExitsWith: .failure) {
-            LocationManager().startUpdatingLocation()
+            DeviceLocationManager().startUpdatingLocation()
         }
     }
 }

@@ -30,19 +30,21 @@ final class RecordingClock: Clock, @unchecked Sendable {
 }
 
 /// Records what a delegate receives.
-final class RecordingDelegate: LocationManagerDelegate {
+final class RecordingDelegate: DeviceLocationManagerDelegate {
     var locations: [Location] = []
     var errors: [LocationError] = []
     var authorizationChanges = 0
     var pauses = 0
     var resumes = 0
-    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+    func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
         self.locations += locations
     }
-    func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) { errors.append(error) }
-    func locationManagerDidChangeAuthorization(_ manager: LocationManager) { authorizationChanges += 1 }
-    func locationManagerDidPauseLocationUpdates(_ manager: LocationManager) { pauses += 1 }
-    func locationManagerDidResumeLocationUpdates(_ manager: LocationManager) { resumes += 1 }
+    func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {
+        errors.append(error)
+    }
+    func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) { authorizationChanges += 1 }
+    func locationManagerDidPauseLocationUpdates(_ manager: DeviceLocationManager) { pauses += 1 }
+    func locationManagerDidResumeLocationUpdates(_ manager: DeviceLocationManager) { resumes += 1 }
 }
 
 @Suite struct SimulationTests {

@@ -15,7 +15,7 @@ import Testing
     static func scenario(_ build: (inout Scenario) -> Void) -> Scenario { DeviceRuleTests.scenario(build) }
 
     static func run(
-        _ scenario: Scenario, _ source: ListSource, delegate: (any LocationManagerDelegate)? = nil,
+        _ scenario: Scenario, _ source: ListSource, delegate: (any DeviceLocationManagerDelegate)? = nil,
         app: (any SimulatedApp)? = nil
     ) async throws -> Run {
         // The listener is the app's own delegate: its launch code sets it on the manager of every
@@ -51,8 +51,8 @@ import Testing
     /// An app whose launch code makes `delegate` its manager's delegate, then runs `inner`.
     final class ListeningApp: SimulatedApp {
         let inner: any SimulatedApp
-        let delegate: any LocationManagerDelegate
-        init(inner: any SimulatedApp, delegate: any LocationManagerDelegate) {
+        let delegate: any DeviceLocationManagerDelegate
+        init(inner: any SimulatedApp, delegate: any DeviceLocationManagerDelegate) {
             self.inner = inner
             self.delegate = delegate
         }
@@ -76,7 +76,7 @@ import Testing
     }
 
     /// A delegate that keeps what it hears.
-    final class Listener: LocationManagerDelegate {
+    final class Listener: DeviceLocationManagerDelegate {
         var locations: [Location] = []
         var entered: [String] = []
         var exited: [String] = []
@@ -84,27 +84,30 @@ import Testing
         var failures: [LocationError] = []
         var visits: [Visit] = []
         var errors: [LocationError] = []
-        func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+        func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
             self.locations += locations
         }
-        func locationManager(_ manager: LocationManager, didEnterRegion region: CircularRegion) {
+        func locationManager(_ manager: DeviceLocationManager, didEnterRegion region: CircularRegion) {
             entered.append(region.identifier)
         }
-        func locationManager(_ manager: LocationManager, didExitRegion region: CircularRegion) {
+        func locationManager(_ manager: DeviceLocationManager, didExitRegion region: CircularRegion) {
             exited.append(region.identifier)
         }
         func locationManager(
-            _ manager: LocationManager, didDetermineState state: RegionState, for region: CircularRegion
+            _ manager: DeviceLocationManager, didDetermineState state: RegionState, for region: CircularRegion
         ) {
             states.append((region.identifier, state))
         }
         func locationManager(
-            _ manager: LocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError
+            _ manager: DeviceLocationManager, monitoringDidFailFor region: CircularRegion,
+            withError error: LocationError
         ) {
             failures.append(error)
         }
-        func locationManager(_ manager: LocationManager, didVisit visit: Visit) { visits.append(visit) }
-        func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) { errors.append(error) }
+        func locationManager(_ manager: DeviceLocationManager, didVisit visit: Visit) { visits.append(visit) }
+        func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {
+            errors.append(error)
+        }
     }
 
     // MARK: - Significant changes (W1)

@@ -249,13 +249,13 @@ private actor OrderBox {
     /// Background updates set before the device runs the app, without the `location` mode, are
     /// undone at the start with a diagnostic (iOS raises at the setting).
     @Test func backgroundUpdatesSetBeforeAdoptionWithoutTheModeAreUndone() throws {
-        let manager = LocationManager()
+        let manager = DeviceLocationManager()
         manager.allowsBackgroundLocationUpdates = true
         let device = TestDevice(trace: try Self.walk(), app: BareApp(), manager: manager)
         #expect(!manager.allowsBackgroundLocationUpdates)
         #expect(device.events(named: "diagnostic").count == 1)
 
-        let allowed = LocationManager()
+        let allowed = DeviceLocationManager()
         allowed.allowsBackgroundLocationUpdates = true
         var scenario = Scenario()
         scenario.info.backgroundModes = [.location]
@@ -344,7 +344,7 @@ private actor OrderBox {
 
 /// A view model that owns its manager from its own initialiser, as iOS apps do.
 @MainActor final class OwnManagerModel {
-    let manager = LocationManager()
+    let manager = DeviceLocationManager()
     var received = 0
 
     init() {
@@ -354,8 +354,8 @@ private actor OrderBox {
     }
 }
 
-extension OwnManagerModel: @MainActor LocationManagerDelegate {
-    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+extension OwnManagerModel: @MainActor DeviceLocationManagerDelegate {
+    func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
         received += locations.count
     }
 }

@@ -3,7 +3,7 @@
 ///
 /// A process begins when the device launches the app (the user taps its icon, a service
 /// relaunches it in the background) and ends when the app is terminated (a swipe, the system
-/// reclaiming memory, a watchdog, a crash). Every ``LocationManager`` the app's code creates
+/// reclaiming memory, a watchdog, a crash). Every ``DeviceLocationManager`` the app's code creates
 /// while it runs belongs to it; so do the handlers the app gave the system (expiration handlers,
 /// `BGTaskScheduler` launch handlers, completions), its `CLMonitor`s, its sessions and its update
 /// streams. When it ends, its managers are inert (the audit log says so if they are used), their
@@ -32,7 +32,7 @@ public final class AppProcess {
     public private(set) var endCause: TerminationCause?
 
     /// Its location managers, in the order the app's code created them (numbered from 1).
-    @exclusivity(unchecked) private var managers: [LocationManager] = []
+    @exclusivity(unchecked) private var managers: [DeviceLocationManager] = []
     /// The expiration handlers of its `UIApplication` background tasks, by task.
     var expirationHandlers: [Int: () -> Void] = [:]
     /// Work it scheduled for later (``Simulation/schedule(after:_:)``), by id.
@@ -62,20 +62,20 @@ public final class AppProcess {
     }
 
     /// The managers still alive, with their numbers.
-    var liveManagers: [(number: Int, manager: LocationManager)] {
+    var liveManagers: [(number: Int, manager: DeviceLocationManager)] {
         managers.enumerated().map { ($0.offset + 1, $0.element) }
     }
 
     /// The first manager the app created in this process.
-    var firstManager: LocationManager? { managers.first }
+    var firstManager: DeviceLocationManager? { managers.first }
 
     /// The manager numbered `number`.
-    func manager(_ number: Int) -> LocationManager? {
+    func manager(_ number: Int) -> DeviceLocationManager? {
         number >= 1 && number <= managers.count ? managers[number - 1] : nil
     }
 
     /// Takes `manager` in; returns its number.
-    func adopt(_ manager: LocationManager) -> Int {
+    func adopt(_ manager: DeviceLocationManager) -> Int {
         managers.append(manager)
         return managers.count
     }

@@ -14,7 +14,7 @@ final class DeviceReference: @unchecked Sendable {
 }
 
 /// The device the app's code runs on, for objects the app creates without naming one: a
-/// `LocationManager()` (as `CLLocationManager()`), `UIApplication.shared`,
+/// `DeviceLocationManager()` (as `CLLocationManager()`), `UIApplication.shared`,
 /// `BGTaskScheduler.shared`.
 ///
 /// In order: the device running the app's code now (set around every call into the app's code,
@@ -33,7 +33,7 @@ enum CurrentDevice {
 
 extension Simulation {
     /// Runs `body` with this device as the one the app's objects created in it belong to (for
-    /// code that creates a `LocationManager()` outside the app's callbacks, with several devices
+    /// code that creates a `DeviceLocationManager()` outside the app's callbacks, with several devices
     /// alive).
     public func withDevice<T>(_ body: () throws -> T) rethrows -> T {
         try CurrentDevice.$reference.withValue(DeviceReference(self)) { try body() }

@@ -52,7 +52,7 @@ public final class ServiceSession {
     public func invalidate() { simulation?.invalidate(self) }
 }
 
-/// One element of ``LocationManager/liveUpdates()``, as `CLLocationUpdate`: a location, or
+/// One element of ``DeviceLocationManager/liveUpdates()``, as `CLLocationUpdate`: a location, or
 /// (iOS 18) why there is none.
 public struct LiveUpdate: Sendable, Hashable {
     /// Why no location comes (iOS 18's diagnostic properties of `CLLocationUpdate`).

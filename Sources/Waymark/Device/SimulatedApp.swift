@@ -3,7 +3,7 @@
 /// Every method has a default that does nothing, so an app implements only what it uses. Calls
 /// come on the simulation's isolation, in simulation-time order, and only while the app runs
 /// (never while it is suspended or terminated). The ``Simulation`` passed in is the app's
-/// `UIApplication`: it owns the ``LocationManager`` (``Simulation/manager``), begins and ends
+/// `UIApplication`: it owns the ``DeviceLocationManager`` (``Simulation/manager``), begins and ends
 /// background tasks, sets the fetch interval and schedules the app's own work.
 ///
 /// ``TutorialApp`` is the default, the app the command line runs.

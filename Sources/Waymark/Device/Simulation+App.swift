@@ -237,7 +237,7 @@ extension Simulation {
 
     /// A manager the app's code created now: it belongs to the current process, or to the next
     /// one when no process runs.
-    func managerCreated(_ manager: LocationManager) {
+    func managerCreated(_ manager: DeviceLocationManager) {
         if let process, !process.hasEnded {
             adopt(manager, into: process)
         } else {

@@ -303,7 +303,7 @@ extension Simulation {
 
     /// Takes `manager` into `process`: its number, its properties in the rules.
     @discardableResult
-    func adopt(_ manager: LocationManager, into process: AppProcess) -> Int {
+    func adopt(_ manager: DeviceLocationManager, into process: AppProcess) -> Int {
         let number = process.adopt(manager)
         rules.addManager(number)
         manager.adopt(by: self, process: process, number: number)
@@ -313,8 +313,8 @@ extension Simulation {
     }
 
     /// A manager the device creates for the app's code that has none.
-    func adoptNewManager(into process: AppProcess) -> LocationManager {
-        let manager = LocationManager(unowned: ())
+    func adoptNewManager(into process: AppProcess) -> DeviceLocationManager {
+        let manager = DeviceLocationManager(unowned: ())
         adopt(manager, into: process)
         return manager
     }

@@ -26,7 +26,7 @@ public protocol SimulationObserver: AnyObject {
 ///
 /// The app is given as an instance (its code persists from launch to launch, as the tutorial
 /// app's does) or as a factory called at every launch (a new process, new objects). Either way
-/// every ``LocationManager`` created while a process runs belongs to that process and goes inert
+/// every ``DeviceLocationManager`` created while a process runs belongs to that process and goes inert
 /// when it ends.
 ///
 /// A `Simulation` is not thread-safe. It runs on its caller's isolation (the main actor, say):
@@ -49,7 +49,7 @@ public final class Simulation {
     let appSource: AppSource
     /// Managers the app's code created while no process ran (before the first launch, between
     /// launches): the next process adopts them, in order.
-    var waitingManagers: [LocationManager] = []
+    var waitingManagers: [DeviceLocationManager] = []
     @exclusivity(unchecked) public internal(set) var summary = RunSummary()
     var lastActionTime: Duration = .zero
     /// Lifecycle events raised while a transition's actions run wait for them.
@@ -81,10 +81,10 @@ public final class Simulation {
     /// A simulation of `scenario`, whose offset zero is the instant `epoch`, running `app`
     /// (by default the ``TutorialApp`` the scenario describes) with `manager` as the app's first
     /// location manager (by default one the device creates; pass the manager your app's code
-    /// created with ``LocationManager/init()`` before the run, which must not belong to another
+    /// created with ``DeviceLocationManager/init()`` before the run, which must not belong to another
     /// simulation). The same `app` instance receives every launch's callbacks.
     public convenience init(
-        scenario: Scenario, epoch: Date, app: (any SimulatedApp)? = nil, manager: LocationManager? = nil
+        scenario: Scenario, epoch: Date, app: (any SimulatedApp)? = nil, manager: DeviceLocationManager? = nil
     ) {
         self.init(
             scenario: scenario, epoch: epoch, source: .instance(app ?? TutorialApp(scenario: scenario)),
@@ -97,14 +97,15 @@ public final class Simulation {
         self.init(scenario: scenario, epoch: epoch, source: .factory(makeApp), manager: nil)
     }
 
-    init(scenario: Scenario, epoch: Date, source: AppSource, manager: LocationManager?) {
+    init(scenario: Scenario, epoch: Date, source: AppSource, manager: DeviceLocationManager?) {
         rules = DeviceRules(scenario: scenario)
         self.epoch = epoch
         appSource = source
         if let manager {
             // Handed over explicitly, a manager no process has adopted yet comes here even when it
             // was created beside another device.
-            precondition(!manager.isInProcess, "this LocationManager already belongs to another simulated device's app")
+            precondition(
+                !manager.isInProcess, "this DeviceLocationManager already belongs to another simulated device's app")
             manager.leaveWaitingDevice()
             manager.wait(for: self)
             waitingManagers.append(manager)
@@ -143,13 +144,13 @@ public final class Simulation {
 
     /// The app's first location manager: the current process's, or (before a launch) the one the
     /// next process will adopt. The device creates one when the app's code has not.
-    public var manager: LocationManager {
+    public var manager: DeviceLocationManager {
         if let process, !process.hasEnded {
             if let first = process.firstManager { return first }
             return adoptNewManager(into: process)
         }
         if let waiting = waitingManagers.first { return waiting }
-        let manager = LocationManager(unowned: ())
+        let manager = DeviceLocationManager(unowned: ())
         manager.wait(for: self)
         waitingManagers.append(manager)
         return manager

@@ -288,48 +288,50 @@ public final class TutorialApp: SimulatedApp {
 }
 
 /// The tutorial app's delegate: it keeps what the app needs and passes every call on.
-private final class DelegateRelay: LocationManagerDelegate {
+private final class DelegateRelay: DeviceLocationManagerDelegate {
     /// The app owns its relay, so it outlives it.
     unowned let app: TutorialApp
-    weak var next: (any LocationManagerDelegate)?
+    weak var next: (any DeviceLocationManagerDelegate)?
 
     init(app: TutorialApp) { self.app = app }
 
-    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+    func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
         app.received(locations)
         next?.locationManager(manager, didUpdateLocations: locations)
     }
-    func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) {
+    func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {
         next?.locationManager(manager, didFailWithError: error)
     }
-    func locationManagerDidChangeAuthorization(_ manager: LocationManager) {
+    func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) {
         next?.locationManagerDidChangeAuthorization(manager)
     }
-    func locationManagerDidPauseLocationUpdates(_ manager: LocationManager) {
+    func locationManagerDidPauseLocationUpdates(_ manager: DeviceLocationManager) {
         app.paused()
         next?.locationManagerDidPauseLocationUpdates(manager)
     }
-    func locationManagerDidResumeLocationUpdates(_ manager: LocationManager) {
+    func locationManagerDidResumeLocationUpdates(_ manager: DeviceLocationManager) {
         next?.locationManagerDidResumeLocationUpdates(manager)
     }
-    func locationManager(_ manager: LocationManager, didEnterRegion region: CircularRegion) {
+    func locationManager(_ manager: DeviceLocationManager, didEnterRegion region: CircularRegion) {
         next?.locationManager(manager, didEnterRegion: region)
     }
-    func locationManager(_ manager: LocationManager, didExitRegion region: CircularRegion) {
+    func locationManager(_ manager: DeviceLocationManager, didExitRegion region: CircularRegion) {
         next?.locationManager(manager, didExitRegion: region)
     }
-    func locationManager(_ manager: LocationManager, didDetermineState state: RegionState, for region: CircularRegion) {
+    func locationManager(
+        _ manager: DeviceLocationManager, didDetermineState state: RegionState, for region: CircularRegion
+    ) {
         next?.locationManager(manager, didDetermineState: state, for: region)
     }
-    func locationManager(_ manager: LocationManager, didStartMonitoringFor region: CircularRegion) {
+    func locationManager(_ manager: DeviceLocationManager, didStartMonitoringFor region: CircularRegion) {
         next?.locationManager(manager, didStartMonitoringFor: region)
     }
     func locationManager(
-        _ manager: LocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError
+        _ manager: DeviceLocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError
     ) {
         next?.locationManager(manager, monitoringDidFailFor: region, withError: error)
     }
-    func locationManager(_ manager: LocationManager, didVisit visit: Visit) {
+    func locationManager(_ manager: DeviceLocationManager, didVisit visit: Visit) {
         next?.locationManager(manager, didVisit: visit)
     }
 }

@@ -39,7 +39,7 @@ public struct LocationServiceStateMachine: Sendable {
     public struct Settings: Sendable, Hashable {
         public var desiredAccuracy: DesiredAccuracy = .best
         /// Metres; −1 is `kCLDistanceFilterNone`.
-        public var distanceFilter: Double = LocationManager.distanceFilterNone
+        public var distanceFilter: Double = DeviceLocationManager.distanceFilterNone
         public var allowsBackgroundLocationUpdates = false
         public var pausesLocationUpdatesAutomatically = true
         public var activityType: ActivityType = .other

@@ -3,7 +3,7 @@ import Waymark
 
 /// The run screen's model: the distance, the locations and the state of a run in progress.
 ///
-/// It owns the app's use of the ``Waymark/LocationManager``: ``startRun()`` asks for When In
+/// It owns the app's use of the ``Waymark/DeviceLocationManager``: ``startRun()`` asks for When In
 /// Use authorization, keeps updates going in the background when the app declares the
 /// `location` background mode, and starts updates. It is the manager's delegate, through an
 /// isolated conformance (see the extension below), so every callback runs on the main actor.
@@ -39,12 +39,12 @@ public final class RunViewModel {
     public private(set) var isTracking = false
 
     /// The app's location manager.
-    @ObservationIgnored public let manager: LocationManager
+    @ObservationIgnored public let manager: DeviceLocationManager
     /// The app's Info.plist: whether it declares the `location` background mode.
     @ObservationIgnored private let info: AppInfo
 
     /// A model that uses `manager` and becomes its delegate; `info` is the app's Info.plist.
-    public init(manager: LocationManager, info: AppInfo) {
+    public init(manager: DeviceLocationManager, info: AppInfo) {
         self.manager = manager
         self.info = info
         manager.delegate = self
@@ -104,26 +104,26 @@ public final class RunViewModel {
     }
 }
 
-extension RunViewModel: @MainActor LocationManagerDelegate {
-    public func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+extension RunViewModel: @MainActor DeviceLocationManagerDelegate {
+    public func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
         guard !isTracking else { return }
         for location in locations { add(location) }
     }
 
-    public func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) {
+    public func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {
         lastError = error
     }
 
-    public func locationManagerDidChangeAuthorization(_ manager: LocationManager) {
+    public func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) {
         noteAuthorization()
     }
 
-    public func locationManagerDidPauseLocationUpdates(_ manager: LocationManager) {
+    public func locationManagerDidPauseLocationUpdates(_ manager: DeviceLocationManager) {
         pauseCount += 1
         status = .paused
     }
 
-    public func locationManagerDidResumeLocationUpdates(_ manager: LocationManager) {
+    public func locationManagerDidResumeLocationUpdates(_ manager: DeviceLocationManager) {
         status = .running
     }
 }

@@ -53,7 +53,7 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String { "\(code.name) (\(reason))" }
 }
 
-/// One delivery from ``LocationManager/updates()``, as `CLLocationUpdate`.
+/// One delivery from ``DeviceLocationManager/updates()``, as `CLLocationUpdate`.
 public struct LocationUpdate: Sendable, Hashable {
     public var location: Location
     /// The app's state when the location was delivered.
@@ -74,55 +74,56 @@ public struct LocationUpdate: Sendable, Hashable {
     }
 }
 
-/// Receives what a ``LocationManager`` reports, as `CLLocationManagerDelegate`.
+/// Receives what a ``DeviceLocationManager`` reports, as `CLLocationManagerDelegate`.
 ///
 /// Every method has a default that does nothing. Calls come on the simulation's isolation, in
 /// simulation-time order. A `@MainActor` class conforms with an isolated conformance, and its
 /// methods then run on the main actor, where the simulation runs:
 ///
 /// ```swift
-/// extension RunViewModel: @MainActor LocationManagerDelegate {
-///     func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) { … }
+/// extension RunViewModel: @MainActor DeviceLocationManagerDelegate {
+///     func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) { … }
 /// }
 /// ```
-public protocol LocationManagerDelegate: AnyObject {
+public protocol DeviceLocationManagerDelegate: AnyObject {
     /// One call per delivery: a single location, or the queue of a suspended app when it runs
     /// again, oldest first ("the most recent location update is at the end of the array").
-    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location])
-    func locationManager(_ manager: LocationManager, didFailWithError error: LocationError)
+    func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location])
+    func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError)
     /// The status the app reads changed; from iOS 14 also when the app creates its manager.
-    func locationManagerDidChangeAuthorization(_ manager: LocationManager)
-    func locationManagerDidPauseLocationUpdates(_ manager: LocationManager)
-    func locationManagerDidResumeLocationUpdates(_ manager: LocationManager)
+    func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager)
+    func locationManagerDidPauseLocationUpdates(_ manager: DeviceLocationManager)
+    func locationManagerDidResumeLocationUpdates(_ manager: DeviceLocationManager)
     /// The device entered a monitored region (`locationManager(_:didEnterRegion:)`).
-    func locationManager(_ manager: LocationManager, didEnterRegion region: CircularRegion)
+    func locationManager(_ manager: DeviceLocationManager, didEnterRegion region: CircularRegion)
     /// The device left a monitored region (`locationManager(_:didExitRegion:)`).
-    func locationManager(_ manager: LocationManager, didExitRegion region: CircularRegion)
+    func locationManager(_ manager: DeviceLocationManager, didExitRegion region: CircularRegion)
     /// A region's state, after a crossing or for `requestState(for:)`.
-    func locationManager(_ manager: LocationManager, didDetermineState state: RegionState, for region: CircularRegion)
-    func locationManager(_ manager: LocationManager, didStartMonitoringFor region: CircularRegion)
     func locationManager(
-        _ manager: LocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError)
+        _ manager: DeviceLocationManager, didDetermineState state: RegionState, for region: CircularRegion)
+    func locationManager(_ manager: DeviceLocationManager, didStartMonitoringFor region: CircularRegion)
+    func locationManager(
+        _ manager: DeviceLocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError)
     /// A visit began or ended (`locationManager(_:didVisit:)`).
-    func locationManager(_ manager: LocationManager, didVisit visit: Visit)
+    func locationManager(_ manager: DeviceLocationManager, didVisit visit: Visit)
 }
 
-extension LocationManagerDelegate {
-    public func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {}
-    public func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) {}
-    public func locationManagerDidChangeAuthorization(_ manager: LocationManager) {}
-    public func locationManagerDidPauseLocationUpdates(_ manager: LocationManager) {}
-    public func locationManagerDidResumeLocationUpdates(_ manager: LocationManager) {}
-    public func locationManager(_ manager: LocationManager, didEnterRegion region: CircularRegion) {}
-    public func locationManager(_ manager: LocationManager, didExitRegion region: CircularRegion) {}
+extension DeviceLocationManagerDelegate {
+    public func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {}
+    public func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {}
+    public func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) {}
+    public func locationManagerDidPauseLocationUpdates(_ manager: DeviceLocationManager) {}
+    public func locationManagerDidResumeLocationUpdates(_ manager: DeviceLocationManager) {}
+    public func locationManager(_ manager: DeviceLocationManager, didEnterRegion region: CircularRegion) {}
+    public func locationManager(_ manager: DeviceLocationManager, didExitRegion region: CircularRegion) {}
     public func locationManager(
-        _ manager: LocationManager, didDetermineState state: RegionState, for region: CircularRegion
+        _ manager: DeviceLocationManager, didDetermineState state: RegionState, for region: CircularRegion
     ) {}
-    public func locationManager(_ manager: LocationManager, didStartMonitoringFor region: CircularRegion) {}
+    public func locationManager(_ manager: DeviceLocationManager, didStartMonitoringFor region: CircularRegion) {}
     public func locationManager(
-        _ manager: LocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError
+        _ manager: DeviceLocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError
     ) {}
-    public func locationManager(_ manager: LocationManager, didVisit visit: Visit) {}
+    public func locationManager(_ manager: DeviceLocationManager, didVisit visit: Visit) {}
 }
 
 /// A CoreLocation-style location manager, owned by the simulated app.
@@ -137,11 +138,11 @@ extension LocationManagerDelegate {
 ///
 /// Like `CLLocationManager`, it is not thread-safe: use it on the simulation's isolation, from
 /// the app's code, the delegate callbacks or a test.
-public final class LocationManager {
+public final class DeviceLocationManager {
     /// `kCLDistanceFilterNone`: every movement counts.
     public static let distanceFilterNone: Double = -1
 
-    public weak var delegate: (any LocationManagerDelegate)?
+    public weak var delegate: (any DeviceLocationManagerDelegate)?
 
     /// Where the manager stands.
     enum Binding {
@@ -325,7 +326,7 @@ public final class LocationManager {
         case .unowned:
             preconditionFailure(
                 """
-                Waymark: \(name) on a LocationManager that belongs to no simulated device, so it could never \
+                Waymark: \(name) on a DeviceLocationManager that belongs to no simulated device, so it could never \
                 work. Create it in the app's code (its launch, a callback), inside `device.withDevice { }` or \
                 on the task that created the device, or hand it to `TestDevice(manager:)` / \
                 `Simulation(scenario:epoch:app:manager:)` before using it.
