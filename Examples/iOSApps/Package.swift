@@ -40,7 +40,13 @@ let package = Package(
         .target(name: "AlwaysTracker", dependencies: apple),
         .target(name: "FiniteTask", dependencies: apple),
         .target(name: "BackgroundFetch", dependencies: apple),
-        .target(name: "SilentPush", dependencies: apple),
+        // On Linux every file of the target imports Waymark's UIKit, so that FeedDownloader.swift,
+        // which imports Foundation alone as on iOS, finds URLSession (docs/porting.md).
+        .target(
+            name: "SilentPush", dependencies: apple,
+            swiftSettings: [
+                .unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "UIKit"], .when(platforms: [.linux]))
+            ]),
         // `swift run always-tracker walk.gpx --info-plist Info.plist --background-at 1m --audit run.ndjson`
         .executableTarget(
             name: "AlwaysTrackerRunner",
