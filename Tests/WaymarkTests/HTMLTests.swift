@@ -353,6 +353,42 @@ import Testing
         #expect(page.contains("no `finished` event"), "a recording cut short says so")
     }
 
+    /// A logger's recording (`started`'s `logger`, what `record` writes without app options) gets
+    /// a page of the receiver's fixes and outages: no app-state, authorization or accuracy rows,
+    /// no app events listed, and no "rules of iOS" (issue 28). The same log without the flag keeps
+    /// them.
+    @Test func aLoggersPageHasNoRowsOfTheSimulatedApp() throws {
+        func log(logger: Bool) -> [String] {
+            [
+                Self.event(
+                    0, "started",
+                    #""source":"gpsd at localhost:2947","format":5,"ios":26"# + (logger ? #","logger":true"# : "")),
+                Self.event(0, "stateChanged", #""from":"notRunning","to":"active","cause":"userLaunch""#),
+                Self.event(0, "managerCreated", #""authorization":"authorizedWhenInUse","reported":true"#),
+                Self.event(0, "updates", #""action":"started""#),
+                Self.event(0, "source", #""action":"connected","detail":"gpsd at localhost:2947""#),
+                Self.fix(1, index: 0, "delivered", "foreground"),
+                Self.event(2, "source", #""action":"outage","detail":"the connection went away""#),
+                Self.event(6, "source", #""action":"connected","detail":"gpsd at localhost:2947""#),
+                Self.fix(7, index: 1, "delivered", "foreground"),
+                Self.event(8, "finished", #""fixes":2,"delivered":2,"held":0,"dropped":0,"ignored":0,"resumed":0"#),
+            ]
+        }
+        let logger = try Self.report(log(logger: true))
+        let app = try Self.report(log(logger: false))
+        #expect(logger.contains("a logger's recording"))
+        #expect(!logger.contains("the rules of iOS"))
+        #expect(app.contains("the rules of iOS 26"))
+        for row in ["app state", "authorization", "updates"] {
+            #expect(!logger.contains(">\(row)</text>"), "a logger's page has no \(row) row")
+            #expect(app.contains(">\(row)</text>"), "an app's page has its \(row) row")
+        }
+        #expect(logger.contains(">source</text>"))
+        #expect(logger.contains("<title>outage: 2024-05-01T08:00:02.000Z → 2024-05-01T08:00:06.000Z</title>"))
+        #expect(!logger.contains("stateChanged") && app.contains("stateChanged"), "the app's events are not listed")
+        #expect(!logger.contains("<th>iOS</th>") && app.contains("<th>iOS</th>"))
+    }
+
     @Test func aLineThatIsNotAnAuditEventIsAnErrorNamingItsLine() throws {
         for (bad, message) in [
             ("{\"time\":\"nope\",\"event\":\"fix\"}", "UTC \"time\""), ("[1,2]", "not a JSON object"),

@@ -69,7 +69,8 @@ public struct AuditEvent: Sendable, Hashable {
 
     public enum Kind: Sendable, Hashable {
         /// The run began: the source's name and the iOS release it models.
-        case started(source: String, iosVersion: IOSVersion)
+        /// `logger`: a logger's recording (`waymark record` without app options; issue 28).
+        case started(source: String, iosVersion: IOSVersion, logger: Bool = false)
         /// The app created its location manager (at launch); from iOS 14 the delegate's
         /// `locationManagerDidChangeAuthorization` is called then (`reported`).
         case managerCreated(authorization: AuthorizationStatus, reported: Bool)
@@ -269,10 +270,11 @@ public struct AuditEvent: Sendable, Hashable {
     func appendFields(to out: ByteStore) {
         let w = JSONFields(out: out)
         switch kind {
-        case .started(let source, let version):
+        case .started(let source, let version, let logger):
             w.string("source", source)
             w.int("format", Self.formatVersion)
             w.int("ios", version.major)
+            if logger { w.bool("logger", true) }
         case .managerCreated(let authorization, let reported):
             w.string("authorization", authorization.rawValue)
             w.bool("reported", reported)

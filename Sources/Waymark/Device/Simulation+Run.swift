@@ -102,7 +102,7 @@ extension Simulation {
     /// ``advance(to:)`` as its clock moves and ``receive(_:)`` as fixes arrive, and
     /// ``finish(at:)`` at the end.
     public func start(source name: String) {
-        record(.started(source: name, iosVersion: version))
+        record(.started(source: name, iosVersion: version, logger: scenario.isLogger))
         guard let manager = waitingManagers.first else { return }
         for (setting, value) in manager.takeChangesBeforeAdoption() {
             record(.setting(name: setting, value: value))

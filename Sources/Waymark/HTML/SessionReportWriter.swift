@@ -235,7 +235,8 @@ public final class SessionReportWriter {
             takeFix(object, t: t, line: line)
             return
         }
-        list(t, line)
+        // A logger's recording lists the source's events, not the simulated app's under it.
+        if !isLogger || Self.loggerEvents.contains(event) { list(t, line) }
         switch event {
         case "started": started = object
         case "finished": finished = object
@@ -303,6 +304,13 @@ public final class SessionReportWriter {
             break
         }
     }
+
+    /// Whether the log is a logger's recording (`started`'s `logger`, issue 28): its page shows
+    /// the source's fixes, gaps and outages, without the simulated app's rows.
+    private var isLogger: Bool { started["logger"] == .bool(true) }
+
+    /// The events a logger's page lists.
+    private static let loggerEvents: Set<String> = ["started", "source", "finished"]
 
     /// Lists a line for clicks, up to ``maxEvents``.
     private func list(_ t: Double, _ line: String) {
@@ -423,7 +431,11 @@ public final class SessionReportWriter {
             subtitle +=
                 ", \(ValueFormatting.iso8601(Date(timeIntervalSince1970: t0))) → \(ValueFormatting.iso8601(Date(timeIntervalSince1970: last ?? t0))) (\(TextRenderer.duration((last ?? t0) - t0)))"
         }
-        if let ios = started["ios"]?.text { subtitle += "; the rules of iOS \(ios)" }
+        if isLogger {
+            subtitle += "; a logger's recording"
+        } else if let ios = started["ios"]?.text {
+            subtitle += "; the rules of iOS \(ios)"
+        }
         HTMLPage.begin(title: options.title, subtitle: subtitle, to: out)
 
         // The map: the source's path in grey, the fixes over it by category.
@@ -502,7 +514,7 @@ public final class SessionReportWriter {
             out.append("</td></tr>\n")
         }
         if let source = started["source"]?.text { row("source", source) }
-        if let ios = started["ios"]?.text { row("iOS", ios) }
+        if let ios = started["ios"]?.text, !isLogger { row("iOS", ios) }
         if let f = finished {
             let names = ["fixes", "delivered", "held", "dropped", "ignored", "resumed"]
             row(
@@ -655,6 +667,7 @@ public final class SessionReportWriter {
         let p1 = 980.0
         let rowHeight = 22.0
         let shown = Self.rowOrder.filter { title in
+            if isLogger && title != "source" { return false }
             let r = rows[title]!
             return !r.spans.isEmpty || !r.marks.isEmpty
         }

@@ -22,6 +22,10 @@ public struct Scenario: Sendable, Hashable {
     public var timeline: [TimedAction] = []
     /// Where the run stops; nil runs until the source ends and the last scripted action is done.
     public var end: Duration?
+    /// A logger's run (``logger(_:)``): the audit log's `started` says so, and pages of it show
+    /// the source's fixes and outages without the simulated app's rows. Not part of the scenario
+    /// file.
+    public var isLogger = false
 
     public init() {}
 
@@ -413,6 +417,7 @@ extension Scenario {
     public static func logger(_ base: Scenario = Scenario()) -> Scenario {
         var s = base
         s.manager.pausesLocationUpdatesAutomatically = false
+        s.isLogger = true
         return s
     }
 }
