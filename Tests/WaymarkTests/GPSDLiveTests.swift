@@ -115,6 +115,8 @@ struct GPSDLiveTests {
             $0["event"] as? String == "source" && $0["action"] as? String == "connected"
         }
         #expect(connected.count == 1, "\(h.audit().filter { $0["event"] as? String == "source" })")
+        let started = h.audit().first { $0["event"] as? String == "started" }
+        #expect(started?["logger"] as? Bool == true, "a logger's recording says so: \(String(describing: started))")
         let show = try run(Paths.waymark.path, ["sessions", "show", "1", "--store", store])
         #expect(show.status == 0, "\(show.stderr)")
         #expect(show.stdoutText.contains("source events (gpsd):"), "\(show.stdoutText)")
