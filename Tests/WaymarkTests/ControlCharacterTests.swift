@@ -9,15 +9,19 @@ import Testing
     @Test func controlCharactersAreShownEscaped() {
         #expect(TerminalText.escaped("walk.gpx") == "walk.gpx")
         #expect(TerminalText.escaped(#"C:\walks\a.gpx"#) == #"C:\walks\a.gpx"#)
-        #expect(TerminalText.escaped("w\u{1B}]0;x\u{7}\u{8}.gpx") == #"w\x1b]0;x\x07\x08.gpx"#)
-        #expect(TerminalText.escaped("a\u{0}b\u{7F}") == #"a\x00b\x7f"#)
-        #expect(TerminalText.escaped("tab\there\nnext\r") == #"tab\there\nnext\r"#)
+        #expect(TerminalText.escaped("w\u{1B}]0;x\u{7}\u{8}.gpx") == #"$'w\x1b]0;x\x07\x08.gpx'"#)
+        #expect(TerminalText.escaped("a\u{0}b\u{7F}") == #"$'a\x00b\x7f'"#)
+        #expect(TerminalText.escaped("tab\there\nnext\r") == #"$'tab\there\nnext\r'"#)
         // C1 controls (U+009B is CSI) and the bidirectional overrides.
-        #expect(TerminalText.escaped("\u{9B}31m\u{202E}fdp.exe") == #"\u{9b}31m\u{202e}fdp.exe"#)
-        // Once something is escaped, a backslash is too: the result reads back one way.
-        #expect(TerminalText.escaped("\\x1b\u{1B}") == #"\\x1b\x1b"#)
+        #expect(TerminalText.escaped("\u{9B}31m\u{202E}fdp.exe") == #"$'\u{9b}31m\u{202e}fdp.exe'"#)
+        // Once something is escaped, the whole is quoted as $'…', with a backslash and a quote
+        // escaped inside: the result reads back one way. Text that looks quoted is quoted too.
+        #expect(TerminalText.escaped("\\x1b\u{1B}") == #"$'\\x1b\x1b'"#)
+        #expect(TerminalText.escaped("it's\\n") == "it's\\n", "without a control character, as it is")
+        #expect(TerminalText.escaped("it's\u{7}") == #"$'it\'s\x07'"#)
+        #expect(TerminalText.escaped("$'a'") == #"$'$\'a\''"#)
         // Messages of several lines keep their line breaks and tabs.
-        #expect(TerminalText.escaped("one\n\ttwo\u{7}", keepingLineBreaks: true) == "one\n\ttwo\\x07")
+        #expect(TerminalText.escaped("one\n\ttwo\u{7}", keepingLineBreaks: true) == "$'one\n\ttwo\\x07'")
         // Letters of any script are no controls.
         #expect(TerminalText.escaped("Straße → 東京") == "Straße → 東京")
     }
@@ -47,7 +51,7 @@ struct ControlCharacterCLITests {
         #expect(info.status == 0, "\(info.stderr)")
         #expect(info.stdoutText.hasPrefix(Tool.escaped + "\n"), "\(info.stdoutText)")
         let render = try Tool.waymark(["render", Tool.name, "--no-sketch"], in: directory)
-        #expect(render.stdoutText.hasPrefix(Tool.escaped + #" — "C1\u{9b}31mred""#), "\(render.stdoutText)")
+        #expect(render.stdoutText.hasPrefix(Tool.escaped + #" — $'"C1\u{9b}31mred"'"#), "\(render.stdoutText)")
 
         let replay = try Tool.waymark(
             ["replay", Tool.name, "--store", "s.sqlite", "--rate", "max", "--end", "30s"], in: directory)
@@ -57,9 +61,11 @@ struct ControlCharacterCLITests {
         #expect(list.stdoutText.contains("  \(Tool.escaped)  "), "\(list.stdoutText)")
         let show = try Tool.waymark(["sessions", "show", "1", "--store", "s.sqlite"], in: directory)
         #expect(show.stdoutText.contains("  source:     \(Tool.escaped)\n"), "\(show.stdoutText)")
-        // A warning that names the file (an error too) escapes it.
+        // A warning that names the file (an error too) escapes it: the message is quoted as a whole.
         let bad = try Tool.waymark(["info", "missing" + Tool.name], in: directory)
-        #expect(bad.status == 66 && bad.stderr.contains("missing" + Tool.escaped), "\(bad.stderr)")
+        #expect(
+            bad.status == 66 && bad.stderr.contains("$'waymark: missing" + Tool.escaped.dropFirst(2).dropLast()),
+            "\(bad.stderr)")
         for r in [info, render, replay, list, show, bad] {
             #expect(!Tool.hasRawControls(r.stdout), "\(r.stdoutText)")
             #expect(!Tool.hasRawControls(Data(r.stderr.utf8)), "\(r.stderr)")

@@ -62,7 +62,7 @@ import Testing
         "run `swift build` first: the waymark product is missing beside the tests"))
 struct XMLForbiddenCharacterCLITests {
     static let name = "walk\u{1B}]0;pwned\u{7}\u{8}\u{1B}[31m.gpx"
-    static let escaped = #"walk\x1b]0;pwned\x07\x08\x1b[31m.gpx"#
+    static let escaped = #"$'walk\x1b]0;pwned\x07\x08\x1b[31m.gpx'"#
 
     /// Whether `data` has a byte that moves or reprograms a terminal (any C0 control but tab
     /// and line feed).

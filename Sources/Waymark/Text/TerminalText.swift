@@ -6,20 +6,29 @@ public enum TerminalText {
     /// for the other C0 controls and DEL (`\x1b` for ESC), and `\u{HHHH}` for the C1 controls
     /// (U+0080 to U+009F: U+009B is CSI to many terminals), the line and paragraph separators
     /// and the bidirectional overrides and isolates (which reorder what follows them). When
-    /// anything was escaped, a backslash is written `\\`, so that the result reads back one way;
-    /// text without control characters comes back unchanged.
+    /// anything was escaped, the whole is quoted as the shell's `$'…'` (as GNU `ls` shows such a
+    /// name), with a backslash written `\\` and a quote `\'` inside: the result reads back one
+    /// way, and `a\nb` (a backslash and an n) is told from a line break. Text without control
+    /// characters comes back unchanged, unless it begins with `$'` itself.
     ///
     /// With `keepingLineBreaks`, line feeds and tabs stay as they are: for messages of several
     /// lines.
     public static func escaped(_ text: String, keepingLineBreaks: Bool = false) -> String {
-        guard text.unicodeScalars.contains(where: { needsEscape($0, keepingLineBreaks: keepingLineBreaks) }) else {
+        // Text that begins as the quoted form does is quoted too, so that it cannot pass for it.
+        guard
+            text.hasPrefix("$'")
+                || text.unicodeScalars.contains(where: { needsEscape($0, keepingLineBreaks: keepingLineBreaks) })
+        else {
             return text
         }
         var out = String.UnicodeScalarView()
         func append(_ ascii: String) { out.append(contentsOf: ascii.unicodeScalars) }
+        append("$'")
         for scalar in text.unicodeScalars {
             if scalar == "\\" {
                 append("\\\\")
+            } else if scalar == "'" {
+                append("\\'")
             } else if !needsEscape(scalar, keepingLineBreaks: keepingLineBreaks) {
                 out.append(scalar)
             } else {
@@ -37,6 +46,7 @@ public enum TerminalText {
                 }
             }
         }
+        append("'")
         return String(out)
     }
 
