@@ -103,6 +103,9 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     var completion: Completion?
     /// `download(from:)`: the file is the caller's, not removed after the handler.
     var keepsFile = false
+    /// A download of a background session, carried by the device: its identifier is the
+    /// transfer's.
+    var isBackgroundDownload = false
 
     enum Completion {
         case data(@Sendable (Data?, URLResponse?, (any Error)?) -> Void)
@@ -230,7 +233,9 @@ open class URLSession: NSObject, @unchecked Sendable {
     open var configuration: URLSessionConfiguration { settings.copied() }
 
     weak var device: Simulation?
-    private var tasks: [Int: URLSessionTask] = [:]
+    /// Its tasks not yet completed, by object: a background download's identifier is its
+    /// transfer's, which another task of the session may share.
+    private var tasks: [ObjectIdentifier: URLSessionTask] = [:]
     private var taskCounter = 0
     private var invalidated = false
 
@@ -317,7 +322,8 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     // The `async` forms run on the main actor, the device's isolation for a UIKit app: a caller
     // on the main actor starts its task before it first waits, as on iOS; one elsewhere hops
-    // there. Their callers' code is the same as for Apple's nonisolated forms.
+    // there. Their callers' code is the same as for Apple's nonisolated forms. The task-specific
+    // `delegate` is accepted and not called: the answer comes back as the result.
 
     @MainActor
     open func data(from url: URL, delegate: (any URLSessionTaskDelegate)? = nil) async throws -> (Data, URLResponse) {
@@ -391,17 +397,24 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     private func outstandingTasks() -> [URLSessionTask] {
         if let identifier = backgroundIdentifier, let device {
-            for (id, url) in device.outstandingDownloads(session: identifier) where tasks[id] == nil {
-                tasks[id] = restoredDownload(id, url: url)
-            }
+            for (id, url) in device.outstandingDownloads(session: identifier) { _ = download(id, url: url) }
         }
         return tasks.values.filter { $0.state != .completed }.sorted { $0.taskIdentifier < $1.taskIdentifier }
     }
 
-    private func restoredDownload(_ id: Int, url: String) -> URLSessionDownloadTask {
+    /// The session's download task of device transfer `id`: the one this process made, or a new
+    /// one standing for a download an earlier process started.
+    private func download(_ id: Int, url: String) -> URLSessionDownloadTask {
+        if let task = tasks.values.lazy.compactMap({ $0 as? URLSessionDownloadTask }).first(where: {
+            $0.taskIdentifier == id && $0.isBackgroundDownload
+        }) {
+            return task
+        }
         let task = URLSessionDownloadTask(
             session: self, identifier: id, request: URL(string: url).map { URLRequest(url: $0) })
         task.state = .running
+        task.isBackgroundDownload = true
+        tasks[ObjectIdentifier(task)] = task
         return task
     }
 
@@ -421,7 +434,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     private func endIfFinished() {
-        guard invalidated, tasks.values.allSatisfy({ $0.state == .completed }) else { return }
+        guard invalidated, tasks.isEmpty else { return }
         if let identifier = backgroundIdentifier, let host = device?.process?.app as? UIKitAppHost {
             host.unregister(self, identifier: identifier)
         }
@@ -441,7 +454,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         if invalidated {
             return finish(task, with: .failure(.cancelled))
         }
-        tasks[task.taskIdentifier] = task
+        tasks[ObjectIdentifier(task)] = task
         let url = task.originalRequest?.url?.absoluteString ?? ""
         guard let device else { return finish(task, with: .failure(.notConnectedToInternet)) }
         if let identifier = backgroundIdentifier, task is URLSessionDownloadTask, task.completion == nil {
@@ -449,73 +462,32 @@ open class URLSession: NSObject, @unchecked Sendable {
                 let id = device.downloadInBackground(
                     url, session: identifier, launchEvents: settings.sessionSendsLaunchEvents)
             else { return }
-            tasks[task.taskIdentifier] = nil
             task.taskIdentifier = id
-            tasks[id] = task
+            task.isBackgroundDownload = true
             return
         }
         // The task keeps its session until it is answered, as the system does.
         later {
             guard task.state == .running else { return }
-            let answer: Answer =
-                device.networkAvailable ? .init(device.network.answer(for: url)) : .failure(.notConnectedToInternet)
-            self.finish(task, with: answer)
+            self.finish(
+                task,
+                with: device.networkAvailable ? device.network.answer(for: url) : .failure(.notConnectedToInternet))
         }
     }
 
     func cancelled(_ task: URLSessionTask) {
-        if backgroundIdentifier != nil, task is URLSessionDownloadTask, task.completion == nil {
-            device?.cancelDownload(task.taskIdentifier)
-        }
+        if task.isBackgroundDownload { device?.cancelDownload(task.taskIdentifier) }
         later { self.finish(task, with: .failure(.cancelled)) }
-    }
-
-    /// What the network answered a task, or why it did not.
-    enum Answer {
-        case response(status: Int, body: [UInt8])
-        case failure(Failure)
-
-        enum Failure {
-            case network(NetworkAnswer.Failure)
-            case cancelled
-        }
-
-        static func failure(_ failure: NetworkAnswer.Failure) -> Answer { .failure(.network(failure)) }
-
-        init(_ answer: NetworkAnswer) {
-            switch answer {
-            case .response(let status, let body): self = .response(status: status, body: body)
-            case .failure(let failure): self = .failure(.network(failure))
-            }
-        }
-
-        var error: URLError? {
-            switch self {
-            case .response: nil
-            case .failure(.cancelled): URLError(.cancelled)
-            case .failure(.network(let failure)):
-                switch failure {
-                case .cannotFindHost: URLError(.cannotFindHost)
-                case .notConnectedToInternet: URLError(.notConnectedToInternet)
-                case .timedOut: URLError(.timedOut)
-                case .cannotConnectToHost: URLError(.cannotConnectToHost)
-                }
-            }
-        }
     }
 
     /// A background download the device finished, in this process: its task, new if an earlier
     /// process started it.
     func deliver(_ finished: FinishedDownload) {
-        let task =
-            (tasks[finished.task] as? URLSessionDownloadTask) ?? restoredDownload(finished.task, url: finished.url)
-        tasks[finished.task] = task
-        task.state = .running
-        finish(task, with: .init(finished.answer))
+        finish(download(finished.task, url: finished.url), with: finished.answer)
     }
 
     /// Completes `task` with `answer`: its completion handler, or else its delegate's methods.
-    func finish(_ task: URLSessionTask, with answer: Answer) {
+    func finish(_ task: URLSessionTask, with answer: NetworkAnswer) {
         guard task.state != .completed else { return }
         let url = task.originalRequest?.url ?? URL(fileURLWithPath: "/")
         var body: Data?
@@ -525,10 +497,10 @@ open class URLSession: NSObject, @unchecked Sendable {
             task.countOfBytesReceived = Int64(bytes.count)
             task.countOfBytesExpectedToReceive = Int64(bytes.count)
         }
-        task.error = answer.error
+        if case .failure(let failure) = answer { task.error = URLError(failure.code) }
         task.state = .completed
         defer {
-            tasks[task.taskIdentifier] = nil
+            tasks[ObjectIdentifier(task)] = nil
             endIfFinished()
         }
         switch task.completion {
@@ -565,5 +537,18 @@ open class URLSession: NSObject, @unchecked Sendable {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "CFNetworkDownload_\(UUID().uuidString).tmp")
         return (try? body.write(to: file, options: .withoutOverwriting)) == nil ? nil : file
+    }
+}
+
+extension NetworkAnswer.Failure {
+    /// `URLError`'s code of the same name.
+    var code: URLError.Code {
+        switch self {
+        case .cannotFindHost: .cannotFindHost
+        case .notConnectedToInternet: .notConnectedToInternet
+        case .timedOut: .timedOut
+        case .cannotConnectToHost: .cannotConnectToHost
+        case .cancelled: .cancelled
+        }
     }
 }

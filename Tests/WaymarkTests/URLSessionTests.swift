@@ -115,21 +115,35 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
 @MainActor @Suite(.serialized) struct URLSessionTests {
     static let feed = "https://example.com/feed.json"
 
-    static func device(_ build: (inout Scenario) -> Void = { _ in }) throws -> TestDevice {
+    /// A device whose app's delegate is `D`, the feed served; not launched.
+    static func device<D: UIResponder & UIApplicationDelegate>(
+        _ app: D.Type = DownloadAppDelegate.self, _ build: (inout Scenario) -> Void = { _ in }
+    ) throws -> TestDevice {
         var scenario = Scenario()
         scenario.device.authorization = .authorizedWhenInUse
         scenario.app.launchAt = nil
         build(&scenario)
         let coordinates = (0...600).map { Coordinate(latitude: 48.1372 + Double($0) * 0.0001, longitude: 11.5755) }
         let device = try TestDevice(
-            app: DownloadAppDelegate.self, scenario: scenario,
-            trace: TraceSource.coordinates(coordinates, every: .seconds(1)))
+            app: app, scenario: scenario, trace: TraceSource.coordinates(coordinates, every: .seconds(1)))
         device.network.serve(feed, text: "{\"items\":3}")
         return device
     }
 
-    func delegate(_ device: TestDevice) throws -> DownloadAppDelegate {
-        try #require(device.appDelegate(as: DownloadAppDelegate.self))
+    /// The app launched on a new device (`build` sets the scenario up), what it kept erased, and
+    /// its background downloads.
+    func launched(_ build: (inout Scenario) -> Void = { _ in }) throws -> (TestDevice, Downloads) {
+        DownloadDisk.reset()
+        let device = try Self.device(DownloadAppDelegate.self, build)
+        device.launch()
+        return (device, try #require(device.appDelegate(as: DownloadAppDelegate.self)).downloads)
+    }
+
+    /// Starts a download of the feed in `downloads`' background session.
+    func downloadFeed(_ downloads: Downloads) -> URLSessionDownloadTask {
+        let task = downloads.session.downloadTask(with: URL(string: Self.feed)!)
+        task.resume()
+        return task
     }
 
     /// The `transfer` events of the run, as `action task session detail reason`.
@@ -148,9 +162,7 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     /// `cannotFindHost`, and with the network off every request fails with
     /// `notConnectedToInternet`.
     @Test func aDataTaskIsAnsweredByTheDevicesNetwork() async throws {
-        DownloadDisk.reset()
-        let device = try Self.device()
-        device.launch()
+        let (device, _) = try launched()
         var answers: [String] = []
         func ask(_ url: String) {
             URLSession.shared.dataTask(with: URL(string: url)!) { data, response, error in
@@ -178,9 +190,8 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     }
 
     /// `data(from:)`, the `async` form, returns the body and the response.
-    @Test(.timeLimit(.minutes(1))) func theAsyncFormReturnsTheBody() async throws {
-        let device = try Self.device()
-        device.launch()
+    @Test(.timeLimit(.minutes(45))) func theAsyncFormReturnsTheBody() async throws {
+        let (device, _) = try launched()
         device.network.serve("https://example.com/missing", status: 404, text: "no")
         let session = URLSession(configuration: .ephemeral)
         // Started on the main actor, as an app's async code would: each request is made before
@@ -203,12 +214,8 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     /// foreground NSURLsession delegate will be called directly"), and the temporary file is gone
     /// once the delegate returns.
     @Test func aRunningAppHearsOfItsDownloadDirectly() async throws {
-        DownloadDisk.reset()
-        let device = try Self.device()
-        device.launch()
-        let downloads = try delegate(device).downloads
-        let task = downloads.session.downloadTask(with: URL(string: Self.feed)!)
-        task.resume()
+        let (device, downloads) = try launched()
+        let task = downloadFeed(downloads)
         device.advance(by: .seconds(19))
         #expect(DownloadDisk.files.isEmpty, "the transfer takes the scenario's 20 s")
         device.advance(by: .seconds(2))
@@ -232,11 +239,8 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     /// with the session's identifier, then the delegate's download, then
     /// `urlSessionDidFinishEvents`, whose completion handler tells the system the app is done.
     @Test func aSuspendedAppIsWokenForItsDownload() async throws {
-        DownloadDisk.reset()
-        let device = try Self.device()
-        device.launch()
-        let downloads = try delegate(device).downloads
-        downloads.session.downloadTask(with: URL(string: Self.feed)!).resume()
+        let (device, downloads) = try launched()
+        _ = downloadFeed(downloads)
         device.sendToBackground()
         device.advance(by: .seconds(10))
         #expect(device.appState == .suspended)
@@ -253,11 +257,8 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     /// the new process makes the session again with the identifier it is given, and its delegate
     /// hears of the download the first process started.
     @Test func aTerminatedAppIsRelaunchedForItsDownload() async throws {
-        DownloadDisk.reset()
-        let device = try Self.device()
-        device.launch()
-        let downloads = try delegate(device).downloads
-        downloads.session.downloadTask(with: URL(string: Self.feed)!).resume()
+        let (device, downloads) = try launched()
+        _ = downloadFeed(downloads)
         device.sendToBackground()
         device.advance(by: .seconds(10))
         device.perform(.systemTerminate)
@@ -273,11 +274,8 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     /// "If the user force-quits the app from the app switcher, the system cancels all of the
     /// session's background transfers": no download, no relaunch.
     @Test func swipingTheAppAwayCancelsItsDownloads() async throws {
-        DownloadDisk.reset()
-        let device = try Self.device()
-        device.launch()
-        let downloads = try delegate(device).downloads
-        downloads.session.downloadTask(with: URL(string: Self.feed)!).resume()
+        let (device, downloads) = try launched()
+        _ = downloadFeed(downloads)
         device.terminate()
         device.advance(by: .seconds(60))
         #expect(device.process?.number == 1)
@@ -292,12 +290,9 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     /// app ("the system automatically wakes up or launches the iOS app in the background when the
     /// session's tasks finish" only when true): the delegate hears of it when the user opens the app.
     @Test func withoutLaunchEventsTheDownloadWaitsForTheApp() async throws {
-        DownloadDisk.reset()
-        let device = try Self.device()
-        device.launch()
-        let downloads = try delegate(device).downloads
+        let (device, downloads) = try launched()
         downloads.launchEvents = false
-        downloads.session.downloadTask(with: URL(string: Self.feed)!).resume()
+        _ = downloadFeed(downloads)
         device.sendToBackground()
         device.advance(by: .seconds(60))
         #expect(DownloadDisk.files.isEmpty)
@@ -312,12 +307,9 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     /// Without a network the download fails and is retried after the scenario's retry time; a URL
     /// nobody serves completes with `cannotFindHost` in `didCompleteWithError`.
     @Test func withoutANetworkTheDownloadWaits() async throws {
-        DownloadDisk.reset()
-        let device = try Self.device()
-        device.launch()
-        let downloads = try delegate(device).downloads
+        let (device, downloads) = try launched()
         device.perform(.setNetwork(false))
-        downloads.session.downloadTask(with: URL(string: Self.feed)!).resume()
+        _ = downloadFeed(downloads)
         downloads.session.downloadTask(with: URL(string: "https://nowhere.example/")!).resume()
         device.advance(by: .seconds(30))
         device.perform(.setNetwork(true))
@@ -333,9 +325,7 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     /// "Completion handler blocks are not supported in background sessions": iOS raises, and the
     /// app is terminated.
     @Test func aCompletionHandlerInABackgroundSessionIsAFatalError() async throws {
-        let device = try Self.device()
-        device.launch()
-        let downloads = try delegate(device).downloads
+        let (device, downloads) = try launched()
         _ = downloads.session.downloadTask(with: URL(string: Self.feed)!) { _, _, _ in }
         #expect(device.process?.hasEnded == true)
         #expect(device.process?.endCause == .fatalError)
@@ -344,16 +334,13 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     /// A relaunched app that asks its session for its tasks gets the downloads an earlier process
     /// started, with the same identifiers, and cancelling one ends its transfer.
     @Test func aRelaunchedAppFindsItsDownloadsAndCanCancelThem() async throws {
-        DownloadDisk.reset()
-        let device = try Self.device { $0.system.transferDuration = .seconds(600) }
-        device.launch()
-        let first = try delegate(device).downloads
-        first.session.downloadTask(with: URL(string: Self.feed)!).resume()
+        let (device, first) = try launched { $0.system.transferDuration = .seconds(600) }
+        _ = downloadFeed(first)
         device.sendToBackground()
         device.advance(by: .seconds(10))
         device.perform(.systemTerminate)
         device.relaunch()
-        let second = try delegate(device).downloads
+        let second = try #require(device.appDelegate(as: DownloadAppDelegate.self)).downloads
         var found: [(Int, String?)] = []
         second.session.getAllTasks { tasks in
             MainActor.assumeIsolated {
@@ -374,15 +361,7 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
     /// the device all the same, and its download wakes the suspended app when it completes.
     @Test func aDownloadStartedInAnAsyncHandlerBelongsToTheDevice() async throws {
         DownloadDisk.reset()
-        var scenario = Scenario()
-        scenario.device.authorization = .authorizedWhenInUse
-        scenario.app.launchAt = nil
-        scenario.info.backgroundModes = [.remoteNotification]
-        let coordinates = (0...600).map { Coordinate(latitude: 48.1372 + Double($0) * 0.0001, longitude: 11.5755) }
-        let device = try TestDevice(
-            app: PushDownloadAppDelegate.self, scenario: scenario,
-            trace: TraceSource.coordinates(coordinates, every: .seconds(1)))
-        device.network.serve(Self.feed, text: "{\"items\":3}")
+        let device = try Self.device(PushDownloadAppDelegate.self) { $0.info.backgroundModes = [.remoteNotification] }
         device.launch()
         device.sendToBackground()
         device.advance(by: .seconds(30))
@@ -393,5 +372,21 @@ final class Downloads: NSObject, URLSessionDownloadDelegate, @unchecked Sendable
         #expect(transfers(device).first == "scheduled 1 \(Downloads.identifier)")
         #expect(DownloadDisk.files == ["{\"items\":3}"])
         #expect(DownloadDisk.finishedEvents == 1)
+    }
+
+    /// A background session's data task and its download keep their own completions, though the
+    /// download's identifier (its transfer's) may be one the session already gave the data task.
+    @Test func aBackgroundSessionsTasksDoNotMixUp() async throws {
+        let (device, downloads) = try launched()
+        let data = downloads.session.dataTask(with: URL(string: Self.feed)!)
+        data.resume()
+        let download = downloadFeed(downloads)
+        #expect(data.taskIdentifier == download.taskIdentifier, "the case this test is about")
+        device.advance(by: .seconds(1))
+        #expect(data.state == .completed)
+        #expect(download.state == .running)
+        device.advance(by: .seconds(20))
+        #expect(download.state == .completed, "the download's own task completes")
+        #expect(DownloadDisk.files == ["{\"items\":3}"])
     }
 }

@@ -33,9 +33,10 @@ public enum NetworkAnswer: Sendable, Hashable {
     /// No server answered.
     case failure(Failure)
 
-    /// Why no server answered: `URLError`'s codes of the same names.
+    /// Why no server answered: `URLError`'s codes of the same names. `cancelled`: the app
+    /// cancelled the request before it was answered.
     public enum Failure: String, Sendable, Hashable, CaseIterable {
-        case cannotFindHost, notConnectedToInternet, timedOut, cannotConnectToHost
+        case cannotFindHost, notConnectedToInternet, timedOut, cannotConnectToHost, cancelled
     }
 
     /// In words, for the audit log's `detail`: `HTTP 200, 1234 bytes`, `cannotFindHost`.
