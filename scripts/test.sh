@@ -10,7 +10,7 @@
 #   3. fuzzes the GPX reader, the writers, scenario files, gpsd's stream and the NMEA and gpsd
 #      capture readers with libFuzzer for WAYMARK_FUZZ_SECONDS in all (default 60; 0 skips;
 #      scripts/fuzz.sh says how it is shared),
-#   4. runs `swift test`,
+#   4. runs `swift test`, watched for a hang (WAYMARK_TEST_HANG_MINUTES, below),
 #   5. with no extra arguments: checks that the DocC catalog builds without a warning
 #      (scripts/check-docs.sh) and that the libraries use no Linux-only API outside #if guards
 #      (scripts/check-portable.sh, docs/portability.md), then builds and tests the example
@@ -47,6 +47,7 @@ command -v ss >/dev/null 2>&1 || packages+=(iproute2)      # the same
 command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-pip)
 command -v chromium >/dev/null 2>&1 || packages+=(chromium)  # SVGBrowserTests: a headless screenshot
 command -v ogrinfo >/dev/null 2>&1 || packages+=(gdal-bin)   # GeoJSONGISCLITests: GDAL reads --only, --geojson-points
+command -v gdb >/dev/null 2>&1 || packages+=(gdb)            # the stacks of a hung test process (below)
 if [ $busy = 1 ]; then command -v stress-ng >/dev/null 2>&1 || packages+=(stress-ng); fi  # --busy
 if [ ${#packages[@]} -gt 0 ]; then
     echo "test.sh: installing ${packages[*]}" >&2
@@ -73,7 +74,50 @@ if [ "$seconds" != 0 ]; then
     scripts/fuzz.sh "$seconds"
 fi
 
-swift test "$@"
+# swift test, watched. Its output goes through a log, a line at a time, so that CI's log shows
+# how far it got. Should it still run after WAYMARK_TEST_HANG_MINUTES (default 40; the suite
+# takes minutes, on a loaded machine too), the watchdog prints the tests that started and did
+# not end and every thread's stack in the test process (lldb from the toolchain, else gdb), and
+# ends it: a hang fails with its place named instead of running on into CI's time limit.
+# Each test also has its own guards (docs/testing.md, "Hangs").
+kill_tree() {
+    local child
+    for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$child"; done
+    kill -KILL "$1" 2>/dev/null || true
+}
+log=$(mktemp -t waymark-swift-test.XXXXXX)
+limit=$(( ${WAYMARK_TEST_HANG_MINUTES:-40} * 60 ))
+stdbuf -oL -eL swift test "$@" > >(tee "$log") 2>&1 &
+tests=$!
+started=$SECONDS
+while kill -0 "$tests" 2>/dev/null && [ $(( SECONDS - started )) -lt "$limit" ]; do
+    sleep 5
+done
+if kill -0 "$tests" 2>/dev/null; then
+    echo "test.sh: swift test still running after $(( limit / 60 )) min; the tests that started and did not end:" >&2
+    sed -n 's/^.* Test \(.*\) started\.$/\1/p' "$log" | grep -v '^case passing\|^run$' | sort >"$log.started"
+    sed -n 's/^.* Test \(.*\) \(passed\|failed\) after.*$/\1/p; s/^.* Test \(.*\) skipped.*$/\1/p' "$log" \
+        | sort >"$log.ended"
+    comm -23 "$log.started" "$log.ended" | sed 's/^/  /' >&2
+    for runner in $(pgrep -f 'PackageTests\.xctest' || true); do
+        echo "test.sh: the stacks of every thread in the test process $runner:" >&2
+        if command -v gdb >/dev/null 2>&1; then
+            timeout 300 gdb -p "$runner" -batch -ex 'thread apply all bt 40' >&2 2>&1 || true
+        else
+            timeout 300 lldb -p "$runner" --batch -o 'thread backtrace all' >&2 2>&1 || true
+        fi
+        # The programs the tests started (gpsd, gpsfake, serve…) end with it.
+        kill_tree "$runner"
+    done
+    kill -KILL "$tests" 2>/dev/null || true
+    wait "$tests" 2>/dev/null || true
+    rm -f "$log" "$log.started" "$log.ended"
+    exit 1
+fi
+status=0
+wait "$tests" || status=$?
+rm -f "$log"
+[ "$status" = 0 ] || exit "$status"
 
 # A filtered run (`scripts/test.sh --filter X`) skips these. The two checks use the modules
 # `swift test` built; the example is a package of its own.

@@ -86,6 +86,7 @@ struct GPSDCorpusTests {
                 !isRunning(gpsfake.pid) || Self.accepts(port: port)
             }
             guard listening && isRunning(gpsfake.pid) else {
+                gpsfake.killGroup()  // one that never listened may still be running
                 let r = await gpsfake.finish()
                 problems.append("gpsd never listened on \(port) (exit \(r.status)): \(r.stderr.suffix(300))")
                 continue
@@ -103,6 +104,7 @@ struct GPSDCorpusTests {
                 return await waitUntil(within: 300) { said() || !isRunning(recording.pid) } && said()
             }
             guard await recordSays("gpsd: connected to") else {
+                kill(recording.pid, SIGKILL)  // record retries for ever; it may still be running
                 let r = await recording.finish()
                 problems.append("record never watched gpsd (exit \(r.status)): \(r.stderr.suffix(300))")
                 continue

@@ -343,9 +343,9 @@ final class GPSDLiveHarness {
         return Recording(pid: pid, out: out, err: err)
     }
 
-    func finish(_ r: Recording) throws -> ProcessResult {
-        var status: Int32 = 0
-        while waitpid(r.pid, &status, 0) == -1 && errno == EINTR {}
+    func finish(_ r: Recording, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
+        let (status, timedOut) = waitForExit(r.pid, within: hangGuardSeconds)
+        if timedOut { recordHang(["waymark", "record"], sourceLocation) }
         return result(r, status: status)
     }
 

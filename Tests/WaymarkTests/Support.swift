@@ -209,7 +209,7 @@ struct ProcessResult {
 /// Runs a program to completion, feeding `input` to its standard input.
 func run(
     _ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String]? = nil,
-    directory: URL? = nil
+    directory: URL? = nil, sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
@@ -230,7 +230,11 @@ func run(
     DispatchQueue.global().async(group: group) { err = errPipe.fileHandleForReading.readDataToEndOfFile() }
     if let input { inPipe.fileHandleForWriting.write(input) }
     try? inPipe.fileHandleForWriting.close()
-    group.wait()
+    if group.wait(timeout: .now() + hangGuardSeconds) == .timedOut {
+        kill(process.processIdentifier, SIGKILL)
+        recordHang([executable] + arguments, sourceLocation)
+        group.wait()
+    }
     process.waitUntilExit()
     return ProcessResult(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
 }
@@ -238,7 +242,9 @@ func run(
 /// Runs a program to completion without holding a thread of the test runner's pool while it
 /// waits: tests that wait seconds for a program must not starve the others (the pool has one
 /// thread per core, two in CI), whose time limits would then run out.
-func runAsync(_ executable: String, _ arguments: [String]) async throws -> ProcessResult {
+func runAsync(_ executable: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation)
+    async throws -> ProcessResult
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -250,8 +256,19 @@ func runAsync(_ executable: String, _ arguments: [String]) async throws -> Proce
     let ended = DispatchSemaphore(value: 0)
     process.terminationHandler = { _ in ended.signal() }
     try process.run()
+    // The hang guard: a program still running then is killed, and the test fails saying so.
+    let pid = process.processIdentifier
+    let killed = ManagedFlag()
+    let guardTimer = DispatchSource.makeTimerSource(queue: .global())
+    guardTimer.schedule(deadline: .now() + hangGuardSeconds)
+    guardTimer.setEventHandler {
+        killed.set()
+        kill(pid, SIGKILL)
+    }
+    guardTimer.resume()
+    defer { guardTimer.cancel() }
     // The pipes are read, both at once, and the end waited for, on Dispatch's threads.
-    return await withCheckedContinuation { continuation in
+    let result = await withCheckedContinuation { continuation in
         let group = DispatchGroup()
         nonisolated(unsafe) var out = Data()
         nonisolated(unsafe) var err = Data()
@@ -264,6 +281,28 @@ func runAsync(_ executable: String, _ arguments: [String]) async throws -> Proce
                     status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self)))
         }
     }
+    if killed.isSet { recordHang([executable] + arguments, sourceLocation) }
+    return result
+}
+
+/// How long a program a test runs may take before it counts as hung: a guard far above what
+/// any run in the suite needs on a loaded machine (the whole suite takes minutes), so that a
+/// hang fails the one test with the command named instead of stopping the run until CI's limit.
+let hangGuardSeconds = 900.0
+
+/// Fails the test: `argv` was still running after the hang guard, and was killed.
+func recordHang(_ argv: [String], _ sourceLocation: SourceLocation) {
+    Issue.record(
+        "still running after \(Int(hangGuardSeconds)) s, killed: \(argv.joined(separator: " "))",
+        sourceLocation: sourceLocation)
+}
+
+/// A flag set on one thread and read on another.
+final class ManagedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }
 
 /// Waits, without holding a thread of the test runner's pool, until `condition` holds or
@@ -373,28 +412,35 @@ enum Truth {
 /// captured, standard input from /dev/null. Foundation's `Process` passes on the signal mask of
 /// the thread that starts it, and under Swift's thread pool that blocks signals gpsfake's
 /// Python relies on (it then never finishes).
-func runUnblocked(_ argv: [String]) throws -> ProcessResult {
-    try UnblockedRun(argv).result { pid, status in
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-    }
+func runUnblocked(_ argv: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
+    let run = try UnblockedRun(argv)
+    let (status, timedOut) = waitForExit(run.pid, within: hangGuardSeconds)
+    if timedOut { recordHang(argv, sourceLocation) }
+    return run.result(status: status)
 }
 
 /// ``runUnblocked(_:)`` without holding a thread of the test runner's pool while the program
 /// runs (it is polled for every 20 ms).
-func runUnblockedAsync(_ argv: [String]) async throws -> ProcessResult {
-    try await UnblockedRun(argv).finish()
+func runUnblockedAsync(_ argv: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws
+    -> ProcessResult
+{
+    try await UnblockedRun(argv).finish(sourceLocation: sourceLocation)
 }
 
 /// A program started by ``spawnUnblocked(_:output:error:)`` with its output and error in
 /// temporary files, which its result reads and removes.
 struct UnblockedRun {
     let pid: pid_t
+    let argv: [String]
+    let processGroup: Bool
     let out = temporaryPath(".out")
     let err = temporaryPath(".err")
 
     /// `processGroup`: the program leads a process group of its own, which ``killGroup()`` ends
     /// with everything it started.
     init(_ argv: [String], processGroup: Bool = false) throws {
+        self.argv = argv
+        self.processGroup = processGroup
         pid = try spawnUnblocked(argv, output: out, error: err, processGroup: processGroup)
     }
 
@@ -409,12 +455,20 @@ struct UnblockedRun {
     }
 
     /// Waits for the program to end, without holding a thread of the test runner's pool (it is
-    /// polled for every 20 ms), and gives its result.
-    func finish() async -> ProcessResult {
+    /// polled for every 20 ms), and gives its result. One still running after the hang guard
+    /// is killed (with its group, if it leads one), and the test fails saying so.
+    func finish(sourceLocation: SourceLocation = #_sourceLocation) async -> ProcessResult {
         var status: Int32 = 0
+        let deadline = ContinuousClock.now + .seconds(hangGuardSeconds)
+        var killed = false
         while true {
             let done = waitpid(pid, &status, WNOHANG)
             if done == pid || (done == -1 && errno != EINTR) { break }
+            if !killed && ContinuousClock.now >= deadline {
+                kill(processGroup ? -pid : pid, SIGKILL)
+                killed = true
+                recordHang(argv, sourceLocation)
+            }
             try? await Task.sleep(for: .milliseconds(20))
         }
         return result(status: status)
@@ -431,9 +485,23 @@ struct UnblockedRun {
     }
 }
 
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; Debian 12 has 2.36),
+/// which Swift's Glibc module does not import: looked up once, by name.
+private let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+    return unsafeBitCast(
+        symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+}()
+
 /// Starts a program in the background, signals unblocked, output (and error, unless given
 /// apart) to `output`, standard input from `input` (a descriptor of the caller's, such as a
 /// pipe's read end) or else /dev/null; returns its pid.
+///
+/// The program gets these three descriptors and no other. The test process has many open at
+/// once, and Foundation opens pipes and files without close-on-exec: a long-lived program
+/// (gpsd, serve, tmux's server) that inherited the write end of another test's pipe kept that
+/// test's reader from ever seeing the end of its input, and a test's client socket from
+/// closing when the test closed it.
 func spawnUnblocked(
     _ argv: [String], output: String, error: String? = nil, input: Int32? = nil, processGroup: Bool = false
 ) throws -> pid_t {
@@ -447,6 +515,9 @@ func spawnUnblocked(
     }
     posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_addopen(&actions, 2, error ?? output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    guard let addCloseFrom, addCloseFrom(&actions, 3) == 0 else {
+        throw POSIXError(.ENOSYS)  // glibc before 2.34: every test's descriptors would leak
+    }
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
