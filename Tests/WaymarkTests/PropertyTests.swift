@@ -99,10 +99,28 @@ import WaymarkGPSD
     static func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
     /// `2024-05-01T08:00:00Z`.
-    static func iso(_ seconds: Int) -> String {
-        let (y, mo, d) = civil(seconds / 86_400)
-        let s = seconds % 86_400
-        return "\(y)-\(two(mo))-\(two(d))T\(two(s / 3600)):\(two(s / 60 % 60)):\(two(s % 60))Z"
+    static func iso(_ seconds: Int) -> String { iso(Label(seconds)) }
+
+    /// A time as a receiver or a file writes it: a day (since 1970) and a second of that day,
+    /// which may be 86 400, a leap second (23:59:60).
+    struct Label: Sendable, Hashable {
+        var day: Int
+        var second: Int
+        init(day: Int, second: Int) {
+            self.day = day
+            self.second = second
+        }
+        init(_ seconds: Int) { self.init(day: seconds / 86_400, second: seconds % 86_400) }
+        /// The hours, minutes and seconds: 23, 59, 60 for a leap second.
+        var clock: (Int, Int, Int) {
+            second >= 86_400 ? (23, 59, second - 86_340) : (second / 3600, second / 60 % 60, second % 60)
+        }
+    }
+
+    static func iso(_ label: Label) -> String {
+        let (y, mo, d) = civil(label.day)
+        let (h, m, s) = label.clock
+        return "\(y)-\(two(mo))-\(two(d))T\(two(h)):\(two(m)):\(two(s))Z"
     }
 
     static func times(_ fixes: [Fix], from start: Int) -> [Int] {
@@ -114,13 +132,17 @@ import WaymarkGPSD
     }
 
     static func gpx(_ fixes: [Fix], from start: Int, name: String = "generated") -> String {
+        gpx(fixes, labels: times(fixes, from: start).map(Label.init), name: name)
+    }
+
+    static func gpx(_ fixes: [Fix], labels: [Label], name: String = "generated") -> String {
         var text = """
             <?xml version="1.0" encoding="UTF-8"?>
             <gpx version="1.1" creator="PropertyTests" xmlns="http://www.topografix.com/GPX/1/1">
             <trk><name>\(name)</name><trkseg>
 
             """
-        for (fix, t) in zip(fixes, times(fixes, from: start)) {
+        for (fix, t) in zip(fixes, labels) {
             text += "<trkpt lat=\"\(decimal(fix.lat7))\" lon=\"\(decimal(fix.lon7))\">"
             text += "<ele>\(Double(fix.eleCm) / 100)</ele><time>\(iso(t))</time></trkpt>\n"
         }
@@ -130,6 +152,11 @@ import WaymarkGPSD
     /// RMC and GGA for each fix, with checksums. NMEA has two-digit years; the generated years
     /// are 1990 to 2079, the window NMEA readers take (gpsd's too).
     static func nmea(_ fixes: [Fix], from start: Int) -> String {
+        nmea(fixes, labels: times(fixes, from: start).map(Label.init))
+    }
+
+    /// ``nmea(_:from:)`` with each fix's time as the receiver writes it.
+    static func nmea(_ fixes: [Fix], labels: [Label]) -> String {
         func sentence(_ body: String) -> String {
             let sum = body.utf8.reduce(UInt8(0), ^)
             let hex = String(sum, radix: 16, uppercase: true)
@@ -147,10 +174,10 @@ import WaymarkGPSD
                 + String(repeating: "0", count: 6 - fraction.count) + fraction + "," + (e7 < 0 ? negative : positive)
         }
         var text = ""
-        for (fix, t) in zip(fixes, times(fixes, from: start)) {
-            let (y, mo, d) = civil(t / 86_400)
-            let s = t % 86_400
-            let time = "\(two(s / 3600))\(two(s / 60 % 60))\(two(s % 60)).00"
+        for (fix, label) in zip(fixes, labels) {
+            let (y, mo, d) = civil(label.day)
+            let (h, m, s) = label.clock
+            let time = "\(two(h))\(two(m))\(two(s)).00"
             let lat = angle(fix.lat7, degreesWidth: 2, positive: "N", negative: "S")
             let lon = angle(fix.lon7, degreesWidth: 3, positive: "E", negative: "W")
             let elevation = String(format: "%.2f", Double(fix.eleCm) / 100)

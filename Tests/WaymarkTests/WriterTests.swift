@@ -669,7 +669,7 @@ import Testing
     @Test func aBadTimeDropsTheTimeNotThePoint() throws {
         let text = """
             <?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
-            <trkpt lat="1" lon="2"><time>2016-12-31T23:59:60Z</time></trkpt>
+            <trkpt lat="1" lon="2"><time>2016-12-31T23:59:61Z</time></trkpt>
             <trkpt lat="1.1" lon="2.1"><time>2024-05-01 08:00:00Z</time><hdop>x</hdop></trkpt>
             <trkpt lat="1.2" lon="2.2"><time>2024-05-01T08:00:02Z</time></trkpt>
             </trkseg></trk></gpx>

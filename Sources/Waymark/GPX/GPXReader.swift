@@ -418,8 +418,19 @@ public final class GPXReader {
                 flushWarningsSoon = true
             }
             return t.date
+        case .failure(.leapSecond(let next)) where options.lenient:
+            // Lenient, a leap second is the second after it, as the NMEA reader dates it.
+            let (line, column) = tokenizer.location(ofAbsolute: start)
+            pendingWarnings.append(
+                GPXWarning(
+                    file: fileName, line: line, column: column,
+                    message:
+                        "<time> '\(s.trimmed.string.prefix(40))' is a leap second, which GPX's xsd:dateTime cannot hold; it is read as the second after it, \(ValueFormatting.iso8601(next)), as gpsd and Waymark's NMEA reader date one"
+                ))
+            flushWarningsSoon = true
+            return next
         case .failure(let failure):
-            // A leap second, a space for the T: the time is left out, the point kept (lenient).
+            // A space for the T, a month 13: the time is left out, the point kept (lenient).
             try badValue(at: start, "malformed <time> '\(s.trimmed.string.prefix(40))': \(failure.message)")
             return nil
         }

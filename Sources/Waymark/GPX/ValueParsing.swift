@@ -460,10 +460,15 @@ package enum ValueParsing {
         let endOfDay = hour == 24 && minute == 0 && second == 0 && fraction == 0
         guard hour < 24 || endOfDay else { return .failure(.range("hour")) }
         guard minute < 60 else { return .failure(.range("minute")) }
-        guard second < 60 else { return .failure(.range("second")) }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
-        return .success(DateTime(date: Date(timeIntervalSince1970: Double(seconds) + fraction), hadZone: hadZone))
+        let date = Date(timeIntervalSince1970: Double(seconds) + fraction)
+        guard second < 60 else {
+            // 23:59:60 UTC (in any zone) is a leap second, which xsd:dateTime cannot hold.
+            let utcMinute = ((hour * 60 + minute - offsetSeconds / 60) % 1440 + 1440) % 1440
+            return .failure(second == 60 && utcMinute == 1439 ? .leapSecond(date) : .range("second"))
+        }
+        return .success(DateTime(date: date, hadZone: hadZone))
     }
 
     /// The digits of a fraction of a second from `i`: their value, and where they end.
@@ -539,11 +544,17 @@ package enum ValueParsing {
     enum DateTimeFailure: Error {
         case format
         case range(String)
+        /// 23:59:60 UTC, a leap second, which `xsd:dateTime` (as POSIX time) cannot hold: with
+        /// the time of the second after it, as gpsd and the NMEA reader date one.
+        case leapSecond(Date)
 
         var message: String {
             switch self {
             case .format: return "expected an ISO 8601 date-time such as 2024-05-01T12:30:00Z"
             case .range(let field): return "the \(field) is out of range"
+            case .leapSecond(let next):
+                return
+                    "23:59:60 is a leap second, which GPX's xsd:dateTime cannot hold; --lenient reads it as the second after it, \(ValueFormatting.iso8601(next)), as gpsd and Waymark's NMEA reader date one"
             }
         }
     }

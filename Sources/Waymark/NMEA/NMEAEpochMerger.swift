@@ -48,6 +48,11 @@ struct NMEAFix: Sendable, Equatable {
 ///   epoch around it: an epoch's day is the one that puts its time nearest the dated
 ///   sentence's, so midnight is crossed both ways. Fixes before the first date wait for it (up
 ///   to ``pendingLimit``), then take the log's `# Date:` line, else stay undated.
+/// - A leap second (23:59:60) is an epoch of its own, one second after 23:59:59 and one before
+///   the next day's 00:00:00, as gpsd tells epochs by the receiver's `hhmmss`. Its fix is dated
+///   as the second after it (the next day's 00:00:00), as gpsd dates it: times here, as POSIX's
+///   and CoreLocation's, have no leap seconds. Such fixes are counted (``leapSecondFixes``) for
+///   the reader to say so.
 /// - DOPs and the count of satellites from GSA last until the next GSA, as in gpsd.
 /// - Accuracy: GST's one-sigma latitude, longitude and altitude errors, else GBS's.
 /// - A receiver in simulation mode (GGA quality 8, or the mode indicator `S` of RMC, GLL, GNS or
@@ -69,6 +74,9 @@ struct NMEAEpochMerger: ~Copyable {
     /// mode indicator `S` of RMC, GLL, GNS or VTG), left out; and the line of the first.
     private(set) var simulatedEpochs = 0
     private(set) var firstSimulatedLine: Int?
+    /// Fixes at a leap second (`hhmm60`), dated as the second after it, and the first one's line.
+    private(set) var leapSecondFixes = 0
+    private(set) var firstLeapSecondLine: Int?
     /// Whole 1024-week periods added to the receiver's dates (the GPS week rollover), when the
     /// log's `# Date:` line shows that its receiver counts weeks from an earlier period.
     private(set) var weekShift: Int?
@@ -177,7 +185,11 @@ struct NMEAEpochMerger: ~Copyable {
         }
         if let current = epoch.timeOfDay {
             var delta = abs(t - current)
-            delta = min(delta, 86_400_000_000_000 - delta)  // across midnight
+            // Across midnight. A leap second (23:59:60, a time of day of 86 400 s or more) is
+            // the day's last second: one before the next day's 00:00:00, not the same time.
+            let day: Int64 = 86_400_000_000_000
+            let length = max(t, current) >= day ? day + 1_000_000_000 : day
+            delta = min(delta, length - delta)
             if delta > 10_000_000 {
                 closeEpoch()
                 epoch.line = line
@@ -242,6 +254,10 @@ struct NMEAEpochMerger: ~Copyable {
         fillPoint(&fix.point, mode: mode)
         fix.followsLoss = lostSinceFix
         lostSinceFix = false
+        if let t = epoch.timeOfDay, Self.isLeapSecond(t) {
+            leapSecondFixes += 1
+            if firstLeapSecondLine == nil { firstLeapSecondLine = epoch.line }
+        }
         if anchor != nil || fix.timeOfDay == nil {
             fix.day = fix.timeOfDay.flatMap { Self.day(of: $0, anchor: anchor) }
             fix.point.time = fix.date
@@ -548,6 +564,10 @@ struct NMEAEpochMerger: ~Copyable {
         guard let v = NMEAField.number(f), v >= 0, v < 1e6 else { return nil }
         return v
     }
+
+    /// Whether the time of day `t` is in a leap second: 23:59:60, which
+    /// ``NMEAField/timeOfDay(_:)`` reads as 86 400 s (and its fraction) after midnight.
+    static func isLeapSecond(_ t: Int64) -> Bool { t >= 86_400_000_000_000 }
 
     /// Whether a sentence of time `t` speaks of the epoch of time `current` (or of one not yet
     /// timed).

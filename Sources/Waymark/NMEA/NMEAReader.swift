@@ -28,7 +28,8 @@
 /// further from the receiver's dates is taken for wrong, with a warning, and the receiver's dates
 /// are kept. Lines of gpsd JSON are skipped and counted. The epochs of a receiver in simulation
 /// mode (GGA quality 8, mode indicator `S`) are a simulator's positions: left out, counted in
-/// ``simulatedFixes``, and named in a warning.
+/// ``simulatedFixes``, and named in a warning. A leap second (23:59:60) is an epoch of its own,
+/// dated as the second after it as gpsd dates it, and named in a warning.
 public final class NMEAReader {
     public let fileName: String
     /// Sentences read (checked or unchecked), of any type.
@@ -188,6 +189,11 @@ public final class NMEAReader {
         if let line = merger.firstSimulatedLine {
             warn(
                 "\(merger.simulatedEpochs) fix(es) from a receiver in simulation mode (GGA quality 8, or mode indicator S) were left out: they are a simulator's positions, not the receiver's (gpsd marks them status 8); this is the first",
+                at: (line, 1))
+        }
+        if let line = merger.firstLeapSecondLine {
+            warn(
+                "\(merger.leapSecondFixes) fix(es) at a leap second (23:59:60) are dated as the second after it, the next day's 00:00:00, as gpsd dates them (times here have no leap seconds, as POSIX's and CoreLocation's have none); each stays a point of its own; this is the first",
                 at: (line, 1))
         }
         if merger.datedFromHeader > 0 {
