@@ -88,8 +88,11 @@ public struct GPSDEpoch: Sendable, Hashable {
 /// (`eph`, `epv`, `eps`, `epd`), the inverse of ``GPSDMapping``, so that a client that maps them
 /// back (`waymark record`) gets the trace's values.
 public enum GPSDServeEncoding {
-    /// The epoch of `event`'s fix for `device`.
-    public static func epoch(_ kind: SourceEvent.Kind, time fallback: Date, device: GPSDServedDevice) -> GPSDEpoch {
+    /// The epoch of `event`'s fix for `device`; `ownSentences`, when given, are its NMEA (the
+    /// log's own, ``GPSDRawNMEA``) instead of sentences made from the fix.
+    public static func epoch(
+        _ kind: SourceEvent.Kind, time fallback: Date, device: GPSDServedDevice, ownSentences: [UInt8]? = nil
+    ) -> GPSDEpoch {
         let sky: [UInt8]
         let tpv: [UInt8]
         let nmea: [UInt8]
@@ -110,7 +113,7 @@ public enum GPSDServeEncoding {
             tpv = o.finish()
             nmea = noFixSentences(time)
         }
-        return GPSDEpoch(time: time, nmea: nmea, sky: sky, tpv: tpv)
+        return GPSDEpoch(time: time, nmea: ownSentences ?? nmea, sky: sky, tpv: tpv)
     }
 
     /// `{"class":"TPV",…}` and CR LF for a fix.

@@ -33,6 +33,10 @@ public struct GPSDTraceFeed: GPSDServeFeed {
     private var filler = NoFixFiller()
     /// Seconds added to every time of the trace (`serve --now`).
     public var timeShift: TimeInterval = 0
+    /// An NMEA log's own sentences, sent to NMEA clients with each fix instead of sentences made
+    /// from it; the epochs without a fix that the feed adds then send none, since the log's own
+    /// come with the next fix.
+    public var rawNMEA: GPSDRawNMEA?
     /// Epochs without a fix still to send, then the event they precede.
     private var pending: [Duration] = []
     private var nextPending = 0
@@ -49,7 +53,11 @@ public struct GPSDTraceFeed: GPSDServeFeed {
             let offset = pending[nextPending]
             nextPending += 1
             let time = base.addingTimeInterval(Self.seconds(offset))
-            return (offset, GPSDServeEncoding.epoch(.noFix, time: time, device: device))
+            return (
+                offset,
+                GPSDServeEncoding.epoch(
+                    .noFix, time: time, device: device, ownSentences: rawNMEA.map { _ in [UInt8]() })
+            )
         }
         let event: SourceEvent
         if let held {
@@ -74,7 +82,11 @@ public struct GPSDTraceFeed: GPSDServeFeed {
             base = l.timestamp.addingTimeInterval(-Self.seconds(event.offset))
         }
         let fallback = base.addingTimeInterval(Self.seconds(event.offset))
-        return (event.offset, GPSDServeEncoding.epoch(kind, time: fallback, device: device))
+        var own: [UInt8]?
+        if let rawNMEA {
+            if case .fix = kind { own = rawNMEA.sentences(forFix: event.index) } else { own = [] }
+        }
+        return (event.offset, GPSDServeEncoding.epoch(kind, time: fallback, device: device, ownSentences: own))
     }
 
     private static func seconds(_ d: Duration) -> Double {

@@ -86,6 +86,66 @@ struct GPSDServeLiveTests {
         #expect(!pipe.stdoutText.contains("\"class\":\"TPV\""), "gpspipe -r asks for NMEA only")
     }
 
+    /// A receiver log of the test's own: a fix a second with GSV, a tunnel of epochs without a
+    /// fix, a comment, a gpsd JSON line, junk and a sentence with a wrong checksum, its lines
+    /// ended by LF, CR LF and CR alike. The log ends with a fix's epoch.
+    static func makeLog() -> String {
+        func sentence(_ body: String) -> String {
+            "$" + body + "*" + String(format: "%02X", body.utf8.reduce(UInt8(0), ^))
+        }
+        var lines: [String] = ["# Date: 2024-05-01", sentence("GPTXT,01,01,02,u-blox ag")]
+        for i in 0..<24 {
+            let t = String(format: "0800%02d.00", i)
+            let lat = String(format: "4807.%03d", 38 + i * 7)
+            let tunnel = (9..<15).contains(i)
+            if tunnel {
+                lines.append(sentence("GPRMC,\(t),V,,,,,,,010524,,,N"))
+                lines.append(sentence("GPGGA,\(t),,,,,0,00,99.99,,,,,,"))
+            } else {
+                lines.append(sentence("GPRMC,\(t),A,\(lat),N,01131.000,E,1.0,84.4,010524,,,A"))
+                lines.append(sentence("GPGGA,\(t),\(lat),N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"))
+            }
+            lines.append(sentence("GPGSV,2,1,05,05,45,120,40,07,30,200,35,13,10,300,,17,60,010,42"))
+            lines.append(sentence("GPGSV,2,2,05,21,05,090,"))
+            if i == 3 { lines.append(#"{"class":"TPV","mode":1}"#) }
+            if i == 5 { lines.append("garbage without a dollar") }
+            if i == 7 { lines.append(String(sentence("GPVTG,84.4,T,,M,1.0,N,1.9,K,A").dropLast(2)) + "00") }
+        }
+        var text = ""
+        for (n, line) in lines.enumerated() { text += line + ["\n", "\r\n", "\r"][n % 3] }
+        return text
+    }
+
+    /// An NMEA log's NMEA clients get its own sentences, as gpsfake passes them on: every
+    /// sentence with a good checksum, in order, the tunnel's and the satellites' included, each
+    /// with CR LF; not the comment, the JSON, the junk or the bad sentence. JSON clients still
+    /// get a TPV per fix.
+    @Test(.timeLimit(.minutes(45)))
+    func anNMEALogsClientsGetItsOwnSentences() async throws {
+        let directory = temporaryPath("-serve")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let trace = directory + "/receiver.nmea"
+        let log = Self.makeLog()
+        try log.write(toFile: trace, atomically: true, encoding: .utf8)
+        let expected = log.split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }).filter {
+            $0.hasPrefix("$") && !$0.hasPrefix("$GPVTG")
+        }.map(String.init)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max"])
+        defer { serve.tearDown() }
+        let raw = try await runUnblockedAsync(["gpspipe", "-r", "127.0.0.1:\(serve.port)"])
+        #expect(raw.status == 0, "\(raw.stderr)")
+        let received = raw.stdoutText.components(separatedBy: "\r\n").filter { $0.hasPrefix("$") }
+        #expect(received == expected, "\(serve.log())")
+        #expect(!raw.stdoutText.replacingOccurrences(of: "\r\n", with: "").contains("\r"), "CR LF only")
+        #expect(serve.log().contains("NMEA clients get the log's own sentences"), "\(serve.log())")
+        _ = await serve.finish(within: 120)
+
+        let again = try ServeHarness(trace: trace, ["--rate", "max"], ownsTraceDirectory: false)
+        defer { again.tearDown() }
+        let json = try await runUnblockedAsync(["gpspipe", "-w", "127.0.0.1:\(again.port)"])
+        #expect(Self.tpvs(json.stdoutText).filter { ($0["mode"] as? Int ?? 0) >= 2 }.count == 18, "\(again.log())")
+    }
+
     @Test(.timeLimit(.minutes(45)))
     func gpxloggerWritesTheSamePoints() async throws {
         let (trace, points) = try Self.makeTrace(count: 60)

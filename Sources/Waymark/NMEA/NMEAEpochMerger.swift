@@ -62,6 +62,13 @@ struct NMEAEpochMerger: ~Copyable {
     /// Fixes held while no date is known; beyond this many they go out undated.
     static let pendingLimit = 3600
 
+    /// When set, each fix's epoch lines are recorded in ``fixLines``, in the order the fixes go
+    /// out (`serve` passes a log's own sentences on; off on the reading path).
+    var recordsFixLines = false
+    /// Each fix's epoch: its first line, and the line after its last (the next epoch's first,
+    /// or `Int32.max` at the end of the log).
+    private(set) var fixLines: [(first: Int32, end: Int32)] = []
+
     /// The day the log says it was recorded (`# Date: 2019-03-14`), if it does.
     var recordedDay: Int?
     /// Fixes given a date from the `# Date:` line rather than from the receiver.
@@ -171,7 +178,7 @@ struct NMEAEpochMerger: ~Copyable {
 
     /// Ends the log: the last epoch closes and every held fix goes out.
     mutating func finish() {
-        closeEpoch()
+        closeEpoch(nextLine: nil)
         releasePending(force: true)
     }
 
@@ -191,7 +198,7 @@ struct NMEAEpochMerger: ~Copyable {
             let length = max(t, current) >= day ? day + 1_000_000_000 : day
             delta = min(delta, length - delta)
             if delta > 10_000_000 {
-                closeEpoch()
+                closeEpoch(nextLine: line)
                 epoch.line = line
                 epoch.started = true
             }
@@ -214,7 +221,8 @@ struct NMEAEpochMerger: ~Copyable {
         }
     }
 
-    private mutating func closeEpoch() {
+    /// Ends the epoch; `nextLine` begins the next one (nil: the log has ended).
+    private mutating func closeEpoch(nextLine: Int?) {
         defer { epoch = Epoch() }
         guard epoch.started else { return }
         if epoch.gsaMode != nil { satellitesFromGSA = epoch.gsaUsed > 0 ? epoch.gsaUsed : nil }
@@ -254,6 +262,7 @@ struct NMEAEpochMerger: ~Copyable {
         fillPoint(&fix.point, mode: mode)
         fix.followsLoss = lostSinceFix
         lostSinceFix = false
+        if recordsFixLines { fixLines.append((Int32(clamping: epoch.line), Int32(clamping: nextLine ?? Int.max))) }
         if let t = epoch.timeOfDay, Self.isLeapSecond(t) {
             leapSecondFixes += 1
             if firstLeapSecondLine == nil { firstLeapSecondLine = epoch.line }

@@ -44,6 +44,14 @@ public final class NMEAReader {
     @exclusivity(unchecked) public private(set) var fixes = 0
     /// Epochs of a receiver in simulation mode, left out (GGA quality 8, mode indicator `S`).
     public var simulatedFixes: Int { merger.simulatedEpochs }
+    /// When set before ``read(_:)``, each fix's epoch lines are recorded (``fixLines``).
+    public var recordsFixLines: Bool {
+        get { merger.recordsFixLines }
+        set { merger.recordsFixLines = newValue }
+    }
+    /// With ``recordsFixLines``: for each fix, in order, the first line of its epoch and the
+    /// line after its last (the next epoch's first; `Int32.max` when the log ends there).
+    public var fixLines: [(first: Int32, end: Int32)] { merger.fixLines }
     /// Always 0: a bad sentence is skipped, not a point (here for the same questions as
     /// ``GPXReader/droppedPoints``).
     public let droppedPoints = 0
