@@ -46,7 +46,7 @@ command -v bc >/dev/null 2>&1 || packages+=(bc)            # ../shared/tools/gps
 command -v ss >/dev/null 2>&1 || packages+=(iproute2)      # the same
 command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-pip)
 command -v chromium >/dev/null 2>&1 || packages+=(chromium)  # SVGBrowserTests: a headless screenshot
-command -v ogrinfo >/dev/null 2>&1 || packages+=(gdal-bin)   # GeoJSONGISCLITests: GDAL reads --only, --geojson-points
+command -v ogrinfo >/dev/null 2>&1 || packages+=(gdal-bin)   # GeoJSONGISCLITests, GDALDifferentialTests (ogr2ogr reads GPX)
 command -v gdb >/dev/null 2>&1 || packages+=(gdb)            # the stacks of a hung test process (below)
 if [ $busy = 1 ]; then command -v stress-ng >/dev/null 2>&1 || packages+=(stress-ng); fi  # --busy
 if [ ${#packages[@]} -gt 0 ]; then
