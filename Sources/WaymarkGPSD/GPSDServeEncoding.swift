@@ -91,7 +91,8 @@ public enum GPSDServeEncoding {
     /// The epoch of `event`'s fix for `device`; `ownSentences`, when given, are its NMEA (the
     /// log's own, ``GPSDRawNMEA``) instead of sentences made from the fix.
     public static func epoch(
-        _ kind: SourceEvent.Kind, time fallback: Date, device: GPSDServedDevice, ownSentences: [UInt8]? = nil
+        _ kind: SourceEvent.Kind, time fallback: Date, device: GPSDServedDevice, ownSentences: [UInt8]? = nil,
+        satellites: [GPSDSkyView.Satellite]? = nil
     ) -> GPSDEpoch {
         let sky: [UInt8]
         let tpv: [UInt8]
@@ -100,7 +101,7 @@ public enum GPSDServeEncoding {
         switch kind {
         case .fix(let location):
             time = location.timestamp
-            sky = skyLine(location, device: device.path)
+            sky = skyLine(location, device: device.path, satellites: satellites)
             tpv = tpvLine(location, device: device.path)
             nmea = sentences(location)
         case .noFix:
@@ -151,18 +152,36 @@ public enum GPSDServeEncoding {
         return o.finish()
     }
 
-    /// `{"class":"SKY",…}` and CR LF when the fix has DOPs, else nothing. gpsd 3.22 has no
-    /// satellite count without the satellites themselves, which a trace does not name.
-    static func skyLine(_ l: Location, device: String) -> [UInt8] {
+    /// `{"class":"SKY",…}` and CR LF when the fix has DOPs or `satellites` (an NMEA log's
+    /// GSV and GSA, ``GPSDSkyView``) are known, else nothing. gpsd 3.22 has no satellite count
+    /// without the satellites themselves, which a GPX trace does not name.
+    static func skyLine(_ l: Location, device: String, satellites: [GPSDSkyView.Satellite]? = nil) -> [UInt8] {
         let p = l.provenance
-        guard p.hdop != nil || p.vdop != nil || p.pdop != nil else { return [] }
+        guard p.hdop != nil || p.vdop != nil || p.pdop != nil || satellites != nil else { return [] }
         var o = JSONLine(class: "SKY")
         o.string("device", device)
         o.string("time", ValueFormatting.iso8601(l.timestamp))
         if let v = p.vdop { o.number("vdop", v, 2) }
         if let h = p.hdop { o.number("hdop", h, 2) }
         if let d = p.pdop { o.number("pdop", d, 2) }
-        o.raw("satellites", "[]")
+        guard let satellites else {
+            o.raw("satellites", "[]")
+            return o.finish()
+        }
+        o.raw("nSat", String(satellites.count))
+        o.raw("uSat", String(satellites.count { $0.used }))
+        var items: [String] = []
+        for s in satellites {
+            var list = JSONLine(members: "\"PRN\":\(s.prn)")
+            list.number("el", s.elevation, 1)
+            list.number("az", s.azimuth, 1)
+            list.number("ss", s.signalToNoise, 1)
+            list.bool("used", s.used)
+            list.raw("gnssid", String(s.gnssID))
+            list.raw("svid", String(s.svID))
+            items.append(list.object)
+        }
+        o.raw("satellites", "[" + items.joined(separator: ",") + "]")
         return o.finish()
     }
 
@@ -275,6 +294,12 @@ struct JSONLine {
         bytes = Array("{\"class\":\"\(name)\"".utf8)
         bytes.reserveCapacity(320)
     }
+
+    /// An object that begins with `members` (no class).
+    init(members: String) { bytes = Array(("{" + members).utf8) }
+
+    /// The object, closed, without CR LF.
+    var object: String { String(decoding: bytes + [UInt8(ascii: "}")], as: UTF8.self) }
 
     mutating func raw(_ key: String, _ value: String) {
         bytes += Array(",\"\(key)\":".utf8)

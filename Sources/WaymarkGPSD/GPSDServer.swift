@@ -37,6 +37,8 @@ public struct GPSDTraceFeed: GPSDServeFeed {
     /// from it; the epochs without a fix that the feed adds then send none, since the log's own
     /// come with the next fix.
     public var rawNMEA: GPSDRawNMEA?
+    /// The satellites the log's GSV and GSA name, for SKY (with ``rawNMEA``).
+    private var sky = GPSDSkyView()
     /// Epochs without a fix still to send, then the event they precede.
     private var pending: [Duration] = []
     private var nextPending = 0
@@ -83,10 +85,24 @@ public struct GPSDTraceFeed: GPSDServeFeed {
         }
         let fallback = base.addingTimeInterval(Self.seconds(event.offset))
         var own: [UInt8]?
+        var satellites: [GPSDSkyView.Satellite]?
         if let rawNMEA {
-            if case .fix = kind { own = rawNMEA.sentences(forFix: event.index) } else { own = [] }
+            if case .fix = kind {
+                let sentences = rawNMEA.sentences(forFix: event.index)
+                own = sentences
+                // The satellites as the log's GSV and GSA say them up to this fix.
+                for line in sentences.split(separator: 10) { sky.take(line.last == 13 ? line.dropLast() : line) }
+                // None reported is no SKY of its own, as gpsd reports none before a good GSV group.
+                satellites = sky.satellites.isEmpty ? nil : sky.satellites
+            } else {
+                own = []
+            }
         }
-        return (event.offset, GPSDServeEncoding.epoch(kind, time: fallback, device: device, ownSentences: own))
+        return (
+            event.offset,
+            GPSDServeEncoding.epoch(
+                kind, time: fallback, device: device, ownSentences: own, satellites: satellites)
+        )
     }
 
     private static func seconds(_ d: Duration) -> Double {

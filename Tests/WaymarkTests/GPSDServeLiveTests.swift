@@ -146,6 +146,63 @@ struct GPSDServeLiveTests {
         #expect(Self.tpvs(json.stdoutText).filter { ($0["mode"] as? Int ?? 0) >= 2 }.count == 18, "\(again.log())")
     }
 
+    /// Each SKY line of `text` that lists satellites, as one string per SKY: every satellite's
+    /// PRN, elevation, azimuth, ratio, whether used, gnssid and svid.
+    static func skyviews(_ text: String) -> [String] {
+        text.split(whereSeparator: \.isNewline).filter { $0.contains("\"class\":\"SKY\"") }.compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let satellites = object["satellites"] as? [[String: Any]], !satellites.isEmpty
+            else { return nil }
+            return satellites.map { s in
+                ["PRN", "el", "az", "ss", "used", "gnssid", "svid"].map { "\(s[$0] ?? "-")" }.joined(separator: " ")
+            }.joined(separator: "; ")
+        }
+    }
+
+    /// SKY's satellites from an NMEA log are gpsd's: for each of gpsd's own receiver logs, every
+    /// SKY that serve sends with satellites lists exactly the satellites of a SKY that gpsd 3.22
+    /// sent for the same log (its `.chk`): the same PRNs in the same order, elevations,
+    /// azimuths, ratios, used flags, gnssids and svids, across GPS, SBAS, GLONASS, Galileo,
+    /// BeiDou and QZSS and NMEA 4.10's signals. A log whose satellites gpsd reported before its
+    /// last fix gets them from serve too.
+    @Test(
+        .enabled(if: Paths.sharedAvailable, "needs ../shared (gpsd's logs and their .chk)"),
+        .timeLimit(.minutes(45)))
+    func skySatellitesAreGpsds() async throws {
+        let directory = Paths.corpus.appendingPathComponent("gpsd/release-3.22").path
+        let logs = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".log") }
+            .sorted()
+        #expect(logs.count >= 20)
+        var sent = 0
+        for log in logs {
+            // A log without a fix (a simulator's, garmin-geko201) is nothing to serve.
+            let reader = try NMEAReader(contentsOf: directory + "/" + log)
+            try reader.read { _ in }
+            guard reader.fixes > 0 else { continue }
+            let chk = try String(contentsOfFile: directory + "/" + log + ".chk", encoding: .utf8)
+            let serve = try ServeHarness(trace: directory + "/" + log, ["--rate", "max"], ownsTraceDirectory: false)
+            defer { serve.tearDown() }
+            let pipe = try await runUnblockedAsync(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
+            let ours = Self.skyviews(pipe.stdoutText)
+            let gpsds = Set(Self.skyviews(chk))
+            for view in ours where !gpsds.contains(view) {
+                Issue.record("\(log): serve sent satellites gpsd never did: \(view)")
+            }
+            // gpsd reported satellites before its last fix: serve, which sends them with fixes, must too.
+            let lines = chk.split(whereSeparator: \.isNewline)
+            let firstSky = lines.firstIndex { !Self.skyviews(String($0)).isEmpty }
+            let lastFix = lines.lastIndex { line in
+                Self.tpvs(String(line)).contains { ($0["mode"] as? Int ?? 0) >= 2 }
+            }
+            if let firstSky, let lastFix, firstSky < lastFix {
+                #expect(!ours.isEmpty, "\(log): gpsd reported satellites before its last fix; serve sent none")
+            }
+            sent += ours.count
+            _ = await serve.finish(within: 120)
+        }
+        #expect(sent > 500, "SKYs with satellites sent in all")
+    }
+
     @Test(.timeLimit(.minutes(45)))
     func gpxloggerWritesTheSamePoints() async throws {
         let (trace, points) = try Self.makeTrace(count: 60)

@@ -300,3 +300,60 @@ import Testing
         #expect(h.fillers(before: .seconds(86_400), segment: 0, isFix: true).count == 3600)
     }
 }
+
+/// ``GPSDSkyView``'s rules, one by one (`GPSDServeLiveTests.skySatellitesAreGpsds` holds them to
+/// gpsd's own output on its receiver logs).
+@Suite struct GPSDSkyViewTests {
+    static func sentence(_ body: String) -> [UInt8] {
+        Array(("$" + body + "*" + String(format: "%02X", body.utf8.reduce(UInt8(0), ^))).utf8)
+    }
+    static func view(_ bodies: [String]) -> GPSDSkyView {
+        var sky = GPSDSkyView()
+        for body in bodies { sky.take(sentence(body)) }
+        return sky
+    }
+    static func prns(_ sky: GPSDSkyView) -> [Int] { sky.satellites.map(\.prn) }
+
+    @Test func aGroupIsReportedWhenCompleteWithUsedSatellitesThatAreHeard() {
+        let gsa = "GPGSA,A,3,05,07,13,,,,,,,,,,1.5,0.9,1.2"
+        let first = "GPGSV,2,1,05,05,45,120,40,07,30,200,,13,10,300,35,17,60,010,42"
+        let second = "GPGSV,2,2,05,21,05,090,"
+        #expect(Self.view([gsa, first]).satellites.isEmpty, "part 1 of 2 is no report")
+        let sky = Self.view([gsa, first, second])
+        #expect(Self.prns(sky) == [5, 7, 13, 17, 21])
+        // 07 is named used but has no ratio: gpsd does not mark it.
+        #expect(sky.satellites.map(\.used) == [true, false, true, false, false])
+        #expect(sky.satellites.map(\.signalToNoise) == [40, 0, 35, 42, 0])
+    }
+
+    @Test func otherTalkersAddToGPSAndGPSStartsAgain() {
+        let gp = "GPGSV,1,1,02,05,45,120,40,07,30,200,33"
+        let gl = "GLGSV,1,1,02,66,18,048,,03,72,050,32"
+        let sky = Self.view([gp, gl])
+        #expect(Self.prns(sky) == [5, 7, 66, 67])
+        #expect(sky.satellites.map(\.gnssID) == [0, 0, 6, 6])
+        #expect(sky.satellites.map(\.svID) == [5, 7, 2, 3])
+        // A new cycle: the GPS group alone is not reported while GLONASS's is still to come.
+        let later = Self.view([gp, gl, "GPRMC,080001.00,V,,,,,,,010524,,,N", "GPGSV,1,1,01,09,10,100,20"])
+        #expect(Self.prns(later) == [5, 7, 66, 67])
+        let done = Self.view([
+            gp, gl, "GPRMC,080001.00,V,,,,,,,010524,,,N", "GPGSV,1,1,01,09,10,100,20", "GLGSV,1,1,01,70,10,10,",
+        ])
+        #expect(Self.prns(done) == [9, 70])
+    }
+
+    @Test func badGroupsClearAndNumbersMapAsGpsdMapsThem() {
+        #expect(Self.view(["GPGSV,1,1,02,05,45,000,40,07,30,000,33"]).satellites.isEmpty, "every azimuth 0")
+        #expect(
+            Self.view(["GPGSV,1,1,01,05,45,120,40", "GPGSV,1,1,01,05,45,120"]).satellites.map(\.prn) == [5],
+            "a malformed group clears what is being filled, not what was reported")
+        for (talker, number, expected) in [
+            ("GA", 5, (305, 2, 5)), ("GB", 5, (405, 3, 5)), ("BD", 14, (414, 3, 14)), ("QZ", 2, (194, 5, 2)),
+            ("GP", 40, (40, 1, 127)), ("GP", 70, (70, 6, 6)), ("GP", 205, (405, 3, 5)), ("GN", 12, (12, 0, 12)),
+            ("GP", 100, (0, 0, 0)),
+        ] {
+            let got = GPSDSkyView.prn(talker: talker, number: number)
+            #expect(got == expected, "\(talker) \(number)")
+        }
+    }
+}
