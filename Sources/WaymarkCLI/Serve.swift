@@ -205,11 +205,16 @@ extension WaymarkCommand {
                         let device = GPSDServedDevice(path: trace, activated: activated)
                         var feed = GPSDTraceFeed(source: source, device: device)
                         feed.timeShift = shift
-                        // An NMEA log's clients get its own sentences, as from gpsfake; with
-                        // --now, sentences made from the moved fixes (the log's carry its times).
-                        if !moveToNow, let raw = try GPSDRawNMEA(path: trace) {
+                        // An NMEA log's clients get its own sentences, as from gpsfake, and its
+                        // satellites in SKY; with --now, sentences made from the moved fixes (the
+                        // log's carry its times).
+                        if let raw = try GPSDRawNMEA(path: trace) {
                             feed.rawNMEA = raw
-                            log.post("waymark serve: NMEA clients get the log's own sentences, as gpsfake sends them")
+                            feed.passesSentences = !moveToNow
+                            if !moveToNow {
+                                log.post(
+                                    "waymark serve: NMEA clients get the log's own sentences, as gpsfake sends them")
+                            }
                         }
                         let host = listen.contains(":") ? "[\(listen)]" : listen
                         log.post(

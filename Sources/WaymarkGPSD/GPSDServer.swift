@@ -37,6 +37,9 @@ public struct GPSDTraceFeed: GPSDServeFeed {
     /// from it; the epochs without a fix that the feed adds then send none, since the log's own
     /// come with the next fix.
     public var rawNMEA: GPSDRawNMEA?
+    /// Whether NMEA clients get ``rawNMEA``'s sentences; when not (`serve --now`, whose moved
+    /// times the log's sentences would contradict), they only give SKY its satellites.
+    public var passesSentences = true
     /// The satellites the log's GSV and GSA name, for SKY (with ``rawNMEA``).
     private var sky = GPSDSkyView()
     /// Epochs without a fix still to send, then the event they precede.
@@ -58,7 +61,8 @@ public struct GPSDTraceFeed: GPSDServeFeed {
             return (
                 offset,
                 GPSDServeEncoding.epoch(
-                    .noFix, time: time, device: device, ownSentences: rawNMEA.map { _ in [UInt8]() })
+                    .noFix, time: time, device: device,
+                    ownSentences: passesSentences ? rawNMEA.map { _ in [UInt8]() } : nil)
             )
         }
         let event: SourceEvent
@@ -89,13 +93,13 @@ public struct GPSDTraceFeed: GPSDServeFeed {
         if let rawNMEA {
             if case .fix = kind {
                 let sentences = rawNMEA.sentences(forFix: event.index)
-                own = sentences
+                own = passesSentences ? sentences : nil
                 // The satellites as the log's GSV and GSA say them up to this fix.
                 for line in sentences.split(separator: 10) { sky.take(line.last == 13 ? line.dropLast() : line) }
                 // None reported is no SKY of its own, as gpsd reports none before a good GSV group.
                 satellites = sky.satellites.isEmpty ? nil : sky.satellites
             } else {
-                own = []
+                own = passesSentences ? [] : nil
             }
         }
         return (
