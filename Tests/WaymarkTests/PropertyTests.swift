@@ -155,8 +155,9 @@ import WaymarkGPSD
         nmea(fixes, labels: times(fixes, from: start).map(Label.init))
     }
 
-    /// ``nmea(_:from:)`` with each fix's time as the receiver writes it.
-    static func nmea(_ fixes: [Fix], labels: [Label]) -> String {
+    /// ``nmea(_:from:)`` with each fix's time as the receiver writes it. Without `rmc`, GGA alone,
+    /// which has no date: the log's `# Date:` line (the first fix's day) dates it.
+    static func nmea(_ fixes: [Fix], labels: [Label], rmc: Bool = true) -> String {
         func sentence(_ body: String) -> String {
             let sum = body.utf8.reduce(UInt8(0), ^)
             let hex = String(sum, radix: 16, uppercase: true)
@@ -174,6 +175,10 @@ import WaymarkGPSD
                 + String(repeating: "0", count: 6 - fraction.count) + fraction + "," + (e7 < 0 ? negative : positive)
         }
         var text = ""
+        if !rmc, let first = labels.first {
+            let (y, mo, d) = civil(first.day)
+            text += "# Date: \(y)-\(two(mo))-\(two(d))\n"
+        }
         for (fix, label) in zip(fixes, labels) {
             let (y, mo, d) = civil(label.day)
             let (h, m, s) = label.clock
@@ -181,7 +186,7 @@ import WaymarkGPSD
             let lat = angle(fix.lat7, degreesWidth: 2, positive: "N", negative: "S")
             let lon = angle(fix.lon7, degreesWidth: 3, positive: "E", negative: "W")
             let elevation = String(format: "%.2f", Double(fix.eleCm) / 100)
-            text += sentence("GPRMC,\(time),A,\(lat),\(lon),0.0,0.0,\(two(d))\(two(mo))\(two(y % 100)),,,A")
+            if rmc { text += sentence("GPRMC,\(time),A,\(lat),\(lon),0.0,0.0,\(two(d))\(two(mo))\(two(y % 100)),,,A") }
             text += sentence("GPGGA,\(time),\(lat),\(lon),1,08,0.9,\(elevation),M,0.0,M,,")
         }
         return text
@@ -270,6 +275,30 @@ import WaymarkGPSD
                 problems.expect(abs(point.coordinate.longitude - Double(fix.lon7) / 1e7) < 1e-9)
                 problems.expect(
                     point.time == Date(timeIntervalSince1970: Double(t)), "the whole date of \(Self.iso(t))")
+            }
+            return problems.list
+        }
+    }
+
+    /// A log of GGA alone, dated once by its `# Date:` line, keeps the whole date however long
+    /// it runs: each epoch is dated from the one before, across every midnight (gpsd's midnight
+    /// wrap). Its fixes once went back a day after midnight, or 12 hours after the first.
+    @Test func nmeaDatedOnlyByItsDateLineKeepsTheWholeDate() {
+        var property = Self.chunked
+        property.name = "nmea date line"
+        property.check { input in
+            let (fixes, start, cuts) = (input.fixes, input.start, input.cuts)
+            var problems = Problems()
+            let text = Self.nmea(fixes, labels: Self.times(fixes, from: start).map(Label.init), rmc: false)
+            guard let whole = try? Self.points(text), let cut = try? Self.points(text, cuts: cuts) else {
+                return ["the generated NMEA was refused"]
+            }
+            problems.expect(cut == whole, "the same points whatever the chunking")
+            problems.expect(whole.count == fixes.count, "\(text)")
+            for (point, t) in zip(whole, Self.times(fixes, from: start)) {
+                problems.expect(
+                    point.time == Date(timeIntervalSince1970: Double(t)),
+                    "the whole date of \(Self.iso(t)): \(point.time.map(ValueFormatting.iso8601) ?? "-")")
             }
             return problems.list
         }

@@ -269,6 +269,9 @@ struct NMEAEpochMerger: ~Copyable {
         }
         if anchor != nil || fix.timeOfDay == nil {
             fix.day = fix.timeOfDay.flatMap { Self.day(of: $0, anchor: anchor) }
+            // The next epoch is dated from this one, as gpsd's midnight wrap does: a log dated
+            // once (its `# Date:` line, a ZDA a minute) keeps its days however long it runs.
+            if let day = fix.day, let t = fix.timeOfDay { anchor = (day, t) }
             fix.point.time = fix.date
             if fix.timeOfDay == nil { undated += 1 }
             out.append(consume fix)
@@ -330,22 +333,29 @@ struct NMEAEpochMerger: ~Copyable {
     }
 
     /// Dates the held fixes with the date now known, or, when `force`d without one, with the
-    /// log's `# Date:` line, else leaves them undated.
+    /// log's `# Date:` line, else leaves them undated. Each is dated from its neighbour, as
+    /// gpsd's midnight wrap dates an epoch from the one before: backward from a receiver's date
+    /// that came after them, forward from the `# Date:` line's day at the first of them.
     private mutating func releasePending(force: Bool) {
         guard !pending.isEmpty else { return }
+        var forward = false
         if anchor == nil {
             guard force else { return }
             if let recordedDay, let first = pending.first?.timeOfDay {
                 anchor = (recordedDay, first)
                 datedFromHeader += pending.count
+                forward = true
             }
         }
-        for var fix in pending {
-            fix.day = fix.timeOfDay.flatMap { Self.day(of: $0, anchor: anchor) }
-            fix.point.time = fix.date
-            if fix.day == nil { undated += 1 }
-            out.append(fix)
+        var neighbour = anchor
+        for i in forward ? Array(pending.indices) : pending.indices.reversed() {
+            pending[i].day = pending[i].timeOfDay.flatMap { Self.day(of: $0, anchor: neighbour) }
+            if let day = pending[i].day, let t = pending[i].timeOfDay { neighbour = (day, t) }
+            pending[i].point.time = pending[i].date
+            if pending[i].day == nil { undated += 1 }
         }
+        if forward { anchor = neighbour }
+        for fix in pending { out.append(fix) }
         pending.removeAll(keepingCapacity: true)
     }
 
