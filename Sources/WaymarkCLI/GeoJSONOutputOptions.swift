@@ -4,7 +4,8 @@ import Waymark
 extension GeoJSONOptions.Kind: ExpressibleByArgument {}
 
 /// `--geojson-points`, `--only` and `--no-coordinate-properties`: GeoJSON for GIS tools, on
-/// every command that writes GeoJSON (render, sessions export, replay, record).
+/// every command that writes GeoJSON (render, sessions export, replay, record). Given without
+/// `--format` or an `-o` whose name says the format, they make the output GeoJSON.
 struct GeoJSONOutputOptions: ParsableArguments {
     @Flag(
         help:
@@ -37,10 +38,13 @@ struct GeoJSONOutputOptions: ParsableArguments {
         return names.joined(separator: ", ")
     }
 
-    /// A usage error when the options are given but the output is not GeoJSON.
+    /// A usage error when the options are given but `--format` or `-o`'s name asks for another
+    /// format (without either, they make the output GeoJSON).
     func check(geojson: Bool) throws {
         guard isGiven, !geojson else { return }
-        throw ValidationError("\(given): options of GeoJSON output; add --format geojson (or -o FILE.geojson)")
+        throw ValidationError(
+            "\(given): options of GeoJSON output, which --format or -o's name says this is not; leave those out (these options then write GeoJSON) or use --format geojson (or -o FILE.geojson)"
+        )
     }
 
     /// A usage error for `--only routes|waypoints` where the output is the locations an app

@@ -171,7 +171,7 @@ extension WaymarkCommand {
                 outputs: outputs,
                 protected: OutputSafety.inputs(app.scenario.map { [$0] } ?? [])
                     + (storage.noStore ? [] : OutputSafety.store(storage.location.path)))
-            let resolved = try OutputFormat.resolve(format, output: output)
+            let resolved = try OutputFormat.resolve(format, output: output, geojsonAsked: geojson.isGiven)
             try geojson.check(geojson: resolved == .geojson)
             try geojson.checkDelivered()
         }
@@ -211,7 +211,7 @@ extension WaymarkCommand {
             var scenario = try app.checkedScenario(loading: file)
             let logger = !app.isAnyGiven && !simulatedApp
             if logger { scenario = Scenario.logger(scenario) }
-            let format = try OutputFormat.resolve(self.format, output: output)
+            let format = try OutputFormat.resolve(self.format, output: output, geojsonAsked: geojson.isGiven)
             let (host, port) = try Self.endpoint(gpsd)
             let epoch = Date()  // the wall-clock instant of offset zero, read once at the edge
             let simulation = Simulation(scenario: scenario, epoch: epoch)

@@ -76,7 +76,7 @@ extension WaymarkCommand {
 
         /// `--format`, else what `-o`'s extension names, else text.
         var format: Format {
-            formatOption ?? output.flatMap { Self.format(named: $0) } ?? .text
+            formatOption ?? output.flatMap { Self.format(named: $0) } ?? (geojson.isGiven ? .geojson : .text)
         }
 
         /// The format an output file's extension names, if it is one render writes.

@@ -152,7 +152,8 @@ extension WaymarkCommand {
                     throw ValidationError("--upload-dir \(uploadDir) is not a directory")
                 }
             }
-            try geojson.check(geojson: (try? OutputFormat.resolve(format, output: output)) == .geojson)
+            try geojson.check(
+                geojson: (try? OutputFormat.resolve(format, output: output, geojsonAsked: geojson.isGiven)) == .geojson)
             try geojson.checkDelivered()
             if let rate, RateText.parse(rate) == nil {
                 throw ValidationError("--rate must be \(RateText.expected)")
@@ -256,7 +257,7 @@ extension WaymarkCommand {
             let session = try storage.begin(
                 kind: .replay, source: trace, scenarioPath: app.scenario, epoch: epoch,
                 mode: paced ? .durable : .batched(8192))
-            let format = try OutputFormat.resolve(self.format, output: output)
+            let format = try OutputFormat.resolve(self.format, output: output, geojsonAsked: geojson.isGiven)
             let liveGPX = try OutputFormat.liveGPX(
                 format: format, output: output, gpx: nil, name: "Waymark replay of \(trace)")
             let outputs = try RunOutputs(

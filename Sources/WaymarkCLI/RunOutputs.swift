@@ -70,7 +70,9 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
     /// `--format`, else what `-o`'s extension names, else text; a `--format` that contradicts
     /// the extension, or an extension of a format runs do not write (`.svg`), is a usage error.
-    static func resolve(_ format: OutputFormat?, output: String?) throws -> OutputFormat {
+    /// The output's format: `--format`, else `-o`'s name, else GeoJSON when an option of GeoJSON
+    /// output (`--geojson-points`, `--only`, `--no-coordinate-properties`) asks for it, else text.
+    static func resolve(_ format: OutputFormat?, output: String?, geojsonAsked: Bool = false) throws -> OutputFormat {
         try OutputName.refuseUnknown(
             output, formatGiven: format != nil,
             writes: "text (.txt), NDJSON (.ndjson), GeoJSON (.geojson, .json) or GPX (.gpx)")
@@ -87,7 +89,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
                 "--format \(format.rawValue) and -o \(output!) disagree: the file's name says \(named.rawValue); change one"
             )
         }
-        return format ?? named ?? .text
+        return format ?? named ?? (geojsonAsked ? .geojson : .text)
     }
 
     /// The live GPX writer of a run: with `--format gpx`, to `-o` (a file complete after every

@@ -92,18 +92,41 @@ struct GeoJSONGISCLITests {
         #expect(delivered.stdoutText.contains("appState: String"), "\(delivered.stdoutText)")
     }
 
-    @Test func theOptionsNeedGeoJSONAndALineForDelivered() throws {
-        let wrongFormat = try waymark(["render", Self.segments, "--geojson-points", "-f", "gpx"])
-        #expect(
-            wrongFormat.status == 64 && wrongFormat.stderr.contains("add --format geojson"), "\(wrongFormat.stderr)")
-        let replayText = try waymark(["replay", Self.walk, "--no-store", "--only", "tracks"])
-        #expect(replayText.status == 64 && replayText.stderr.contains("--only"), "\(replayText.stderr)")
+    /// Given alone, the options make the output GeoJSON (issue 29: "`--geojson-points` implies
+    /// GeoJSON"), on standard output as in a file of any name; `--format` or an `-o` whose name
+    /// says another format is a usage error that says what to do, checked before anything runs.
+    @Test func theOptionsMakeGeoJSONUnlessTheFormatSaysOtherwise() throws {
+        for command in [
+            ["render", Self.segments, "--geojson-points"],
+            ["replay", Self.walk, "--no-store", "--end", "1m", "--quiet", "--only", "tracks"],
+        ] {
+            let r = try waymark(command)
+            #expect(r.status == 0, "\(command): \(r.stderr)")
+            let object = try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any]
+            let features = object?["features"] as? [[String: Any]] ?? []
+            #expect(object?["type"] as? String == "FeatureCollection" && !features.isEmpty, "\(command)")
+            if command.contains("--geojson-points") {
+                #expect(features.allSatisfy { ($0["geometry"] as? [String: Any])?["type"] as? String == "Point" })
+            }
+        }
+        let unnamed = temporaryPath("")
+        #expect(try waymark(["render", Self.segments, "--geojson-points", "-o", unnamed]).status == 0)
+        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: unnamed)))
+        #expect((written as? [String: Any])?["type"] as? String == "FeatureCollection", "a file without an extension")
+
+        let said = "options of GeoJSON output, which --format or -o's name says this is not"
+        for command in [
+            ["render", Self.segments, "--geojson-points", "-f", "gpx"],
+            ["render", Self.segments, "--only", "tracks", "-o", temporaryPath(".gpx")],
+            ["sessions", "export", "1", "--format", "gpx", "--no-coordinate-properties"],
+            ["record", "--gpsd", "localhost:1", "--geojson-points", "-o", temporaryPath(".ndjson")],
+            ["replay", Self.walk, "--no-store", "--only", "tracks", "-f", "text"],
+        ] {
+            let r = try waymark(command)
+            #expect(r.status == 64 && r.stderr.contains(said), "\(command): \(r.stderr)")
+        }
         let routes = try waymark(["replay", Self.walk, "--no-store", "--format", "geojson", "--only", "routes"])
         #expect(routes.status == 64 && routes.stderr.contains("are one track"), "\(routes.stderr)")
-        let export = try waymark(["sessions", "export", "1", "--format", "gpx", "--no-coordinate-properties"])
-        #expect(export.status == 64, "\(export.stderr)")
-        let record = try waymark(["record", "--gpsd", "localhost:1", "--geojson-points"])
-        #expect(record.status == 64 && record.stderr.contains("add --format geojson"), "\(record.stderr)")
     }
 
     @Test func helpNamesTheOptions() throws {
