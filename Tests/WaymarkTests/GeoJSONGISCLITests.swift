@@ -129,6 +129,29 @@ struct GeoJSONGISCLITests {
         #expect(routes.status == 64 && routes.stderr.contains("are one track"), "\(routes.stderr)")
     }
 
+    /// A gpsd capture's `eph` and `epv` reach its points' properties, every digit, as a
+    /// delivered location's accuracies do (issue 29: "gpsd's eph/epv in point properties").
+    @Test func aCapturesErrorsAreItsPointsAccuracies() throws {
+        let capture = temporaryPath(".json")
+        try """
+        {"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}
+        {"class":"TPV","device":"/dev/ttyACM0","mode":3,"time":"2024-05-01T08:00:00.000Z","lat":48.1,"lon":11.5,"altMSL":520.5,"eph":0.014,"epv":3.25}
+        {"class":"TPV","device":"/dev/ttyACM0","mode":2,"time":"2024-05-01T08:00:01.000Z","lat":48.1001,"lon":11.5001,"eph":12.5}
+
+        """.write(toFile: capture, atomically: true, encoding: .utf8)
+        let r = try waymark(["render", capture, "--geojson-points"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let object = try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any]
+        let properties = (object?["features"] as? [[String: Any]] ?? []).map {
+            $0["properties"] as? [String: Any] ?? [:]
+        }
+        #expect(properties.count == 2)
+        #expect(properties.first?["horizontalAccuracy"] as? Double == 0.014, "\(properties)")
+        #expect(properties.first?["verticalAccuracy"] as? Double == 3.25, "\(properties)")
+        #expect(properties.last?["horizontalAccuracy"] as? Double == 12.5, "\(properties)")
+        #expect(properties.last?["verticalAccuracy"] == nil, "a 2D fix has no vertical accuracy")
+    }
+
     @Test func helpNamesTheOptions() throws {
         for command in [["render"], ["replay"], ["record"], ["sessions", "export"]] {
             let help = try waymark(command + ["--help"]).stdoutText

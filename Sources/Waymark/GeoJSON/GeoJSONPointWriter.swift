@@ -17,6 +17,9 @@
 /// - `time` (ISO 8601, UTC, milliseconds), `ele` (metres, as the file gives it);
 /// - `speed` (m/s) and `course` (degrees), given or from the extensions; `hdop`, `vdop`, `pdop`,
 ///   `sat`, `fix`; `heart`, `cad`, `atemp`, `power` from the known extensions;
+/// - `horizontalAccuracy` and `verticalAccuracy` (metres): a point's own accuracy, where its
+///   source gives one (a gpsd capture's `eph` and `epv`, an NMEA log's GST, Apple Health's
+///   `hAcc` and `vAcc`);
 /// - a waypoint's `name`, `cmt`, `desc`, `sym` and `type`;
 /// - for a delivered location (``beginDelivered()``): `index` (the fix's number in its source),
 ///   `segment`, `appState`, `reason`, `horizontalAccuracy`, and where valid `verticalAccuracy`,
@@ -196,6 +199,10 @@ public final class GeoJSONPointWriter {
         appendNumber("hdop", p.hdop, decimals: 2, to: o)
         appendNumber("vdop", p.vdop, decimals: 2, to: o)
         appendNumber("pdop", p.pdop, decimals: 2, to: o)
+        // The point's own accuracy (a gpsd capture's eph and epv, an NMEA log's GST, Apple
+        // Health's hAcc and vAcc), with the precision it came with: a delivered location's keys.
+        if let h = p.horizontalAccuracy, h >= 0 { appendAccuracy("horizontalAccuracy", h, to: o) }
+        if let v = p.verticalAccuracy, v > 0 { appendAccuracy("verticalAccuracy", v, to: o) }
         if let s = p.satellites { appendInt("sat", s, to: o) }
         appendString("fix", p.fix?.rawValue, to: o)
         appendNumber("heart", e.heartRate, decimals: 0, to: o)
