@@ -320,3 +320,25 @@ import WaymarkUIKit
         _ = await reader.result
     }
 }
+
+/// `CLLocationCoordinate2DIsValid` as Apple's page states it: a coordinate is invalid when its
+/// latitude is above 90 or below −90 degrees, or its longitude above 180 or below −180; the
+/// poles and the antimeridian themselves are valid (mutation m64 survived without this test).
+@Suite struct CoordinateValidityTests {
+    @Test func theBoundsThemselvesAreValidAndBeyondThemNot() {
+        for (latitude, longitude) in [(90.0, 180.0), (-90.0, -180.0), (0.0, 180.0), (0.0, -180.0), (90.0, 0.0), (0, 0)]
+        {
+            #expect(
+                CLLocationCoordinate2DIsValid(CLLocationCoordinate2DMake(latitude, longitude)),
+                "\(latitude), \(longitude)")
+        }
+        for (latitude, longitude) in [
+            (90.000001, 0.0), (-90.000001, 0.0), (0.0, 180.000001), (0.0, -180.000001), (.nan, 0), (0, .nan),
+            (kCLLocationCoordinate2DInvalid.latitude, kCLLocationCoordinate2DInvalid.longitude),
+        ] {
+            #expect(
+                !CLLocationCoordinate2DIsValid(CLLocationCoordinate2DMake(latitude, longitude)),
+                "\(latitude), \(longitude)")
+        }
+    }
+}

@@ -44,6 +44,27 @@ struct ReplayCLITests {
         #expect(out.contains("arrived while away: 12"))
     }
 
+    /// Offsets do not wrap at a day: an event 25 hours into a run is `+25:00:00`, not `+1:00:00`
+    /// (mutation m55 survived without this test).
+    @Test func offsetsPastADayKeepTheirHours() throws {
+        let trace = temporaryPath(".gpx")
+        try """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+        <trkpt lat="48.1" lon="11.5"><time>2024-05-01T08:00:00Z</time></trkpt>
+        <trkpt lat="48.1001" lon="11.5001"><time>2024-05-01T08:00:01Z</time></trkpt>
+        <trkpt lat="48.1002" lon="11.5002"><time>2024-05-02T10:00:00Z</time></trkpt>
+        </trkseg></trk></gpx>
+        """.write(toFile: trace, atomically: true, encoding: .utf8)
+        let r = try waymark(["replay", trace, "--rate", "max", "--no-store", "--background-at", "25h"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let text = r.stdoutText + r.stderr
+        #expect(text.contains("+25:00:00  app: active → inactive (userLeft)"), "\(text)")
+        #expect(text.contains("+25:00:05  app: background → suspended (idle)"), "\(text)")
+        #expect(!text.contains("+1:00:0"), "\(text)")
+        #expect(text.contains("over 26:00:00"), "\(text)")
+    }
+
     @Test func theSameRunTwiceGivesTheSameAuditBytes() throws {
         var logs: [Data] = []
         for _ in 0..<2 {
