@@ -381,14 +381,19 @@ public final class GPXReader {
 
     /// A bad value of a point (not its position): strict, an error; lenient, a warning, and only
     /// the value is left out: the point is kept.
-    private func badValue(at absolute: Int, _ message: String) throws {
+    /// A warning at the byte `absolute`, reported with the events around it.
+    private func warn(at absolute: Int, _ message: String) {
         let (line, column) = tokenizer.location(ofAbsolute: absolute)
+        pendingWarnings.append(GPXWarning(file: fileName, line: line, column: column, message: message))
+        flushWarningsSoon = true
+    }
+
+    private func badValue(at absolute: Int, _ message: String) throws {
         guard options.lenient else {
+            let (line, column) = tokenizer.location(ofAbsolute: absolute)
             throw GPXError(code: .invalidValue, file: fileName, line: line, column: column, message: message)
         }
-        pendingWarnings.append(
-            GPXWarning(file: fileName, line: line, column: column, message: message + "; the value is left out"))
-        flushWarningsSoon = true
+        warn(at: absolute, message + "; the value is left out")
     }
 
     private func readInteger(_ what: String, point: inout PointProblem?) throws -> Int? {
@@ -408,26 +413,17 @@ public final class GPXReader {
         case .success(let t):
             if !t.hadZone && !warnedNoZone {
                 warnedNoZone = true
-                let (line, column) = tokenizer.location(ofAbsolute: start)
-                pendingWarnings.append(
-                    GPXWarning(
-                        file: fileName, line: line, column: column,
-                        message:
-                            "time '\(s.trimmed.string)' has no zone; it is taken as UTC (further ones are not reported)"
-                    ))
-                flushWarningsSoon = true
+                warn(
+                    at: start,
+                    "time '\(s.trimmed.string)' has no zone; it is taken as UTC (further ones are not reported)")
             }
             return t.date
         case .failure(.leapSecond(let next)) where options.lenient:
             // Lenient, a leap second is the second after it, as the NMEA reader dates it.
-            let (line, column) = tokenizer.location(ofAbsolute: start)
-            pendingWarnings.append(
-                GPXWarning(
-                    file: fileName, line: line, column: column,
-                    message:
-                        "<time> '\(s.trimmed.string.prefix(40))' is a leap second, which GPX's xsd:dateTime cannot hold; it is read as the second after it, \(ValueFormatting.iso8601(next)), as gpsd and Waymark's NMEA reader date one"
-                ))
-            flushWarningsSoon = true
+            warn(
+                at: start,
+                "<time> '\(s.trimmed.string.prefix(40))' is a leap second, which GPX's xsd:dateTime cannot hold; it is read as the second after it, \(ValueFormatting.iso8601(next)), as gpsd and Waymark's NMEA reader date one"
+            )
             return next
         case .failure(let failure):
             // A space for the T, a month 13: the time is left out, the point kept (lenient).
