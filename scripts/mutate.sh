@@ -102,6 +102,13 @@ while IFS=$'\t' read -r id module file original replacement class effect; do
     if [ ${#ids[@]} -gt 0 ] && [[ ! " ${ids[*]} " =~ " $id " ]]; then continue; fi
     started=$SECONDS
     target="$tree/$file"
+    if [ ! -f "$target" ]; then
+        # The file was moved or renamed: stale, like a text no longer found.
+        stale=$((stale + 1))
+        printf '%s\t%s\t%s\t%s\n' "$id" stale 0 "$file no longer exists" >>"$results"
+        printf 'mutate.sh: %-4s %-11s %4ss  %s (%s)\n' "$id" stale 0 "$module" "$class" >&2
+        continue
+    fi
     cp "$target" "$work/original.swift"
     if ! apply "$target" "$original" "$replacement"; then
         outcome=stale first="original text not found once in $file"

@@ -122,3 +122,23 @@ import Testing
         #expect(checked == 200_000)
     }
 }
+
+/// Mutation m05 survived without these: a step across the antimeridian, either way, and a point
+/// between two on either side of it, stay within −180…180 and land where the geodesic says.
+@Suite struct AntimeridianStepTests {
+    @Test func aStepAcrossTheAntimeridianIsWrappedBothWays() {
+        for (longitude, bearing) in [(-179.9995, 270.0), (179.9995, 90.0), (-179.9, 240.0), (179.9, 60.0)] {
+            let start = Coordinate(latitude: 10, longitude: longitude)
+            let end = Geodesic.destination(from: start, bearing: bearing, distance: 1000)
+            #expect((-180...180).contains(end.longitude), "\(longitude) \(bearing): \(end)")
+            #expect(abs(Geodesic.distance(start, end) - 1000) < 0.01, "\(longitude) \(bearing): \(end)")
+        }
+        let west = Coordinate(latitude: 0, longitude: 179.999)
+        let east = Coordinate(latitude: 0, longitude: -179.999)
+        for fraction in [0.25, 0.5, 0.75] {
+            let between = Geodesic.interpolate(west, east, fraction: fraction)
+            #expect((-180...180).contains(between.longitude), "\(fraction): \(between)")
+            #expect(abs(Geodesic.distance(west, between) - fraction * Geodesic.distance(west, east)) < 0.01)
+        }
+    }
+}
