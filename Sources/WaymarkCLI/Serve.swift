@@ -24,11 +24,16 @@ extension WaymarkCommand {
                 them. A GPX file plays on its own times; an untimed track or a route plays at \
                 --speed, as replay lays it out; an NMEA log plays epoch by epoch.
 
-                Each fix goes out as a SKY report (when the trace has DOPs) and a TPV report, \
-                with the trace's own times, to clients that ask for JSON \
-                (?WATCH={"enable":true,"json":true}); clients that ask for NMEA or raw data \
-                (gpspipe -r) get GGA, GSA and RMC sentences made from the fix. VERSION, DEVICES, \
-                DEVICE, WATCH and POLL are answered, malformed requests get gpsd's ERROR replies.
+                Each fix goes out as a TPV report, with the trace's own times (--now moves them \
+                to the present), and a SKY report when the trace has DOPs or satellites (an \
+                NMEA log's GSV, listed as gpsd lists them), to clients that ask for JSON \
+                (?WATCH={"enable":true,"json":true}). While the trace \
+                has no fix (an NMEA epoch without one, a break between segments, a gap in \
+                time), TPVs with mode 1 go out at the receiver's rate, so that a client's "no \
+                fix" path can be tested. Clients that ask for NMEA or raw data (gpspipe -r) get \
+                an NMEA log's own sentences, as gpsfake sends them, and for other traces (or \
+                with --now) GGA, GSA and RMC sentences made from the fix. VERSION, DEVICES, DEVICE, WATCH and \
+                POLL are answered, malformed requests get gpsd's ERROR replies.
 
                 The trace starts when the first client enables watching; clients that come later \
                 join it where it is. --rate 1 plays in real time, --rate N N times faster, \
