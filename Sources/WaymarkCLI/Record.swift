@@ -40,8 +40,9 @@ extension WaymarkCommand {
                 Every fix the app receives is committed to the session store (--store, or \
                 $XDG_DATA_HOME/waymark/waymark.sqlite) before it is shown: a crash, a kill -9 or a \
                 power loss loses nothing that was printed. --format gpx (or -o FILE.gpx) writes \
-                GPX 1.1 as fixes arrive, a file complete after every point (--gpx FILE does the \
-                same beside another --format); `waymark repair` mends one cut short. A recording \
+                GPX 1.1 as fixes arrive: a reader opening the file at any moment finds it complete, \
+                and one that keeps it open keeps the version it opened (--gpx FILE does the same \
+                beside another --format); `waymark repair` mends a GPX another logger cut short. A recording \
                 that got no fix (the receiver never had one, or none passed --fix-min) leaves no \
                 session, and its summary says so; --keep-empty keeps it. --label names the session.
 

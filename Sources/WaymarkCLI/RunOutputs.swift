@@ -195,10 +195,16 @@ final class RunOutputs: SimulationObserver {
                 do { try writer.addDelivered(stored) } catch { streamError = error }
             }
         }
-        if let session {
-            let commit: () throws -> Void = {
-                session.commit()
-                if let failure = session.failure { throw failure }
+        // In virtual time the live GPX is published in blocks too, each before the lines that
+        // show its points.
+        if !live { liveGPX?.publishThreshold = 1 << 20 }
+        if session != nil || (liveGPX != nil && !live) {
+            let commit: () throws -> Void = { [session, liveGPX] in
+                if let session {
+                    session.commit()
+                    if let failure = session.failure { throw failure }
+                }
+                try liveGPX?.publishPending()
             }
             console.beforeWrite = commit
             if output == nil { sink.beforeWrite = commit }
@@ -257,6 +263,8 @@ final class RunOutputs: SimulationObserver {
         }
         // A commit that failed inside an output's flush is seen here.
         if let failure = session?.failure { fail(failure) }
+        // The live GPX publishes what waits before any line that shows it is written.
+        do { try liveGPX?.close() } catch { if recordingFailure == nil { fail(error) } }
         if recordingFailure != nil {
             // Lines still buffered may report events of the transaction that failed.
             console.discardPending()
@@ -264,7 +272,6 @@ final class RunOutputs: SimulationObserver {
         }
         console.beforeWrite = nil
         sink.beforeWrite = nil
-        do { try liveGPX?.close() } catch { if recordingFailure == nil { fail(error) } }
         var summary = summary
         let fixes = simulation.summary.fixes - simulation.summary.count(FixReason.noFix)
         let discarded = noFixReason != nil && fixes == 0 && recordingFailure == nil && storeError == nil

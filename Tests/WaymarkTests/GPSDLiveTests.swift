@@ -184,6 +184,43 @@ struct GPSDLiveTests {
         #expect(r.stdoutText.contains("Recording of gpsd at localhost:\(h.gpsdPort)"), "\(r.stdoutText)")
         #expect(r.stdoutText.contains("  UI  48.137"))
     }
+
+    /// A reader of `record -o live.gpx` reads a complete document whenever it opens the file,
+    /// even one that keeps the file open while points arrive (issue 28, item 6): every read of
+    /// the file during the recording is strict GPX, and a held file is the one it opened.
+    @Test(.timeLimit(.minutes(45)))
+    func theLiveGPXIsCompleteWheneverItIsRead() async throws {
+        let h = try GPSDLiveHarness(log: "walk.nmea", rate: 10, loop: true)
+        defer { h.tearDown() }
+        let gpx = h.directory + "/live.gpx"
+        let recording = try h.startRecording(["-o", gpx], format: nil, app: false)
+        var reads = 0
+        var complete = 0
+        /// Reads the file whole, as a new reader: its points, or nil if it is not strict GPX.
+        func points() -> Int? {
+            guard let data = FileManager.default.contents(atPath: gpx) else { return nil }
+            reads += 1
+            guard let document = try? parseDocument(String(decoding: data, as: UTF8.self)) else { return nil }
+            complete += 1
+            return document.tracks.flatMap(\.segments).flatMap(\.points).count
+        }
+        #expect(await waitUntil(within: 120) { (points() ?? 0) >= 3 || !isRunning(recording.pid) })
+        let opened = try #require(FileManager.default.contents(atPath: gpx).map { Array($0) })
+        let held = try LiveGPXReadingTests.SlowReader(gpx)
+        held.read(opened.count - 40)
+        let before = try LiveGPXReadingTests.points(in: opened)
+        #expect(await waitUntil(within: 120) { (points() ?? 0) >= before + 5 || !isRunning(recording.pid) })
+        held.readToEnd()
+        kill(recording.pid, SIGINT)
+        let r = try await h.finish(recording)
+        #expect(r.status == 0, "\(r.stderr)")
+        let unchanged = held.bytes == opened
+        #expect(unchanged, "the file held open changed under its reader")
+        #expect(reads > 2 && complete == reads, "\(reads - complete) of \(reads) reads were not complete GPX")
+        #expect((points() ?? 0) >= before + 5)
+        let hidden = try FileManager.default.contentsOfDirectory(atPath: h.directory).filter { $0.hasPrefix(".") }
+        #expect(hidden.isEmpty, "the recording left \(hidden)")
+    }
 }
 
 /// A feeder, a private gpsd reading from it, and `waymark record`.

@@ -40,6 +40,8 @@ import Glibc
 @_exported import func Glibc.mkstemp
 @_exported import func Glibc.fstat
 @_exported import func Glibc.lstat
+@_exported import func Glibc.realpath
+@_exported import func Glibc.free
 @_exported import func Glibc.getenv
 @_exported import func Glibc.strerror
 @_exported import func Glibc.strtod
@@ -75,6 +77,7 @@ import Glibc
 @_exported import var Glibc.S_IFMT
 @_exported import var Glibc.S_IFREG
 @_exported import var Glibc.S_IFDIR
+@_exported import var Glibc.S_IFLNK
 @_exported import var Glibc.LOCK_EX
 @_exported import var Glibc.LOCK_SH
 @_exported import var Glibc.LOCK_NB
