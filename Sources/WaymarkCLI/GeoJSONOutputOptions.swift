@@ -3,9 +3,10 @@ import Waymark
 
 extension GeoJSONOptions.Kind: ExpressibleByArgument {}
 
-/// `--geojson-points`, `--only` and `--no-coordinate-properties`: GeoJSON for GIS tools, on
-/// every command that writes GeoJSON (render, sessions export, replay, record). Given without
-/// `--format` or an `-o` whose name says the format, they make the output GeoJSON.
+/// `--geojson-points`, `--only`, `--no-coordinate-properties`, and for web maps `--precision`,
+/// `--2d`, `--simplify`, `--summary-properties` and `--simplestyle`: GeoJSON for GIS tools and
+/// the web, on every command that writes GeoJSON (render, sessions export, replay, record).
+/// Given without `--format` or an `-o` whose name says the format, they make the output GeoJSON.
 struct GeoJSONOutputOptions: ParsableArguments {
     @Flag(
         help:
@@ -22,12 +23,64 @@ struct GeoJSONOutputOptions: ParsableArguments {
     @Flag(help: "GeoJSON: leave the per-point arrays (properties.coordinateProperties) out of line features.")
     var noCoordinateProperties = false
 
+    @Option(
+        help: ArgumentHelp(
+            "GeoJSON: decimals of longitudes and latitudes, 0 to 7 (default 7, about 1 cm; 6 is about 10 cm, 5 about 1 m); elevations get at most 3.",
+            valueName: "decimals"))
+    var precision: Int?
+
+    @Flag(name: .customLong("2d"), help: "GeoJSON: positions without elevations ([longitude, latitude]).")
+    var twoD = false
+
+    @Option(
+        help: ArgumentHelp(
+            "GeoJSON: simplify lines (Douglas-Peucker) so that no point left out lies more than this many metres from the line kept; summaries and bounds keep every point.",
+            valueName: "metres"))
+    var simplify: Double?
+
+    @Flag(
+        help:
+            "GeoJSON: give each track and route its length, duration, movingTime, ascent, descent, startTime and endTime as properties (for a web map's popups); its bbox is its bounds."
+    )
+    var summaryProperties = false
+
+    @Flag(
+        help:
+            "GeoJSON: simplestyle properties (as GitHub, Mapbox and geojson.io draw them): a colour per track or route, a small marker per waypoint."
+    )
+    var simplestyle = false
+
     var options: GeoJSONOptions {
-        GeoJSONOptions(points: geojsonPoints, only: only, coordinateProperties: !noCoordinateProperties)
+        GeoJSONOptions(
+            points: geojsonPoints, only: only, coordinateProperties: !noCoordinateProperties,
+            positions: GeoJSONPositionFormat(decimals: min(max(precision ?? 7, 0), 7), elevations: !twoD),
+            simplify: simplify, summary: summaryProperties, style: simplestyle)
+    }
+
+    func validate() throws {
+        if let precision, !(0...7).contains(precision) {
+            throw ValidationError(
+                "--precision \(precision): give 0 to 7 decimals (7 is about a centimetre, more says nothing a receiver measured)"
+            )
+        }
+        if let simplify, !(simplify.isFinite && simplify >= 0) {
+            throw ValidationError("--simplify: give a distance in metres, 0 or more, such as 5")
+        }
+        if geojsonPoints {
+            let lineOnly = [
+                ("--simplify", simplify != nil), ("--summary-properties", summaryProperties),
+                ("--simplestyle", simplestyle),
+            ].filter(\.1).map(\.0)
+            if !lineOnly.isEmpty {
+                throw ValidationError(
+                    "\(lineOnly.joined(separator: ", ")) shape\(lineOnly.count == 1 ? "s" : "") lines, and --geojson-points writes a point per fix; leave one out"
+                )
+            }
+        }
     }
 
     /// Whether any of the options was given.
-    var isGiven: Bool { !options.isDefault }
+    var isGiven: Bool { !options.isDefault || precision != nil }
 
     /// The options' names as given, for messages.
     private var given: String {
@@ -35,6 +88,11 @@ struct GeoJSONOutputOptions: ParsableArguments {
         if geojsonPoints { names.append("--geojson-points") }
         if only != nil { names.append("--only") }
         if noCoordinateProperties { names.append("--no-coordinate-properties") }
+        if precision != nil { names.append("--precision") }
+        if twoD { names.append("--2d") }
+        if simplify != nil { names.append("--simplify") }
+        if summaryProperties { names.append("--summary-properties") }
+        if simplestyle { names.append("--simplestyle") }
         return names.joined(separator: ", ")
     }
 

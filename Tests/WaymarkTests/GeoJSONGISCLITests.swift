@@ -27,6 +27,10 @@ struct GeoJSONGISCLITests {
     static let variants: [[String]] = [
         ["--geojson-points"], ["--only", "tracks"], ["--only", "routes"], ["--only", "waypoints"],
         ["--no-coordinate-properties"], ["--geojson-points", "--only", "tracks"],
+        // For the web (issue 29, item 1).
+        ["--precision", "5"], ["--precision", "0"], ["--2d"], ["--simplify", "3"], ["--summary-properties"],
+        ["--simplestyle"], ["--precision", "6", "--2d", "--simplify", "5", "--summary-properties", "--simplestyle"],
+        ["--geojson-points", "--precision", "5", "--2d"],
     ]
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: checker), "needs ../shared/tools"), arguments: variants)
@@ -83,6 +87,23 @@ struct GeoJSONGISCLITests {
         #expect(points.stdoutText.contains("Feature Count: 6\n"), "\(points.stdoutText)")
         #expect(points.stdoutText.contains("time: DateTime"), "\(points.stdoutText)")
         #expect(points.stdoutText.contains("track_seg_id: Integer"), "\(points.stdoutText)")
+        // For the web: the summary's figures are numbers and its times DateTime; the style's
+        // colour a string; positions without elevations are 2D.
+        let web = try run(
+            ogrinfo,
+            [
+                "-ro", "-so", "-al",
+                try output([
+                    "render", Self.segments, "--only", "tracks", "--summary-properties", "--simplestyle", "--2d",
+                ]),
+            ])
+        for field in [
+            "length: Real", "duration: Real", "movingTime: Real", "ascent: Real", "descent: Real",
+            "startTime: DateTime", "endTime: DateTime", "stroke: String", "stroke-width: Integer",
+        ] {
+            #expect(web.stdoutText.contains(field), "\(field): \(web.stdoutText)")
+        }
+        #expect(web.stdoutText.contains("Geometry: Multi Line String\n"), "\(web.stdoutText)")
         let store = temporaryPath("-store") + "/s.sqlite"
         let run1 = try output([
             "replay", Self.walk, "--store", store, "--end", "2m", "--quiet", "--format", "geojson", "--geojson-points",
@@ -155,9 +176,35 @@ struct GeoJSONGISCLITests {
     @Test func helpNamesTheOptions() throws {
         for command in [["render"], ["replay"], ["record"], ["sessions", "export"]] {
             let help = try waymark(command + ["--help"]).stdoutText
-            for option in ["--geojson-points", "--only <kind>", "--no-coordinate-properties"] {
+            for option in [
+                "--geojson-points", "--only <kind>", "--no-coordinate-properties", "--precision <decimals>", "--2d",
+                "--simplify <metres>", "--summary-properties", "--simplestyle",
+            ] {
                 #expect(help.contains(option), "\(command) --help lacks \(option)")
             }
         }
+    }
+
+    /// The web options: out-of-range values and line options with points are usage errors that
+    /// say what to give; `--precision` alone makes the output GeoJSON.
+    @Test func theWebOptionsRefuseWhatCannotBeWritten() throws {
+        for (arguments, said) in [
+            (["--precision", "8"], "give 0 to 7 decimals"), (["--precision=-1"], "give 0 to 7 decimals"),
+            (["--simplify=-2"], "a distance in metres"), (["--simplify", "nan"], "a distance in metres"),
+            (["--geojson-points", "--simplify", "3"], "--simplify shapes lines"),
+            (
+                ["--geojson-points", "--summary-properties", "--simplestyle"],
+                "--summary-properties, --simplestyle shape lines"
+            ),
+        ] {
+            let r = try waymark(["render", Self.segments] + arguments)
+            #expect(r.status == 64, "\(arguments)")
+            #expect(r.stderr.contains(said), "\(arguments): \(r.stderr)")
+        }
+        let r = try waymark(["render", Self.segments, "--precision", "4"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let object = try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any]
+        #expect(object?["type"] as? String == "FeatureCollection", "--precision alone writes GeoJSON")
+        #expect(r.stdoutText.contains("[11.5,48.1,500]"), "\(r.stdoutText.prefix(300))")
     }
 }

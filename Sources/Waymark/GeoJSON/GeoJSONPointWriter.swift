@@ -45,6 +45,9 @@ public final class GeoJSONPointWriter {
     private var pointInSegment = 0
     private var pointInRoute = 0
 
+    /// How positions and the box are written: decimals, and whether elevations are.
+    public var positions = GeoJSONPositionFormat()
+
     public init(sink: FileSink) {
         self.sink = sink
         out = sink.buffer
@@ -142,7 +145,7 @@ public final class GeoJSONPointWriter {
         out.append("\n]")
         if let b = bounds {
             out.append(",\"bbox\":")
-            GeoJSONWriter.appendBBox(b, longitudes.interval(crossed: false), to: out)
+            GeoJSONWriter.appendBBox(b, longitudes.interval(crossed: false), decimals: positions.decimals, to: out)
         }
         out.append("}\n")
         try sink.flush()
@@ -171,15 +174,10 @@ public final class GeoJSONPointWriter {
     }
 
     private func appendFeatureStart(_ p: GPXPoint, kind: StaticString, to o: ByteStore) {
-        o.append("{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[")
-        ValueFormatting.appendFixed(p.coordinate.longitude, decimals: 7, to: o)
-        o.append(UInt8(ascii: ","))
-        ValueFormatting.appendFixed(p.coordinate.latitude, decimals: 7, to: o)
-        if let e = p.elevation, e.isFinite {
-            o.append(UInt8(ascii: ","))
-            ValueFormatting.appendFixed(e, decimals: 3, to: o)
-        }
-        o.append("]},\"properties\":{\"_gpxType\":\"")
+        o.append("{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":")
+        positions.append(
+            longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: o)
+        o.append("},\"properties\":{\"_gpxType\":\"")
         o.append(kind)
         o.append(UInt8(ascii: "\""))
         bounds.extend(p.coordinate)

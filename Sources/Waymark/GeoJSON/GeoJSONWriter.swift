@@ -106,6 +106,11 @@ public final class GeoJSONWriter {
     /// Whether every line feature is a MultiLineString, one of a single segment too (default
     /// false: a LineString then), so that a file holds one geometry type (``GeoJSONOptions/only``).
     public var writesMultiLineStrings = false
+    /// How positions and boxes are written: decimals, and whether elevations are.
+    public var positions = GeoJSONPositionFormat()
+    /// Properties the next feature gets after its own (``GeoJSONOptionsWriter``'s summary and
+    /// style), then forgotten.
+    var extraProperties: [(key: String, value: GeoJSONPropertyValue)] = []
 
     /// Values a simulation adds to each delivered location.
     @exclusivity(unchecked) private var pendingDelivery: StoredLocation?
@@ -172,12 +177,7 @@ public final class GeoJSONWriter {
             endLine()
             deliveredSegment = stored.segment
         }
-        let l = stored.location
-        var p = GPXPoint(
-            latitude: l.coordinate.latitude, longitude: l.coordinate.longitude,
-            elevation: l.hasValidAltitude ? l.altitude : nil, time: l.timestamp)
-        if l.speed >= 0 { p.speed = l.speed }
-        if l.course >= 0 { p.course = l.course }
+        let p = Self.point(of: stored.location)
         pendingDelivery = stored
         delivering = true
         defer {
@@ -185,6 +185,16 @@ public final class GeoJSONWriter {
             delivering = false
         }
         try addPoint(p)
+    }
+
+    /// A delivered location as a track point: its position, valid altitude, time, speed and course.
+    static func point(of l: Location) -> GPXPoint {
+        var p = GPXPoint(
+            latitude: l.coordinate.latitude, longitude: l.coordinate.longitude,
+            elevation: l.hasValidAltitude ? l.altitude : nil, time: l.timestamp)
+        if l.speed >= 0 { p.speed = l.speed }
+        if l.course >= 0 { p.course = l.course }
+        return p
     }
 
     /// Ends the feature begun by ``beginDelivered()``, named `name`.
@@ -235,7 +245,8 @@ public final class GeoJSONWriter {
         out.append("\n]")
         if let b = collectionBounds {
             out.append(",\"bbox\":")
-            Self.appendBBox(b, collectionLongitudes.interval(crossed: collectionCrossed), to: out)
+            Self.appendBBox(
+                b, collectionLongitudes.interval(crossed: collectionCrossed), decimals: positions.decimals, to: out)
         }
         out.append("}\n")
         try sink.flush()
@@ -258,6 +269,7 @@ public final class GeoJSONWriter {
         appendPosition(
             longitude: p.coordinate.longitude, latitude: p.coordinate.latitude, elevation: p.elevation, to: out)
         out.append("},\"properties\":{\"_gpxType\":\"wpt\"")
+        appendExtraProperties()
         appendProperty("name", p.name)
         appendProperty("cmt", p.comment)
         appendProperty("desc", p.description)
@@ -535,6 +547,7 @@ public final class GeoJSONWriter {
             ValueFormatting.appendISO8601(t, to: out)
             out.append("\"")
         }
+        appendExtraProperties()
         let used = ColumnID.allCases.filter { column($0).pointee.used }
         if writesCoordinateProperties && !used.isEmpty && !lineLengths.isEmpty {
             out.append(",\"coordinateProperties\":{")
@@ -555,7 +568,8 @@ public final class GeoJSONWriter {
         out.append("}")
         if let b = featureBounds {
             out.append(",\"bbox\":")
-            Self.appendBBox(b, featureLongitudes.interval(crossed: featureCrossed), to: out)
+            Self.appendBBox(
+                b, featureLongitudes.interval(crossed: featureCrossed), decimals: positions.decimals, to: out)
             collectionBounds.extend(Coordinate(latitude: b.minLatitude, longitude: b.minLongitude))
             collectionBounds.extend(Coordinate(latitude: b.maxLatitude, longitude: b.maxLongitude))
             collectionLongitudes.merge(featureLongitudes)
@@ -568,29 +582,46 @@ public final class GeoJSONWriter {
 
     @inline(__always)
     private func appendPosition(longitude: Double, latitude: Double, elevation: Double?, to o: ByteStore) {
-        o.append(UInt8(ascii: "["))
-        ValueFormatting.appendFixed(longitude, decimals: 7, to: o)
-        o.append(UInt8(ascii: ","))
-        ValueFormatting.appendFixed(latitude, decimals: 7, to: o)
-        if let e = elevation, e.isFinite {
-            o.append(UInt8(ascii: ","))
-            ValueFormatting.appendFixed(e, decimals: 3, to: o)
+        positions.append(longitude: longitude, latitude: latitude, elevation: elevation, to: o)
+    }
+
+    /// `[west, south, east, north]` with `decimals`: the longitudes from `longitudes` when it
+    /// has them (west > east across the antimeridian, RFC 7946 §5.2), else the bounds'. Rounded
+    /// as the positions are, so that the box still holds them.
+    static func appendBBox(
+        _ b: Bounds, _ longitudes: (west: Double, east: Double)?, decimals: Int = 7, to o: ByteStore
+    ) {
+        var west = longitudes?.west ?? b.minLongitude
+        var east = longitudes?.east ?? b.maxLongitude
+        if west > east {
+            // Across the antimeridian. A box that leaves out less than the last decimal written
+            // would read west ≤ east once rounded, a sliver instead of nearly the whole world:
+            // it is the whole world.
+            let scale = ValueParsing.exactPower(decimals)
+            if (west * scale).rounded(.toNearestOrAwayFromZero) <= (east * scale).rounded(.toNearestOrAwayFromZero) {
+                (west, east) = (-180, 180)
+            }
         }
+        o.append(UInt8(ascii: "["))
+        ValueFormatting.appendFixed(west, decimals: decimals, to: o)
+        o.append(UInt8(ascii: ","))
+        ValueFormatting.appendFixed(b.minLatitude, decimals: decimals, to: o)
+        o.append(UInt8(ascii: ","))
+        ValueFormatting.appendFixed(east, decimals: decimals, to: o)
+        o.append(UInt8(ascii: ","))
+        ValueFormatting.appendFixed(b.maxLatitude, decimals: decimals, to: o)
         o.append(UInt8(ascii: "]"))
     }
 
-    /// `[west, south, east, north]`: the longitudes from `longitudes` when it has them (west >
-    /// east across the antimeridian, RFC 7946 §5.2), else the bounds'.
-    static func appendBBox(_ b: Bounds, _ longitudes: (west: Double, east: Double)?, to o: ByteStore) {
-        o.append(UInt8(ascii: "["))
-        ValueFormatting.appendFixed(longitudes?.west ?? b.minLongitude, decimals: 7, to: o)
-        o.append(UInt8(ascii: ","))
-        ValueFormatting.appendFixed(b.minLatitude, decimals: 7, to: o)
-        o.append(UInt8(ascii: ","))
-        ValueFormatting.appendFixed(longitudes?.east ?? b.maxLongitude, decimals: 7, to: o)
-        o.append(UInt8(ascii: ","))
-        ValueFormatting.appendFixed(b.maxLatitude, decimals: 7, to: o)
-        o.append(UInt8(ascii: "]"))
+    private func appendExtraProperties() {
+        guard !extraProperties.isEmpty else { return }
+        for (key, value) in extraProperties {
+            out.append(UInt8(ascii: ","))
+            JSONEscaping.appendString(key, to: out)
+            out.append(UInt8(ascii: ":"))
+            value.append(to: out)
+        }
+        extraProperties.removeAll(keepingCapacity: true)
     }
 
     private func appendProperty(_ key: StaticString, _ value: String?) {

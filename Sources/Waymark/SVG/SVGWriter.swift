@@ -519,44 +519,11 @@ public final class SVGWriter {
     /// The indices of `points` that Douglas–Peucker keeps at `tolerance`, in order; the first and
     /// the last are always kept.
     static func simplify(_ points: [(x: Double, y: Double)], tolerance: Double) -> [Int] {
-        let n = points.count
-        guard n > 2 else { return Array(0..<n) }
-        var keep = [Bool](repeating: false, count: n)
-        keep[0] = true
-        keep[n - 1] = true
-        var stack = [(0, n - 1)]
-        let limit = tolerance * tolerance
-        while let (a, b) = stack.popLast() {
-            guard b > a + 1 else { continue }
-            let (ax, ay) = points[a]
-            let dx = points[b].x - ax
-            let dy = points[b].y - ay
-            let lengthSquared = dx * dx + dy * dy
-            var worst = -1.0
-            var index = a
-            for i in (a + 1)..<b {
-                let px = points[i].x - ax
-                let py = points[i].y - ay
-                let d: Double
-                if lengthSquared == 0 {
-                    d = px * px + py * py
-                } else {
-                    // Distance to the segment (not the infinite line): a path that turns back is kept.
-                    let t = min(max((px * dx + py * dy) / lengthSquared, 0), 1)
-                    let ex = px - t * dx
-                    let ey = py - t * dy
-                    d = ex * ex + ey * ey
-                }
-                if d > worst {
-                    worst = d
-                    index = i
-                }
-            }
-            if worst > limit {
-                keep[index] = true
-                stack.append((index, b))
-                stack.append((a, index))
-            }
+        let keep = DouglasPeucker.keep(count: points.count, tolerance: tolerance) { i, a, b in
+            let origin = points[a]
+            return DouglasPeucker.planeDistance(
+                (points[i].x - origin.x, points[i].y - origin.y),
+                toSegmentEndingAt: (points[b].x - origin.x, points[b].y - origin.y))
         }
         return keep.indices.filter { keep[$0] }
     }
