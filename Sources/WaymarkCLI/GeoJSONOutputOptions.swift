@@ -50,6 +50,22 @@ struct GeoJSONOutputOptions: ParsableArguments {
     )
     var simplestyle = false
 
+    @Flag(
+        help:
+            "GeoJSON: a text sequence (RFC 8142, GDAL's GeoJSONSeq): each feature a record of its own, for tools that read one feature at a time; -o FILE.geojsons says it too."
+    )
+    var geojsonSeq = false
+
+    /// The options for output to `output` (its name `.geojsons` asks for a sequence).
+    func options(writingTo output: String?) -> GeoJSONOptions {
+        var options = self.options
+        if geojsonSeq || output.map(Self.namesASequence) == true { options.sequence = true }
+        return options
+    }
+
+    /// Whether `path`'s name is a GeoJSON text sequence's (`.geojsons`).
+    static func namesASequence(_ path: String) -> Bool { path.lowercased().hasSuffix(".geojsons") }
+
     var options: GeoJSONOptions {
         GeoJSONOptions(
             points: geojsonPoints, only: only, coordinateProperties: !noCoordinateProperties,
@@ -80,7 +96,7 @@ struct GeoJSONOutputOptions: ParsableArguments {
     }
 
     /// Whether any of the options was given.
-    var isGiven: Bool { !options.isDefault || precision != nil }
+    var isGiven: Bool { !options.isDefault || precision != nil || geojsonSeq }
 
     /// The options' names as given, for messages.
     private var given: String {
@@ -93,6 +109,7 @@ struct GeoJSONOutputOptions: ParsableArguments {
         if simplify != nil { names.append("--simplify") }
         if summaryProperties { names.append("--summary-properties") }
         if simplestyle { names.append("--simplestyle") }
+        if geojsonSeq { names.append("--geojson-seq") }
         return names.joined(separator: ", ")
     }
 

@@ -223,7 +223,7 @@ extension WaymarkCommand {
                 format: format, output: output, gpx: gpx, name: "Waymark recording \(ValueFormatting.iso8601(epoch))")
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: true,
-                session: session, liveGPX: liveGPX, geojson: geojson.options)
+                session: session, liveGPX: liveGPX, geojson: geojson.options(writingTo: output))
             outputs.console.speaksGPS = logger
             if let session, !quiet {
                 printError("waymark: recording session \(session.id) into \(session.store.path)")

@@ -125,7 +125,7 @@ extension WaymarkCommand {
                     + (session != nil ? OutputSafety.store(store.path) : []))
             try OutputName.refuseUnknown(
                 output, formatGiven: formatOption != nil,
-                writes: "text (.txt), GeoJSON (.geojson, .json), GPX (.gpx), SVG (.svg) or HTML (.html)")
+                writes: "text (.txt), GeoJSON (.geojson, .json, .geojsons), GPX (.gpx), SVG (.svg) or HTML (.html)")
             if let output, output != "-", let named = NamedFormat.named(by: output) {
                 guard let wanted = Self.format(named: output) else {
                     throw ValidationError(
@@ -166,8 +166,8 @@ extension WaymarkCommand {
                 }
                 let reader = events
                 switch format {
-                case .geojson where geojson.isGiven:
-                    let writer = GeoJSONOptionsWriter(sink: sink, options: geojson.options)
+                case .geojson where !geojson.options(writingTo: output).isDefault:
+                    let writer = GeoJSONOptionsWriter(sink: sink, options: geojson.options(writingTo: output))
                     try reader.read { event in
                         if event.isWarning, case .warning(let w) = event { report(w) }
                         try writer.write(event)

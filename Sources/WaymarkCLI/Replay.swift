@@ -262,7 +262,7 @@ extension WaymarkCommand {
                 format: format, output: output, gpx: nil, name: "Waymark replay of \(trace)")
             let outputs = try RunOutputs(
                 simulation: simulation, format: format, output: output, audit: audit, quiet: quiet, live: paced,
-                session: session, liveGPX: liveGPX, geojson: geojson.options,
+                session: session, liveGPX: liveGPX, geojson: geojson.options(writingTo: output),
                 report: reportPath.map {
                     (
                         $0,

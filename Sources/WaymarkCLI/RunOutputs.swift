@@ -17,7 +17,7 @@ enum NamedFormat: String {
     static func named(by path: String) -> NamedFormat? {
         let lower = path.lowercased()
         if lower.hasSuffix(".gpx") { return .gpx }
-        if lower.hasSuffix(".geojson") || lower.hasSuffix(".json") { return .geojson }
+        if lower.hasSuffix(".geojson") || lower.hasSuffix(".json") || lower.hasSuffix(".geojsons") { return .geojson }
         if lower.hasSuffix(".ndjson") { return .ndjson }
         if lower.hasSuffix(".txt") { return .text }
         if lower.hasSuffix(".svg") { return .svg }
@@ -75,7 +75,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     static func resolve(_ format: OutputFormat?, output: String?, geojsonAsked: Bool = false) throws -> OutputFormat {
         try OutputName.refuseUnknown(
             output, formatGiven: format != nil,
-            writes: "text (.txt), NDJSON (.ndjson), GeoJSON (.geojson, .json) or GPX (.gpx)")
+            writes: "text (.txt), NDJSON (.ndjson), GeoJSON (.geojson, .json, .geojsons) or GPX (.gpx)")
         if let output, output != "-", let kind = NamedFormat.named(by: output), Self(rawValue: kind.rawValue) == nil {
             throw ValidationError(
                 kind == .html

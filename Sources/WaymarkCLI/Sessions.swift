@@ -173,7 +173,7 @@ extension WaymarkCommand.Sessions {
             // What -o is (the store) first: it says more than what its name says.
             try OutputSafety.check(
                 outputs: output.map { [("-o", $0)] } ?? [], protected: OutputSafety.store(store.path))
-            let writes = "GeoJSON (.geojson, .json), GPX (.gpx), text (.txt), NDJSON (.ndjson) or HTML (.html)"
+            let writes = "GeoJSON (.geojson, .json, .geojsons), GPX (.gpx), text (.txt), NDJSON (.ndjson) or HTML (.html)"
             try OutputName.refuseUnknown(output, formatGiven: formatOption != nil, writes: writes)
             if let output, output != "-", let named = NamedFormat.named(by: output) {
                 guard let wanted = Self.format(named: output) else {
@@ -198,7 +198,7 @@ extension WaymarkCommand.Sessions {
                 let sink = try openOutput(output)
                 uncommitted.add(sink)
                 try SessionExport.write(
-                    session: session, from: db, format: format, geojson: geojson.options, to: sink,
+                    session: session, from: db, format: format, geojson: geojson.options(writingTo: output), to: sink,
                     textWidth: Terminal.width,
                     color: (output == nil || output == "-") && Terminal.wantsColor)
                 try sink.commit()

@@ -178,11 +178,44 @@ struct GeoJSONGISCLITests {
             let help = try waymark(command + ["--help"]).stdoutText
             for option in [
                 "--geojson-points", "--only <kind>", "--no-coordinate-properties", "--precision <decimals>", "--2d",
-                "--simplify <metres>", "--summary-properties", "--simplestyle",
+                "--simplify <metres>", "--summary-properties", "--simplestyle", "--geojson-seq",
             ] {
                 #expect(help.contains(option), "\(command) --help lacks \(option)")
             }
         }
+    }
+
+    /// `-o FILE.geojsons` or `--geojson-seq` write a GeoJSON text sequence (RFC 8142) on
+    /// render, replay and sessions export; GDAL reads it with its GeoJSONSeq driver, feature for
+    /// feature as the collection.
+    @Test func aSequenceIsWrittenAndGDALReadsIt() throws {
+        let store = temporaryPath("-store") + "/s.sqlite"
+        let runs: [[String]] = [
+            ["render", Self.segments], ["render", Self.segments, "--geojson-points"],
+            ["replay", Self.walk, "--store", store, "--end", "2m", "--quiet"],
+            ["sessions", "export", "1", "--store", store],
+        ]
+        for command in runs {
+            let sequence = temporaryPath(".geojsons")
+            let r = try waymark(command + ["-o", sequence])
+            #expect(r.status == 0, "\(command): \(r.stderr)")
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: sequence)))
+            #expect(bytes.first == 0x1E, "\(command): a record separator first")
+            let collection = try output(command + ["--format", "geojson"])
+            let features =
+                (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: collection)))
+                as? [String: Any])?["features"] as? [Any]
+            let records = bytes.split(separator: 0x1E)
+            #expect(records.count == features?.count, "\(command)")
+            if let ogrinfo = which("ogrinfo") {
+                let info = try run(ogrinfo, ["-ro", "-so", "-al", sequence])
+                #expect(info.stdoutText.contains("using driver `GeoJSONSeq'"), "\(command): \(info.stdoutText)")
+                #expect(info.stdoutText.contains("Feature Count: \(records.count)\n"), "\(command): \(info.stdoutText)")
+            }
+        }
+        let piped = try waymark(["render", Self.segments, "--geojson-seq"])
+        #expect(
+            piped.status == 0 && piped.stdout.first == 0x1E, "--geojson-seq alone writes a sequence: \(piped.stderr)")
     }
 
     /// The web options: out-of-range values and line options with points are usage errors that

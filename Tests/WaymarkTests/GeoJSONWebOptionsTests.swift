@@ -191,6 +191,43 @@ import Testing
         #expect(routeLength != nil && routeLength! > 0, "a route has its length")
     }
 
+    /// A text sequence (RFC 8142) holds the collection's features, each a record of its own:
+    /// a record separator, one Feature, a line feed; no collection around them. For lines, for
+    /// points, and for the locations a run delivered.
+    @Test func aSequenceHoldsTheCollectionsFeaturesOneRecordEach() throws {
+        for path in WriterTests.fixtureTraces {
+            for base in [GeoJSONOptions(), GeoJSONOptions(points: true), GeoJSONOptions(summary: true, style: true)] {
+                var sequenced = base
+                sequenced.sequence = true
+                let reader = { try GPXReader(contentsOf: path, options: GPXReadOptions(lenient: true)) }
+                func write(_ options: GeoJSONOptions) throws -> Data {
+                    let events = try reader()
+                    return try render { sink in
+                        let writer = GeoJSONOptionsWriter(sink: sink, options: options)
+                        try events.read { try writer.write($0) }
+                        try writer.finish()
+                    }
+                }
+                let collection = try WriterTests.json(try write(base))["features"] as? [[String: Any]] ?? []
+                let bytes = Array(try write(sequenced))
+                if collection.isEmpty {
+                    #expect(bytes.isEmpty, "\(path): an empty sequence is empty")
+                    continue
+                }
+                #expect(bytes.first == 0x1E && bytes.last == UInt8(ascii: "\n"), "\(path)")
+                let records = bytes.split(separator: 0x1E, omittingEmptySubsequences: false).dropFirst()
+                #expect(
+                    records.count == collection.count, "\(path): \(records.count) records, \(collection.count) features"
+                )
+                for (record, feature) in zip(records, collection) {
+                    #expect(record.last == UInt8(ascii: "\n") && record.dropLast().last == UInt8(ascii: "}"))
+                    let object = try JSONSerialization.jsonObject(with: Data(record)) as? NSDictionary
+                    #expect(object == feature as NSDictionary, "\(path): a record is not its feature")
+                }
+            }
+        }
+    }
+
     /// Style: lines cycle through the palette in order, waypoints get a marker.
     @Test func eachLineGetsTheNextColour() throws {
         let object = try Self.geojson(

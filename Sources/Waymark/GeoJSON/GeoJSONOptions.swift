@@ -34,11 +34,13 @@ public struct GeoJSONOptions: Sendable, Hashable {
     /// Whether features get simplestyle properties (``GeoJSONStyle``): a colour per track or
     /// route, and one for waypoints.
     public var style: Bool
+    /// Whether the output is a GeoJSON text sequence (RFC 8142) instead of one FeatureCollection.
+    public var sequence: Bool
 
     public init(
         points: Bool = false, only: Kind? = nil, coordinateProperties: Bool = true,
         positions: GeoJSONPositionFormat = GeoJSONPositionFormat(), simplify: Double? = nil, summary: Bool = false,
-        style: Bool = false
+        style: Bool = false, sequence: Bool = false
     ) {
         self.points = points
         self.only = only
@@ -47,6 +49,7 @@ public struct GeoJSONOptions: Sendable, Hashable {
         self.simplify = simplify
         self.summary = summary
         self.style = style
+        self.sequence = sequence
     }
 
     /// Whether these are the defaults, for which ``GeoJSONWriter`` alone writes the output.
@@ -79,6 +82,7 @@ public final class GeoJSONOptionsWriter {
         if options.points {
             let writer = GeoJSONPointWriter(sink: sink)
             writer.positions = options.positions
+            writer.isSequence = options.sequence
             points = writer
             lines = nil
         } else {
@@ -86,6 +90,7 @@ public final class GeoJSONOptionsWriter {
             writer.writesCoordinateProperties = options.coordinateProperties
             writer.writesMultiLineStrings = options.only == .tracks || options.only == .routes
             writer.positions = options.positions
+            writer.isSequence = options.sequence
             lines = writer
             points = nil
         }

@@ -47,6 +47,8 @@ public final class GeoJSONPointWriter {
 
     /// How positions and the box are written: decimals, and whether elevations are.
     public var positions = GeoJSONPositionFormat()
+    /// Whether the output is a GeoJSON text sequence (RFC 8142), as ``GeoJSONWriter/isSequence``.
+    public var isSequence = false
 
     public init(sink: FileSink) {
         self.sink = sink
@@ -141,6 +143,11 @@ public final class GeoJSONPointWriter {
     public func finish() throws {
         guard !finished else { return }
         finished = true
+        if isSequence {
+            if featureCount > 0 { out.append(UInt8(ascii: "\n")) }
+            try sink.flush()
+            return
+        }
         if featureCount == 0 { out.append("{\"type\":\"FeatureCollection\",\"features\":[") }
         out.append("\n]")
         if let b = bounds {
@@ -169,7 +176,12 @@ public final class GeoJSONPointWriter {
     }
 
     private func beginFeature() {
-        out.append(featureCount == 0 ? "{\"type\":\"FeatureCollection\",\"features\":[\n" : ",\n")
+        if isSequence {
+            if featureCount > 0 { out.append(UInt8(ascii: "\n")) }
+            out.append(0x1E)
+        } else {
+            out.append(featureCount == 0 ? "{\"type\":\"FeatureCollection\",\"features\":[\n" : ",\n")
+        }
         featureCount += 1
     }
 

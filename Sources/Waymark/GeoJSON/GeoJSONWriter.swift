@@ -108,6 +108,11 @@ public final class GeoJSONWriter {
     public var writesMultiLineStrings = false
     /// How positions and boxes are written: decimals, and whether elevations are.
     public var positions = GeoJSONPositionFormat()
+    /// Whether the output is a GeoJSON text sequence (RFC 8142): each feature a text of its own,
+    /// after a record separator (U+001E) and ending with a line feed, and no collection around
+    /// them (so no collection bbox). Tools read it a feature at a time: GDAL's GeoJSONSeq driver,
+    /// `jq --seq`, tippecanoe.
+    public var isSequence = false
     /// Properties the next feature gets after its own (``GeoJSONOptionsWriter``'s summary and
     /// style), then forgotten.
     var extraProperties: [(key: String, value: GeoJSONPropertyValue)] = []
@@ -241,6 +246,11 @@ public final class GeoJSONWriter {
     public func finish() throws {
         guard !finished else { return }
         finished = true
+        if isSequence {
+            if featureCount > 0 { out.append(UInt8(ascii: "\n")) }
+            try sink.flush()
+            return
+        }
         if featureCount == 0 { out.append("{\"type\":\"FeatureCollection\",\"features\":[") }
         out.append("\n]")
         if let b = collectionBounds {
@@ -255,7 +265,10 @@ public final class GeoJSONWriter {
     // MARK: - Features
 
     private func beginFeature() {
-        if featureCount == 0 {
+        if isSequence {
+            if featureCount > 0 { out.append(UInt8(ascii: "\n")) }
+            out.append(0x1E)
+        } else if featureCount == 0 {
             out.append("{\"type\":\"FeatureCollection\",\"features\":[\n")
         } else {
             out.append(",\n")
