@@ -173,7 +173,8 @@ extension WaymarkCommand.Sessions {
             // What -o is (the store) first: it says more than what its name says.
             try OutputSafety.check(
                 outputs: output.map { [("-o", $0)] } ?? [], protected: OutputSafety.store(store.path))
-            let writes = "GeoJSON (.geojson, .json, .geojsons), GPX (.gpx), text (.txt), NDJSON (.ndjson) or HTML (.html)"
+            let writes =
+                "GeoJSON (.geojson, .json, .geojsons), GPX (.gpx), text (.txt), NDJSON (.ndjson) or HTML (.html)"
             try OutputName.refuseUnknown(output, formatGiven: formatOption != nil, writes: writes)
             if let output, output != "-", let named = NamedFormat.named(by: output) {
                 guard let wanted = Self.format(named: output) else {
