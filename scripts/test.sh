@@ -4,7 +4,7 @@
 #      libsqlite3-dev (the build links libgps and SQLite), gpsd and gpsd-clients (gpsfake replays
 #      receiver logs into a private gpsd), xmllint, the sqlite3 shell (tests read the store as a
 #      user would), GeographicLib for Python, chromium (headless, it screenshots render's SVG), gdal-bin
-#      (ogrinfo reads render's GeoJSON for GIS), gpsbabel (a second reader of GPX), python3-gps
+#      (ogrinfo reads render's GeoJSON for GIS), gpsbabel (a second reader of GPX), libjs-leaflet (a web map of the GeoJSON), python3-gps
 #      and tmux (serve is tested with gpsd's Python client and with cgps, read in a tmux pane),
 #   2. builds the package (the CLI tests run the built `waymark`),
 #   3. fuzzes the GPX reader, the writers, scenario files, gpsd's stream and the NMEA and gpsd
@@ -48,6 +48,7 @@ command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-pip)
 command -v chromium >/dev/null 2>&1 || packages+=(chromium)  # SVGBrowserTests: a headless screenshot
 command -v ogrinfo >/dev/null 2>&1 || packages+=(gdal-bin)   # GeoJSONGISCLITests, GDALDifferentialTests (ogr2ogr reads GPX)
 command -v gpsbabel >/dev/null 2>&1 || packages+=(gpsbabel)  # GPSBabelDifferentialTests
+[ -f /usr/share/javascript/leaflet/leaflet.js ] || packages+=(libjs-leaflet)  # GeoJSONBrowserTests: a web map, offline
 command -v gdb >/dev/null 2>&1 || packages+=(gdb)            # the stacks of a hung test process (below)
 if [ $busy = 1 ]; then command -v stress-ng >/dev/null 2>&1 || packages+=(stress-ng); fi  # --busy
 if [ ${#packages[@]} -gt 0 ]; then
