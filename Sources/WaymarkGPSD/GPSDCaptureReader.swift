@@ -96,6 +96,8 @@ public final class GPSDCaptureReader: TraceEventReader {
                     var point = GPXLocationMapping.default.point(for: location)
                     point.horizontalAccuracy = location.horizontalAccuracy
                     if location.verticalAccuracy > 0 { point.verticalAccuracy = location.verticalAccuracy }
+                    if location.speedAccuracy >= 0 { point.speedAccuracy = location.speedAccuracy }
+                    if location.courseAccuracy >= 0 { point.courseAccuracy = location.courseAccuracy }
                     fixes += 1
                     try handle(.trackPoint(point))
                 case .noFix:

@@ -156,7 +156,7 @@ struct GeoJSONGISCLITests {
         let capture = temporaryPath(".json")
         try """
         {"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}
-        {"class":"TPV","device":"/dev/ttyACM0","mode":3,"time":"2024-05-01T08:00:00.000Z","lat":48.1,"lon":11.5,"altMSL":520.5,"eph":0.014,"epv":3.25}
+        {"class":"TPV","device":"/dev/ttyACM0","mode":3,"time":"2024-05-01T08:00:00.000Z","lat":48.1,"lon":11.5,"altMSL":520.5,"eph":0.014,"epv":3.25,"speed":1.5,"eps":0.35,"track":90.0,"epd":12.25}
         {"class":"TPV","device":"/dev/ttyACM0","mode":2,"time":"2024-05-01T08:00:01.000Z","lat":48.1001,"lon":11.5001,"eph":12.5}
 
         """.write(toFile: capture, atomically: true, encoding: .utf8)
@@ -171,6 +171,10 @@ struct GeoJSONGISCLITests {
         #expect(properties.first?["verticalAccuracy"] as? Double == 3.25, "\(properties)")
         #expect(properties.last?["horizontalAccuracy"] as? Double == 12.5, "\(properties)")
         #expect(properties.last?["verticalAccuracy"] == nil, "a 2D fix has no vertical accuracy")
+        // The rest of the TPV's errors that a location has: eps and epd, for its speed and course.
+        #expect(properties.first?["speedAccuracy"] as? Double == 0.35, "\(properties)")
+        #expect(properties.first?["courseAccuracy"] as? Double == 12.25, "\(properties)")
+        #expect(properties.last?["speedAccuracy"] == nil && properties.last?["courseAccuracy"] == nil)
     }
 
     @Test func helpNamesTheOptions() throws {

@@ -19,7 +19,8 @@
 ///   `sat`, `fix`; `heart`, `cad`, `atemp`, `power` from the known extensions;
 /// - `horizontalAccuracy` and `verticalAccuracy` (metres): a point's own accuracy, where its
 ///   source gives one (a gpsd capture's `eph` and `epv`, an NMEA log's GST, Apple Health's
-///   `hAcc` and `vAcc`);
+///   `hAcc` and `vAcc`), and `speedAccuracy` (m/s) and `courseAccuracy` (degrees) where it gives
+///   them (a gpsd capture's `eps` and `epd`);
 /// - a waypoint's `name`, `cmt`, `desc`, `sym` and `type`;
 /// - for a delivered location (``beginDelivered()``): `index` (the fix's number in its source),
 ///   `segment`, `appState`, `reason`, `horizontalAccuracy`, and where valid `verticalAccuracy`,
@@ -213,6 +214,8 @@ public final class GeoJSONPointWriter {
         // Health's hAcc and vAcc), with the precision it came with: a delivered location's keys.
         if let h = p.horizontalAccuracy, h >= 0 { appendAccuracy("horizontalAccuracy", h, to: o) }
         if let v = p.verticalAccuracy, v > 0 { appendAccuracy("verticalAccuracy", v, to: o) }
+        if let s = p.speedAccuracy, s >= 0 { appendAccuracy("speedAccuracy", s, to: o) }
+        if let c = p.courseAccuracy, c >= 0 { appendAccuracy("courseAccuracy", c, to: o) }
         if let s = p.satellites { appendInt("sat", s, to: o) }
         appendString("fix", p.fix?.rawValue, to: o)
         appendNumber("heart", e.heartRate, decimals: 0, to: o)

@@ -216,6 +216,10 @@ public struct GPXPoint: Sendable, Hashable {
         /// (Apple Health's `<hAcc>`, `<vAcc>`); GPX itself has no accuracy.
         public var horizontalAccuracy: Double?
         public var verticalAccuracy: Double?
+        /// Metres per second and degrees: the accuracy of the speed and of the course, where the
+        /// source gives one (a gpsd capture's `eps` and `epd`).
+        public var speedAccuracy: Double?
+        public var courseAccuracy: Double?
 
         public init() {}
     }
@@ -524,6 +528,16 @@ public struct GPXPoint: Sendable, Hashable {
     public var verticalAccuracy: Double? {
         get { box?.details.verticalAccuracy }
         set { details.verticalAccuracy = newValue }
+    }
+    /// Metres per second: the accuracy of its speed (a gpsd capture's `eps`).
+    public var speedAccuracy: Double? {
+        get { box?.details.speedAccuracy }
+        set { details.speedAccuracy = newValue }
+    }
+    /// Degrees: the accuracy of its course (a gpsd capture's `epd`).
+    public var courseAccuracy: Double? {
+        get { box?.details.courseAccuracy }
+        set { details.courseAccuracy = newValue }
     }
 }
 
