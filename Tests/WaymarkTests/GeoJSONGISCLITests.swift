@@ -49,6 +49,17 @@ struct GeoJSONGISCLITests {
         for file in files {
             let r = try run(Self.checker, ["--strict", file])
             #expect(r.status == 0, "\(options): \(r.stdoutText)")
+            // And GDAL reads it, every feature.
+            if let ogrinfo = which("ogrinfo") {
+                let info = try run(ogrinfo, ["-ro", "-so", "-al", file])
+                let features =
+                    (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file)))
+                    as? [String: Any])?["features"] as? [Any]
+                #expect(info.status == 0, "\(options): \(info.stderr)")
+                #expect(
+                    info.stdoutText.contains("Feature Count: \(features?.count ?? -1)\n"),
+                    "\(options): \(info.stdoutText)")
+            }
         }
     }
 
