@@ -110,6 +110,8 @@ extension WaymarkCommand {
 
         @OptionGroup(title: "GeoJSON for GIS") var geojson: GeoJSONOutputOptions
 
+        @OptionGroup(title: "Edits (on the way to any format)") var edit: EditOptions
+
         @OptionGroup var read: ReadOptions
 
         func validate() throws {
@@ -164,7 +166,7 @@ extension WaymarkCommand {
                         try reader.readEventsAhead(handle)
                     }
                 }
-                let reader = events
+                let reader = events.edited(by: edit.edits)
                 switch format {
                 case .geojson where !geojson.options(writingTo: output).isDefault:
                     let writer = GeoJSONOptionsWriter(sink: sink, options: geojson.options(writingTo: output))
@@ -175,7 +177,7 @@ extension WaymarkCommand {
                     try writer.finish()
                 case .geojson:
                     let writer = GeoJSONWriter(sink: sink)
-                    if let fileReader = events.reader {
+                    if let fileReader = reader.reader {
                         try writer.write(readingAhead: fileReader, warning: report)
                     } else {
                         try reader.read { event in
