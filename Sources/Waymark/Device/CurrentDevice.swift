@@ -58,32 +58,59 @@ final class DeviceRegistry: @unchecked Sendable {
     init() { pthread_mutex_init(&mutex, nil) }
     deinit { pthread_mutex_destroy(&mutex) }
 
-    private func locked<T>(_ body: () -> T) -> T {
+    /// Runs `body` under the lock. Reading a weak `device` makes a strong reference; if another
+    /// thread drops the device's last other reference meanwhile, releasing that one ends the
+    /// device, and its deinit removes it from here, taking the lock again: a thread that did
+    /// that under the lock waited for itself forever (seen as a hung test run). So `body` puts
+    /// every device it reads in `held`, which is released after the lock is.
+    private func locked<T>(_ body: (inout [Simulation]) -> T) -> T {
+        var held: [Simulation] = []
         pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return body()
+        let result = body(&held)
+        pthread_mutex_unlock(&mutex)
+        withExtendedLifetime(held) {}
+        return result
     }
 
     private static var currentTask: Int? { withUnsafeCurrentTask { $0?.hashValue } }
 
     func add(_ device: Simulation) {
         let task = Self.currentTask
-        locked {
-            entries.removeAll { $0.device == nil }
+        locked { held in
+            entries.removeAll { entry in
+                guard let alive = entry.device else { return true }
+                held.append(alive)
+                return false
+            }
             entries.append(Entry(device: device, id: ObjectIdentifier(device), task: task))
         }
     }
 
     func remove(_ device: Simulation) {
         let id = ObjectIdentifier(device)
-        locked { entries.removeAll { $0.id == id || $0.device == nil } }
+        locked { held in
+            entries.removeAll { entry in
+                if entry.id == id { return true }
+                guard let alive = entry.device else { return true }
+                held.append(alive)
+                return false
+            }
+        }
     }
 
     /// The newest device alive created on the current task (outside any task: outside any task).
     /// Never another task's: tests run side by side, each with its own device.
     func current() -> Simulation? {
         let task = Self.currentTask
-        return locked { entries.last(where: { $0.task == task && $0.device != nil })?.device }
+        return locked { held in
+            for entry in entries.reversed() where entry.task == task {
+                if let alive = entry.device {
+                    held.append(alive)
+                    return alive
+                }
+            }
+            return nil
+        }
     }
 }
 
