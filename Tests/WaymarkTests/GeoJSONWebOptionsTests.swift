@@ -228,6 +228,65 @@ import Testing
         }
     }
 
+    /// Each line's bbox is its own (mutation m07): a line that does not cross the antimeridian
+    /// has the plain box of its positions, west ≤ east, whatever the lines before it did, and a
+    /// line that crosses has a box across it that holds its positions.
+    @Test func eachLinesBoxIsItsOwnWhateverCameBefore() {
+        Property<[[Gen.Fix]]>(
+            name: "feature boxes", count: 60,
+            generate: { r in
+                r.array(2...4) { r in
+                    switch r.int(0...2) {
+                    case 0:  // across the antimeridian
+                        [
+                            Gen.Fix(lat7: r.int(-10...10) * 10_000_000, lon7: 1_799_000_000, eleCm: 0, gap: 1),
+                            Gen.Fix(lat7: r.int(-10...10) * 10_000_000, lon7: -1_799_000_000, eleCm: 0, gap: 1),
+                        ]
+                    case 1:  // across Greenwich
+                        [
+                            Gen.Fix(lat7: 515_000_000, lon7: -r.int(1...1_000_000), eleCm: 0, gap: 1),
+                            Gen.Fix(lat7: 515_000_000, lon7: r.int(1...1_000_000), eleCm: 0, gap: 1),
+                        ]
+                    default: Gen.fixes(&r)
+                    }
+                }
+            },
+            describe: { "\($0)" }
+        ).check { tracks in
+            var text = "<?xml version=\"1.0\"?>"
+            text += "<gpx version=\"1.1\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/1\">"
+            for fixes in tracks {
+                text += "<trk><trkseg>"
+                for f in fixes { text += "<trkpt lat=\"\(Gen.decimal(f.lat7))\" lon=\"\(Gen.decimal(f.lon7))\"/>" }
+                text += "</trkseg></trk>"
+            }
+            text += "</gpx>"
+            guard let object = try? Self.geojson(text, GeoJSONOptions(summary: true)) else {
+                return ["could not write"]
+            }
+            var problems = Problems()
+            for (k, feature) in Self.lines(object).enumerated() {
+                let lines = Self.positions(feature)
+                let all = lines.flatMap { $0 }
+                guard let box = feature["bbox"] as? [Double], box.count == 4, !all.isEmpty else {
+                    problems.expect(false, "line \(k) has no box")
+                    continue
+                }
+                let crosses = lines.count > 1 && all.contains { abs($0[0]) == 180 }
+                if crosses {
+                    problems.expect(box[0] > box[2], "line \(k) crosses, its box \(box) does not")
+                } else {
+                    let longitudes = all.map { $0[0] }
+                    let latitudes = all.map { $0[1] }
+                    problems.expect(
+                        box == [longitudes.min()!, latitudes.min()!, longitudes.max()!, latitudes.max()!],
+                        "line \(k) does not cross, yet its box is \(box)")
+                }
+            }
+            return problems.list
+        }
+    }
+
     /// Style: lines cycle through the palette in order, waypoints get a marker.
     @Test func eachLineGetsTheNextColour() throws {
         let object = try Self.geojson(

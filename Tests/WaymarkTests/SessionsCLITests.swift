@@ -55,6 +55,11 @@ struct SessionsCLITests {
         #expect(sessions[0]["outcome"] as? String == "completed" && sessions[0]["kind"] as? String == "replay")
         let table = try waymark(["sessions", "list", "--store", store]).stdoutText
         #expect(table.hasPrefix("ID  KIND") && table.contains(" completed\n"), "\(table)")
+        // The table's start is the whole date and time, not only the time of day (mutation m56):
+        // sessions of different days must not look alike.
+        let started = try #require(sessions[0]["started"] as? String)
+        let shown = started.prefix(19).replacingOccurrences(of: "T", with: " ")
+        #expect(started.count >= 19 && table.contains(shown), "\(started): \(table)")
         let show = try waymark(["sessions", "show", "1", "--store", store])
         #expect(show.stdoutText.contains("by app state: active "), "\(show.stdoutText)")
         #expect(show.stdoutText.contains("background "))

@@ -711,6 +711,23 @@ import Testing
         let dropped = T.serviceLocations(run, "dropped")
         #expect(!dropped.isEmpty && dropped.allSatisfy { $0.1.reason == .lowPowerMode })
         #expect(T.serviceLocations(run, "delivered").map(\.0) == [0], "on screen it was delivered")
+
+        // Nor is a suspended app resumed (mutation m26: the rule held for launches only), with
+        // Background App Refresh off as with Low Power Mode.
+        let suspended = try await T.run(
+            T.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.device.power.backgroundAppRefresh = false
+                $0.timeline = [
+                    .init(at: .zero, .startMonitoringSignificantLocationChanges), .init(at: .seconds(60), .background),
+                ]
+            }, T.drive(for: 700))
+        #expect(!T.transitions(suspended).contains { $0.1 == .suspended && $0.2 == .background }, "never woken")
+        let droppedWhileSuspended = T.serviceLocations(suspended, "dropped").filter { $0.0 > 60 }
+        #expect(
+            !droppedWhileSuspended.isEmpty
+                && droppedWhileSuspended.allSatisfy { $0.1.reason == .backgroundAppRefreshOff },
+            "\(droppedWhileSuspended)")
     }
 
     /// A swipe is remembered until the user launches the app: a relaunch by a location service
