@@ -155,7 +155,12 @@ final class PublishedFile {
         case .swapping:
             if !Self.takeLease(spare) {
                 // Someone has it open: a reader of an earlier publication. It keeps that file.
-                try replaceSpare()
+                guard try replaceSpare() else {
+                    // Not even a new file of ours can be leased: copy from now on.
+                    useCopying()
+                    try publish(bytes, bodyCount: bodyCount)
+                    return
+                }
             }
             guard let name = spareName else { preconditionFailure("a swapping file has a spare") }
             let start = spareBodyEnd
@@ -224,8 +229,9 @@ final class PublishedFile {
     }
 
     /// A new hidden file holding the published document, in place of the spare (which is
-    /// unlinked and left to whoever has it open).
-    private func replaceSpare() throws {
+    /// unlinked and left to whoever has it open), leased for writing; false, with nothing
+    /// changed, when the new file cannot be leased either.
+    private func replaceSpare() throws -> Bool {
         let (file, name) = try createHidden()
         do {
             try copyPublishedBody(into: file)
@@ -237,7 +243,7 @@ final class PublishedFile {
         guard Self.takeLease(file) else {
             _ = unlink(name)
             _ = closeFile(file)
-            throw failure("cannot lease a file no one else has opened")
+            return false
         }
         copies += 1
         if let spareName { _ = unlink(spareName) }
@@ -247,6 +253,7 @@ final class PublishedFile {
         spareBodyEnd = publishedBodyEnd
         spareLength = publishedBodyEnd
         lag.count = 0
+        return true
     }
 
     /// Copies the published file's body (not its tail) to the start of `file`.
