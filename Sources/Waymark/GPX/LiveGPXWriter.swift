@@ -215,7 +215,7 @@ public final class LiveGPXWriter {
 
 /// `close(2)`, named apart from ``LiveGPXWriter/close()``: Glibc's on Linux, Darwin's on Apple
 /// systems.
-private func closeDescriptor(_ descriptor: Int32) {
+func closeDescriptor(_ descriptor: Int32) {
     #if canImport(Glibc)
         _ = Glibc.close(descriptor)
     #elseif canImport(Darwin)

@@ -332,7 +332,9 @@ final class SpillBuffer {
 
 /// A file's modification time in whole seconds since 1970: `st_mtim` on Linux, `st_mtimespec`
 /// on Darwin.
-private func modificationTime(_ info: stat) -> Int {
+/// A file's last modification, in whole seconds since 1970 (`st_mtim` on Linux, `st_mtimespec`
+/// on Darwin).
+func modificationTime(_ info: stat) -> Int {
     #if canImport(Darwin)
         Int(info.st_mtimespec.tv_sec)
     #else

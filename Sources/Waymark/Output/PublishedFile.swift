@@ -90,7 +90,7 @@ final class PublishedFile {
             try renameOrThrow(firstName, path)
         } catch {
             _ = unlink(firstName)
-            _ = closeFile(first)
+            closeDescriptor(first)
             throw error
         }
         published = first
@@ -99,7 +99,7 @@ final class PublishedFile {
         var created = stat()
         if fstat(first, &created) == 0 {
             FileSink.removeStaleTemporaryFiles(
-                in: directory, of: base, olderThan: 86_400, now: Double(modificationSeconds(created)))
+                in: directory, of: base, olderThan: 86_400, now: Double(modificationTime(created)))
         }
         guard self.strategy == .swapping else { return }
         // The second file, and one swap of the two equal documents: a file system that cannot
@@ -125,8 +125,8 @@ final class PublishedFile {
     deinit {
         if isOpen {
             if let spareName { _ = unlink(spareName) }
-            if spare >= 0 { _ = closeFile(spare) }
-            _ = closeFile(published)
+            if spare >= 0 { closeDescriptor(spare) }
+            closeDescriptor(published)
         }
     }
 
@@ -144,11 +144,11 @@ final class PublishedFile {
                 try renameOrThrow(name, path)
             } catch {
                 _ = unlink(name)
-                _ = closeFile(file)
+                closeDescriptor(file)
                 throw error
             }
             copies += 1
-            _ = closeFile(published)
+            closeDescriptor(published)
             published = file
             publishedBodyEnd += off_t(bodyCount)
             publishedLength = publishedBodyEnd + off_t(bytes.count - bodyCount)
@@ -198,15 +198,15 @@ final class PublishedFile {
         guard isOpen else { return }
         isOpen = false
         defer {
-            if spare >= 0 { _ = closeFile(spare) }
-            _ = closeFile(published)
+            if spare >= 0 { closeDescriptor(spare) }
+            closeDescriptor(published)
         }
         if let spareName { _ = unlink(spareName) }
         guard fsync(published) == 0 else { throw failure("fsync failed") }
         let folder = open(directory, O_RDONLY | O_CLOEXEC)
         if folder >= 0 {
             _ = fsync(folder)
-            _ = closeFile(folder)
+            closeDescriptor(folder)
         }
     }
 
@@ -222,7 +222,7 @@ final class PublishedFile {
     private func useCopying() {
         strategy = .copying
         if let spareName { _ = unlink(spareName) }
-        _ = closeFile(spare)
+        closeDescriptor(spare)
         spare = -1
         spareName = nil
         lag.count = 0
@@ -237,17 +237,17 @@ final class PublishedFile {
             try copyPublishedBody(into: file)
         } catch {
             _ = unlink(name)
-            _ = closeFile(file)
+            closeDescriptor(file)
             throw error
         }
         guard Self.takeLease(file) else {
             _ = unlink(name)
-            _ = closeFile(file)
+            closeDescriptor(file)
             return false
         }
         copies += 1
         if let spareName { _ = unlink(spareName) }
-        _ = closeFile(spare)
+        closeDescriptor(spare)
         spare = file
         spareName = name
         spareBodyEnd = publishedBodyEnd
@@ -367,20 +367,3 @@ final class PublishedFile {
                 to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
         }()
 #endif
-
-/// `close(2)`, named apart from ``PublishedFile/close()``.
-private func closeFile(_ fd: Int32) -> Int32 {
-    #if canImport(Glibc)
-        Glibc.close(fd)
-    #elseif canImport(Darwin)
-        Darwin.close(fd)
-    #endif
-}
-
-private func modificationSeconds(_ info: stat) -> Int {
-    #if canImport(Darwin)
-        Int(info.st_mtimespec.tv_sec)
-    #else
-        Int(info.st_mtim.tv_sec)
-    #endif
-}
