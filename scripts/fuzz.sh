@@ -6,13 +6,15 @@
 #   gpsd      gpsd's stream: lines, libgps's parser, one fix per epoch, locations
 #   nmea      the trace readers of untrusted files: TraceFormat's detection, NMEA logs and
 #             gpsd JSON captures, read whole and in small pieces (the same events either way)
+#   activity  the activity formats' readers (TCX, KML, GeoJSON, FIT, CSV), strict and lenient,
+#             whole and in pieces, and TraceFormat's detection of them
 # Inputs go up to 1 MB, and each has a time limit of 5 s: work quadratic in the input shows
 # as a timeout. Seeds: the test fixtures, a few points of each common logger layout
 # (Tests/WaymarkTests/Fixtures/fuzz), the scenarios, and gpsd's regression outputs when
 # ../shared/corpus is beside the project (read there, never copied in).
 #
-# Usage: scripts/fuzz.sh [SECONDS=60] [MODE...]. SECONDS is the total; with no MODE, all five
-# share it (gpx half, the others an eighth each). A longer run: scripts/fuzz.sh 3600.
+# Usage: scripts/fuzz.sh [SECONDS=60] [MODE...]. SECONDS is the total; with no MODE, all six
+# share it (gpx half, the others a tenth each). A longer run: scripts/fuzz.sh 3600.
 # Any crash, hang, timeout or sanitizer report fails the run and leaves its input in
 # .build-fuzz/ (crash-*, timeout-*, oom-*), named by mode.
 set -euo pipefail
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 modes=("$@")
-if [ ${#modes[@]} -eq 0 ]; then modes=(gpx writers scenario gpsd nmea); fi
+if [ ${#modes[@]} -eq 0 ]; then modes=(gpx writers scenario gpsd nmea activity); fi
 # The libFuzzer runtime links with lld (gold fails on the sanitizer objects here).
 swift build -c release --product waymark-fuzz --scratch-path .build-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
@@ -45,6 +47,9 @@ seed() {  # seed MODE: fills $work/MODE with the mode's seeds
             for f in "$corpus"/*.chk; do cp "$f" "$dir/$(basename "$f").json"; done
         fi
         ;;
+    activity)
+        cp Tests/WaymarkTests/Fixtures/activity/* "$dir"/
+        ;;
     nmea)
         cp Tests/WaymarkTests/Fixtures/nmea/*.nmea Tests/WaymarkTests/Fixtures/fuzz/gpsd/* "$dir"/
         local corpus=../shared/corpus/gpsd/release-3.22
@@ -59,13 +64,13 @@ share() {  # share MODE: its seconds of the total
     if [ ${#modes[@]} -eq 1 ]; then echo "$seconds"; return; fi
     case "$1" in
     gpx) echo $(((seconds + 1) / 2)) ;;
-    *) local s=$((seconds / 8)); echo $((s > 0 ? s : 1)) ;;
+    *) local s=$((seconds / 10)); echo $((s > 0 ? s : 1)) ;;
     esac
 }
 
 for mode in "${modes[@]}"; do
-    case "$mode" in gpx | writers | scenario | gpsd | nmea) ;; *)
-        echo "fuzz.sh: unknown mode $mode (gpx, writers, scenario, gpsd, nmea)" >&2
+    case "$mode" in gpx | writers | scenario | gpsd | nmea | activity) ;; *)
+        echo "fuzz.sh: unknown mode $mode (gpx, writers, scenario, gpsd, nmea, activity)" >&2
         exit 64
         ;;
     esac

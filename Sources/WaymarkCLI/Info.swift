@@ -35,7 +35,7 @@ extension WaymarkCommand {
 
         @Argument(
             help:
-                "The trace to read (GPX, an NMEA log or a gpsd JSON capture, told by its content); - reads standard input."
+                "The trace to read, told by its content: GPX, TCX, KML, GeoJSON, FIT, CSV, an NMEA log or a gpsd JSON capture; - reads standard input."
         )
         var trace: String
 

@@ -66,7 +66,10 @@ extension WaymarkCommand {
                   waymark replay walk.gpx --quiet --format ndjson | jq .appState
                 """)
 
-        @Argument(help: "The trace to replay (GPX, an NMEA log or a gpsd JSON capture); - reads standard input.")
+        @Argument(
+            help:
+                "The trace to replay, told by its content: GPX, TCX, KML, GeoJSON, FIT, CSV, an NMEA log or a gpsd JSON capture; - reads standard input."
+        )
         var trace: String
 
         @OptionGroup(title: "App, authorization and accuracy") var app: AppOptions

@@ -67,7 +67,8 @@ extension WaymarkCommand {
 
         @Argument(
             help:
-                "The trace to serve: GPX, an NMEA log or a gpsd capture (told by its content); - reads standard input.")
+                "The trace to serve, told by its content: GPX, TCX, KML, GeoJSON, FIT, CSV, an NMEA log or a gpsd capture; - reads standard input."
+        )
         var trace: String
 
         @Option(help: ArgumentHelp("The TCP port to listen on (gpsd's is 2947).", valueName: "port"))

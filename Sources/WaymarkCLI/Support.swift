@@ -169,8 +169,9 @@ final class ProgressSource: ByteSource {
     }
 }
 
-/// Opens a reader on `path` for what the file holds (GPX, an NMEA log or a gpsd JSON capture,
-/// told by its first bytes), with progress for large files on a terminal.
+/// Opens a reader on `path` for what the file holds (GPX, TCX, KML, GeoJSON, FIT, CSV, an NMEA
+/// log or a gpsd JSON capture, told by its first bytes), with progress for large files on a
+/// terminal.
 func makeReader(_ path: String, options: ReadOptions, keepingExtensions: Bool = true) throws
     -> any TraceEventReader
 {

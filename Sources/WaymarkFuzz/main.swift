@@ -34,6 +34,9 @@ import WaymarkScenarioFile
 //   a time, if any, of the years -9999...9999 (`ValueFormatting.readableSeconds`), and the same
 //   events whether the bytes come whole or in pieces of 7 bytes and, for short inputs, of 1
 //   byte: a line break or a sentence cut by a read must not matter.
+// - `activity`: the bytes are read as TCX, KML, GeoJSON, FIT and CSV, strictly and leniently:
+//   each read must give events in GPX's shape (`checkDocument`) with points on the Earth, and the
+//   same events whole and in pieces; `TraceFormat` must make the reader its `detect` names.
 // A violation traps, so libFuzzer saves the input. Inputs go up to 1 MB and each has a time
 // limit (scripts/fuzz.sh), so that work quadratic in the input shows as a timeout.
 
@@ -304,14 +307,104 @@ func fuzzNMEA(_ bytes: [UInt8]) {
     readInPieces(bytes, reader: "GPSDCaptureReader") { GPSDCaptureReader(source: $0, name: "fuzz.json") }
 }
 
+/// Checks that events follow GPX's shape: the header first; waypoints anywhere outside paths;
+/// routes of route points; tracks of non-empty segments of track points; every point on the
+/// Earth, with a finite elevation and a readable time.
+func checkDocument(_ events: [GPXEvent], reader: String) {
+    func fail(_ why: String) -> Never {
+        report("waymark-fuzz: \(reader): \(why)\n  \(events.prefix(40))\n")
+        abort()
+    }
+    func check(_ point: GPXPoint) {
+        let c = point.coordinate
+        guard c.latitude.isFinite, c.longitude.isFinite, (-90...90).contains(c.latitude),
+            (-180...180).contains(c.longitude)
+        else { fail("a point outside the world: \(point)") }
+        if let elevation = point.elevation, !elevation.isFinite { fail("an elevation that is not finite: \(point)") }
+        if let time = point.time, !ValueFormatting.readableSeconds.contains(time.timeIntervalSince1970) {
+            fail("a time outside the years -9999...9999: \(time.timeIntervalSince1970) s")
+        }
+    }
+    enum Place { case start, document, route, track, segment }
+    var place = Place.start
+    var pointsInSegment = 0
+    for event in events {
+        switch (place, event) {
+        case (.start, .header): place = .document
+        case (.start, _): fail("\(event) before the header")
+        case (_, .warning): break
+        case (.document, .waypoint(let p)): check(p)
+        case (.document, .metadata), (.document, .documentExtensions): break
+        case (.document, .routeStart): place = .route
+        case (.route, .routePoint(let p)): check(p)
+        case (.route, .routeEnd): place = .document
+        case (.document, .trackStart): place = .track
+        case (.track, .segmentStart):
+            place = .segment
+            pointsInSegment = 0
+        case (.segment, .trackPoint(let p)):
+            check(p)
+            pointsInSegment += 1
+        case (.segment, .segmentEnd):
+            if pointsInSegment == 0 { fail("an empty segment") }
+            place = .track
+        case (.track, .trackEnd): place = .document
+        default: fail("\(event) out of place (in \(place))")
+        }
+    }
+    if place != .document && place != .start { fail("the events end inside a path (\(place))") }
+}
+
+/// The activity formats: the bytes as TCX, KML, GeoJSON, FIT and CSV, each read whole and in
+/// pieces (the same events), strictly and leniently, and through `TraceFormat` (which must make
+/// the reader its `detect` names).
+func fuzzActivity(_ bytes: [UInt8]) {
+    let format = TraceFormat.detect(bytes.prefix(4096))
+    let makers: [(String, (ByteSource, GPXReadOptions) -> any TraceEventReader)] = [
+        ("TCXReader", { TCXReader(source: $0, name: "fuzz.tcx", options: $1) }),
+        ("KMLReader", { KMLReader(source: $0, name: "fuzz.kml", options: $1) }),
+        ("GeoJSONReader", { GeoJSONReader(source: $0, name: "fuzz.geojson", options: $1) }),
+        ("FITReader", { FITReader(source: $0, name: "fuzz.fit", options: $1) }),
+        ("CSVReader", { CSVReader(source: $0, name: "fuzz.csv", options: $1) }),
+    ]
+    let limits = XMLLimits(maxDepth: 64, maxTokenBytes: 4096, chunkBytes: 64)
+    for (name, make) in makers {
+        for lenient in [false, true] {
+            readInPieces(bytes, reader: name, checksTrack: false) { source in
+                make(source, GPXReadOptions(lenient: lenient, limits: limits))
+            }
+            let whole = events(of: make(MemoryByteSource(bytes), GPXReadOptions(lenient: lenient, limits: limits)))
+            if whole.error == nil { checkDocument(whole.events, reader: name) }
+        }
+    }
+    do {
+        let reader = try TraceFormat.reader(for: MemoryByteSource(bytes), name: "fuzz.trace")
+        let made: TraceFormat =
+            switch reader {
+            case is TCXReader: .tcx
+            case is KMLReader: .kml
+            case is GeoJSONReader: .geoJSON
+            case is FITReader: .fit
+            case is CSVReader: .csv
+            case is NMEAReader: .nmea
+            default: .gpx
+            }
+        if made != format && format != .gpsdJSON {
+            report("waymark-fuzz: TraceFormat.detect says \(format) but the reader made is for \(made)\n")
+            abort()
+        }
+    } catch {}
+}
+
 enum Mode: String {
-    case gpx, writers, scenario, gpsd, nmea
+    case gpx, writers, scenario, gpsd, nmea, activity
 }
 
 let mode: Mode = {
     let name = getenv("WAYMARK_FUZZ_TARGET").map { String(cString: $0) } ?? "gpx"
     guard let mode = Mode(rawValue: name) else {
-        report("waymark-fuzz: WAYMARK_FUZZ_TARGET must be gpx, writers, scenario, gpsd or nmea, not \(name)\n")
+        report(
+            "waymark-fuzz: WAYMARK_FUZZ_TARGET must be gpx, writers, scenario, gpsd, nmea or activity, not \(name)\n")
         exit(64)
     }
     return mode
@@ -326,6 +419,7 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     case .scenario: fuzzScenario(bytes)
     case .gpsd: fuzzGPSD(bytes)
     case .nmea: fuzzNMEA(bytes)
+    case .activity: fuzzActivity(bytes)
     }
     return 0
 }

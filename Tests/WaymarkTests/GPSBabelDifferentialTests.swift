@@ -62,8 +62,11 @@ struct GPSBabelDifferentialTests {
         var elevation: Double?
         var milliseconds: Int?
         var name: String?
+        /// Heart rate and cadence, when gpsbabel writes Garmin's extensions (`gpx,garminextensions`).
+        var heartRate: Int?
+        var cadence: Int?
         var description: String {
-            "\(kind) \(latitude),\(longitude) ele \(elevation.map { "\($0)" } ?? "-") t \(milliseconds.map { "\($0)" } ?? "-") name \(name.map { "\"\($0)\"" } ?? "-")"
+            "\(kind) \(latitude),\(longitude) ele \(elevation.map { "\($0)" } ?? "-") t \(milliseconds.map { "\($0)" } ?? "-") name \(name.map { "\"\($0)\"" } ?? "-") hr \(heartRate.map(String.init) ?? "-") cad \(cadence.map(String.init) ?? "-")"
         }
     }
 
@@ -146,6 +149,8 @@ struct GPSBabelDifferentialTests {
                 }
                 current?.milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded())
             case "name" where current != nil: current?.name = text
+            case "gpxtpx:hr" where current != nil: current?.heartRate = Int(text)
+            case "gpxtpx:cad" where current != nil: current?.cadence = Int(text)
             case "wpt", "rtept", "trkpt":
                 if let current { points.append(current) }
                 current = nil

@@ -18,8 +18,9 @@ import Testing
         #expect(Self.format("$PSRF,1*00") == .nmea)
         #expect(Self.format("{\"class\":\"VERSION\",\"release\":\"3.22\"}\n") == .gpsdJSON)
         #expect(Self.format("  {\"class\":\"TPV\",\"mode\":3}") == .gpsdJSON)
-        // GeoJSON and other JSON go to the GPX reader, which names them.
-        #expect(Self.format("{\"type\":\"FeatureCollection\",\"features\":[]}") == .gpx)
+        // GeoJSON has its own reader (issue 29); other JSON goes to the GPX reader, which names it.
+        #expect(Self.format("{\"type\":\"FeatureCollection\",\"features\":[]}") == .geoJSON)
+        #expect(Self.format("{\"name\":\"not geography\"}") == .gpx)
         // A dollar sign that begins no sentence is not NMEA.
         #expect(Self.format("$ not a sentence") == .gpx)
         #expect(Self.format("") == .gpx)

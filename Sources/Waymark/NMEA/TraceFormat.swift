@@ -5,31 +5,51 @@
 #endif
 
 /// What a trace file holds, told by its first bytes and not by its name.
-public enum TraceFormat: String, Sendable, Hashable {
-    /// GPX (or any XML: the GPX reader says what is wrong with it).
+public enum TraceFormat: String, Sendable, Hashable, CaseIterable {
+    /// GPX (or any XML whose root is not one of the others: the GPX reader says what it is).
     case gpx
     /// An NMEA 0183 log.
     case nmea
     /// gpsd's JSON reports (`gpspipe -w`).
     case gpsdJSON
+    /// Garmin's Training Center XML (`.tcx`): activities and courses.
+    case tcx
+    /// KML (Google Earth), with its `gx:Track`s.
+    case kml
+    /// GeoJSON (RFC 7946), or a GeoJSON text sequence (RFC 8142).
+    case geoJSON
+    /// A FIT file (Garmin's binary activity format).
+    case fit
+    /// Comma-separated values with a header line that names a latitude and a longitude column.
+    case csv
 
-    /// The format of a file that begins with `prefix` (its first few KiB). Comment lines (`#`),
-    /// blank lines and a byte-order mark are passed over; then a line that begins as an NMEA
-    /// sentence does (`$GPGGA,`, `!AIVDM,`: `$` or `!`, letters and digits, a comma or `*`) is
-    /// NMEA, and a JSON object with a `"class"` member is gpsd JSON.
+    /// The format of a file that begins with `prefix` (its first few KiB):
+    /// - FIT's 12- or 14-byte header, with `.FIT` at byte 8, is FIT;
+    /// - XML is told by its root element: `<kml>` KML, `<TrainingCenterDatabase>` TCX, anything
+    ///   else GPX (whose reader names what it is when it is not GPX);
+    /// - a JSON object with a `"class"` member on its first line is gpsd JSON, and a JSON text
+    ///   (or an RFC 8142 record separator) that names a GeoJSON `"type"` is GeoJSON;
+    /// - a line that begins as an NMEA sentence does (`$GPGGA,`, `!AIVDM,`: `$` or `!`, letters
+    ///   and digits, a comma or `*`) is NMEA;
+    /// - a first line that is a header naming a latitude and a longitude column (by the names
+    ///   ``CSVColumn`` lists) is CSV, and so is a first line of delimited text when no line
+    ///   after it is a log's (the CSV reader then says which column is missing).
     ///
-    /// A log may begin in the middle of a line: `cat /dev/ttyUSB0 > log` starts wherever the
-    /// receiver is, a rotated log or a capture cut with `tail -c` wherever the cut falls. When
-    /// the first line is neither, the lines that follow it (in `prefix`) tell: the first of them
-    /// that is NMEA or gpsd JSON gives the format, and the reader then counts the lines before
-    /// it as bad lines. A file whose first line begins with `<` is XML, whatever follows.
-    /// Anything else is read as GPX, whose reader says what it is when it is not GPX (GeoJSON,
-    /// KML, gzip…).
+    /// Comment lines (`#`), blank lines and a byte-order mark are passed over. A log may begin in
+    /// the middle of a line: `cat /dev/ttyUSB0 > log` starts wherever the receiver is, a rotated
+    /// log or a capture cut with `tail -c` wherever the cut falls. When the first line is none of
+    /// these, the lines that follow it (in `prefix`) tell: the first of them that is NMEA or gpsd
+    /// JSON gives the format, and the reader then counts the lines before it as bad lines.
+    /// Anything else is read as GPX, whose reader says what it is when it is not GPX (gzip, ZIP…).
     public static func detect(_ prefix: some Collection<UInt8>) -> TraceFormat {
         let bytes = Array(prefix)
+        if bytes.count >= 12, bytes[0] == 12 || bytes[0] == 14, bytes[8..<12].elementsEqual(Array(".FIT".utf8)) {
+            return .fit
+        }
         var i = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
         var firstLine = true
+        var delimitedFirstLine = false
         while i < bytes.count {
             let b = bytes[i]
             if b == 10 || b == 13 || b == 32 || b == 9 || b == 0 {
@@ -43,15 +63,88 @@ public enum TraceFormat: String, Sendable, Hashable {
                 continue
             }
             if let format = lineFormat(bytes[i..<end]) { return format }
-            // XML (and what only the GPX reader can name: gzip and ZIP begin with binary
-            // bytes that are no line of text) is not taken for a log cut short.
-            if firstLine && (b == UInt8(ascii: "<") || b == 0x1F || bytes[i...].starts(with: [0x50, 0x4B, 3, 4])) {
-                return .gpx
+            if firstLine {
+                if b == UInt8(ascii: "<") { return xmlFormat(bytes[i...]) }
+                if b == 0x1E || b == UInt8(ascii: "{") || b == UInt8(ascii: "[") {
+                    if namesGeoJSONType(bytes[i...]) { return .geoJSON }
+                } else if isCSVHeader(bytes[i..<end]) {
+                    return .csv
+                } else {
+                    delimitedFirstLine = isDelimited(bytes[i..<end])
+                }
+                // What only the GPX reader can name: gzip and ZIP begin with binary bytes that
+                // are no line of text, and are not taken for a log cut short.
+                if b == 0x1F || bytes[i...].starts(with: [0x50, 0x4B, 3, 4]) { return .gpx }
             }
             firstLine = false
             i = end
         }
+        // A first line of delimited text that names no position, and no log line after it: a
+        // CSV file whose reader says which column is missing.
+        return delimitedFirstLine ? .csv : .gpx
+    }
+
+    /// The format of XML whose first `<` is at the start of `bytes`: its root element's local
+    /// name, past the declaration, comments and processing instructions.
+    private static func xmlFormat(_ bytes: ArraySlice<UInt8>) -> TraceFormat {
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            guard bytes[i] == UInt8(ascii: "<") else {
+                i += 1
+                continue
+            }
+            let next = i + 1 < bytes.endIndex ? bytes[i + 1] : 0
+            if next == UInt8(ascii: "?") || next == UInt8(ascii: "!") {
+                // A declaration, comment or processing instruction: past its end.
+                let close: [UInt8] =
+                    bytes[i...].starts(with: Array("<!--".utf8)) ? Array("-->".utf8) : [UInt8(ascii: ">")]
+                var j = i + 2
+                while j + close.count <= bytes.endIndex, !bytes[j..<(j + close.count)].elementsEqual(close) { j += 1 }
+                i = j + close.count
+                continue
+            }
+            var j = i + 1
+            while j < bytes.endIndex, !ByteSpan.isSpace(bytes[j]), bytes[j] != UInt8(ascii: ">"),
+                bytes[j] != UInt8(ascii: "/")
+            {
+                j += 1
+            }
+            var name = bytes[(i + 1)..<j]
+            if let colon = name.lastIndex(of: UInt8(ascii: ":")) { name = name[(colon + 1)...] }
+            if name.elementsEqual(Array("kml".utf8)) { return .kml }
+            if name.elementsEqual(Array("TrainingCenterDatabase".utf8)) { return .tcx }
+            return .gpx
+        }
         return .gpx
+    }
+
+    /// Whether JSON text names one of GeoJSON's types as a `"type"` member's value.
+    private static func namesGeoJSONType(_ bytes: ArraySlice<UInt8>) -> Bool {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.contains("\"type\"") else { return false }
+        let types = [
+            "FeatureCollection", "Feature", "LineString", "MultiLineString", "Point", "MultiPoint",
+            "GeometryCollection", "Polygon", "MultiPolygon",
+        ]
+        return types.contains { text.contains("\"\($0)\"") }
+    }
+
+    private static let delimiters: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: ";"), 9, UInt8(ascii: "|")]
+
+    /// Whether a line is text split by a CSV delimiter into names (no control bytes).
+    private static func isDelimited(_ line: ArraySlice<UInt8>) -> Bool {
+        line.contains { delimiters.contains($0) } && !line.contains { $0 < 0x20 && $0 != 9 }
+    }
+
+    /// Whether a line is a CSV header that names a latitude and a longitude column.
+    private static func isCSVHeader(_ line: ArraySlice<UInt8>) -> Bool {
+        func count(_ d: UInt8) -> Int { line.count { $0 == d } }
+        guard let delimiter = delimiters.max(by: { count($0) < count($1) }), count(delimiter) > 0
+        else { return false }
+        let names = line.split(separator: delimiter, omittingEmptySubsequences: false).map {
+            String(decoding: $0.filter { $0 != UInt8(ascii: "\"") }, as: UTF8.self)
+        }
+        return (try? CSVLayout(names: names, file: "", line: 1)) != nil
     }
 
     /// The format a line tells (without its line break), or nil when it is neither an NMEA
@@ -158,8 +251,9 @@ public struct TraceReaders: Sendable {
 }
 
 extension TraceFormat {
-    /// A reader of `source` for the format its first bytes tell: GPX (read with `options`), an
-    /// NMEA log, or a gpsd JSON capture when `readers` can read one.
+    /// A reader of `source` for the format its first bytes tell (``detect(_:)``): GPX, TCX, KML,
+    /// GeoJSON, FIT or CSV (read with `options`), an NMEA log, or a gpsd JSON capture when
+    /// `readers` can read one.
     ///
     /// - Throws: ``GPXError`` (`notGPX`) for gpsd JSON when `readers` has no reader for it: the
     ///   error says so rather than reading it as something else (in words for the program's
@@ -172,6 +266,11 @@ extension TraceFormat {
         switch peeked.format {
         case .gpx: return GPXReader(source: peeked, name: name, options: options)
         case .nmea: return NMEAReader(source: peeked, name: name)
+        case .tcx: return TCXReader(source: peeked, name: name, options: options)
+        case .kml: return KMLReader(source: peeked, name: name, options: options)
+        case .csv: return CSVReader(source: peeked, name: name, options: options)
+        case .geoJSON: return GeoJSONReader(source: peeked, name: name, options: options)
+        case .fit: return FITReader(source: peeked, name: name, options: options)
         case .gpsdJSON:
             if let make = readers.gpsdJSON { return try make(peeked, name) }
             throw GPXError(

@@ -1,0 +1,203 @@
+import Foundation
+import Testing
+
+@testable import Waymark
+
+/// Bad input to the activity readers: an error at the place (`file:line:column`, or a FIT file's
+/// byte), strictly; leniently, what can be read is kept and the rest is said in warnings. And the
+/// formats told by content, whatever the name.
+struct ActivityReaderErrorTests {
+    /// Reads `text` through `TraceFormat` as `name`: the events' points and warnings, or the error.
+    static func read(_ bytes: [UInt8], name: String = "f.dat", lenient: Bool = false) -> (
+        points: [GPXPoint], warnings: [String], error: GPXError?, format: TraceFormat
+    ) {
+        var points: [GPXPoint] = []
+        var warnings: [String] = []
+        let format = TraceFormat.detect(bytes.prefix(4096))
+        do {
+            let reader = try TraceFormat.reader(
+                for: MemoryByteSource(bytes), name: name, options: GPXReadOptions(lenient: lenient))
+            try reader.readEvents { event in
+                switch event {
+                case .waypoint(let p), .trackPoint(let p), .routePoint(let p): points.append(p)
+                case .warning(let w): warnings.append(w.description)
+                default: break
+                }
+            }
+            return (points, warnings, nil, format)
+        } catch let error as GPXError {
+            return (points, warnings, error, format)
+        } catch {
+            Issue.record("not a GPXError: \(error)")
+            return (points, warnings, nil, format)
+        }
+    }
+
+    static func read(_ text: String, name: String = "f.dat", lenient: Bool = false) -> (
+        points: [GPXPoint], warnings: [String], error: GPXError?, format: TraceFormat
+    ) { read(Array(text.utf8), name: name, lenient: lenient) }
+
+    // MARK: - CSV
+
+    @Test func aCSVHeaderWithoutAPositionNamesWhatItHasAndWhatIsMissing() {
+        let r = Self.read("# a logger's file\ntime,latitude,height\n2024-01-01T00:00:00Z,1,2\n", name: "log.csv")
+        #expect(r.format == .csv, "told by its delimited header even without a longitude")
+        let e = r.error
+        #expect(
+            e?.description.hasPrefix("log.csv:2:1: the header line names no longitude column") == true,
+            "\(String(describing: e))")
+        #expect(e?.message.contains("'time', 'latitude', 'height'") == true)
+        #expect(e?.message.contains("'lon' or 'lng'") == true)
+    }
+
+    @Test func aBadCSVValueIsAnErrorAtItsColumnOrLeftOutLeniently() {
+        let text =
+            "lat;lon;ele;time\n1.5;2.5;10;2024-01-01T00:00:00Z\n91;2.5;10;2024-01-01T00:00:01Z\n1.6;2.6;x;2024-01-01T00:00:02Z\n1.7;2.7;12;not a time\n"
+        let strict = Self.read(text, name: "t.csv")
+        #expect(
+            strict.error?.description == "t.csv:3:1: latitude '91' is not a number in -90...90",
+            "\(String(describing: strict.error))")
+        #expect(strict.points.count == 1, "the rows before the error were delivered")
+        let lenient = Self.read(text, name: "t.csv", lenient: true)
+        #expect(lenient.error == nil)
+        #expect(
+            lenient.points.map(\.coordinate.latitude) == [1.5, 1.6, 1.7], "the bad row is dropped, the others kept")
+        #expect(lenient.points[1].elevation == nil && lenient.points[1].time != nil, "a bad value only is left out")
+        #expect(lenient.points[2].time == nil && lenient.points[2].elevation == 12)
+        #expect(lenient.warnings.contains { $0.hasPrefix("t.csv:3:1: warning: latitude '91'") }, "\(lenient.warnings)")
+        #expect(
+            lenient.warnings.contains { $0.hasPrefix("t.csv:4:9: warning: elevation 'x' is not a number") },
+            "\(lenient.warnings)")
+        #expect(
+            lenient.warnings.contains { $0.hasPrefix("t.csv:5:12: warning: time 'not a time'") }, "\(lenient.warnings)")
+    }
+
+    @Test func quotedCSVFieldsHoldDelimitersQuotesAndLineBreaks() {
+        let text = "name,lat,lon\n\"a, \"\"quoted\"\"\nname\",1,2\nplain,3,4\n"
+        let r = Self.read(text)
+        #expect(r.error == nil, "\(String(describing: r.error))")
+        #expect(r.points.map(\.name) == ["a, \"quoted\"\nname", "plain"])
+        #expect(r.points.map(\.coordinate.latitude) == [1, 3])
+        let open = Self.read("lat,lon,name\n1,2,\"never closed\n3,4,x\n", name: "q.csv")
+        #expect(
+            open.error?.code == .truncated && open.error?.description.hasPrefix("q.csv:2:5: a quoted field") == true,
+            "\(String(describing: open.error))")
+    }
+
+    // MARK: - TCX, KML, GeoJSON, FIT
+
+    @Test func aBadTCXPositionIsAnErrorAtItsElement() {
+        let tcx = """
+            <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"><Activities><Activity Sport="Running"><Id>x</Id><Lap><Track>
+            <Trackpoint><Time>2024-01-01T00:00:00Z</Time><Position><LatitudeDegrees>1</LatitudeDegrees><LongitudeDegrees>2</LongitudeDegrees></Position></Trackpoint>
+            <Trackpoint><Time>2024-01-01T00:00:01Z</Time><Position><LatitudeDegrees>north</LatitudeDegrees><LongitudeDegrees>2</LongitudeDegrees></Position></Trackpoint>
+            <Trackpoint><Time>2024-01-01T00:00:02Z</Time><Position><LatitudeDegrees>3</LatitudeDegrees><LongitudeDegrees>4</LongitudeDegrees></Position></Trackpoint>
+            </Track></Lap></Activity></Activities></TrainingCenterDatabase>
+            """
+        let strict = Self.read(tcx, name: "a.gpx")
+        #expect(strict.format == .tcx, "told by content, not by the name")
+        #expect(
+            strict.error?.description == "a.gpx:3:56: <LatitudeDegrees> is not a number: 'north'",
+            "\(String(describing: strict.error))")
+        let lenient = Self.read(tcx, name: "a.gpx", lenient: true)
+        #expect(lenient.points.map(\.coordinate.latitude) == [1, 3])
+        #expect(
+            lenient.warnings.contains {
+                $0.contains("<Trackpoint>'s <Position>: it has no latitude; the point is dropped")
+            }, "\(lenient.warnings)")
+    }
+
+    @Test func aGxTrackWithMoreTimesThanPositionsIsAnError() {
+        let kml = """
+            <kml xmlns="http://www.opengis.net/kml/2.2" xmlns:gx="http://www.google.com/kml/ext/2.2"><Placemark><gx:Track>
+            <when>2024-01-01T00:00:00Z</when><when>2024-01-01T00:00:01Z</when><when>2024-01-01T00:00:02Z</when>
+            <gx:coord>2 1 0</gx:coord><gx:coord>4 3 0</gx:coord>
+            </gx:Track></Placemark></kml>
+            """
+        let strict = Self.read(kml, name: "t.kml")
+        #expect(
+            strict.error?.description.hasPrefix("t.kml:1:101: <gx:Track> has 3 <when> and 2 <gx:coord>") == true,
+            "\(String(describing: strict.error))")
+        let lenient = Self.read(kml, name: "t.kml", lenient: true)
+        #expect(lenient.points.map(\.coordinate.latitude) == [1, 3])
+        #expect(lenient.points.map { $0.time?.timeIntervalSince1970 } == [1_704_067_200, 1_704_067_201])
+    }
+
+    @Test func aGeoJSONSyntaxErrorNamesItsLineAndColumn() {
+        let json =
+            "{\"type\": \"FeatureCollection\", \"features\": [\n  {\"type\": \"Feature\", \"geometry\": {\"type\": \"Point\", \"coordinates\": [1, 2]} \"properties\": {}}\n]}\n"
+        let r = Self.read(json, name: "m.json")
+        #expect(r.format == .geoJSON)
+        #expect(r.error?.description.hasPrefix("m.json:2:76:") == true, "\(String(describing: r.error))")
+        let swapped = Self.read(#"{"type":"Point","coordinates":[2,100]}"#, name: "p.geojson")
+        #expect(swapped.error?.code == .invalidCoordinate, "latitude 100: \(String(describing: swapped.error))")
+        #expect(swapped.error?.message.contains("longitude first") == true)
+    }
+
+    @Test func aFITFileCutShortOrCorruptedIsAnErrorAtItsByte() throws {
+        let fit = ActivityReaderTests.fit(
+            ActivityReaderTests.Activity(
+                tracks: [
+                    ActivityReaderTests.Track(
+                        name: "",
+                        segments: [
+                            (0..<20).map {
+                                ActivityReaderTests.Point(
+                                    lat7: 515_000_000 + $0 * 100, lon7: -1_000_000, eleDm: 100,
+                                    ms: 1_700_000_000_000 + Int64($0) * 1000)
+                            }
+                        ])
+                ], waypoints: []))
+        let whole = Self.read(fit)
+        #expect(
+            whole.error == nil && whole.points.count == 20 && whole.format == .fit, "\(String(describing: whole.error))"
+        )
+        let cut = Self.read(Array(fit.prefix(fit.count - 40)), name: "c.fit")
+        #expect(cut.error?.code == .truncated, "\(String(describing: cut.error))")
+        #expect(cut.error?.description.hasPrefix("c.fit: ") == true)
+        var flipped = fit
+        flipped[fit.count / 2] ^= 0x40
+        let bad = Self.read(flipped, name: "b.fit")
+        #expect(bad.error != nil, "a flipped bit is caught (by the CRC at the latest)")
+        #expect(bad.error?.message.contains("byte") == true, "\(String(describing: bad.error))")
+        let lenient = Self.read(Array(fit.prefix(fit.count / 2)), name: "c.fit", lenient: true)
+        #expect(lenient.error == nil && !lenient.points.isEmpty && lenient.points.count < 20)
+        #expect(lenient.warnings.contains { $0.contains("kept the") }, "\(lenient.warnings)")
+    }
+
+    // MARK: - Told by content
+
+    @Test func eachFormatIsToldByItsContentWhateverItsName() throws {
+        let csvWithBOM: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("Latitude;Longitude\n1;2\n".utf8)
+        let cases: [([UInt8], TraceFormat)] = [
+            (Array("<?xml version=\"1.0\"?>\n<!-- c -->\n<TrainingCenterDatabase/>".utf8), .tcx),
+            (Array("<kml:kml xmlns:kml=\"http://www.opengis.net/kml/2.2\"/>".utf8), .kml),
+            (Array("<?xml version=\"1.0\"?><gpx version=\"1.1\"/>".utf8), .gpx),
+            (Array("{\n  \"type\": \"FeatureCollection\",\n  \"features\": []\n}".utf8), .geoJSON),
+            ([0x1E] + Array("{\"type\":\"Feature\"}\n".utf8), .geoJSON),
+            (Array("{\"class\":\"TPV\",\"mode\":3}\n".utf8), .gpsdJSON),
+            (
+                Array(
+                    "5.1,N,00833.9,E,1,08*47\n$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\n".utf8),
+                .nmea
+            ),
+            (csvWithBOM, .csv),
+            (Array("# comment\nlat,lon\n1,2\n".utf8), .csv),
+            (Array("x,y,z\n1,2,3\n".utf8), .csv),
+            (ActivityReaderTests.fit(ActivityReaderReadsTests.oneTrack), .fit),
+        ]
+        for (bytes, format) in cases {
+            #expect(TraceFormat.detect(bytes) == format, "\(String(decoding: bytes.prefix(60), as: UTF8.self))")
+        }
+        let r = Self.read(csvWithBOM)
+        #expect(r.error == nil && r.points.count == 1, "\(String(describing: r.error))")
+    }
+}
+
+enum ActivityReaderReadsTests {
+    static let oneTrack = ActivityReaderTests.Activity(
+        tracks: [
+            ActivityReaderTests.Track(
+                name: "", segments: [[ActivityReaderTests.Point(lat7: 10, lon7: 20, eleDm: 0, ms: 1_000_000_000_000)]])
+        ], waypoints: [])
+}
