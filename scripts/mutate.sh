@@ -94,6 +94,27 @@ open(path, "w", encoding="utf-8").write(text.replace(original, replacement, 1))
 PY
 }
 
+# run_until_first_failure LOG ARGS…: runs `swift test ARGS…` in the tree in a process group of
+# its own, writing LOG; succeeds when every test passed. When a test fails (a `✘ Test` line), the
+# whole group is ended then and the run counts as failed.
+run_until_first_failure() {
+    local log=$1
+    shift
+    (cd "$tree" && exec setsid swift test "$@" >"$log" 2>&1) &
+    local pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        if grep -qE '^✘ Test .*(recorded an issue|failed)' "$log" 2>/dev/null; then
+            kill -TERM -- "-$pid" 2>/dev/null || true
+            sleep 1
+            kill -KILL -- "-$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+            return 1
+        fi
+        sleep 2
+    done
+    wait "$pid"
+}
+
 results="$work/results.tsv"
 : >"$results"
 killed=0 survived=0 unbuildable=0 stale=0
@@ -119,7 +140,9 @@ while IFS=$'\t' read -r id module file original replacement class effect; do
     else
         args=(--skip-build)
         [ "$quick" = 1 ] && args+=(--skip "$slow")
-        if (cd "$tree" && swift test "${args[@]}" >"$work/test-$id.log" 2>&1); then
+        # A mutation is killed as soon as one test fails: the run is stopped there (with every
+        # process it started, such as a served trace) rather than waiting for the rest.
+        if run_until_first_failure "$work/test-$id.log" "${args[@]}"; then
             outcome=survived first="-"
             survived=$((survived + 1))
         else

@@ -66,7 +66,15 @@ struct ControlCharacterCLITests {
         #expect(
             bad.status == 66 && bad.stderr.contains("$'waymark: missing" + Tool.escaped.dropFirst(2).dropLast()),
             "\(bad.stderr)")
-        for r in [info, render, replay, list, show, bad] {
+        // The point table (`--points`) shows a waypoint's name escaped too (mutation m13: the
+        // table printed it raw while the heading escaped its own).
+        let waypoint = named.replacingOccurrences(
+            of: "<name>Start: town square</name>", with: "<name>Start&#x9B;31m&#x7F;</name>")
+        try waypoint.write(toFile: directory + "/points.gpx", atomically: true, encoding: .utf8)
+        let points = try Tool.waymark(["render", "points.gpx", "--format", "text", "--points"], in: directory)
+        #expect(points.status == 0, "\(points.stderr)")
+        #expect(points.stdoutText.contains(#"$'Start\u{9b}31m\x7f'"#), "\(points.stdoutText.prefix(2000))")
+        for r in [info, render, replay, list, show, bad, points] {
             #expect(!Tool.hasRawControls(r.stdout), "\(r.stdoutText)")
             #expect(!Tool.hasRawControls(Data(r.stderr.utf8)), "\(r.stderr)")
             #expect(!r.stdoutText.contains("\u{9B}") && !r.stderr.contains("\u{9B}"))

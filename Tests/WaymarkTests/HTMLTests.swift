@@ -435,6 +435,27 @@ struct HTMLCLITests {
 
     /// The report of a replay and the export of the session it stored are the same page but for
     /// the title: both are drawn from the same audit lines.
+    /// A trace's path is in the report's audit lines (its JSON island); a path that holds
+    /// `</script>` (a directory `x<` with a subdirectory `script>`) must not end the island
+    /// (mutation m11: strings written without the script escaping).
+    @Test func aTracePathCannotEndTheReportsScript() throws {
+        let directory = temporaryPath("-report")
+        let nested = directory + "/x</script><b>"
+        try FileManager.default.createDirectory(atPath: nested, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let trace = nested + "/walk.gpx"
+        try FileManager.default.copyItem(atPath: Self.walk, toPath: trace)
+        let report = directory + "/run.html"
+        let r = try waymark(
+            "replay", trace, "--scenario", Self.commute, "--rate", "max", "--quiet", "--no-store", "--report", report)
+        #expect(r.status == 0, "\(r.stderr)")
+        let page = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(page.components(separatedBy: "</script>").count == 3, "the data island and the script only")
+        let island = try HTMLPageTests.island(page)
+        let lines = (island["events"] as? [[Any]] ?? []).compactMap { $0[1] as? String }
+        #expect(lines.contains { $0.contains("x</script><b>") }, "the path is in the audit lines, whole")
+    }
+
     @Test func aReplaysReportIsItsStoredSessionsPage() throws {
         let directory = temporaryPath("-report")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

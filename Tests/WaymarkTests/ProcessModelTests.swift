@@ -171,6 +171,34 @@ import WaymarkTesting
         #expect(second.locations == 5 && first.locations == 26)
     }
 
+    /// An authorization change reaches every manager, not only the first: with updates running
+    /// on two, revoking authorization fails both with `denied` and stops the fixes of both
+    /// (Apple, locationManager(_:didFailWithError:): "If the user denies your app's use of the
+    /// location service, this method reports a CLError.Code.denied error"; mutation m24 told the
+    /// first manager only).
+    @Test func revokingAuthorizationFailsTheUpdatesOfEveryManager() throws {
+        // The trace ends before the revocation: the failure is the change's, not a later fix's.
+        let device = TestDevice(trace: try Self.walk(fixes: 4), app: BareApp())
+        device.launch()
+        let managers = [DeviceLocationManager(), DeviceLocationManager(), DeviceLocationManager()]
+        let delegates = managers.map { _ in RecordingDelegate() }
+        for (m, d) in zip(managers, delegates) {
+            m.delegate = d
+            m.startUpdatingLocation()
+        }
+        device.advance(to: .seconds(6))
+        #expect(delegates.allSatisfy { !$0.locations.isEmpty })
+        device.setAuthorization(.denied)
+        device.advance(to: .seconds(10))
+        let counts = delegates.map(\.locations.count)
+        for (i, d) in delegates.enumerated() {
+            #expect(d.errors.map(\.code) == [.denied], "manager \(i + 1): \(d.errors)")
+            #expect(d.authorizationChanges >= 1, "manager \(i + 1) is told of the change")
+        }
+        device.advance(to: .seconds(15))
+        #expect(delegates.map(\.locations.count) == counts, "no fix after the revocation, on any manager")
+    }
+
     /// The new process learns why it was launched: the counterpart of
     /// `launchOptions[.location]`.
     @Test func aBackgroundLaunchSaysWhy() throws {

@@ -131,6 +131,25 @@ import Testing
         #expect(abs(onEquator.x - 500) < 1e-6 && abs(onEquator.y - 500) < 1e-6)
     }
 
+    /// A box up to a pole: Web Mercator clamps latitudes at ±85.0511° (EPSG:3857's square world),
+    /// so the pole is drawn where the limit is and the drawing keeps the viewport's height
+    /// (mutation m09: unclamped, the pole projects to y ≈ 37 radii and squashes the rest).
+    @Test func webMercatorClampsThePolesAtItsLimit() {
+        for (south, north) in [(0.0, 90.0), (-90.0, 0.0), (-90.0, 90.0)] {
+            let p = SVGProjection(south: south, west: 0, north: north, east: 40, x: 0, y: 0, width: 1000, height: 1000)
+            #expect(p.kind == .webMercator)
+            let limit = SVGProjection.mercatorLimit
+            for pole in [north, south] where abs(pole) == 90 {
+                let atPole = p.pixel(latitude: pole, longitude: 20)
+                let atLimit = p.pixel(latitude: pole > 0 ? limit : -limit, longitude: 20)
+                #expect(atPole.y.isFinite && atPole.y == atLimit.y, "pole \(pole): \(atPole.y), the limit \(atLimit.y)")
+            }
+            let top = p.pixel(latitude: north, longitude: 20).y
+            let bottom = p.pixel(latitude: south, longitude: 20).y
+            #expect(abs((bottom - top) - 1000) < 1e-6, "from \(south)° to \(north)° spans \(bottom - top) px of 1000")
+        }
+    }
+
     /// A track from 179.5° E to 179.5° W is drawn as the 1° it covers, eastwards, not as a line
     /// back across the world.
     @Test func aTrackAcrossTheAntimeridianStaysContinuous() throws {
