@@ -43,6 +43,60 @@ struct EditOptions: ParsableArguments {
             valueName: "duration"))
     var splitGap: DurationArgument?
 
+    @Option(
+        help: ArgumentHelp(
+            "Keep track points in this box: south,west,north,east in degrees (west above east crosses the antimeridian).",
+            valueName: "s,w,n,e"))
+    var within: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Keep track points within a distance of a place: latitude,longitude,distance (such as 48.137,11.575,500m or ...,2km).",
+            valueName: "lat,lon,distance"))
+    var near: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Keep track points from this far along their track on (such as 500m, 2km, 1.5mi).", valueName: "distance"))
+    var fromDistance: String?
+
+    @Option(help: ArgumentHelp("Keep track points up to this far along their track.", valueName: "distance"))
+    var toDistance: String?
+
+    @Flag(help: "Start a new track at each UTC day; each part is named with its date.")
+    var splitDay = false
+
+    @Option(help: ArgumentHelp("Start a new track every this many points; the parts are numbered.", valueName: "n"))
+    var splitEvery: Int?
+
+    /// `500`, `500m`, `2km`, `1.5mi`: metres, or nil.
+    static func metres(_ text: String) -> Double? {
+        let t = text.lowercased().filter { $0 != " " }
+        let units: [(String, Double)] = [("km", 1000), ("mi", 1609.344), ("m", 1)]
+        for (unit, factor) in units where t.hasSuffix(unit) {
+            return Double(t.dropLast(unit.count)).flatMap { $0.isFinite && $0 >= 0 ? $0 * factor : nil }
+        }
+        return Double(t).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+    }
+
+    /// `south,west,north,east`, or nil.
+    static func box(_ text: String) -> Bounds? {
+        let v = text.split(separator: ",").compactMap { Double($0.trimmingPrefix(" ")) }
+        guard v.count == 4, (-90...90).contains(v[0]), (-90...90).contains(v[2]), v[0] <= v[2],
+            (-180...180).contains(v[1]), (-180...180).contains(v[3])
+        else { return nil }
+        return Bounds(minLatitude: v[0], minLongitude: v[1], maxLatitude: v[2], maxLongitude: v[3])
+    }
+
+    /// `latitude,longitude,distance`, or nil.
+    static func place(_ text: String) -> (centre: Coordinate, radius: Double)? {
+        let parts = text.split(separator: ",").map { String($0.trimmingPrefix(" ")) }
+        guard parts.count == 3, let lat = Double(parts[0]), let lon = Double(parts[1]), (-90...90).contains(lat),
+            (-180...180).contains(lon), let radius = metres(parts[2])
+        else { return nil }
+        return (Coordinate(latitude: lat, longitude: lon), radius)
+    }
+
     /// `90s`, `+1h`, `-2h30m`: seconds, or nil when it is not a duration.
     static func signedSeconds(_ text: String) -> Double? {
         var body = Substring(text)
@@ -74,6 +128,23 @@ struct EditOptions: ParsableArguments {
             if let value, !(value.isFinite && value >= 0) { throw ValidationError("\(name): give a number, 0 or more") }
         }
         if let splitGap, splitGap.value <= .zero { throw ValidationError("--split-gap: give a duration above 0") }
+        if let within, Self.box(within) == nil {
+            throw ValidationError(
+                "--within \(within): give south,west,north,east in degrees, such as 48.1,11.5,48.2,11.7 (south no more than north)"
+            )
+        }
+        if let near, Self.place(near) == nil {
+            throw ValidationError("--near \(near): give latitude,longitude,distance, such as 48.137,11.575,500m")
+        }
+        for (name, value) in [("--from-distance", fromDistance), ("--to-distance", toDistance)] {
+            if let value, Self.metres(value) == nil {
+                throw ValidationError("\(name) \(value): give a distance such as 500m, 2km or 1.5mi")
+            }
+        }
+        if let a = fromDistance.flatMap(Self.metres), let b = toDistance.flatMap(Self.metres), b < a {
+            throw ValidationError("--to-distance is before --from-distance: nothing would be left")
+        }
+        if let splitEvery, splitEvery < 1 { throw ValidationError("--split-every: give a number of points, 1 or more") }
     }
 
     var edits: TraceEdits {
@@ -81,7 +152,9 @@ struct EditOptions: ParsableArguments {
             timeShift: timeShift.flatMap(Self.signedSeconds), from: from.flatMap(TraceEdits.time),
             to: to.flatMap(TraceEdits.time), maxHDOP: maxHdop, maxHorizontalAccuracy: maxAccuracy,
             minSatellites: minSatellites, minFix: minFix.flatMap { GPXFix(rawValue: $0.lowercased()) }, dedupe: dedupe,
-            splitGap: splitGap.map(\.value.inSeconds))
+            splitGap: splitGap.map(\.value.inSeconds), within: within.flatMap(Self.box), near: near.flatMap(Self.place),
+            fromDistance: fromDistance.flatMap(Self.metres), toDistance: toDistance.flatMap(Self.metres),
+            splitDay: splitDay, splitEvery: splitEvery)
     }
 }
 

@@ -34,7 +34,7 @@ struct GeoJSONOutputOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "GeoJSON: simplify lines (Douglas-Peucker) so that no point left out lies more than this many metres from the line kept; summaries and bounds keep every point.",
+            "Simplify lines (Douglas-Peucker) so that no point left out lies more than this many metres from the line kept (any format; GeoJSON's summaries and bounds keep every point).",
             valueName: "metres"))
     var simplify: Double?
 
@@ -116,9 +116,11 @@ struct GeoJSONOutputOptions: ParsableArguments {
     /// A usage error when the options are given but `--format` or `-o`'s name asks for another
     /// format (without either, they make the output GeoJSON).
     func check(geojson: Bool) throws {
-        guard isGiven, !geojson else { return }
+        // --simplify applies to every format (render's edits simplify the others' segments).
+        let names = given.split(separator: ",").map { $0.trimmingPrefix(" ") }.filter { $0 != "--simplify" }
+        guard !names.isEmpty, !geojson else { return }
         throw ValidationError(
-            "\(given): options of GeoJSON output, which --format or -o's name says this is not; leave those out (these options then write GeoJSON) or use --format geojson (or -o FILE.geojson)"
+            "\(names.joined(separator: ", ")): options of GeoJSON output, which --format or -o's name says this is not; leave those out (these options then write GeoJSON) or use --format geojson (or -o FILE.geojson)"
         )
     }
 

@@ -166,7 +166,11 @@ extension WaymarkCommand {
                         try reader.readEventsAhead(handle)
                     }
                 }
-                let reader = events.edited(by: edit.edits)
+                var edits = edit.edits
+                // GeoJSON simplifies as it writes (its summaries keep every point); every other
+                // format gets the simplified segments.
+                if format != .geojson { edits.simplify = geojson.simplify }
+                let reader = events.edited(by: edits)
                 switch format {
                 case .geojson where !geojson.options(writingTo: output).isDefault:
                     let writer = GeoJSONOptionsWriter(sink: sink, options: geojson.options(writingTo: output))

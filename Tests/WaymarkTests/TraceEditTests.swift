@@ -251,3 +251,201 @@ import Testing
         }
     }
 }
+
+/// The edits that keep a place or a stretch, split tracks, and simplify (issue 29, item 3):
+/// `--within`, `--near`, `--from-distance`/`--to-distance`, `--split-day`, `--split-every`,
+/// `--simplify`, against the same edits done here on plain lists, and `--split-day` against
+/// gpsbabel's `-x track,split` (by day, with TZ=UTC so that its days are UTC days).
+@Suite struct TraceSplitEditTests {
+    typealias Gen = ReaderWriterPropertyTests
+    typealias Point = TraceEditTests.Point
+
+    /// Points a few minutes to several hours apart near one place, so that days change and
+    /// boxes and circles cut the track.
+    static func points(_ r: inout PropertyRandom) -> [Point] {
+        var t = Gen.start(&r)
+        let lat7 = r.int(-600_000_000...600_000_000)
+        let lon7 = r.pick([r.int(-1_790_000_000...1_790_000_000), 1_799_950_000])
+        return r.array(1...40) { r in
+            defer { t += r.pick([0, 5, 60, 600, 3600, 5 * 3600, 9 * 3600]) }
+            var lon = lon7 + r.int(-100_000...100_000)
+            if lon > 1_800_000_000 { lon -= 3_600_000_000 }
+            return Point(
+                lat7: lat7 + r.int(-100_000...100_000), lon7: lon, time: t, hdop: 10, sat: 8, fix: .threeD)
+        }
+    }
+
+    static func coordinate(_ p: Point) -> Coordinate {
+        Coordinate(latitude: Double(Gen.decimal(p.lat7))!, longitude: Double(Gen.decimal(p.lon7))!)
+    }
+
+    /// The tracks (parts) the editor writes, each its segments of point indices, and their names.
+    static func edited(_ points: [Point], _ edits: TraceEdits) throws -> (parts: [[[Int]]], names: [String]) {
+        var parts: [[[Int]]] = []
+        var names: [String] = []
+        let reader = GPXReader(source: MemoryByteSource(Array(TraceEditTests.gpx(points).utf8)), name: "in.gpx")
+        let editor = TraceEditor(edits) { event in
+            switch event {
+            case .trackStart: parts.append([])
+            case .trackEnd(let info): names.append(info.name ?? "")
+            case .segmentStart: parts[parts.count - 1].append([])
+            case .trackPoint(let p):
+                let t = Int(p.time!.timeIntervalSince1970)
+                let i = points.firstIndex { $0.time == t && coordinate($0) == p.coordinate } ?? -1
+                parts[parts.count - 1][parts[parts.count - 1].count - 1].append(i)
+            default: break
+            }
+        }
+        try reader.read { try editor.write($0) }
+        return (parts, names)
+    }
+
+    @Test func placesStretchesAndSplitsAreTheEditsDoneByHand() {
+        Property<(points: [Point], edits: TraceEdits)>(
+            name: "places and splits by hand", count: 300,
+            generate: { r in
+                let points = Self.points(&r)
+                var edits = TraceEdits()
+                let a = Self.coordinate(r.pick(points))
+                let b = Self.coordinate(r.pick(points))
+                if r.bool(0.3) {
+                    // A box from two of the points; across the antimeridian when it is shorter.
+                    var west = min(a.longitude, b.longitude)
+                    var east = max(a.longitude, b.longitude)
+                    if east - west > 180 { (west, east) = (east, west) }
+                    edits.within = Bounds(
+                        minLatitude: min(a.latitude, b.latitude), minLongitude: west,
+                        maxLatitude: max(a.latitude, b.latitude), maxLongitude: east)
+                }
+                if r.bool(0.3) { edits.near = (a, Double(r.int(100...15_000))) }
+                if r.bool(0.3) { edits.fromDistance = Double(r.int(0...20_000)) }
+                if r.bool(0.3) { edits.toDistance = (edits.fromDistance ?? 0) + Double(r.int(0...30_000)) }
+                if r.bool(0.4) { edits.splitDay = true }
+                if r.bool(0.4) { edits.splitEvery = r.int(1...10) }
+                if r.bool(0.3) { edits.splitGap = Double(r.pick([60, 3600])) }
+                if r.bool(0.2) { edits.dedupe = true }
+                return (points, edits)
+            },
+            describe: { "\($0.edits)\n\(TraceEditTests.gpx($0.points))" }
+        ).check { input in
+            let e = input.edits
+            // By hand: the distance along the track over every point read, then the filters,
+            // then the splits.
+            var parts: [[[Int]]] = []
+            var names: [String] = []
+            var along = 0.0
+            var last: Int?
+            var day: Int?
+            var inPart = 0
+            for (i, p) in input.points.enumerated() {
+                if i > 0 { along += Geodesic.distance(Self.coordinate(input.points[i - 1]), Self.coordinate(p)) }
+                if let from = e.fromDistance, along < from { continue }
+                if let to = e.toDistance, along > to { continue }
+                let c = Self.coordinate(p)
+                if let box = e.within {
+                    // Written out here, not the editor's: across the antimeridian when west > east.
+                    let latitudeIn = c.latitude >= box.minLatitude && c.latitude <= box.maxLatitude
+                    let eastOfWest = c.longitude >= box.minLongitude
+                    let westOfEast = c.longitude <= box.maxLongitude
+                    let longitudeIn =
+                        box.minLongitude <= box.maxLongitude ? eastOfWest && westOfEast : eastOfWest || westOfEast
+                    if !(latitudeIn && longitudeIn) { continue }
+                }
+                if let near = e.near, !Geodesic.isWithin(near.radius, near.centre, c) { continue }
+                if e.dedupe, let last, last == p.time, !parts.isEmpty { continue }
+                let pDay = Int((Double(p.time) / 86_400).rounded(.down))
+                let newPart =
+                    parts.isEmpty || (e.splitDay && pDay != day)
+                    || (e.splitEvery.map { inPart >= $0 } ?? false)
+                if newPart {
+                    parts.append([[]])
+                    inPart = 0
+                    day = pDay
+                    let (y, m, d) = ValueParsing.civil(fromDays: pDay)
+                    func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+                    var name = ["generated"]
+                    if e.splitDay { name.append("\(y)-\(two(m))-\(two(d))") }
+                    if e.splitEvery != nil { name.append("(\(parts.count))") }
+                    names.append(name.joined(separator: " "))
+                } else if let gap = e.splitGap, let last, Double(p.time - last) > gap {
+                    parts[parts.count - 1].append([])
+                }
+                parts[parts.count - 1][parts[parts.count - 1].count - 1].append(i)
+                inPart += 1
+                last = p.time
+            }
+            if parts.isEmpty {
+                parts = [[]]
+                names = ["generated"]
+            }
+            if !e.splitDay && e.splitEvery == nil { names = ["generated"] }
+            do {
+                let (found, foundNames) = try Self.edited(input.points, e)
+                var problems = Problems()
+                problems.expect(found == parts, "editor \(found), by hand \(parts)")
+                problems.expect(foundNames == names, "names \(foundNames), by hand \(names)")
+                return problems.list
+            } catch {
+                return ["\(error)"]
+            }
+        }
+    }
+
+    /// `--simplify`: each segment keeps its first and last point, every point left out lies
+    /// within the tolerance of the line kept (measured with the geodesic, so within the
+    /// simplifier's half a percent), and a tolerance of 0 keeps every point of a bent line.
+    @Test func simplifiedSegmentsKeepTheirEndsAndEveryPointNearTheLine() {
+        Property<(points: [Point], tolerance: Double)>(
+            name: "simplify as an edit", count: 150,
+            generate: { r in (TraceEditTests.points(&r), Double(r.pick([0, 5, 50, 500, 5000]))) },
+            describe: { "tolerance \($0.tolerance)\n\(TraceEditTests.gpx($0.points))" }
+        ).check { input in
+            var problems = Problems()
+            guard let (parts, _) = try? Self.edited(input.points, TraceEdits(simplify: input.tolerance)),
+                let kept = parts.first?.first
+            else { return ["no segment"] }
+            problems.expect(kept.first == 0 && kept.last == input.points.count - 1, "the ends: \(kept)")
+            problems.expect(kept == kept.sorted() && Set(kept).count == kept.count, "in order, once each")
+            for (a, b) in zip(kept, kept.dropFirst()) where b > a + 1 {
+                for i in (a + 1)..<b {
+                    let d = LineSimplifier<Coordinate>.distanceToSegment(
+                        Self.coordinate(input.points[i]), Self.coordinate(input.points[a]),
+                        Self.coordinate(input.points[b]))
+                    problems.expect(d <= input.tolerance * 1.005 + 1e-6, "point \(i) lies \(d) m from the kept line")
+                }
+            }
+            return problems.list
+        }
+    }
+
+    /// `--split-day` against gpsbabel's `-x track,split` (by day, in TZ=UTC): the same groups.
+    @Test(
+        .enabled(
+            if: which("gpsbabel") != nil && FileManager.default.isExecutableFile(atPath: Paths.waymark.path),
+            "needs gpsbabel (scripts/test.sh installs it) and a built waymark"))
+    func splitDayIsGpsbabelsSplitByDay() throws {
+        let directory = temporaryPath("-split-day")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        Property<[Point]>(
+            name: "split by day against gpsbabel", count: 25, generate: { Self.points(&$0) },
+            describe: { TraceEditTests.gpx($0) }
+        ).check { points in
+            let path = directory + "/in.gpx"
+            guard (try? TraceEditTests.gpx(points).write(toFile: path, atomically: true, encoding: .utf8)) != nil,
+                let ours = try? run(Paths.waymark.path, ["render", path, "-f", "gpx", "--split-day"]),
+                let theirs = try? run(
+                    which("gpsbabel")!, ["-i", "gpx", "-f", path, "-x", "track,split", "-o", "gpx", "-F", "-"],
+                    environment: ["TZ": "UTC"])
+            else { return ["could not run"] }
+            guard ours.status == 0, theirs.status == 0 else {
+                return ["waymark: \(ours.stderr) gpsbabel: \(theirs.stderr)"]
+            }
+            guard let a = TraceEditTests.Groups.read(ours.stdout), let b = TraceEditTests.Groups.read(theirs.stdout)
+            else {
+                return ["unreadable GPX"]
+            }
+            return a == b ? [] : ["Waymark \(a)\ngpsbabel \(b)"]
+        }
+    }
+}
