@@ -6,7 +6,7 @@ extension WaymarkCommand {
     struct Render: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Render a trace (GPX, NMEA, gpsd JSON) as text, GeoJSON, GPX 1.1, an SVG picture or an HTML page.",
+                "Render traces (GPX, TCX, KML, GeoJSON, FIT, CSV, NMEA, gpsd JSON) as text, GeoJSON, GPX 1.1, an SVG picture or an HTML page.",
             discussion: """
                 text     a summary (counts, time span, geodesic length, moving time, speeds, climb, \
                 bounds) and a sketch of the path in braille characters, fitted to the terminal. \
@@ -37,6 +37,12 @@ extension WaymarkCommand {
                 With --session, the locations of a stored session are rendered instead of a file \
                 (one track, a segment per segment), from the default store or --store.
 
+                Several traces, or a directory of them: --output-dir DIR writes each to a file of \
+                its own (its name with the format's extension), on every core, and sums up; a \
+                trace that cannot be read is named and the others are written (exit 65 then). \
+                --merge makes one output of them, their track points in one track in time order \
+                (with --dedupe, one point a second: gpsbabel's -x track,merge).
+
                 Examples:
                   waymark render walk.gpx
                   waymark render walk.gpx --format geojson -o walk.geojson
@@ -46,6 +52,8 @@ extension WaymarkCommand {
                   waymark render walk.gpx -o walk.svg
                   waymark render walk.gpx -o walk.html
                   waymark render walk.gpx -o points.geojson --geojson-points --only tracks
+                  waymark render ~/activities --output-dir maps --format geojson --simplify 5
+                  waymark render watch.fit phone.gpx --merge --dedupe -o outing.gpx
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -57,10 +65,24 @@ extension WaymarkCommand {
         }
 
         @Argument(
-            help:
-                "The trace to read, told by its content: GPX, TCX, KML, GeoJSON, FIT, CSV, an NMEA log or a gpsd JSON capture; - reads standard input."
-        )
-        var trace: String?
+            help: ArgumentHelp(
+                "The traces to read, told by their content: GPX, TCX, KML, GeoJSON, FIT, CSV, an NMEA log or a gpsd JSON capture; - reads standard input.",
+                discussion:
+                    "Several traces, or a directory (its trace files, at any depth), go with --output-dir (each converted to a file of its own, on all cores) or --merge (one output)."
+            ))
+        var traces: [String] = []
+
+        @Option(
+            help: ArgumentHelp(
+                "Convert each trace to a file of its own in this directory (made if missing), named as the trace with the format's extension, in parallel; a summary follows.",
+                valueName: "directory"))
+        var outputDir: String?
+
+        @Flag(help: "Merge the traces into one output: their track points in one track, in time order.")
+        var merge = false
+
+        /// The one trace, when there is one.
+        var trace: String? { traces.count == 1 ? traces[0] : nil }
 
         @Option(help: ArgumentHelp("Render this stored session instead of a file.", valueName: "id"))
         var session: Int64?
@@ -115,15 +137,37 @@ extension WaymarkCommand {
         @OptionGroup var read: ReadOptions
 
         func validate() throws {
-            if (trace == nil) == (session == nil) {
-                throw ValidationError("give a GPX file or --session ID (not both)")
+            if traces.isEmpty == (session == nil) {
+                throw ValidationError("give a trace file or --session ID (not both)")
+            }
+            if outputDir != nil && merge {
+                throw ValidationError("--output-dir writes a file a trace and --merge one for all: give one of them")
+            }
+            if outputDir != nil || merge {
+                if session != nil { throw ValidationError("--output-dir and --merge read trace files, not --session") }
+                if traces.contains("-") {
+                    throw ValidationError("standard input (-) is one trace: give files with --output-dir and --merge")
+                }
+            }
+            if let outputDir {
+                if output != nil { throw ValidationError("--output-dir names the files itself: leave -o out") }
+                if formatOption == nil {
+                    throw ValidationError(
+                        "--output-dir: give --format (geojson, gpx, svg, html or text) for the files it writes")
+                }
+                try OutputSafety.check(
+                    outputs: [("--output-dir", outputDir)], protected: OutputSafety.inputs(traces))
+            } else if !merge && (traces.count > 1 || traces.contains(where: Batch.isDirectory)) {
+                throw ValidationError(
+                    "\(traces.count > 1 ? "several traces" : "a directory"): give --output-dir DIR (a file each) or --merge (one output)"
+                )
             }
             if store.store != nil && session == nil { throw ValidationError("--store goes with --session") }
             if let width, width < 20 { throw ValidationError("--width must be at least 20") }
             // What -o is (an input, the store) first: it says more than what its name says.
             try OutputSafety.check(
                 outputs: output.map { [("-o", $0)] } ?? [],
-                protected: OutputSafety.inputs(trace.map { [$0] } ?? [])
+                protected: OutputSafety.inputs(traces)
                     + (session != nil ? OutputSafety.store(store.path) : []))
             try OutputName.refuseUnknown(
                 output, formatGiven: formatOption != nil,
@@ -146,13 +190,19 @@ extension WaymarkCommand {
         }
 
         func run() throws {
+            if let outputDir {
+                try Batch(render: self, directory: outputDir).run()
+                return
+            }
             do {
                 let uncommitted = UncommittedOutputs()
                 defer { uncommitted.finish() }
                 let sink = try openOutput(output)
                 uncommitted.add(sink)
                 let events: EventSource
-                if let session {
+                if merge {
+                    events = try MergedTraces(paths: Batch.expand(traces), options: read).events
+                } else if let session {
                     let db = try store.openExisting()
                     let info = try db.session(session)
                     let name = "Waymark session \(session): \(info.source)"
@@ -166,11 +216,24 @@ extension WaymarkCommand {
                         try reader.readEventsAhead(handle)
                     }
                 }
-                var edits = edit.edits
-                // GeoJSON simplifies as it writes (its summaries keep every point); every other
-                // format gets the simplified segments.
-                if format != .geojson { edits.simplify = geojson.simplify }
-                let reader = events.edited(by: edits)
+                try write(events, isSession: session != nil, to: sink)
+                try sink.commit()
+                if let fileReader = events.reader { reportDropped(fileReader) }
+            } catch {
+                throw sysexit(for: error)
+            }
+        }
+
+        /// Writes `events`, edited, in the format asked, to `sink` (which the caller commits).
+        func write(_ events: EventSource, isSession: Bool, to sink: FileSink, output: String? = nil) throws {
+            let output = output ?? self.output
+            var edits = edit.edits
+            // GeoJSON simplifies as it writes (its summaries keep every point); every other
+            // format gets the simplified segments.
+            if format != .geojson { edits.simplify = geojson.simplify }
+            let reader = events.edited(by: edits)
+            let session: Int64? = isSession ? 0 : nil
+            do {
                 switch format {
                 case .geojson where !geojson.options(writingTo: output).isDefault:
                     let writer = GeoJSONOptionsWriter(sink: sink, options: geojson.options(writingTo: output))
@@ -233,10 +296,6 @@ extension WaymarkCommand {
                     }
                     try renderer.finish()
                 }
-                try sink.commit()
-                if let fileReader = events.reader { reportDropped(fileReader) }
-            } catch {
-                throw sysexit(for: error)
             }
         }
     }
