@@ -16,18 +16,26 @@ struct CLITests {
         return try run(Paths.waymark.path, arguments, input: input, environment: environment)
     }
 
-    /// Issue 14, item 7: a file that is not GPX at all is named for what it is, with what to use
-    /// instead, and `--lenient` is never suggested for it, nor when it is on already.
+    /// Issue 14, item 7: a file that is no trace Waymark reads is named for what it is, with what
+    /// to do instead, and `--lenient` is never suggested for it, nor when it is on already. (KML,
+    /// TCX and GeoJSON are read since issue 29: an empty one is an empty trace.)
     @Test func aFileThatIsNotGPXSaysWhatItIs() throws {
         let cases: [(String, [UInt8], String)] = [
             (".gpx.gz", [0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0, 3], "gzip-compressed"),
-            (
-                ".kml", Array("<?xml version=\"1.0\"?><kml xmlns=\"http://www.opengis.net/kml/2.2\"/>".utf8),
-                "this is KML"
-            ),
-            (".json", Array("{\"type\":\"FeatureCollection\",\"features\":[]}".utf8), "this is JSON"),
-            (".tcx", Array("<TrainingCenterDatabase/>".utf8), "Garmin TCX"),
+            (".kmz", [0x50, 0x4B, 3, 4, 20, 0, 0, 0, 8, 0], "ZIP archive (a KMZ?)"),
+            (".json", Array("{\"name\":\"not a trace\"}".utf8), "neither GeoJSON"),
+            (".osm", Array("<?xml version=\"1.0\"?><osm version=\"0.6\"/>".utf8), "OpenStreetMap XML"),
         ]
+        for (suffix, text) in [
+            (".kml", "<?xml version=\"1.0\"?><kml xmlns=\"http://www.opengis.net/kml/2.2\"/>"),
+            (".json", "{\"type\":\"FeatureCollection\",\"features\":[]}"), (".tcx", "<TrainingCenterDatabase/>"),
+        ] {
+            let path = temporaryPath(suffix)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            let r = try waymark("info", path)
+            #expect(r.status == 0 && r.stdoutText.contains("points    0 in 0 track(s)"), "\(r.stdoutText)\(r.stderr)")
+        }
         for (suffix, bytes, what) in cases {
             let path = temporaryPath(suffix)
             defer { try? FileManager.default.removeItem(atPath: path) }

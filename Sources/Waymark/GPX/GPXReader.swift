@@ -194,9 +194,9 @@ public final class GPXReader {
             let name = tokenizer.localName.string
             let what: String =
                 switch name {
-                case "kml": "this is KML, not GPX: convert it (gpsbabel -i kml -f FILE -o gpx -F OUT.gpx)"
+                case "kml": "this is KML, not GPX: read it with KMLReader (or TraceFormat.reader, which tells it)"
                 case "TrainingCenterDatabase":
-                    "this is a Garmin TCX file, not GPX: convert it (gpsbabel -i gtrnctr -f FILE -o gpx -F OUT.gpx)"
+                    "this is a Garmin TCX file, not GPX: read it with TCXReader (or TraceFormat.reader, which tells it)"
                 case "osm": "this is OpenStreetMap XML, not GPX"
                 default: "this is not a GPX file"
                 }

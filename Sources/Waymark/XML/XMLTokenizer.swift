@@ -287,7 +287,8 @@ final class XMLTokenizer {
             }
         }
         if at(0) == UInt8(ascii: "{") || at(0) == UInt8(ascii: "[") {
-            return "this is JSON (GeoJSON, or gpsd's JSON), not GPX: convert it (ogr2ogr -f GPX OUT.gpx FILE)"
+            return
+                "this is JSON, not GPX, and neither GeoJSON (a \"type\" of FeatureCollection, Feature, LineString…) nor gpsd's reports (a \"class\"), the JSON traces Waymark reads"
         }
         return nil
     }
