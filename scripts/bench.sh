@@ -24,6 +24,9 @@
 #   scripts/bench.sh --nmea [--sizes 10,100] [--only sirf,ublox,rmc,rtk]  NMEA 0183 log → GeoJSON on
 #       the sentence layouts of common receivers: MB/s, fixes/s and peak RSS, against
 #       gpsbabel -i nmea in the same run.
+#   scripts/bench.sh --formats [--points 200000]  TCX, KML, GeoJSON, CSV and FIT (as gpsbabel and
+#       Waymark write them) → GeoJSON: points/s and peak RSS, against gpsbabel and ogr2ogr reading
+#       the same files in the same run.
 #   scripts/bench.sh --serve [--clients 100] [--seconds 30]  `waymark serve` playing a 10 Hz NMEA
 #       log in real time to N clients that watch JSON (in the benchmark's process): the server's
 #       CPU as % of one core and each client's TPVs a second, against gpsd serving the same log
@@ -54,6 +57,8 @@ for a in "$@"; do
         mode=layouts
     elif [ "$a" = --nmea ]; then
         mode=nmea
+    elif [ "$a" = --formats ]; then
+        mode=formats
     elif [ "$a" = --serve ]; then
         mode=serve
     else
@@ -73,6 +78,8 @@ elif [ "$mode" = replay-cli ]; then
     .build/release/waymark-bench replay-cli --dir bench-out "${args[@]}"
 elif [ "$mode" = layouts ]; then
     .build/release/waymark-bench layouts --dir bench-out --waymark .build/release/waymark "${args[@]}"
+elif [ "$mode" = formats ]; then
+    .build/release/waymark-bench formats --dir bench-out --waymark .build/release/waymark "${args[@]}"
 elif [ "$mode" = nmea ]; then
     .build/release/waymark-bench nmea --dir bench-out --waymark .build/release/waymark "${args[@]}"
 elif [ "$mode" = serve ]; then

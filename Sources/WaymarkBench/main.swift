@@ -10,6 +10,7 @@
 //        waymark-bench parts FILE.gpx  (see PartsBench.swift)
 //        waymark-bench layouts [--sizes 10,100]  (see LayoutBench.swift)
 //        waymark-bench nmea [--sizes 10,100]     (see NMEABench.swift)
+//        waymark-bench formats [--points 200000]  (see FormatsBench.swift)
 //        waymark-bench serve [--clients 100] [--seconds 30]  (see ServeBench.swift)
 //   sizes are in MB (10⁶ bytes). Files are generated once and reused while their size matches.
 
@@ -152,6 +153,10 @@ if CommandLine.arguments.dropFirst().first == "nmea" {
 }
 if CommandLine.arguments.dropFirst().first == "serve" {
     try ServeBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "formats" {
+    try FormatsBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "layouts" {

@@ -169,7 +169,14 @@ struct ActivityReaderErrorTests {
 
     @Test func eachFormatIsToldByItsContentWhateverItsName() throws {
         let csvWithBOM: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("Latitude;Longitude\n1;2\n".utf8)
+        // Sorted keys (GPSBabel, jq -S): "type" comes after a first feature longer than the 4 KiB
+        // the detection sees.
+        let longLine = (0..<400).map { "[11.\($0),48.\($0)]" }.joined(separator: ",")
+        let sorted =
+            "{\"features\":[{\"geometry\":{\"coordinates\":[\(longLine)],\"type\":\"LineString\"},\"type\":\"Feature\"}],\"type\":\"FeatureCollection\"}"
         let cases: [([UInt8], TraceFormat)] = [
+            (Array(sorted.utf8), .geoJSON),
+            (Array("{\"name\":\"no geography\"}".utf8), .gpx),
             (Array("<?xml version=\"1.0\"?>\n<!-- c -->\n<TrainingCenterDatabase/>".utf8), .tcx),
             (Array("<kml:kml xmlns:kml=\"http://www.opengis.net/kml/2.2\"/>".utf8), .kml),
             (Array("<?xml version=\"1.0\"?><gpx version=\"1.1\"/>".utf8), .gpx),

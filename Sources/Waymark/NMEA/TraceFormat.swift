@@ -28,7 +28,8 @@ public enum TraceFormat: String, Sendable, Hashable, CaseIterable {
     /// - XML is told by its root element: `<kml>` KML, `<TrainingCenterDatabase>` TCX, anything
     ///   else GPX (whose reader names what it is when it is not GPX);
     /// - a JSON object with a `"class"` member on its first line is gpsd JSON, and a JSON text
-    ///   (or an RFC 8142 record separator) that names a GeoJSON `"type"` is GeoJSON;
+    ///   (or an RFC 8142 record separator) that names a GeoJSON `"type"`, or has `"features"`,
+    ///   `"geometry"` or `"coordinates"`, is GeoJSON;
     /// - a line that begins as an NMEA sentence does (`$GPGGA,`, `!AIVDM,`: `$` or `!`, letters
     ///   and digits, a comma or `*`) is NMEA;
     /// - a first line that is a header naming a latitude and a longitude column (by the names
@@ -118,9 +119,13 @@ public enum TraceFormat: String, Sendable, Hashable, CaseIterable {
         return .gpx
     }
 
-    /// Whether JSON text names one of GeoJSON's types as a `"type"` member's value.
+    /// Whether JSON text is GeoJSON: it names one of GeoJSON's types as a `"type"` member's value,
+    /// or has a member only GeoJSON has (`"features"`, `"geometry"`, `"coordinates"`): writers that
+    /// sort their keys (GPSBabel, jq -S) put `"type"` last, after a feature that may fill the
+    /// first kilobytes.
     private static func namesGeoJSONType(_ bytes: ArraySlice<UInt8>) -> Bool {
         let text = String(decoding: bytes, as: UTF8.self)
+        if ["\"features\"", "\"geometry\"", "\"coordinates\""].contains(where: { text.contains($0) }) { return true }
         guard text.contains("\"type\"") else { return false }
         let types = [
             "FeatureCollection", "Feature", "LineString", "MultiLineString", "Point", "MultiPoint",

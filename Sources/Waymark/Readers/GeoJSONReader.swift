@@ -176,10 +176,12 @@ public final class GeoJSONReader: TraceEventReader {
             default:
                 try warnOnce("\"type\": \"\(type)\" is not a GeoJSON type; the object is skipped")
             }
-        } else if top || object.geometry != nil {
-            try warnOnce("an object has no \"type\" member; it is read as a feature")
+        } else if object.geometry != nil || object.hadFeatures {
+            try warnOnce("an object has no \"type\" member; it is read as a feature (or a collection)")
+        } else if top {
+            throw tokens.error(
+                "the JSON object has no \"type\", \"features\" or \"geometry\": it is not GeoJSON", code: .notGPX)
         }
-        _ = top
         return object
     }
 
