@@ -165,6 +165,32 @@ struct ActivityReaderErrorTests {
         #expect(lenient.warnings.contains { $0.contains("kept the") }, "\(lenient.warnings)")
     }
 
+    /// A KML line's coordinates are one text of many megabytes (a day in Google Earth): the
+    /// tokenizer gives it in pieces rather than refusing it at its 1 MiB token limit, and every
+    /// tuple is read, whatever the reads, with a CR LF split across pieces counted once.
+    @Test func aKMLLineOfMegabytesIsReadAsItComes() throws {
+        let count = 150_000
+        var text = "<kml xmlns=\"http://www.opengis.net/kml/2.2\"><Placemark><LineString><coordinates>"
+        for i in 0..<count {
+            text += "\(11 + Double(i) * 1e-5),\(48 + Double(i) * 1e-6),\(i % 100)" + (i % 3 == 0 ? "\r\n" : " ")
+        }
+        text += "</coordinates></LineString></Placemark></kml>"
+        #expect(text.utf8.count > 3 << 20)
+        for piece in [Int.max, 7777] {
+            var points: [GPXPoint] = []
+            let reader = KMLReader(source: MemoryByteSource(Array(text.utf8), pieceSize: piece), name: "long.kml")
+            try reader.readEvents { event in
+                if case .trackPoint(let p) = event { points.append(p) }
+            }
+            #expect(points.count == count, "\(piece)-byte reads")
+            let wrong = points.enumerated().first { i, p in
+                p.coordinate.longitude != 11 + Double(i) * 1e-5 || p.coordinate.latitude != 48 + Double(i) * 1e-6
+                    || p.elevation != Double(i % 100)
+            }
+            #expect(wrong == nil, "\(piece)-byte reads: \(String(describing: wrong))")
+        }
+    }
+
     // MARK: - Told by content
 
     @Test func eachFormatIsToldByItsContentWhateverItsName() throws {

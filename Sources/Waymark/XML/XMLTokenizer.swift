@@ -1440,6 +1440,16 @@ final class XMLTokenizer {
                 p += 1
                 continue
             }
+            if b == 0 && p == end && !eof && p - pos >= limits.maxTokenBytes / 2 {
+                // A run of text longer than half the token limit (a KML line's coordinates) is
+                // reported in pieces rather than refused: readers of such text take it as it
+                // comes. A CR stays for the next piece, with the LF that may follow it.
+                let q = buf[p - 1] == 0x0D ? p - 1 : p
+                if q > pos {
+                    p = q
+                    break
+                }
+            }
             if b == 0x0D { needsDecode = true }
             p = try checkChar(at: p)
         }
