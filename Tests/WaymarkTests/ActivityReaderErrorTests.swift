@@ -78,6 +78,9 @@ struct ActivityReaderErrorTests {
         #expect(r.error == nil, "\(String(describing: r.error))")
         #expect(r.points.map(\.name) == ["a, \"quoted\"\nname", "plain"])
         #expect(r.points.map(\.coordinate.latitude) == [1, 3])
+        let huge = Self.read("lat,lon,name\n1,2,\"" + String(repeating: "x", count: 1 << 21), name: "h.csv")
+        #expect(huge.error?.code == .limitExceeded, "a row of 2 MiB: \(String(describing: huge.error))")
+        #expect(huge.error?.description.hasPrefix("h.csv:2:1: a row longer than 1 MiB (a quoted field") == true)
         let open = Self.read("lat,lon,name\n1,2,\"never closed\n3,4,x\n", name: "q.csv")
         #expect(
             open.error?.code == .truncated && open.error?.description.hasPrefix("q.csv:2:5: a quoted field") == true,

@@ -438,6 +438,9 @@ final class CSVRecordSource {
         self.fileName = fileName
     }
 
+    /// The longest row read: a trace's rows are short, so a longer one is an error, not memory.
+    static let maxRecordBytes = 1 << 20
+
     func span(of field: CSVField) -> ByteSpan { store.span(from: field.offset, count: field.count) }
     func text(of field: CSVField) -> String { span(of: field).string }
 
@@ -506,6 +509,13 @@ final class CSVRecordSource {
         }
         while let b = try nextByte() {
             sawAny = true
+            if store.count > Self.maxRecordBytes {
+                throw GPXError(
+                    code: .limitExceeded, file: fileName, line: recordLine, column: 1,
+                    message:
+                        "a row longer than \(Self.maxRecordBytes >> 20) MiB\(inQuotes ? " (a quoted field that is never closed?)" : ""): this is no CSV trace Waymark reads"
+                )
+            }
             if inQuotes {
                 if b == UInt8(ascii: "\"") {
                     if try peekByte() == UInt8(ascii: "\"") {
