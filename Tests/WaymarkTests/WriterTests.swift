@@ -690,6 +690,49 @@ import Testing
 /// Issue 14, item 6 (part): the speed and course that common apps write without Garmin's schema
 /// reach GeoJSON's `speeds` and `courses`, and GPX output keeps the elements where they were.
 @Suite struct UnprefixedExtensionTests {
+    /// A point's own accuracies are its own: the next point, which says none or only one, has
+    /// none (or only that one), on every reading path: waypoints and route points (the general
+    /// path), track points with their extensions kept or read for values (the scanner). Mutation
+    /// m17 left the vertical accuracy of one point to the next on the general path.
+    @Test func accuraciesBelongToTheirPointOnly() throws {
+        func points(_ tag: String) -> String {
+            """
+            <\(tag) lat="47.1" lon="11.2"><extensions><hAcc>4.2</hAcc><vAcc>3.1</vAcc></extensions></\(tag)>
+            <\(tag) lat="47.2" lon="11.2"><extensions><hAcc>5.5</hAcc></extensions></\(tag)>
+            <\(tag) lat="47.3" lon="11.2"><extensions><speed>1</speed></extensions></\(tag)>
+            <\(tag) lat="47.4" lon="11.2"><time>2024-05-01T08:00:00Z</time></\(tag)>
+            <\(tag) lat="47.5" lon="11.2"><extensions><vAcc>7.5</vAcc></extensions></\(tag)>
+            <\(tag) lat="47.6" lon="11.2"></\(tag)>
+
+            """
+        }
+        let text = """
+            <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">
+            \(points("wpt"))<rte>\(points("rtept"))</rte><trk><trkseg>\(points("trkpt"))</trkseg></trk></gpx>
+            """
+        let expected: [(Double?, Double?)] = [(4.2, 3.1), (5.5, nil), (nil, nil), (nil, nil), (nil, 7.5), (nil, nil)]
+        for keeps in [true, false] {
+            let reader = GPXReader(
+                source: MemoryByteSource(Array(text.utf8)), name: "a.gpx",
+                options: GPXReadOptions(keepsExtensionElements: keeps))
+            var found: [String: [(Double?, Double?)]] = [:]
+            try reader.read { event in
+                switch event {
+                case .waypoint(let p): found["wpt", default: []].append((p.horizontalAccuracy, p.verticalAccuracy))
+                case .routePoint(let p): found["rtept", default: []].append((p.horizontalAccuracy, p.verticalAccuracy))
+                case .trackPoint(let p): found["trkpt", default: []].append((p.horizontalAccuracy, p.verticalAccuracy))
+                default: break
+                }
+            }
+            for kind in ["wpt", "rtept", "trkpt"] {
+                let list = found[kind] ?? []
+                #expect(
+                    list.count == expected.count && zip(list, expected).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 },
+                    "\(kind), extensions kept \(keeps): \(list)")
+            }
+        }
+    }
+
     @Test func appleHealthAndOsmAndSpeedsAndCoursesAreRead() throws {
         let path = temporaryPath(".gpx")
         defer { try? FileManager.default.removeItem(atPath: path) }
