@@ -34,6 +34,20 @@ public enum TraceSource {
         return GPXReplaySource(schedule: schedule, name: path, loops: loops)
     }
 
+    /// Replays the trace at `path` in whatever format its content tells (GPX, TCX, KML, GeoJSON,
+    /// FIT, CSV or an NMEA log), as `waymark replay` reads it.
+    ///
+    /// - Throws: ``Waymark/GPXError`` when the file cannot be read, and
+    ///   ``Waymark/ReplaySchedule/ScheduleError`` when `options` are invalid.
+    public static func trace(
+        contentsOf path: String, options: ReplaySchedule.Options = ReplaySchedule.Options(), loops: Int? = 1
+    ) throws -> GPXReplaySource {
+        let reader = try TraceFormat.reader(for: FileByteSource(path: path), name: path)
+        let document = try GPXDocument(reading: reader)
+        let schedule = try ReplaySchedule(document: document, file: path, options: options)
+        return GPXReplaySource(schedule: schedule, name: path, loops: loops)
+    }
+
     /// Replays a GPX document given as text; `name` names it in messages and in the audit log.
     ///
     /// - Throws: ``Waymark/GPXError`` when the text is not GPX, and

@@ -41,7 +41,7 @@ struct ActivityReaderErrorTests {
 
     @Test func aCSVHeaderWithoutAPositionNamesWhatItHasAndWhatIsMissing() {
         let r = Self.read("# a logger's file\ntime,latitude,height\n2024-01-01T00:00:00Z,1,2\n", name: "log.csv")
-        #expect(r.format == .csv, "told by its delimited header even without a longitude")
+        // Its content alone does not say CSV (no position is named); its name does.
         let e = r.error
         #expect(
             e?.description.hasPrefix("log.csv:2:1: the header line names no longitude column") == true,
@@ -219,12 +219,18 @@ struct ActivityReaderErrorTests {
             ),
             (csvWithBOM, .csv),
             (Array("# comment\nlat,lon\n1,2\n".utf8), .csv),
-            (Array("x,y,z\n1,2,3\n".utf8), .csv),
+            (Array("x,y,z\n1,2,3\n".utf8), .gpx),
             (ActivityReaderTests.fit(ActivityReaderReadsTests.oneTrack), .fit),
         ]
         for (bytes, format) in cases {
             #expect(TraceFormat.detect(bytes) == format, "\(String(decoding: bytes.prefix(60), as: UTF8.self))")
         }
+        // Delimited text that names no position is CSV by its name only: the CSV reader then
+        // says what is missing; by any other name, the GPX reader says it is not XML.
+        let named = Self.read("x,y,z\n1,2,3\n", name: "points.csv")
+        #expect(named.error?.message.hasPrefix("the header line names no latitude column") == true)
+        let unnamed = Self.read("hello, this is not XML\n", name: "notes.gpx")
+        #expect(unnamed.error?.code == .malformedXML, "\(String(describing: unnamed.error))")
         let r = Self.read(csvWithBOM)
         #expect(r.error == nil && r.points.count == 1, "\(String(describing: r.error))")
     }

@@ -37,12 +37,14 @@ import Testing
     }
 
     @Test func xmlAndFilesTheGPXReaderNamesStayGPX() {
-        // XML is XML whatever follows; so are gzip and ZIP, and JSON of no report (GeoJSON).
+        // XML is XML whatever follows; so are gzip and ZIP, and JSON of no report; GeoJSON has
+        // its own reader (issue 29), even when a log line follows it.
         #expect(Self.format("<?xml version=\"1.0\"?>\n" + Self.rmc) == .gpx)
         #expect(Self.format("<gpx>\n" + Self.tpv) == .gpx)
         #expect(Self.format("\u{1F}\u{8B}\u{8}\n" + Self.rmc) == .gpx)
         #expect(Self.format("PK\u{3}\u{4}\n" + Self.rmc) == .gpx)
-        #expect(Self.format("{\"type\":\"FeatureCollection\",\n\"features\":[]}") == .gpx)
+        #expect(Self.format("{\"type\":\"FeatureCollection\",\n\"features\":[]}") == .geoJSON)
+        #expect(Self.format("{\"name\":\"no trace\"}\n" + Self.tpv + "\n") == .gpsdJSON)
         #expect(Self.format("text that is no trace\nand more of it\n") == .gpx)
     }
 

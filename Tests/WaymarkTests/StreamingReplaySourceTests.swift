@@ -38,7 +38,9 @@ import Testing
     static func inMemory(_ path: String, _ setup: Setup, limit: Int = 100_000) -> Outcome {
         var outcome = Outcome()
         do {
-            let document = try GPXDocument(reader: GPXReader(contentsOf: path, options: readOptions))
+            // The same reader the streaming path makes: told by content (a KML named .gpx is KML).
+            let reader = try TraceFormat.reader(for: FileByteSource(path: path), name: path, options: readOptions)
+            let document = try GPXDocument(reading: reader)
             let schedule = try ReplaySchedule(document: document, file: path, options: setup.options)
             var source = GPXReplaySource(schedule: schedule, name: path, loops: setup.loops)
             while outcome.events.count < limit, let e = source.nextEvent() { outcome.events.append(e) }

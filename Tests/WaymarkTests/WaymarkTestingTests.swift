@@ -157,6 +157,20 @@ private actor OrderBox {
         let looped = try TraceSource.gpx(contentsOf: path, loops: 2)
         #expect(looped.allEvents.count == 720)
     }
+
+    /// `TraceSource.trace` replays whatever format a file's content tells, as `waymark replay`
+    /// does: a Garmin Connect TCX (its four positioned trackpoints, in three segments) and the
+    /// same walk as a FIT course.
+    @Test func readsAnActivityFileOfAnyFormat() throws {
+        let tcx = try TraceSource.trace(contentsOf: Paths.fixture("activity/garmin-connect.tcx"))
+        #expect(tcx.schedule.fixes.count == 4)
+        #expect(tcx.schedule.fixes.last?.segment == 2)
+        let fit = try TraceSource.trace(contentsOf: Paths.fixture("activity/gpsbabel-course.fit"))
+        let gpx = try TraceSource.trace(contentsOf: Paths.fixture("activity/gpsbabel-history.tcx"))
+        #expect(fit.schedule.fixes.count == 40 && gpx.schedule.fixes.count == 40)
+        #expect(fit.schedule.fixes.map(\.offset) == gpx.schedule.fixes.map(\.offset))
+        #expect(throws: GPXError.self) { try TraceSource.gpx(contentsOf: Paths.fixture("activity/garmin-connect.tcx")) }
+    }
 }
 
 @MainActor @Suite struct TestDeviceTests {

@@ -1217,6 +1217,17 @@ extension GPXDocument {
             reader: GPXReader(source: MemoryByteSource(data), name: name, options: options), warnings: warnings)
     }
 
+    /// Reads everything a reader of any format delivers into a document: a TCX, KML, GeoJSON,
+    /// FIT or CSV file, an NMEA log, from ``TraceFormat/reader(for:name:options:readers:)``.
+    public init(reading reader: any TraceEventReader, warnings: ((GPXWarning) -> Void)? = nil) throws {
+        let builder = GPXDocumentBuilder()
+        try reader.readEvents { event in
+            if case .warning(let w) = event { warnings?(w) }
+            builder.handle(event)
+        }
+        self = builder.document
+    }
+
     /// Reads everything `reader` delivers into a document.
     public init(reader: GPXReader, warnings: ((GPXWarning) -> Void)? = nil) throws {
         let builder = GPXDocumentBuilder()

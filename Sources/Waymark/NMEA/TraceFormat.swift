@@ -33,8 +33,9 @@ public enum TraceFormat: String, Sendable, Hashable, CaseIterable {
     /// - a line that begins as an NMEA sentence does (`$GPGGA,`, `!AIVDM,`: `$` or `!`, letters
     ///   and digits, a comma or `*`) is NMEA;
     /// - a first line that is a header naming a latitude and a longitude column (by the names
-    ///   ``CSVColumn`` lists) is CSV, and so is a first line of delimited text when no line
-    ///   after it is a log's (the CSV reader then says which column is missing).
+    ///   ``CSVColumn`` lists) is CSV. (``reader(for:name:options:readers:)`` also reads a file
+    ///   named `.csv` or `.tsv` whose first line is delimited as CSV, so that its reader says
+    ///   which column is missing.)
     ///
     /// Comment lines (`#`), blank lines and a byte-order mark are passed over. A log may begin in
     /// the middle of a line: `cat /dev/ttyUSB0 > log` starts wherever the receiver is, a rotated
@@ -50,7 +51,6 @@ public enum TraceFormat: String, Sendable, Hashable, CaseIterable {
         var i = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
         var firstLine = true
-        var delimitedFirstLine = false
         while i < bytes.count {
             let b = bytes[i]
             if b == 10 || b == 13 || b == 32 || b == 9 || b == 0 {
@@ -70,8 +70,6 @@ public enum TraceFormat: String, Sendable, Hashable, CaseIterable {
                     if namesGeoJSONType(bytes[i...]) { return .geoJSON }
                 } else if isCSVHeader(bytes[i..<end]) {
                     return .csv
-                } else {
-                    delimitedFirstLine = isDelimited(bytes[i..<end])
                 }
                 // What only the GPX reader can name: gzip and ZIP begin with binary bytes that
                 // are no line of text, and are not taken for a log cut short.
@@ -80,9 +78,28 @@ public enum TraceFormat: String, Sendable, Hashable, CaseIterable {
             firstLine = false
             i = end
         }
-        // A first line of delimited text that names no position, and no log line after it: a
-        // CSV file whose reader says which column is missing.
-        return delimitedFirstLine ? .csv : .gpx
+        return .gpx
+    }
+
+    /// Whether the first line of `prefix` (past comments, blank lines and a byte-order mark) is
+    /// delimited text: what a CSV file whose header names no position begins with.
+    static func beginsWithDelimitedLine(_ prefix: some Collection<UInt8>) -> Bool {
+        let bytes = Array(prefix)
+        var i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while i < bytes.count {
+            if bytes[i] == 10 || bytes[i] == 13 || bytes[i] == 32 || bytes[i] == 9 {
+                i += 1
+                continue
+            }
+            var end = i
+            while end < bytes.count, bytes[end] != 10, bytes[end] != 13 { end += 1 }
+            if bytes[i] == UInt8(ascii: "#") {
+                i = end
+                continue
+            }
+            return bytes[i] != UInt8(ascii: "<") && isDelimited(bytes[i..<end])
+        }
+        return false
     }
 
     /// The format of XML whose first `<` is at the start of `bytes`: its root element's local
@@ -268,7 +285,16 @@ extension TraceFormat {
         readers: TraceReaders = TraceReaders()
     ) throws -> any TraceEventReader {
         let peeked = try PeekedByteSource(source)
-        switch peeked.format {
+        var format = peeked.format
+        // A file named as CSV whose header names no position: the CSV reader says which column
+        // is missing (its content alone does not say it is CSV rather than broken text).
+        let lower = name.lowercased()
+        if format == .gpx, lower.hasSuffix(".csv") || lower.hasSuffix(".tsv"),
+            beginsWithDelimitedLine(peeked.prefix)
+        {
+            format = .csv
+        }
+        switch format {
         case .gpx: return GPXReader(source: peeked, name: name, options: options)
         case .nmea: return NMEAReader(source: peeked, name: name)
         case .tcx: return TCXReader(source: peeked, name: name, options: options)
