@@ -194,6 +194,42 @@ struct ActivityReaderErrorTests {
         }
     }
 
+    /// Every fixture gives events in GPX's shape: no waypoint inside a track (a FIT course's
+    /// course points come among its records, a TCX course's after its track), no empty segment.
+    @Test(arguments: try! FileManager.default.contentsOfDirectory(atPath: Paths.fixture("activity")).sorted())
+    func eachFixtureGivesEventsInGPXsShape(_ name: String) throws {
+        let reader = try TraceFormat.reader(
+            for: FileByteSource(path: Paths.fixture("activity/" + name)), name: name)
+        var events: [GPXEvent] = []
+        try reader.readEvents { events.append($0) }
+        #expect(ActivityReaderTests.shapeProblems(events).isEmpty, "\(ActivityReaderTests.shapeProblems(events))")
+    }
+
+    /// A TCX course's points, a KML MultiGeometry's points after its lines, and a CSV's waypoint
+    /// rows among its track's come after the track, not inside it.
+    @Test func waypointsAmongATracksPointsComeAfterIt() throws {
+        let tcx = """
+            <TrainingCenterDatabase><Courses><Course><Name>c</Name><Track>
+            <Trackpoint><Position><LatitudeDegrees>1</LatitudeDegrees><LongitudeDegrees>2</LongitudeDegrees></Position></Trackpoint>
+            </Track><CoursePoint><Name>top</Name><Position><LatitudeDegrees>1</LatitudeDegrees><LongitudeDegrees>2</LongitudeDegrees></Position><PointType>Summit</PointType></CoursePoint></Course></Courses></TrainingCenterDatabase>
+            """
+        let kml = """
+            <kml xmlns="http://www.opengis.net/kml/2.2"><Placemark><name>m</name><MultiGeometry>
+            <LineString><coordinates>2,1 3,1</coordinates></LineString><Point><coordinates>4,1</coordinates></Point>
+            </MultiGeometry></Placemark></kml>
+            """
+        let csv = "type,lat,lon\nT,1,2\nW,1.5,2\nT,1,3\n"
+        for (text, name) in [(tcx, "c.tcx"), (kml, "m.kml"), (csv, "w.csv")] {
+            let reader = try TraceFormat.reader(for: MemoryByteSource(Array(text.utf8)), name: name)
+            var events: [GPXEvent] = []
+            try reader.readEvents { events.append($0) }
+            #expect(
+                ActivityReaderTests.shapeProblems(events).isEmpty,
+                "\(name): \(ActivityReaderTests.shapeProblems(events))")
+            #expect(events.contains { if case .waypoint = $0 { true } else { false } }, "\(name): the waypoint is kept")
+        }
+    }
+
     // MARK: - Told by content
 
     @Test func eachFormatIsToldByItsContentWhateverItsName() throws {

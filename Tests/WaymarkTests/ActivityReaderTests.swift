@@ -386,12 +386,17 @@ struct ActivityReaderTests {
             fields += [p.name ?? "", track, String(segment)]
             s += fields.map { csvQuote($0, d) }.joined(separator: d) + "\n"
         }
-        for w in a.waypoints { row(w, kind: "W", track: "", segment: 0) }
+        // Waypoint rows among the first track's rows, as a logger that marks places writes them.
+        var waypoints = a.waypoints[...]
         for t in a.tracks {
             for (k, seg) in t.segments.enumerated() {
-                for p in seg { row(p, kind: "T", track: t.name, segment: k) }
+                for p in seg {
+                    row(p, kind: "T", track: t.name, segment: k)
+                    if let w = waypoints.popFirst() { row(w, kind: "W", track: t.name, segment: k) }
+                }
             }
         }
+        for w in waypoints { row(w, kind: "W", track: "", segment: 0) }
         return s
     }
 
@@ -472,7 +477,9 @@ struct ActivityReaderTests {
                 temp: g.extensions.airTemperature.map { Int($0.rounded()) },
                 speedMm: (g.extensions.speed ?? g.speed).map { Int(($0 * 1000).rounded()) }, name: g.name)
         }
+        var events: [GPXEvent] = []
         try reader.readEvents { event in
+            events.append(event)
             switch event {
             case .waypoint(let p): activity.waypoints.append(point(p))
             case .trackStart(let info): activity.tracks.append(Track(name: info.name ?? "", segments: []))
@@ -484,7 +491,39 @@ struct ActivityReaderTests {
             default: break
             }
         }
+        warnings += shapeProblems(events).map { "SHAPE: " + $0 }
         return (activity, format, warnings)
+    }
+
+    /// What is out of GPX's shape in `events`: the header first; waypoints outside paths; routes
+    /// of route points; tracks of non-empty segments of track points.
+    static func shapeProblems(_ events: [GPXEvent]) -> [String] {
+        enum Place { case start, document, route, track, segment }
+        var place = Place.start
+        var points = 0
+        var problems: [String] = []
+        for event in events {
+            switch (place, event) {
+            case (.start, .header): place = .document
+            case (_, .warning): break
+            case (.document, .waypoint), (.document, .metadata), (.document, .documentExtensions): break
+            case (.document, .routeStart): place = .route
+            case (.route, .routePoint): break
+            case (.route, .routeEnd): place = .document
+            case (.document, .trackStart): place = .track
+            case (.track, .segmentStart):
+                place = .segment
+                points = 0
+            case (.segment, .trackPoint): points += 1
+            case (.segment, .segmentEnd):
+                if points == 0 { problems.append("an empty segment") }
+                place = .track
+            case (.track, .trackEnd): place = .document
+            default: problems.append("\(String(describing: event).prefix(60)) in \(place)")
+            }
+        }
+        if place != .document { problems.append("the events end in \(place)") }
+        return problems
     }
 
     /// Compares what was read with what the layout holds of the activity, on every field.
@@ -533,6 +572,8 @@ struct ActivityReaderTests {
                 let expected = Self.expected(activity, layout)
                 let (whole, format, warnings) = try Self.read(bytes, pieceSize: .max)
                 problems.expect(format == layout.format, "told as \(format), written as \(layout.format)")
+                problems.expect(
+                    !warnings.contains { $0.hasPrefix("SHAPE") }, "\(warnings.filter { $0.hasPrefix("SHAPE") })")
                 problems.list += Self.compare(whole, expected, exactPositions: layout.format != .fit)
                 if layout == .tcx {
                     // Reported once, at the first of them (each track ends with one).

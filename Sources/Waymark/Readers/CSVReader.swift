@@ -59,11 +59,15 @@ public final class CSVReader: TraceEventReader {
         var track: GPXPathInfo?
         var segmentOpen = false
         var lastSegment: String?
+        // Waypoint rows among a track's rows wait for its end: a waypoint is never inside a track.
+        var waiting: [GPXPoint] = []
         func close() throws {
             if segmentOpen { try handle(.segmentEnd(GPXExtensions())) }
             segmentOpen = false
             if let track { try handle(.trackEnd(track)) }
             track = nil
+            for point in waiting { try handle(.waypoint(point)) }
+            waiting.removeAll()
         }
         while let record = try lines.nextRecord(skippingComments: false) {
             if record.fields.count == 1 && record.fields[0].count == 0 { continue }  // a blank line
@@ -75,7 +79,7 @@ public final class CSVReader: TraceEventReader {
                 continue
             }
             if let column = layout.type, row.text(column).first.map({ $0 == "W" || $0 == "w" }) == true {
-                try handle(.waypoint(point))
+                if track == nil { try handle(.waypoint(point)) } else { waiting.append(point) }
                 continue
             }
             let trackName = layout.track.map { row.text($0) }

@@ -48,11 +48,16 @@ public final class FITReader: TraceEventReader {
         var positionless = 0
         var firstPositionless = 0
         var info = GPXPathInfo()
+        // Course points that come while the track is open wait for its end: a waypoint is never
+        // inside a track.
+        var waiting: [GPXPoint] = []
         func close() throws {
             if segmentOpen { try handle(.segmentEnd(GPXExtensions())) }
             segmentOpen = false
             if trackOpen { try handle(.trackEnd(info)) }
             trackOpen = false
+            for point in waiting { try handle(.waypoint(point)) }
+            waiting.removeAll()
         }
         do {
             while let message = try decoder.next() {
@@ -102,7 +107,7 @@ public final class FITReader: TraceEventReader {
                     point.name = message.string(6)
                     if let type = message.uint(5) { point.type = Self.coursePointTypes[Int(type)] ?? "type \(type)" }
                     delivered += 1
-                    try handle(.waypoint(point))
+                    if trackOpen { waiting.append(point) } else { try handle(.waypoint(point)) }
                 default:
                     continue
                 }

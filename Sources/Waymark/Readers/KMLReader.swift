@@ -135,6 +135,8 @@ public final class KMLReader: TraceEventReader {
     /// A `<MultiGeometry>`: its lines and tracks are one track, its points waypoints.
     private func readMultiGeometry(_ info: PlacemarkInfo) throws {
         var trackOpen = false
+        // Points after a line wait for the track's end: a waypoint is never inside a track.
+        var waiting: [GPXPoint] = []
         func openTrack() throws {
             guard !trackOpen else { return }
             trackOpen = true
@@ -144,7 +146,7 @@ public final class KMLReader: TraceEventReader {
         }
         try walker.forEachChild { name in
             if name.equals("Point") {
-                try readPoint(info)
+                if let point = try readPoint(info, emitting: !trackOpen) { waiting.append(point) }
             } else if name.equals("LineString") {
                 try openTrack()
                 try readLineString()
@@ -152,7 +154,12 @@ public final class KMLReader: TraceEventReader {
                 try openTrack()
                 try readTrack()
             } else if name.equals("MultiGeometry") {
-                try readMultiGeometry(info)
+                if trackOpen {
+                    walker.warnOnce("a <MultiGeometry> inside another after its lines is skipped")
+                    try walker.skipElement()
+                } else {
+                    try readMultiGeometry(info)
+                }
             } else {
                 try walker.skipElement()
             }
@@ -162,6 +169,7 @@ public final class KMLReader: TraceEventReader {
             path.description = info.description
             try emit(.trackEnd(path))
         }
+        for point in waiting { try emit(.waypoint(point)) }
     }
 
     private func inTrack(_ info: PlacemarkInfo, _ body: () throws -> Void) throws {
@@ -174,8 +182,9 @@ public final class KMLReader: TraceEventReader {
 
     // MARK: - Geometries
 
-    /// A `<Point>`: a waypoint at its first coordinate tuple.
-    private func readPoint(_ info: PlacemarkInfo) throws {
+    /// A `<Point>`: a waypoint at its first coordinate tuple, sent (`emitting`) or returned.
+    @discardableResult
+    private func readPoint(_ info: PlacemarkInfo, emitting: Bool = true) throws -> GPXPoint? {
         let start = tokenizer.absoluteTokenStart
         var tuple: [Double]?
         try walker.forEachChild { name in
@@ -187,11 +196,13 @@ public final class KMLReader: TraceEventReader {
                 if tuple == nil { tuple = values }
             }
         }
-        guard var point = try makePoint(tuple ?? [], at: start, kind: "Point") else { return }
+        guard var point = try makePoint(tuple ?? [], at: start, kind: "Point") else { return nil }
         point.name = info.name
         point.description = info.description
         point.time = info.time
+        guard emitting else { return point }
         try emit(.waypoint(point))
+        return nil
     }
 
     /// A `<LineString>`: one segment, its points sent as its coordinates are read.

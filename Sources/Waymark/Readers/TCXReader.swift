@@ -143,6 +143,9 @@ public final class TCXReader: TraceEventReader {
     private func readCourse() throws {
         var info = GPXPathInfo()
         var started = false
+        // Course points come after the course's track has begun: they wait for its end, since a
+        // waypoint is never inside a track.
+        var waiting: [GPXPoint] = []
         func start() throws {
             guard !started else { return }
             started = true
@@ -155,7 +158,9 @@ public final class TCXReader: TraceEventReader {
                 try start()
                 try readTrack()
             } else if name.equals("CoursePoint") {
-                if let point = try readPoint(kind: "CoursePoint") { try emit(.waypoint(point)) }
+                if let point = try readPoint(kind: "CoursePoint") {
+                    if started { waiting.append(point) } else { try emit(.waypoint(point)) }
+                }
             } else if name.equals("Notes") {
                 info.description = try walker.readString()
             } else {
@@ -164,6 +169,7 @@ public final class TCXReader: TraceEventReader {
         }
         try start()
         try emit(.trackEnd(info))
+        for point in waiting { try emit(.waypoint(point)) }
     }
 
     /// A `<Track>`: one segment, opened at its first point with a position.
