@@ -7,8 +7,9 @@
 #      (ogrinfo reads render's GeoJSON for GIS), gpsbabel (a second reader of GPX), libjs-leaflet (a web map of the GeoJSON), python3-gps
 #      and tmux (serve is tested with gpsd's Python client and with cgps, read in a tmux pane),
 #   2. builds the package (the CLI tests run the built `waymark`),
-#   3. fuzzes the GPX reader, the writers, scenario files, gpsd's stream and the NMEA and gpsd
-#      capture readers with libFuzzer for WAYMARK_FUZZ_SECONDS in all (default 60; 0 skips;
+#   3. fuzzes the GPX reader, the writers, scenario files, gpsd's stream, the NMEA and gpsd
+#      capture readers and the activity formats' readers (TCX, KML, GeoJSON, FIT, CSV) with
+#      libFuzzer for WAYMARK_FUZZ_SECONDS in all (default 60; 0 skips;
 #      scripts/fuzz.sh says how it is shared),
 #   4. runs `swift test`, watched for a hang (WAYMARK_TEST_HANG_MINUTES, below),
 #   5. with no extra arguments: checks that the DocC catalog builds without a warning
