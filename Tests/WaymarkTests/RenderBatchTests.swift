@@ -43,7 +43,9 @@ struct RenderBatchTests {
             r.stderr.contains("render: \(names.count + 1) of \(names.count + 2) trace(s) written to \(out) (gpx)"),
             "\(r.stderr)")
         #expect(
-            r.stderr.contains("  not written: \(inputs)/notes.txt: \(inputs)/notes.txt:1:1: the header line names no"))
+            r.stderr.contains(
+                "  not written: \(inputs)/notes.txt: \(inputs)/notes.txt:1:1: text before the root element"),
+            "\(r.stderr)")
         let written = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
         var expected = names.map { ($0 as NSString).deletingPathExtension + ".gpx" }
         // garmin-connect.tcx and deeper/garmin-connect.gpx would both be garmin-connect.gpx.
