@@ -76,17 +76,36 @@ final class JSONTokenizer {
         case failed
     }
 
+    /// What the tokenizer accepts, fixed when it is made.
+    private struct Limits {
+        var maxDepth: Int
+        var maxTokenBytes: Int
+        var allowsSequence: Bool
+        /// How many bytes a read asks for.
+        var chunkBytes: Int
+    }
+
+    /// The most recent token's place and value.
+    private struct Current {
+        var line = 1
+        var column = 1
+        var text = ByteSpan.empty
+        var number = 0.0
+        var bool = false
+    }
+
     /// The name used in error messages.
     let fileName: String
+    private let limits: Limits
     /// The deepest nesting of arrays and objects accepted.
-    let maxDepth: Int
+    var maxDepth: Int { limits.maxDepth }
     /// The longest string (with its quotes) or number accepted, in bytes.
-    let maxTokenBytes: Int
+    var maxTokenBytes: Int { limits.maxTokenBytes }
     /// Whether the input may hold several top-level values (see the type's discussion).
-    let allowsSequence: Bool
+    var allowsSequence: Bool { limits.allowsSequence }
+    private var chunkBytes: Int { limits.chunkBytes }
 
     private let source: ByteSource
-    private let chunkBytes: Int
 
     // The window: buf[0..<end], with buf[end] == 0 as a sentinel that stops every scan.
     @exclusivity(unchecked) private var buf: UnsafeMutablePointer<UInt8>
@@ -116,17 +135,18 @@ final class JSONTokenizer {
     /// Strings with escapes are decoded here.
     private let scratch = ByteStore(capacity: 256)
 
+    @exclusivity(unchecked) private var current = Current()
     /// The 1-based line where the most recent token starts.
-    @exclusivity(unchecked) private(set) var line = 1
+    var line: Int { current.line }
     /// The 1-based column, in bytes, where the most recent token starts.
-    @exclusivity(unchecked) private(set) var column = 1
+    var column: Int { current.column }
     /// The UTF-8 text of the most recent `.key` or `.string`, escapes decoded. Valid until the
     /// next call.
-    @exclusivity(unchecked) private(set) var text = ByteSpan.empty
+    var text: ByteSpan { current.text }
     /// The value of the most recent `.number`.
-    @exclusivity(unchecked) private(set) var number = 0.0
+    var number: Double { current.number }
     /// The value of the most recent `.bool`.
-    @exclusivity(unchecked) private(set) var bool = false
+    var bool: Bool { current.bool }
 
     /// The text of the most recent `.key` or `.string`, as a `String`.
     var string: String { text.string }
@@ -145,11 +165,10 @@ final class JSONTokenizer {
     ) {
         self.source = source
         self.fileName = fileName
-        self.allowsSequence = allowsSequence
-        self.maxDepth = max(1, maxDepth)
-        self.maxTokenBytes = max(64, maxTokenBytes)
-        chunkBytes = 64 << 10
-        capacity = chunkBytes * 2
+        limits = Limits(
+            maxDepth: max(1, maxDepth), maxTokenBytes: max(64, maxTokenBytes), allowsSequence: allowsSequence,
+            chunkBytes: 64 << 10)
+        capacity = limits.chunkBytes * 2
         buf = .allocate(capacity: capacity + 1)
         buf[0] = 0
         containers = .allocate(capacity: containerCapacity)
@@ -362,12 +381,12 @@ final class JSONTokenizer {
             return .beginArray
         case UInt8(ascii: "t"):
             try literal("true")
-            bool = true
+            current.bool = true
             endScalar()
             return .bool
         case UInt8(ascii: "f"):
             try literal("false")
-            bool = false
+            current.bool = false
             endScalar()
             return .bool
         case UInt8(ascii: "n"):
@@ -438,8 +457,8 @@ final class JSONTokenizer {
     @inline(__always)
     private func markToken() {
         tokenStart = pos
-        line = currentLine
-        column = baseOffset &+ pos &- lineStart &+ 1
+        current.line = currentLine
+        current.column = baseOffset &+ pos &- lineStart &+ 1
     }
 
     // MARK: - White space
@@ -505,7 +524,7 @@ final class JSONTokenizer {
         let start = pos
         pos = r.stop
         if skipping { return }
-        number = r.status == 0 ? r.value : slowNumber(from: start, to: r.stop)
+        current.number = r.status == 0 ? r.value : slowNumber(from: start, to: r.stop)
     }
 
     /// Reads a number per RFC 8259 from `start`, up to the first byte that cannot continue it.
@@ -626,7 +645,7 @@ final class JSONTokenizer {
 
     /// Reads the string whose opening quote is at `pos` into ``text``.
     private func scanString() throws {
-        text = .empty  // until this string is whole: the scratch store may move
+        current.text = .empty  // until this string is whole: the scratch store may move
         var i = pos &+ 1
         var runStart = i
         var escaped = false
@@ -638,9 +657,9 @@ final class JSONTokenizer {
             if c == UInt8(ascii: "\"") {
                 if escaped {
                     scratch.append(buf + runStart, count: i - runStart)
-                    text = scratch.span
+                    current.text = scratch.span
                 } else {
-                    text = ByteSpan(start: buf + runStart, count: i - runStart)
+                    current.text = ByteSpan(start: buf + runStart, count: i - runStart)
                 }
                 pos = i &+ 1
                 return
@@ -851,7 +870,7 @@ final class JSONTokenizer {
         if kept > maxTokenBytes && !lookahead { throw tooLong() }
         var shift = 0
         // The text of the last string may be in the window, which is about to change.
-        text = .empty
+        current.text = .empty
         if keep > 0 && (kept == 0 || capacity - end < chunkBytes / 2) {
             (buf).update(from: buf + keep, count: kept)
             shift = keep
@@ -971,7 +990,7 @@ final class JSONTokenizer {
     /// for errors: a failing read just ends the look.
     private func readAhead(from i: Int) {
         while end - i < 24 && !eof {
-            text = .empty
+            current.text = .empty
             if capacity == end {
                 let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + 64 + 1)
                 grown.update(from: buf, count: end)
