@@ -28,9 +28,12 @@ extension WaymarkCommand {
                 Lines are simplified to the pixel (Douglas-Peucker), so a million points give a \
                 small file. The same input gives the same bytes.
                 html     one self-contained page (nothing fetched, opens offline in any browser): \
-                the svg map, elevation and speed profiles against time and against distance, the \
-                statistics of `waymark info`, and a point's time, position, elevation, speed and \
-                distance on hover. Large traces are simplified for drawing (Douglas-Peucker to half \
+                the svg map, which zooms (wheel, double-click, buttons) and pans (drag), each track \
+                in a colour of its own with a legend entry; profiles of elevation, speed, heart \
+                rate, cadence, temperature and power (those the trace has) against time and against \
+                distance; the statistics of `waymark info`; and a point's details on hover. \
+                --tiles URL-TEMPLATE puts a base map of tiles under it (fetched as you zoom); \
+                --units, --time-zone and --smooth SECONDS choose how values are shown. Large traces are simplified for drawing (Douglas-Peucker to half \
                 a pixel; profiles from at most 65,536 evenly spread points, hover details for at \
                 most 5,000): a million points give a page of a few hundred kilobytes.
 
@@ -51,6 +54,8 @@ extension WaymarkCommand {
                   waymark render --session 3 --format geojson -o session3.geojson
                   waymark render walk.gpx -o walk.svg
                   waymark render walk.gpx -o walk.html
+                  waymark render ride.fit -o ride.html --units imperial --time-zone America/Denver --smooth 15 \
+                    --tiles 'https://tile.openstreetmap.org/{z}/{x}/{y}.png'
                   waymark render walk.gpx -o points.geojson --geojson-points --only tracks
                   waymark render ~/activities --output-dir maps --format geojson --simplify 5
                   waymark render watch.fit phone.gpx --merge --dedupe -o outing.gpx
@@ -132,6 +137,8 @@ extension WaymarkCommand {
 
         @OptionGroup(title: "GeoJSON for GIS") var geojson: GeoJSONOutputOptions
 
+        @OptionGroup(title: "Pages and pictures") var page: PageOptions
+
         @OptionGroup(title: "Edits (on the way to any format)") var edit: EditOptions
 
         @OptionGroup var read: ReadOptions
@@ -184,6 +191,12 @@ extension WaymarkCommand {
                 }
             }
             try geojson.check(geojson: format == .geojson)
+            if format != .html, let first = page.givenForHTML.first {
+                throw ValidationError("\(first) applies to --format html only (a page)")
+            }
+            if format != .html && format != .svg && page.units != .metric {
+                throw ValidationError("--units applies to --format html and svg")
+            }
             if format != .text && (points || noSketch || width != nil) {
                 throw ValidationError("--points, --no-sketch and --width apply to --format text only")
             }
@@ -264,7 +277,7 @@ extension WaymarkCommand {
                     // A file's name without its folder (the picture is the same wherever the file
                     // is); a session's events name it in their metadata.
                     let svgTitle = session != nil ? "" : String(events.title.split(separator: "/").last ?? "")
-                    let writer = SVGWriter(sink: sink, options: SVGWriter.Options(title: svgTitle))
+                    let writer = SVGWriter(sink: sink, options: SVGWriter.Options(title: svgTitle, units: page.units))
                     try reader.read { event in
                         if event.isWarning, case .warning(let w) = event { report(w) }
                         try writer.write(event)
@@ -272,7 +285,11 @@ extension WaymarkCommand {
                     try writer.finish()
                 case .html:
                     let title = session != nil ? "" : String(events.title.split(separator: "/").last ?? "")
-                    let writer = TraceHTMLWriter(sink: sink, options: TraceHTMLWriter.Options(title: title))
+                    let writer = TraceHTMLWriter(
+                        sink: sink,
+                        options: TraceHTMLWriter.Options(
+                            title: title, units: page.units, timeZone: page.zone, smoothing: page.smooth,
+                            tiles: page.mapTiles))
                     try reader.read { event in
                         if event.isWarning, case .warning(let w) = event { report(w) }
                         try writer.write(event)

@@ -71,8 +71,13 @@ import Testing
         let distances = points["dist"]!.compactMap { $0 as? Double }
         #expect(zip(distances, distances.dropFirst()).allSatisfy { $0 <= $1 })
         #expect(abs((distances.last ?? 0) - stats.length2D) < 0.1)
+        // The walk has elevations, times (speeds) and heart rates: a profile of each against time
+        // and against distance.
         let charts = try #require(data["charts"] as? [[String: Any]])
-        #expect(charts.count == 4)
+        #expect(
+            charts.compactMap { $0["id"] as? String } == [
+                "elevation-t", "speed-t", "heart-rate-t", "elevation-dist", "speed-dist", "heart-rate-dist",
+            ])
     }
 
     @Test func theSameTraceGivesTheSameBytes() throws {
@@ -86,9 +91,15 @@ import Testing
         let page = try Self.page(try SVGTests.fileEvents(Self.walk))
         let addresses = page.components(separatedBy: "http").dropFirst().map { String($0.prefix(30)) }
         #expect(addresses.allSatisfy { $0.hasPrefix("://www.w3.org/2000/svg\"") }, "\(addresses)")
-        for fetching in ["src=", "<link", "@import", "url(", "<iframe", "fetch(", "XMLHttpRequest", "<img"] {
+        for fetching in ["src=", "<link", "@import", "<iframe", "fetch(", "XMLHttpRequest", "<img", "<image"] {
             #expect(!page.contains(fetching), "\(fetching)")
         }
+        // The only url() is the map's clip path: a reference inside the page.
+        let urls = page.components(separatedBy: "url(").dropFirst().map { String($0.prefix(10)) }
+        #expect(
+            !urls.isEmpty && urls.allSatisfy { $0.hasPrefix("#map-clip)") || $0.hasPrefix("#overlay-c") }, "\(urls)")
+        // Without --tiles the data island names no tiles, so the script asks for none.
+        #expect(try Self.island(page)["tiles"] == nil)
     }
 
     /// A name cannot end the data island or the markup early.
@@ -703,9 +714,9 @@ struct HTMLBrowserTests {
         #expect(marker.count == 2 && marker[0] == marker[1], "the marker moved onto the point: \(marker)")
         let charts = try #require(
             found["chart"]?.split(separator: "\n").map { $0.split(separator: "|").map(String.init) })
-        #expect(charts.map { $0[0] } == ["elevation-t", "speed-t"])
+        #expect(charts.map { $0[0] } == ["elevation-t", "speed-t", "heart-rate-t"])
         #expect(charts.allSatisfy { $0[1] == "visible" && $0[2].hasPrefix("time       2024-05-01 08:") }, "\(charts)")
-        #expect(found["axis"] == "t:hidden,t:hidden,dist:shown,dist:shown", "\(found)")
+        #expect(found["axis"] == "t:hidden,t:hidden,t:hidden,dist:shown,dist:shown,dist:shown", "\(found)")
     }
 
     @Test func theReportAnswersClicksOnThePathAndTheTimeline() async throws {

@@ -61,6 +61,11 @@ enum HTMLPage {
         }
     }
 
+    /// A JSON number that reads back as the same `Double` (shortest round-trip digits), or `null`.
+    static func appendJSONExact(_ value: Double, to out: ByteStore) {
+        out.append(value.isFinite ? "\(value)" : "null")
+    }
+
     /// `"key":[v,v,…]`, each value with at most `decimals` decimals (`null` for NaN).
     static func appendJSONArray(_ key: String, _ values: [Double], decimals: Int, to out: ByteStore) {
         appendJSONString(key, to: out)
@@ -70,6 +75,95 @@ enum HTMLPage {
             appendJSONNumber(v, decimals: decimals, to: out)
         }
         out.append(UInt8(ascii: "]"))
+    }
+
+    /// The zoom buttons above a map.
+    static func appendMapControls(to out: ByteStore) {
+        out.append(
+            "<div class=\"map-controls\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in\">+</button><button type=\"button\" id=\"zoom-out\" title=\"Zoom out\">−</button><button type=\"button\" id=\"zoom-reset\" title=\"Show the whole trace\">whole trace</button></div>\n"
+        )
+    }
+
+    /// Opens the layer drawn over a map (``SVGWriter``'s, same viewBox): clipped to the map's
+    /// panel, its content in `overlay-view`, which the script zooms and pans with the map.
+    static func beginOverlay(hidden: Bool, to out: ByteStore) {
+        out.append(
+            "<svg id=\"map-overlay\" class=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(SVGWriter.width) \(SVGWriter.height)\"\(hidden ? " aria-hidden=\"true\"" : "")>\n"
+        )
+        out.append(
+            "<clipPath id=\"overlay-clip\"><rect x=\"\(Int(SVGWriter.panelX))\" y=\"\(Int(SVGWriter.panelY))\" width=\"\(Int(SVGWriter.panelWidth))\" height=\"\(Int(SVGWriter.panelHeight))\"/></clipPath>\n<g clip-path=\"url(#overlay-clip)\"><g id=\"overlay-view\">\n"
+        )
+    }
+
+    static func endOverlay(to out: ByteStore) {
+        out.append("</g></g>\n</svg>\n")
+    }
+
+    /// The data island's `charts` entries.
+    static func appendCharts(
+        _ charts: [(id: String, axis: HTMLChart.Axis, range: (d0: Double, d1: Double))], to data: ByteStore
+    ) {
+        for (k, chart) in charts.enumerated() {
+            if k > 0 { data.append(",") }
+            data.append("{\"id\":\"\(chart.id)\",\"axis\":\"\(chart.axis.rawValue)\",\"d0\":")
+            appendJSONNumber(chart.range.d0, decimals: 3, to: data)
+            data.append(",\"d1\":")
+            appendJSONNumber(chart.range.d1, decimals: 3, to: data)
+            data.append(",\"p0\":\(Int(HTMLChart.left)),\"p1\":\(Int(HTMLChart.right))}")
+        }
+    }
+
+    /// The data island's `units` and `zone`: how the script writes quantities and times.
+    /// `zone.offsets` are `[from, seconds east of UTC]` pairs over the trace's times.
+    static func appendDisplay(units: DisplayUnits, zone: DisplayTimeZone, times: [Double], to data: ByteStore) {
+        data.append(",\"units\":{\"dist\":")
+        appendJSONNumber(units.longDistance.metres, decimals: 3, to: data)
+        data.append(",\"distUnit\":\"\(units.longDistance.symbol)\",\"short\":")
+        appendJSONNumber(units.shortDistance.metres, decimals: 4, to: data)
+        data.append(",\"shortUnit\":\"\(units.shortDistance.symbol)\",\"speed\":")
+        appendJSONExact(units.speed.metresPerSecond, to: data)
+        data.append(",\"speedUnit\":\"\(units.speed.symbol)\",\"temp\":")
+        appendJSONString(units.temperatureSymbol, to: data)
+        data.append(",\"name\":\"\(units.rawValue)\"},\"zone\":{\"name\":")
+        appendJSONString(zone.name, to: data)
+        data.append(",\"utc\":\(zone.isUTC),\"offsets\":[")
+        let finite = times.filter(\.isFinite)
+        let offsets = zone.offsets(from: finite.min() ?? 0, to: finite.max() ?? 0)
+        for (k, o) in offsets.enumerated() {
+            if k > 0 { data.append(",") }
+            data.append("[")
+            appendJSONNumber(o.from, decimals: 3, to: data)
+            data.append(",\(o.offset)]")
+        }
+        data.append("]}")
+    }
+
+    /// The data island's `map`: how the map's pixels lie on the projection's plane, for zooming,
+    /// the scale bar and the tiles; and `tiles` when there is a base map.
+    static func appendMap(_ map: SVGWriter, tiles: MapTiles?, to data: ByteStore) {
+        guard let mapping = map.mapping else { return }
+        let p = mapping.projection
+        let plane = p.planeToPixel
+        data.append(",\"map\":{\"kind\":\"\(p.kind == .webMercator ? "mercator" : "local")\",\"scale\":")
+        appendJSONExact(p.scale, to: data)
+        data.append(",\"cx\":")
+        appendJSONNumber(plane.centreX, decimals: 4, to: data)
+        data.append(",\"cy\":")
+        appendJSONNumber(plane.centreY, decimals: 4, to: data)
+        data.append(",\"ox\":")
+        appendJSONNumber(plane.offsetX, decimals: 4, to: data)
+        data.append(",\"oy\":")
+        appendJSONNumber(plane.offsetY, decimals: 4, to: data)
+        data.append(",\"mpp\":")
+        appendJSONExact(map.scaleMetresPerPixel ?? .nan, to: data)
+        data.append(
+            ",\"panel\":[\(Int(SVGWriter.panelX)),\(Int(SVGWriter.panelY)),\(Int(SVGWriter.panelWidth)),\(Int(SVGWriter.panelHeight))]}"
+        )
+        if let tiles {
+            data.append(",\"tiles\":{\"template\":")
+            appendJSONString(tiles.template, to: data)
+            data.append(",\"maxZoom\":\(tiles.maxZoom)}")
+        }
     }
 
     /// Which points have details: "every point", or "5000 of its 1052547 points, evenly spread".
@@ -87,7 +181,13 @@ enum HTMLPage {
         h2 { font-size: 16px; margin: 22px 0 8px; }
         .map { position: relative; width: 100%; max-width: 1000px; }
         .map svg { display: block; width: 100%; height: auto; }
-        .map svg.overlay { position: absolute; left: 0; top: 0; height: 100%; cursor: crosshair; }
+        .map svg.overlay { position: absolute; left: 0; top: 0; height: 100%; cursor: crosshair; touch-action: none; }
+        #map-view polyline, #overlay-view polyline, #overlay-view line { vector-effect: non-scaling-stroke; }
+        .map .attribution { position: absolute; right: 2%; bottom: 9.8%; background: rgba(255,255,255,0.85);
+          color: var(--ink); font-size: 11px; padding: 1px 6px; pointer-events: none; }
+        .map-controls { margin: 0 0 6px; }
+        .map-controls button { font: inherit; min-width: 30px; margin-right: 4px; padding: 1px 8px; cursor: pointer;
+          border: 1px solid var(--line); border-radius: 5px; background: #fff; color: var(--ink); }
         .chart svg, .timeline svg { display: block; width: 100%; height: auto; cursor: crosshair; }
         .axis-switch { margin: 4px 0 8px; color: var(--muted); }
         .axis-switch label { margin-right: 14px; cursor: pointer; }
@@ -105,6 +205,7 @@ enum HTMLPage {
         .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 8px 0; padding: 0; list-style: none; }
         .legend li { display: flex; align-items: center; gap: 6px; }
         .swatch { display: inline-block; width: 22px; height: 10px; border-radius: 2px; }
+        .swatch.tick { width: 3px; height: 12px; margin: 0 10px; border-radius: 0; }
         .note { color: var(--muted); font-size: 12px; }
         """
 
@@ -124,20 +225,156 @@ enum HTMLPage {
           const details = document.getElementById("details");
           const overlay = document.getElementById("map-overlay");
           const marker = document.getElementById("marker");
+          const U = data.units || { dist: 1000, distUnit: "km", short: 1, shortUnit: "m", speed: 1 / 3.6,
+            speedUnit: "km/h", temp: "°C" };
+          const Z = data.zone || { utc: true, offsets: [] };
           const pad = (v) => (v < 10 ? "0" : "") + v;
-          const iso = (t) => { const d = new Date(t * 1000); return d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) +
+          function offsetAt(t) {
+            let o = Z.offsets.length ? Z.offsets[0][1] : 0;
+            for (const [from, off] of Z.offsets) { if (t >= from) o = off; else break; }
+            return o;
+          }
+          const offsetText = (o) => (o < 0 ? "-" : "+") + pad(Math.floor(Math.abs(o) / 3600)) + ":" +
+            pad(Math.floor(Math.abs(o) / 60) % 60);
+          // A time in the page's zone: "2024-05-01 10:03:20 +02:00", or "… UTC".
+          const iso = (t) => { const o = Z.utc ? 0 : offsetAt(t), d = new Date((t + o) * 1000);
+            return d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) +
             "-" + pad(d.getUTCDate()) + " " + pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) + ":" +
-            pad(d.getUTCSeconds()) + " UTC"; };
+            pad(d.getUTCSeconds()) + (Z.utc ? " UTC" : " " + offsetText(o)); };
           const num = (v, d) => (v === null || v === undefined ? null : Number(v).toFixed(d));
+          const has = (column, i) => column && column[i] !== null && column[i] !== undefined;
           function describe(i) {
             const rows = [];
             if (P.t[i] !== null) rows.push("time       " + iso(P.t[i]));
             rows.push("position   " + num(P.lat[i], 6) + ", " + num(P.lon[i], 6));
-            if (P.ele && P.ele[i] !== null) rows.push("elevation  " + num(P.ele[i], 1) + " m");
-            if (P.speed && P.speed[i] !== null) rows.push("speed      " + num(P.speed[i] * 3.6, 1) + " km/h");
-            if (P.dist && P.dist[i] !== null) rows.push("distance   " + num(P.dist[i] / 1000, 3) + " km");
+            if (has(P.ele, i)) rows.push("elevation  " + num(P.ele[i] / U.short, 1) + " " + U.shortUnit);
+            if (has(P.speed, i)) rows.push("speed      " + num(P.speed[i] / U.speed, 1) + " " + U.speedUnit);
+            if (has(P.dist, i)) rows.push("distance   " + num(P.dist[i] / U.dist, 3) + " " + U.distUnit);
+            if (has(P.hr, i)) rows.push("heart rate " + num(P.hr[i], 0) + " bpm");
+            if (has(P.cad, i)) rows.push("cadence    " + num(P.cad[i], 0) + " rpm");
+            if (has(P.temp, i)) rows.push("temperature " + num(U.temp === "°F" ? P.temp[i] * 9 / 5 + 32 : P.temp[i], 1) + " " + U.temp);
+            if (has(P.power, i)) rows.push("power      " + num(P.power[i], 0) + " W");
             if (P.cat) rows.push("fix        " + data.categories[P.cat[i]] + (P.why ? " (" + data.reasons[P.why[i]] + ")" : ""));
             return rows.join("\n");
+          }
+          // The map's view: a zoom k and a shift (tx, ty) of the map's content inside its panel,
+          // in the picture's viewBox units; points are drawn at base pixels (P.x, P.y).
+          const SVGNS = "http://www.w3.org/2000/svg";
+          const M = data.map, mapSvg = document.getElementById("map-svg");
+          const view = document.getElementById("map-view"), overlayView = document.getElementById("overlay-view");
+          let k = 1, tx = 0, ty = 0;
+          const toBase = (x, y) => [(x - tx) / k, (y - ty) / k];
+          const fromBase = (x, y) => [x * k + tx, y * k + ty];
+          function keepSizes() {
+            // Marks and names keep their size on the screen: only where they are moves.
+            for (const el of document.querySelectorAll("#map-view circle, #overlay-view circle")) {
+              if (!el.dataset.r) { el.dataset.r = el.getAttribute("r"); el.dataset.sw = el.getAttribute("stroke-width") || ""; }
+              el.setAttribute("r", el.dataset.r / k);
+              if (el.dataset.sw) el.setAttribute("stroke-width", el.dataset.sw / k);
+            }
+            for (const el of document.querySelectorAll("#overlay-view line.tick")) {
+              if (!el.dataset.cx) {
+                el.dataset.cx = (+el.getAttribute("x1") + +el.getAttribute("x2")) / 2; el.dataset.hx = (el.getAttribute("x2") - el.getAttribute("x1")) / 2;
+                el.dataset.cy = (+el.getAttribute("y1") + +el.getAttribute("y2")) / 2; el.dataset.hy = (el.getAttribute("y2") - el.getAttribute("y1")) / 2;
+              }
+              el.setAttribute("x1", el.dataset.cx - el.dataset.hx / k); el.setAttribute("x2", +el.dataset.cx + el.dataset.hx / k);
+              el.setAttribute("y1", el.dataset.cy - el.dataset.hy / k); el.setAttribute("y2", +el.dataset.cy + el.dataset.hy / k);
+            }
+            const se = document.getElementById("start-end");
+            if (se) se.setAttribute("stroke-width", 2 / k);
+            const end = document.getElementById("end");
+            if (end) {
+              if (!end.dataset.cx) { end.dataset.cx = +end.getAttribute("x") + 6.5; end.dataset.cy = +end.getAttribute("y") + 6.5; }
+              end.setAttribute("x", end.dataset.cx - 6.5 / k); end.setAttribute("y", end.dataset.cy - 6.5 / k);
+              end.setAttribute("width", 13 / k); end.setAttribute("height", 13 / k);
+            }
+            for (const text of document.querySelectorAll("#map-view text")) {
+              const mark = text.previousElementSibling;
+              if (!mark) continue;
+              if (!text.dataset.dx) {
+                text.dataset.ax = mark.getAttribute("cx"); text.dataset.ay = mark.getAttribute("cy");
+                text.dataset.dx = text.getAttribute("x") - text.dataset.ax; text.dataset.dy = text.getAttribute("y") - text.dataset.ay;
+              }
+              text.setAttribute("x", +text.dataset.ax + text.dataset.dx / k);
+              text.setAttribute("y", +text.dataset.ay + text.dataset.dy / k);
+              text.setAttribute("font-size", 12 / k);
+            }
+          }
+          function roundIn(limit, unit) {
+            const u = limit / unit;
+            if (!(u >= 1e-9)) return null;
+            let p = Math.pow(10, Math.floor(Math.log10(u)));
+            if (p * 10 <= u) p *= 10;
+            for (const m of [5, 2, 1]) if (m * p <= u * (1 + 1e-12)) return m * p;
+            return p;
+          }
+          function roundDistance(limit) {
+            const n = roundIn(limit, U.dist), text = (v) => String(parseFloat(v.toFixed(3)));
+            if (n !== null && n >= (U.distUnit === "NM" ? 0.1 : 1)) return [n * U.dist, text(n) + " " + U.distUnit];
+            const m = Math.max(1, roundIn(limit, U.short) || 1);
+            return [m * U.short, text(m) + " " + U.shortUnit];
+          }
+          function drawScaleBar() {
+            const bar = document.getElementById("scale-bar");
+            if (!bar || !M || !(M.mpp > 0)) return;
+            const mpp = M.mpp / k, [metres, label] = roundDistance(mpp * 180), length = metres / mpp;
+            const rects = bar.querySelectorAll("rect"), texts = bar.querySelectorAll("text");
+            rects[0].setAttribute("width", length); rects[1].setAttribute("width", length / 2);
+            texts[1].setAttribute("x", length); texts[1].textContent = label;
+          }
+          // Map tiles (XYZ, 256 pixels, Web Mercator), when the page was made with some: the zoom
+          // whose tiles show at about their own size, every tile the panel shows.
+          const T = data.tiles, tilesG = document.getElementById("tiles"), tileEls = new Map();
+          const WORLD = 2 * Math.PI * 6378137;
+          function drawTiles() {
+            if (!T || !M || !tilesG || !mapSvg) return;
+            const r = mapSvg.getBoundingClientRect(), css = r.width > 0 ? r.width / 1000 : 1;
+            const z = Math.max(0, Math.min(T.maxZoom, Math.round(Math.log2(WORLD * M.scale * k * css / 256))));
+            const n = Math.pow(2, z), size = WORLD / n;
+            const [px, py, pw, ph] = M.panel;
+            const plane = (x, y) => { const [bx, by] = toBase(x, y); return [M.cx + (bx - M.ox) / M.scale, M.cy - (by - M.oy) / M.scale]; };
+            const [X0, Y1] = plane(px, py), [X1, Y0] = plane(px + pw, py + ph);
+            const i0 = Math.floor((X0 + WORLD / 2) / size), i1 = Math.floor((X1 + WORLD / 2) / size);
+            const j0 = Math.max(0, Math.floor((WORLD / 2 - Y1) / size)), j1 = Math.min(n - 1, Math.floor((WORLD / 2 - Y0) / size));
+            const wanted = new Set();
+            if ((i1 - i0 + 1) * (j1 - j0 + 1) <= 600) {
+              for (let j = j0; j <= j1; j++) {
+                for (let i = i0; i <= i1; i++) {
+                  const key = z + "/" + i + "/" + j;
+                  wanted.add(key);
+                  let img = tileEls.get(key);
+                  if (!img) {
+                    const x = ((i % n) + n) % n;
+                    img = document.createElementNS(SVGNS, "image");
+                    img.setAttribute("href", T.template.replaceAll("{z}", z).replaceAll("{x}", x).replaceAll("{y}", j)
+                      .replaceAll("{-y}", n - 1 - j).replaceAll("{s}", "abc"[(x + j) % 3]));
+                    img.setAttribute("preserveAspectRatio", "none");
+                    img.dataset.tile = z + "/" + x + "/" + j;
+                    tilesG.appendChild(img);
+                    tileEls.set(key, img);
+                  }
+                  const [vx, vy] = fromBase(M.ox + (-WORLD / 2 + i * size - M.cx) * M.scale, M.oy - (WORLD / 2 - j * size - M.cy) * M.scale);
+                  const side = size * M.scale * k;
+                  img.setAttribute("x", vx); img.setAttribute("y", vy);
+                  // A quarter pixel more hides the seams between tiles.
+                  img.setAttribute("width", side + 0.25); img.setAttribute("height", side + 0.25);
+                }
+              }
+            }
+            for (const [key, img] of tileEls) if (!wanted.has(key)) { img.remove(); tileEls.delete(key); }
+          }
+          function applyView() {
+            const transform = "translate(" + tx + " " + ty + ") scale(" + k + ")";
+            if (view) view.setAttribute("transform", transform);
+            if (overlayView) overlayView.setAttribute("transform", transform);
+            keepSizes(); drawScaleBar(); drawTiles();
+          }
+          // Zooms by `factor` about the viewBox point x, y; zoom 1 shows the whole trace.
+          function zoomAt(x, y, factor) {
+            const next = Math.min(1 << 16, Math.max(1, k * factor)), f = next / k;
+            tx = x - (x - tx) * f; ty = y - (y - ty) * f; k = next;
+            if (k === 1) { tx = 0; ty = 0; }
+            applyView();
           }
           function nearestOnMap(x, y) {
             let best = -1, bestD = Infinity;
@@ -215,8 +452,8 @@ enum HTMLPage {
             tip.hidden = false;
             let x = clientX, y = clientY;
             if (x === undefined && overlay) {
-              const r = overlay.getBoundingClientRect();
-              x = r.left + P.x[i] / 1000 * r.width; y = r.top + P.y[i] / 760 * r.height;
+              const r = overlay.getBoundingClientRect(), [vx, vy] = fromBase(P.x[i], P.y[i]);
+              x = r.left + vx / 1000 * r.width; y = r.top + vy / 760 * r.height;
             }
             const w = tip.offsetWidth, h = tip.offsetHeight;
             tip.style.left = Math.max(4, Math.min(window.innerWidth - w - 4, (x || 0) + 14)) + "px";
@@ -231,16 +468,45 @@ enum HTMLPage {
             return [(e.clientX - r.left) / r.width * width, (e.clientY - r.top) / r.height * height];
           }
           if (overlay) {
+            // Drag pans; a press that moves less than 4 pixels is a click.
+            let drag = null, dragged = false;
+            overlay.addEventListener("pointerdown", (e) => {
+              if (e.button !== 0) return;
+              drag = [e.clientX, e.clientY, tx, ty]; dragged = false;
+            });
+            window.addEventListener("pointerup", () => { drag = null; });
             overlay.addEventListener("mousemove", (e) => {
-              const [x, y] = svgPoint(overlay, e, 1000, 760);
-              select(nearestOnMap(x, y), e.clientX, e.clientY, false);
+              if (drag && e.buttons & 1) {
+                const r = overlay.getBoundingClientRect(), s = 1000 / r.width;
+                const dx = (e.clientX - drag[0]) * s, dy = (e.clientY - drag[1]) * s;
+                if (Math.abs(dx) + Math.abs(dy) > 4 * s) dragged = true;
+                if (dragged) { tx = drag[2] + dx; ty = drag[3] + dy; applyView(); tip.hidden = true; return; }
+              }
+              const [x, y] = svgPoint(overlay, e, 1000, 760), [bx, by] = toBase(x, y);
+              select(nearestOnMap(bx, by), e.clientX, e.clientY, false);
             });
             overlay.addEventListener("click", (e) => {
-              const [x, y] = svgPoint(overlay, e, 1000, 760);
-              select(nearestOnMap(x, y), e.clientX, e.clientY, true);
+              if (dragged) { dragged = false; return; }
+              const [x, y] = svgPoint(overlay, e, 1000, 760), [bx, by] = toBase(x, y);
+              select(nearestOnMap(bx, by), e.clientX, e.clientY, true);
             });
+            overlay.addEventListener("dblclick", (e) => {
+              const [x, y] = svgPoint(overlay, e, 1000, 760);
+              zoomAt(x, y, 2);
+            });
+            overlay.addEventListener("wheel", (e) => {
+              e.preventDefault();
+              const [x, y] = svgPoint(overlay, e, 1000, 760);
+              zoomAt(x, y, e.deltaY < 0 ? 1.25 : 0.8);
+            }, { passive: false });
             overlay.addEventListener("mouseleave", () => { tip.hidden = true; });
           }
+          const button = (id, f) => { const b = document.getElementById(id); if (b) b.addEventListener("click", f); };
+          const centre = M ? [M.panel[0] + M.panel[2] / 2, M.panel[1] + M.panel[3] / 2] : [500, 368];
+          button("zoom-in", () => zoomAt(centre[0], centre[1], 1.5));
+          button("zoom-out", () => zoomAt(centre[0], centre[1], 1 / 1.5));
+          button("zoom-reset", () => { k = 1; tx = 0; ty = 0; applyView(); });
+          applyView();
           for (const c of data.charts || []) {
             const svg = document.getElementById(c.id);
             if (!svg) continue;
@@ -337,6 +603,33 @@ struct HTMLChart {
     var segments: [Int]
     /// Multiplies y for display (3.6 for m/s shown as km/h).
     var scale = 1.0
+    /// The distance axis' unit: metres in one, and its symbol.
+    var distanceUnit: (metres: Double, symbol: String) = (1000, "km")
+    /// The time axis' zone.
+    var zone = DisplayTimeZone.utc
+
+    init(
+        id: String, title: String, unit: String, colour: String, axis: Axis, xs: [Double], ys: [Double],
+        segments: [Int], scale: Double = 1, distanceUnit: (metres: Double, symbol: String) = (1000, "km"),
+        zone: DisplayTimeZone = .utc
+    ) {
+        self.id = id
+        self.title = title
+        self.unit = unit
+        self.colour = colour
+        self.axis = axis
+        self.xs = xs
+        self.ys = ys
+        self.segments = segments
+        self.scale = scale
+        self.distanceUnit = distanceUnit
+        self.zone = zone
+    }
+
+    /// What the x axis is: "time (UTC)", "distance (mi)".
+    var axisName: String {
+        axis == .time ? "time (\(zone.name))" : "distance (\(distanceUnit.symbol))"
+    }
 
     /// The data range it spans, for the script: nil when there is nothing to draw.
     func range() -> (d0: Double, d1: Double)? {
@@ -360,7 +653,8 @@ struct HTMLChart {
             y1 = max(y1, ys[i] * scale)
         }
         let x1 = x1Raw > x0 ? x1Raw : x0 + 1
-        let (yTicks, yLo, yHi) = Self.ticks(y0, y1 > y0 ? y1 : y0 + 1)
+        // A flat line (to rounding) gets an axis a unit high, not one of rounding errors.
+        let (yTicks, yLo, yHi) = Self.ticks(y0, y1 - y0 > 1e-9 * max(1, abs(y0)) ? y1 : y0 + 1)
         func px(_ x: Double) -> Double { Self.left + (x - x0) / (x1 - x0) * (Self.right - Self.left) }
         func py(_ y: Double) -> Double { Self.bottom - (y * scale - yLo) / (yHi - yLo) * (Self.bottom - Self.top) }
 
@@ -369,7 +663,7 @@ struct HTMLChart {
             "<svg id=\"\(id)\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Int(Self.width)) \(Int(Self.height))\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\" role=\"img\">\n"
         )
         out.append("<title>")
-        HTMLPage.appendText("\(title) (\(unit)) against \(axis == .time ? "time (UTC)" : "distance (km)")", to: out)
+        HTMLPage.appendText("\(title) (\(unit)) against \(axisName)", to: out)
         out.append("</title>\n")
         out.append(
             "<rect x=\"\(Int(Self.left))\" y=\"\(Int(Self.top))\" width=\"\(Int(Self.right - Self.left))\" height=\"\(Int(Self.bottom - Self.top))\" fill=\"#f6f8fa\" stroke=\"#d0d7de\"/>\n"
@@ -391,7 +685,13 @@ struct HTMLChart {
         out.append("</g>\n")
         // X ticks.
         out.append("<g fill=\"#57606a\" text-anchor=\"middle\">\n")
-        for t in axis == .time ? Self.timeTicks(x0, x1) : Self.ticks(x0 / 1000, x1 / 1000).0.map({ $0 * 1000 })
+        let unit = distanceUnit.metres
+        let offset = Double(zone.offset(at: x0))
+        let xTicks =
+            axis == .time
+            ? Self.timeTicks(x0 + offset, x1 + offset).map { $0 - offset }
+            : Self.ticks(x0 / unit, x1 / unit).0.map { $0 * unit }
+        for t in xTicks
         where t >= x0 - 1e-9 && t <= x1 + 1e-9 {
             let x = px(t)
             out.append("<line y1=\"\(Int(Self.bottom))\" y2=\"\(Int(Self.bottom) + 5)\" x1=\"")
@@ -401,13 +701,15 @@ struct HTMLChart {
             out.append("\" stroke=\"#57606a\"/><text y=\"\(Int(Self.bottom) + 19)\" x=\"")
             SVGWriter.appendNumber(x, to: out)
             out.append("\">")
-            HTMLPage.appendText(axis == .time ? Self.clock(t, span: x1 - x0) : Self.label(t / 1000), to: out)
+            HTMLPage.appendText(
+                axis == .time ? Self.clock(t + Double(zone.offset(at: t)), span: x1 - x0) : Self.label(t / unit),
+                to: out)
             out.append("</text>\n")
         }
         out.append("</g>\n")
         out.append("<text x=\"\(Int(Self.left))\" y=\"\(Int(Self.height) - 2)\" fill=\"#24292f\">")
         HTMLPage.appendText(
-            "\(title), \(unit) — against \(axis == .time ? "time (UTC)" : "distance (km)")", to: out)
+            "\(title), \(self.unit) — against \(axisName)", to: out)
         out.append("</text>\n")
         // The lines, one per run of points of one segment.
         out.append(
@@ -489,7 +791,8 @@ struct HTMLChart {
         return values
     }
 
-    /// `HH:MM` (or `HH:MM:SS` for spans under ten minutes), UTC; with the date for spans over a day.
+    /// `HH:MM` (or `HH:MM:SS` for spans under ten minutes) of `t` as given (UTC, or shifted into a
+    /// zone); with the date for spans over a day.
     static func clock(_ t: Double, span: Double) -> String {
         let iso = ValueFormatting.iso8601(Date(timeIntervalSince1970: t))  // …-MM-DDThh:mm:ss.sssZ
         guard let tee = iso.firstIndex(of: "T") else { return iso }

@@ -64,6 +64,10 @@ public final class SessionReportWriter {
             }
         }
 
+        /// Drawn as a tick across the source's path rather than as a stretch of it: a fix the
+        /// app was not given although it was updating.
+        var isTick: Bool { self == .dropped }
+
         var colour: String {
             switch self {
             case .deliveredForeground: "#1a7f37"
@@ -438,13 +442,15 @@ public final class SessionReportWriter {
         }
         HTMLPage.begin(title: options.title, subtitle: subtitle, to: out)
 
-        // The map: the source's path in grey, the fixes over it by category.
-        out.append("<section id=\"map\">\n<div class=\"map\">\n")
+        // The map: the source's path, wide and pale, the fixes over it by category.
+        out.append("<section id=\"map\">\n")
+        HTMLPage.appendMapControls(to: out)
+        out.append("<div class=\"map\">\n")
         let map = SVGWriter(
             sink: sink,
             options: SVGWriter.Options(
-                title: "Fixes by what happened to them", embedded: true, trackColour: "#afb8c1",
-                trackLabel: "the source's path"))
+                title: "Fixes by what happened to them", embedded: true, trackColour: Self.sourcePathColour,
+                trackLabel: "the source's path", colourPerTrack: false, trackWidth: 9))
         try map.write(.trackStart(GPXPathInfo()))
         var segment: Int?
         for i in fixT.indices where fixLat[i].isFinite && fixLon[i].isFinite {
@@ -462,19 +468,22 @@ public final class SessionReportWriter {
             let pixels = mapping.pixels(
                 latitudes: drawn.map { fixLat[$0] }, longitudes: drawn.map { fixLon[$0] },
                 segments: drawn.map { fixSegment[$0] })
-            out.append(
-                "<svg id=\"map-overlay\" class=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(SVGWriter.width) \(SVGWriter.height)\">\n"
-            )
+            HTMLPage.beginOverlay(hidden: false, to: out)
             try writeFixLayer(pixels: pixels, indices: drawn, to: out)
             out.append(
-                "<circle id=\"marker\" cx=\"0\" cy=\"0\" r=\"8\" fill=\"none\" stroke=\"#24292f\" stroke-width=\"3\" visibility=\"hidden\"/>\n</svg>\n"
+                "<circle id=\"marker\" cx=\"0\" cy=\"0\" r=\"8\" fill=\"none\" stroke=\"#24292f\" stroke-width=\"3\" visibility=\"hidden\"/>\n"
             )
+            HTMLPage.endOverlay(to: out)
             px = pixels.map(\.x)
             py = pixels.map(\.y)
         }
         out.append("</div>\n<ul class=\"legend\">\n")
+        out.append(
+            "<li><span class=\"swatch\" style=\"background:\(Self.sourcePathColour)\"></span>the source's path</li>\n")
         for c in Category.allCases where categoryCounts[c.rawValue] > 0 {
-            out.append("<li><span class=\"swatch\" style=\"background:\(c.colour)\"></span>")
+            // A dropped fix is a tick across the path, not a stretch of it.
+            let swatch = c.isTick ? "swatch tick" : "swatch"
+            out.append("<li><span class=\"\(swatch)\" style=\"background:\(c.colour)\"></span>")
             HTMLPage.appendText("\(c.name) (\(categoryCounts[c.rawValue]))", to: out)
             out.append("</li>\n")
         }
@@ -589,28 +598,33 @@ public final class SessionReportWriter {
             HTMLPage.appendJSONString(e.line, to: data)
             data.append("]")
         }
-        data.append("]}")
+        data.append("]")
+        HTMLPage.appendMap(map, tiles: nil, to: data)
+        data.append("}")
         HTMLPage.end(data: data, to: out)
         try sink.flush()
     }
 
-    /// The fixes over the map: each run of one category within a segment as a line of its colour,
-    /// a lone fix as a dot.
+    /// The source's path under the fixes.
+    static let sourcePathColour = "#d0d7de"
+
+    /// The fixes over the map, over the source's path.
+    /// - The fixes the app was given, or that were held for it, are lines: each run of one
+    ///   category within a segment in its colour, reaching on to the next such fix so that the
+    ///   line has no holes; a lone fix is a dot.
+    /// - A dropped fix (a filter's, a pause's) is not part of the app's path: it is a small tick
+    ///   across the path where it was, which the lines pass over.
     private func writeFixLayer(pixels: [(x: Double, y: Double)], indices: [Int], to out: ByteStore) throws {
         out.append(
             "<g id=\"fixes\" fill=\"none\" stroke-width=\"4\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n")
-        var k = 0
-        while k < indices.count {
-            let category = fixCategory[indices[k]]
-            let segment = fixSegment[indices[k]]
-            var end = k + 1
-            while end < indices.count && fixCategory[indices[end]] == category && fixSegment[indices[end]] == segment {
-                end += 1
-            }
-            let colour = Category(rawValue: category)!.colour
-            // The run reaches on to the next fix of its segment, so the path has no holes.
-            let through = end < indices.count && fixSegment[indices[end]] == segment ? end + 1 : end
-            let run = Array(pixels[k..<through])
+        var ticks: [Int] = []
+        var run: [(x: Double, y: Double)] = []
+        var runCategory = -1
+        var runSegment = -1
+        func flush() throws {
+            defer { run.removeAll(keepingCapacity: true) }
+            guard !run.isEmpty else { return }
+            let colour = Category(rawValue: runCategory)!.colour
             if run.count == 1 {
                 out.append("<circle r=\"3.5\" stroke=\"none\" fill=\"\(colour)\" cx=\"")
                 SVGWriter.appendNumber(run[0].x, to: out)
@@ -628,10 +642,62 @@ public final class SessionReportWriter {
                 out.append("\"/>\n")
             }
             try sink.flushIfNeeded()
-            k = end
+        }
+        for k in indices.indices {
+            let fix = indices[k]
+            let category = fixCategory[fix]
+            if Category(rawValue: category)!.isTick {
+                ticks.append(k)
+                continue
+            }
+            let segment = fixSegment[fix]
+            if segment != runSegment {
+                try flush()
+            } else if category != runCategory {
+                // The run reaches on to this fix, which starts the next.
+                run.append(pixels[k])
+                try flush()
+            }
+            runCategory = category
+            runSegment = segment
+            run.append(pixels[k])
+        }
+        try flush()
+        out.append("</g>\n")
+        guard !ticks.isEmpty else { return }
+        out.append(
+            "<g id=\"dropped\" stroke=\"\(Category.dropped.colour)\" stroke-width=\"2\" stroke-linecap=\"butt\">\n")
+        for k in ticks {
+            // Across the path: square to the way from the fix before to the fix after, in its segment.
+            let segment = fixSegment[indices[k]]
+            let before = k > 0 && fixSegment[indices[k - 1]] == segment ? pixels[k - 1] : pixels[k]
+            let after = k + 1 < indices.count && fixSegment[indices[k + 1]] == segment ? pixels[k + 1] : pixels[k]
+            var dx = after.x - before.x
+            var dy = after.y - before.y
+            let length = (dx * dx + dy * dy).squareRoot()
+            if length > 1e-9 {
+                dx /= length
+                dy /= length
+            } else {
+                (dx, dy) = (1, 0)
+            }
+            let half = Self.tickHalfLength
+            out.append("<line class=\"tick\" x1=\"")
+            SVGWriter.appendNumber(pixels[k].x - dy * half, to: out)
+            out.append("\" y1=\"")
+            SVGWriter.appendNumber(pixels[k].y + dx * half, to: out)
+            out.append("\" x2=\"")
+            SVGWriter.appendNumber(pixels[k].x + dy * half, to: out)
+            out.append("\" y2=\"")
+            SVGWriter.appendNumber(pixels[k].y - dx * half, to: out)
+            out.append("\"/>\n")
+            try sink.flushIfNeeded()
         }
         out.append("</g>\n")
     }
+
+    /// Half a dropped fix's tick, in pixels: a tick is 9 pixels across a 9-pixel path.
+    static let tickHalfLength = 4.5
 
     /// Commits the page's file (a sink opened with `FileSink(atomicPath:)`).
     public func commit() throws { try sink.commit() }

@@ -23,11 +23,39 @@ public final class TraceHTMLWriter {
     public struct Options: Sendable {
         /// Shown in the title (a file name, say), before the trace's own name.
         public var title: String
+        /// The units of the profiles, the statistics, the scale bar and the details.
+        public var units: DisplayUnits
+        /// The zone of the times shown.
+        public var timeZone: DisplayTimeZone
+        /// Seconds: the profiles are drawn as centred moving averages over this long a window
+        /// (within a segment); nil draws the values as they are.
+        public var smoothing: Double?
+        /// A base map of raster tiles under the map; nil fetches nothing.
+        public var tiles: MapTiles?
 
-        public init(title: String = "") {
+        public init(
+            title: String = "", units: DisplayUnits = .metric, timeZone: DisplayTimeZone = .utc,
+            smoothing: Double? = nil, tiles: MapTiles? = nil
+        ) {
             self.title = title
+            self.units = units
+            self.timeZone = timeZone
+            self.smoothing = smoothing
+            self.tiles = tiles
         }
     }
+
+    /// What the page shows of each track in its legend.
+    struct TrackSummary {
+        var name: String
+        var points = 0
+        var length = 0.0
+        var start: Double?
+        var end: Double?
+    }
+
+    /// At most this many tracks are listed by name in the heading and the legend.
+    static let maxListedTracks = 200
 
     public static let maxSamples = 1 << 16
     public static let maxHoverPoints = 5_000
@@ -39,6 +67,8 @@ public final class TraceHTMLWriter {
     private var samples = PointSamples()
     private var metadataName: String?
     private var trackName: String?
+    private var tracks: [TrackSummary] = []
+    private var tracksLeftOut = 0
     private var segment = 0
     private var inSegment = false
     /// The time of the point before in the segment, for speeds the points do not give.
@@ -47,7 +77,11 @@ public final class TraceHTMLWriter {
     public init(sink: FileSink, options: Options = Options()) {
         self.sink = sink
         self.options = options
-        map = SVGWriter(sink: sink, options: SVGWriter.Options(title: options.title, embedded: true))
+        map = SVGWriter(
+            sink: sink,
+            options: SVGWriter.Options(
+                title: options.title, embedded: true, units: options.units,
+                projection: options.tiles == nil ? nil : .webMercator))
     }
 
     /// Folds one event in.
@@ -61,11 +95,25 @@ public final class TraceHTMLWriter {
             metadataName = m.name
         case .trackStart(let info):
             trackName = trackName ?? info.name
+            if tracks.count < Self.maxListedTracks {
+                tracks.append(TrackSummary(name: info.name ?? ""))
+            } else {
+                tracksLeftOut += 1
+            }
             endSegment()
         case .segmentStart, .segmentEnd, .trackEnd:
             endSegment()
         case .trackPoint(let p):
-            add(p, step: statistics.length2D - lengthBefore)
+            let step = statistics.length2D - lengthBefore
+            if tracksLeftOut == 0, !tracks.isEmpty {
+                tracks[tracks.count - 1].points += 1
+                tracks[tracks.count - 1].length += step
+                if let t = p.time?.timeIntervalSince1970 {
+                    tracks[tracks.count - 1].start = tracks[tracks.count - 1].start ?? t
+                    tracks[tracks.count - 1].end = t
+                }
+            }
+            add(p, step: step)
         default:
             break
         }
@@ -86,27 +134,46 @@ public final class TraceHTMLWriter {
             if dt > 0 { speed = step / dt }
         }
         previousTime = p.time
+        let x = p.extensions
         samples.append(
-            latitude: p.coordinate.latitude, longitude: p.coordinate.longitude,
-            time: p.time?.timeIntervalSince1970 ?? .nan, elevation: p.elevation ?? .nan, speed: speed,
-            distance: statistics.length2D, segment: segment)
+            PointSamples.Sample(
+                latitude: p.coordinate.latitude, longitude: p.coordinate.longitude,
+                time: p.time?.timeIntervalSince1970 ?? .nan, elevation: p.elevation ?? .nan, speed: speed,
+                distance: statistics.length2D, segment: segment, heartRate: x.heartRate ?? .nan,
+                cadence: x.cadence ?? .nan, temperature: x.airTemperature ?? x.waterTemperature ?? .nan,
+                power: x.power ?? .nan))
+    }
+
+    /// The heading's name of the trace: the file's own name, else every track's.
+    private var traceName: String? {
+        if let metadataName, !metadataName.isEmpty { return "“\(metadataName)”" }
+        let named = tracks.map(\.name).filter { !$0.isEmpty }
+        guard !named.isEmpty else { return nil }
+        let shown = named.prefix(4).map { "“\($0)”" }
+        let more = named.count - shown.count + tracksLeftOut
+        if more > 0 { return shown.joined(separator: ", ") + " and \(more) more" }
+        if shown.count == 1 { return shown[0] }
+        return shown.dropLast().joined(separator: ", ") + " and " + shown[shown.count - 1]
     }
 
     /// Writes the page and flushes.
     public func finish() throws {
         samples.keepLast()
         let out = sink.buffer
-        let name = metadataName ?? trackName
-        let title = [options.title, name.map { "“\($0)”" }].compactMap { $0?.isEmpty == false ? $0 : nil }
+        let units = options.units
+        let zone = options.timeZone
+        let title = [options.title, traceName].compactMap { $0?.isEmpty == false ? $0 : nil }
             .joined(separator: " — ")
         let s = statistics
         var subtitle =
             "\(s.trackPointCount) track point(s), \(s.routePointCount) route point(s), \(s.waypointCount) waypoint(s)"
-        if s.trackPointCount > 1 { subtitle += "; \(TextRenderer.distance(s.length2D))" }
+        if s.trackPointCount > 1 { subtitle += "; \(units.distance(s.length2D))" }
         if let d = s.duration { subtitle += " in \(TextRenderer.duration(d))" }
         HTMLPage.begin(title: title.isEmpty ? "Waymark trace" : title, subtitle: subtitle, to: out)
 
-        out.append("<section id=\"map\">\n<div class=\"map\">\n")
+        out.append("<section id=\"map\">\n")
+        HTMLPage.appendMapControls(to: out)
+        out.append("<div class=\"map\">\n")
         try map.finish()
         let hover = samples.evenlySpread(atMost: Self.maxHoverPoints)
         var xs: [Double] = []
@@ -118,46 +185,100 @@ public final class TraceHTMLWriter {
                 xs.append(pixels[i].x)
                 ys.append(pixels[i].y)
             }
+            HTMLPage.beginOverlay(hidden: true, to: out)
             out.append(
-                "<svg id=\"map-overlay\" class=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(SVGWriter.width) \(SVGWriter.height)\" aria-hidden=\"true\">\n<circle id=\"marker\" cx=\"0\" cy=\"0\" r=\"7\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"3\" visibility=\"hidden\"/>\n</svg>\n"
+                "<circle id=\"marker\" cx=\"0\" cy=\"0\" r=\"7\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"3\" visibility=\"hidden\"/>\n"
             )
+            HTMLPage.endOverlay(to: out)
         }
-        out.append("</div>\n<p class=\"note\">")
-        HTMLPage.appendText(
-            (hover.isEmpty
-                ? "No track points to give details of."
-                : "Hover over the track for a point's details (\(HTMLPage.sampling(kept: hover.count, of: s.trackPointCount))).")
-                + " Lines are simplified with Douglas–Peucker to half a pixel"
-                + (samples.stride > 1 ? "; the profiles are drawn from 1 in \(samples.stride) points." : "."),
-            to: out)
+        if let tiles = options.tiles {
+            out.append("<div class=\"attribution\" id=\"attribution\">")
+            HTMLPage.appendText(tiles.attributionText, to: out)
+            out.append("</div>\n")
+        }
+        out.append("</div>\n")
+        if tracks.count > 1 {
+            out.append("<ul class=\"legend\" id=\"tracks-legend\">\n")
+            for (k, track) in tracks.enumerated() {
+                out.append("<li><span class=\"swatch\" style=\"background:\(SVGWriter.trackColour(k))\"></span>")
+                var text = track.name.isEmpty ? "track \(k + 1)" : track.name
+                text += " (\(units.distance(track.length))"
+                if let a = track.start, let b = track.end, b >= a { text += ", \(TextRenderer.duration(b - a))" }
+                text += ")"
+                HTMLPage.appendText(text, to: out)
+                out.append("</li>\n")
+            }
+            if tracksLeftOut > 0 {
+                out.append("<li>")
+                HTMLPage.appendText("and \(tracksLeftOut) more track(s), in the track colours in turn", to: out)
+                out.append("</li>\n")
+            }
+            out.append("</ul>\n")
+        }
+        out.append("<p class=\"note\">")
+        var note =
+            hover.isEmpty
+            ? "No track points to give details of."
+            : "Hover over the track for a point's details (\(HTMLPage.sampling(kept: hover.count, of: s.trackPointCount)))."
+        if map.mapping != nil { note += " Scroll or use the buttons to zoom, drag to pan." }
+        note += " Lines are simplified with Douglas–Peucker to half a pixel"
+        note += samples.stride > 1 ? "; the profiles are drawn from 1 in \(samples.stride) points." : "."
+        if let tiles = options.tiles {
+            note += " The base map's tiles are fetched from \(tiles.host) as you zoom and pan."
+        } else {
+            note += " No base map: this page fetches nothing (render with --tiles URL-TEMPLATE for one)."
+        }
+        HTMLPage.appendText(note, to: out)
         out.append("</p>\n</section>\n")
         try sink.flushIfNeeded()
 
-        // Profiles.
-        let hasTime = samples.times.contains { $0.isFinite }
-        let hasElevation = samples.elevations.contains { $0.isFinite }
-        let hasSpeed = samples.speeds.contains { $0.isFinite }
+        // Profiles: every series the trace has.
+        let times = samples.times
+        let hasTime = times.contains { $0.isFinite }
+        let segments = samples.segments
+        let smoothing = hasTime ? options.smoothing.flatMap { $0 > 0 ? $0 : nil } : nil
+        func series(_ values: [Double]) -> [Double] {
+            guard let smoothing else { return values }
+            return ProfileSmoothing.movingAverage(values, times: times, segments: segments, window: smoothing)
+        }
+        let speedUnit = units.speed
+        let shortUnit = units.shortDistance
+        var profiles: [(key: String, title: String, unit: String, colour: String, ys: [Double])] = [
+            ("elevation", "Elevation", shortUnit.symbol, "#1a7f37", samples.elevations.map { $0 / shortUnit.metres }),
+            ("speed", "Speed", speedUnit.symbol, "#1f6feb", samples.speeds.map { $0 / speedUnit.metresPerSecond }),
+            ("heart-rate", "Heart rate", "bpm", "#cf222e", samples.column(\.heartRate)),
+            ("cadence", "Cadence", "rpm", "#8250df", samples.column(\.cadence)),
+            (
+                "temperature", "Temperature", units.temperatureSymbol, "#bc4c00",
+                samples.column(\.temperature).map { units.temperature($0) }
+            ),
+            ("power", "Power", "W", "#953800", samples.column(\.power)),
+        ]
+        profiles.removeAll { !$0.ys.contains { $0.isFinite } }
         var charts: [(id: String, axis: HTMLChart.Axis, range: (d0: Double, d1: Double))] = []
-        if samples.count > 1 && (hasElevation || hasSpeed) {
+        if samples.count > 1 && !profiles.isEmpty {
             out.append("<section id=\"profiles\">\n<h2>Profiles</h2>\n")
             if hasTime {
                 out.append(
                     "<div class=\"axis-switch\">Against: <label><input type=\"radio\" name=\"axis\" value=\"t\" checked> time</label><label><input type=\"radio\" name=\"axis\" value=\"dist\"> distance</label></div>\n"
                 )
             }
+            if let smoothing {
+                out.append("<p class=\"note\">")
+                HTMLPage.appendText(
+                    "Each profile is a centred moving average over \(DisplayUnits.number(smoothing)) s within its segment.",
+                    to: out)
+                out.append("</p>\n")
+            }
+            let smoothed = profiles.map { series($0.ys) }
             for axis in hasTime ? [HTMLChart.Axis.time, .distance] : [.distance] {
-                let xs = axis == .time ? samples.times : samples.distances
+                let xs = axis == .time ? times : samples.distances
                 let hidden = hasTime && axis == .distance
-                if hasElevation {
+                for (profile, values) in zip(profiles, smoothed) {
                     let chart = HTMLChart(
-                        id: "elevation-\(axis.rawValue)", title: "Elevation", unit: "m", colour: "#1a7f37",
-                        axis: axis, xs: xs, ys: samples.elevations, segments: samples.segments)
-                    if let range = chart.write(to: out, hidden: hidden) { charts.append((chart.id, axis, range)) }
-                }
-                if hasSpeed {
-                    let chart = HTMLChart(
-                        id: "speed-\(axis.rawValue)", title: "Speed", unit: "km/h", colour: "#1f6feb", axis: axis,
-                        xs: xs, ys: samples.speeds, segments: samples.segments, scale: 3.6)
+                        id: "\(profile.key)-\(axis.rawValue)", title: profile.title, unit: profile.unit,
+                        colour: profile.colour, axis: axis, xs: xs, ys: values, segments: segments,
+                        distanceUnit: units.longDistance, zone: zone)
                     if let range = chart.write(to: out, hidden: hidden) { charts.append((chart.id, axis, range)) }
                 }
                 try sink.flushIfNeeded()
@@ -167,7 +288,7 @@ public final class TraceHTMLWriter {
 
         // Statistics.
         out.append("<section id=\"statistics\">\n<h2>Statistics</h2>\n<table class=\"stats\">\n")
-        for (label, value) in TextRenderer.summaryRows(of: s) {
+        for (label, value) in TextRenderer.summaryRows(of: s, units: units, zone: zone) {
             out.append("<tr><th>")
             HTMLPage.appendText(label, to: out)
             out.append("</th><td>")
@@ -182,24 +303,26 @@ public final class TraceHTMLWriter {
         HTMLPage.appendJSONArray("x", xs, decimals: 1, to: data)
         data.append(",")
         HTMLPage.appendJSONArray("y", ys, decimals: 1, to: data)
-        data.append(",")
-        for (key, column, decimals) in [
-            ("t", samples.times, 3), ("lat", samples.latitudes, 7), ("lon", samples.longitudes, 7),
+        var columns: [(String, [Double], Int)] = [
+            ("t", times, 3), ("lat", samples.latitudes, 7), ("lon", samples.longitudes, 7),
             ("ele", samples.elevations, 1), ("speed", samples.speeds, 2), ("dist", samples.distances, 1),
+        ]
+        for (key, path) in [
+            ("hr", \PointSamples.Sample.heartRate), ("cad", \.cadence), ("temp", \.temperature), ("power", \.power),
         ] {
+            let column = samples.column(path)
+            if column.contains(where: { $0.isFinite }) { columns.append((key, column, 1)) }
+        }
+        for (key, column, decimals) in columns {
+            data.append(",")
             HTMLPage.appendJSONArray(key, hover.map { column[$0] }, decimals: decimals, to: data)
-            data.append(key == "dist" ? "" : ",")
         }
         data.append("},\"charts\":[")
-        for (k, chart) in charts.enumerated() {
-            if k > 0 { data.append(",") }
-            data.append("{\"id\":\"\(chart.id)\",\"axis\":\"\(chart.axis.rawValue)\",\"d0\":")
-            HTMLPage.appendJSONNumber(chart.range.d0, decimals: 3, to: data)
-            data.append(",\"d1\":")
-            HTMLPage.appendJSONNumber(chart.range.d1, decimals: 3, to: data)
-            data.append(",\"p0\":\(Int(HTMLChart.left)),\"p1\":\(Int(HTMLChart.right))}")
-        }
-        data.append("]}")
+        HTMLPage.appendCharts(charts, to: data)
+        data.append("]")
+        HTMLPage.appendDisplay(units: units, zone: zone, times: times, to: data)
+        HTMLPage.appendMap(map, tiles: options.tiles, to: data)
+        data.append("}")
         HTMLPage.end(data: data, to: out)
         try sink.flush()
     }
@@ -227,6 +350,11 @@ struct PointSamples {
         /// Metres along the track from its first point.
         var distance: Double
         var segment: Int
+        /// Beats per minute, revolutions per minute, degrees Celsius and watts; NaN without.
+        var heartRate: Double = .nan
+        var cadence: Double = .nan
+        var temperature: Double = .nan
+        var power: Double = .nan
     }
 
     private var sample = EvenSample<Sample>(capacity: TraceHTMLWriter.maxSamples)
@@ -238,13 +366,17 @@ struct PointSamples {
     /// Every how many points one is kept.
     var stride: Int { sample.stride }
     var count: Int { sample.elements.count }
-    var latitudes: [Double] { sample.elements.map(\.latitude) }
-    var longitudes: [Double] { sample.elements.map(\.longitude) }
-    var times: [Double] { sample.elements.map(\.time) }
-    var elevations: [Double] { sample.elements.map(\.elevation) }
-    var speeds: [Double] { sample.elements.map(\.speed) }
-    var distances: [Double] { sample.elements.map(\.distance) }
+    var latitudes: [Double] { column(\.latitude) }
+    var longitudes: [Double] { column(\.longitude) }
+    var times: [Double] { column(\.time) }
+    var elevations: [Double] { column(\.elevation) }
+    var speeds: [Double] { column(\.speed) }
+    var distances: [Double] { column(\.distance) }
     var segments: [Int] { sample.elements.map(\.segment) }
+
+    func column(_ path: KeyPath<Sample, Double>) -> [Double] { sample.elements.map { $0[keyPath: path] } }
+
+    mutating func append(_ s: Sample) { sample.append(s) }
 
     mutating func append(
         latitude: Double, longitude: Double, time: Double, elevation: Double, speed: Double, distance: Double,
@@ -263,5 +395,50 @@ struct PointSamples {
     func evenlySpread(atMost limit: Int) -> [Int] {
         guard count > limit, limit > 1 else { return Array(0..<count) }
         return (0..<limit).map { Int((Double($0) * Double(count - 1) / Double(limit - 1)).rounded()) }
+    }
+}
+
+/// Centred moving averages of a profile's values.
+enum ProfileSmoothing {
+    /// Each value replaced by the mean of the finite values of its segment whose times lie within
+    /// `window / 2` seconds of its own; a value without a time or a finite value stays as it is
+    /// (NaN stays NaN). A run of points whose time goes back starts a new segment. O(n).
+    static func movingAverage(_ values: [Double], times: [Double], segments: [Int], window: Double) -> [Double] {
+        var out = values
+        let half = window / 2
+        var start = 0
+        while start < values.count {
+            // A run: one segment, times finite and never going back.
+            var end = start + 1
+            while end < values.count && segments[end] == segments[start] && times[end].isFinite
+                && times[end - 1].isFinite && times[end] >= times[end - 1]
+            {
+                end += 1
+            }
+            var lo = start
+            var hi = start
+            var sum = 0.0
+            var n = 0
+            for i in start..<end where values[i].isFinite && times[i].isFinite {
+                while hi < end && times[hi] <= times[i] + half {
+                    if values[hi].isFinite {
+                        sum += values[hi]
+                        n += 1
+                    }
+                    hi += 1
+                }
+                while lo < hi && times[lo] < times[i] - half {
+                    if values[lo].isFinite {
+                        sum -= values[lo]
+                        n -= 1
+                    }
+                    lo += 1
+                }
+                if n > 0 { out[i] = sum / Double(n) }
+                if n == 0 { sum = 0 }
+            }
+            start = end
+        }
+        return out
     }
 }

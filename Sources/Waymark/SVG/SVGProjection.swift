@@ -46,11 +46,12 @@ public struct SVGProjection: Sendable, Hashable {
     /// `height` pixels.
     ///
     /// A box narrower than 50 m (a single point) is drawn as if it were 50 m wide and high.
+    /// `forced` chooses the projection whatever the extent (Web Mercator, to lie on map tiles).
     public init(
         south: Double, west: Double, north: Double, east: Double,
-        x: Double, y: Double, width: Double, height: Double
+        x: Double, y: Double, width: Double, height: Double, kind forced: Kind? = nil
     ) {
-        let kind = Self.kind(latitudeSpan: north - south, longitudeSpan: east - west)
+        let kind = forced ?? Self.kind(latitudeSpan: north - south, longitudeSpan: east - west)
         self.kind = kind
         cosineOfMeanLatitude = kind == .webMercator ? 1 : max(0.01, cos((south + north) / 2 * .pi / 180))
         let minX = Self.plane(kind, cosineOfMeanLatitude, latitude: south, longitude: west).x
@@ -91,6 +92,13 @@ public struct SVGProjection: Sendable, Hashable {
             let phi = min(max(latitude, -mercatorLimit), mercatorLimit) * .pi / 180
             return (radius * lambda, radius * log(tan(.pi / 4 + phi / 2)))
         }
+    }
+
+    /// The pixel of a point of the projection's plane (metres; Web Mercator's are EPSG:3857's):
+    /// `x` is `offsetX + (planeX − centreX) · scale`, `y` is `offsetY − (planeY − centreY) · scale`.
+    /// A page's script places map tiles with these four numbers.
+    public var planeToPixel: (centreX: Double, centreY: Double, offsetX: Double, offsetY: Double) {
+        (centreX, centreY, offsetX, offsetY)
     }
 
     /// Degrees of longitude per pixel along a parallel.

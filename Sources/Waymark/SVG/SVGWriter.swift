@@ -36,24 +36,41 @@ public final class SVGWriter {
         public var title: String
         /// Part of an HTML page: no XML declaration, and the `<svg>` scales to its box.
         public var embedded: Bool
-        /// The tracks' colour and their name in the legend.
+        /// The tracks' colour and their name in the legend, when they share one colour.
         public var trackColour: String
         public var trackLabel: String
+        /// Each track in a colour of its own (``trackPalette``, in turn) with a legend entry of its
+        /// own, when there are several; else every track in ``trackColour``.
+        public var colourPerTrack: Bool
+        /// The tracks' stroke width in pixels, when they share one colour.
+        public var trackWidth: Double
+        /// The scale bar's units.
+        public var units: DisplayUnits
+        /// The projection to use whatever the extent (Web Mercator to lie on map tiles); nil
+        /// chooses by the extent.
+        public var projection: SVGProjection.Kind?
 
         public init(
             title: String = "", embedded: Bool = false, trackColour: String = Colour.track,
-            trackLabel: String = "track"
+            trackLabel: String = "track", colourPerTrack: Bool = true, trackWidth: Double = 3,
+            units: DisplayUnits = .metric, projection: SVGProjection.Kind? = nil
         ) {
+            self.trackWidth = trackWidth
             self.title = title
             self.embedded = embedded
             self.trackColour = trackColour
             self.trackLabel = trackLabel
+            self.colourPerTrack = colourPerTrack
+            self.units = units
+            self.projection = projection
         }
     }
 
     /// How the picture maps coordinates to its pixels, once ``finish()`` has drawn it (nil before,
     /// and when there was nothing to draw): for layers drawn over it with the same viewBox.
     public private(set) var mapping: SVGMapping?
+    /// Metres per pixel along the scale bar's parallel, once ``finish()`` has drawn a scale bar.
+    public private(set) var scaleMetresPerPixel: Double?
 
     /// The picture's size in pixels.
     public static let width = 1000
@@ -63,6 +80,11 @@ public final class SVGWriter {
     static let mapY = 76.0
     static let mapWidth = 900.0
     static let mapHeight = 590.0
+    /// The map's panel: the grey box the map is drawn in (and clipped to, on a page).
+    static let panelX = mapX - 30
+    static let panelY = mapY - 26
+    static let panelWidth = mapWidth + 60
+    static let panelHeight = mapHeight + 46
     /// The Douglas–Peucker tolerance, in pixels.
     public static let tolerance = 0.5
     public static let maxKeptPoints = 1 << 16
@@ -81,6 +103,24 @@ public final class SVGWriter {
     private struct Line {
         var start: Int
         var isRoute: Bool
+        /// The track's index among the trace's tracks (0 for a route).
+        var track: Int
+    }
+
+    /// The tracks' colours, in turn: distinct on white and from the start, end, route and
+    /// waypoint colours. The first is ``Colour/track``.
+    public static let trackPalette = [
+        "#1f6feb", "#bf3989", "#1b7c83", "#953800", "#6639ba", "#0a3069", "#4d7c0f", "#9a6700",
+    ]
+
+    /// The colour of the track at `index` (0 for the first) among several.
+    public static func trackColour(_ index: Int) -> String { trackPalette[index % trackPalette.count] }
+
+    /// The stroke width of the track at `index` of `count`: earlier tracks are drawn wider, so
+    /// that a track drawn over another (an out and back) leaves the one under it visible.
+    public static func trackWidth(_ index: Int, of count: Int) -> Double {
+        let layers = min(count, 4)
+        return 3 + 1.5 * Double(max(0, layers - 1 - index))
     }
 
     private struct Waypoint {
@@ -94,6 +134,8 @@ public final class SVGWriter {
     private var metadataName: String?
     private var trackName: String?
     private var routeName: String?
+    /// Each track's name ("" without one), in order; at most ``maxLines``.
+    private var trackNames: [String] = []
     /// The trace's first point: kept points are offsets from it, in degrees.
     private var origin: (latitude: Double, longitude: Double)?
     private var latitudes: [Float] = []
@@ -127,6 +169,7 @@ public final class SVGWriter {
             metadataName = m.name
         case .trackStart(let info):
             trackName = trackName ?? info.name
+            if trackNames.count < Self.maxLines { trackNames.append(info.name.map { String($0.prefix(80)) } ?? "") }
             endLine()
         case .routeStart(let info):
             routeName = routeName ?? info.name
@@ -175,7 +218,10 @@ public final class SVGWriter {
                 linesLeftOut += 1
                 return
             }
-            lines.append(Line(start: latitudes.count, isRoute: currentIsRoute))
+            lines.append(
+                Line(
+                    start: latitudes.count, isRoute: currentIsRoute,
+                    track: currentIsRoute ? 0 : max(0, trackNames.count - 1)))
             let p = offset(c, near: nil)
             previousLongitude = Double(p.1) + (origin?.longitude ?? 0)
             append(p)
@@ -291,7 +337,7 @@ public final class SVGWriter {
         let projection = SVGProjection(
             south: origin.latitude + south, west: origin.longitude + west,
             north: origin.latitude + north, east: origin.longitude + east,
-            x: Self.mapX, y: Self.mapY, width: Self.mapWidth, height: Self.mapHeight)
+            x: Self.mapX, y: Self.mapY, width: Self.mapWidth, height: Self.mapHeight, kind: options.projection)
         func pixel(_ lat: Float, _ lon: Float) -> (x: Double, y: Double) {
             projection.pixel(latitude: origin.latitude + Double(lat), longitude: origin.longitude + Double(lon))
         }
@@ -312,7 +358,17 @@ public final class SVGWriter {
         XMLEscaping.appendEscaped(desc + ".", attribute: false, to: out)
         out.append("</desc>\n")
 
-        // Lines: routes under tracks.
+        // A page zooms and pans what is inside the map's panel: it is clipped to the panel, map
+        // tiles go under it, and the page's script transforms `map-view`.
+        if options.embedded {
+            out.append(
+                "<clipPath id=\"map-clip\"><rect x=\"\(Int(Self.panelX))\" y=\"\(Int(Self.panelY))\" width=\"\(Int(Self.panelWidth))\" height=\"\(Int(Self.panelHeight))\"/></clipPath>\n<g clip-path=\"url(#map-clip)\">\n<g id=\"tiles\"></g>\n<g id=\"map-view\">\n"
+            )
+        }
+
+        // Lines: routes under tracks; with a colour per track, earlier tracks wider under later.
+        let trackCount = Set(lines.lazy.filter { !$0.isRoute }.map(\.track)).count
+        let perTrack = options.colourPerTrack && trackCount > 1
         var firstTrack: (x: Double, y: Double)?
         var lastTrack: (x: Double, y: Double)?
         var firstAny: (x: Double, y: Double)?
@@ -326,7 +382,7 @@ public final class SVGWriter {
                 )
             } else {
                 out.append(
-                    "<g id=\"tracks\" fill=\"none\" stroke=\"\(trackColour)\" stroke-width=\"3\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n"
+                    "<g id=\"tracks\" fill=\"none\" stroke=\"\(perTrack ? Self.trackColour(0) : trackColour)\" stroke-width=\"\(perTrack ? "3" : DisplayUnits.number(options.trackWidth))\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n"
                 )
             }
             var pixels: [(x: Double, y: Double)] = []
@@ -343,7 +399,14 @@ public final class SVGWriter {
                 firstAny = firstAny ?? pixels[0]
                 lastAny = pixels[pixels.count - 1]
                 let kept = Self.simplify(pixels, tolerance: Self.tolerance)
-                out.append("<polyline points=\"")
+                out.append("<polyline ")
+                if perTrack && !routes {
+                    let k = lines[li].track
+                    out.append("data-track=\"\(k)\" stroke=\"\(Self.trackColour(k))\" stroke-width=\"")
+                    Self.appendNumber(Self.trackWidth(k, of: trackCount), to: out)
+                    out.append("\" ")
+                }
+                out.append("points=\"")
                 for (n, k) in kept.enumerated() {
                     if n > 0 { out.append(" ") }
                     Self.appendPoint(pixels[k], to: out)
@@ -373,25 +436,38 @@ public final class SVGWriter {
             lastAny = pixel(waypoints[waypoints.count - 1].latitude, waypoints[waypoints.count - 1].longitude)
         }
 
-        // Waypoints.
+        // Start and end: of the tracks, else of the routes, else of the waypoints in order.
+        let start = firstTrack ?? firstAny
+        let end = lastTrack ?? lastAny
+
+        // Waypoints, their names placed clear of the start, the end, every mark and the names
+        // placed before.
         if !waypoints.isEmpty {
+            var placer = LabelPlacer(
+                bounds: (Self.panelX, Self.panelY, Self.panelX + Self.panelWidth, Self.panelY + Self.panelHeight))
+            if let start { placer.avoid(LabelPlacer.box(around: start, radius: 8)) }
+            if let end { placer.avoid(LabelPlacer.box(around: end, radius: 7.5)) }
+            let marks = waypoints.map { pixel($0.latitude, $0.longitude) }
+            for p in marks { placer.avoid(LabelPlacer.box(around: p, radius: 6)) }
             out.append(
                 "<g id=\"waypoints\" fill=\"\(Colour.waypoint)\" stroke=\"none\" font-size=\"12\">\n")
-            for w in waypoints {
-                let p = pixel(w.latitude, w.longitude)
+            for (w, p) in zip(waypoints, marks) {
                 out.append("<circle cx=\"")
                 Self.appendNumber(p.x, to: out)
                 out.append("\" cy=\"")
                 Self.appendNumber(p.y, to: out)
                 out.append("\" r=\"4.5\" fill=\"#ffffff\" stroke=\"\(Colour.waypoint)\" stroke-width=\"2.5\"/>\n")
                 if let name = w.name, !name.isEmpty {
-                    // Names near the right edge go to the mark's left, to stay in the picture.
-                    let toTheLeft = p.x > Self.mapX + Self.mapWidth - 150
+                    let label = placer.place(name, at: p, fontSize: 12)
                     out.append("<text x=\"")
-                    Self.appendNumber(toTheLeft ? p.x - 7 : p.x + 7, to: out)
+                    Self.appendNumber(label.x, to: out)
                     out.append("\" y=\"")
-                    Self.appendNumber(p.y - 6, to: out)
-                    out.append(toTheLeft ? "\" text-anchor=\"end\">" : "\">")
+                    Self.appendNumber(label.y, to: out)
+                    switch label.anchor {
+                    case .start: out.append("\">")
+                    case .middle: out.append("\" text-anchor=\"middle\">")
+                    case .end: out.append("\" text-anchor=\"end\">")
+                    }
                     XMLEscaping.appendEscaped(name, attribute: false, to: out)
                     out.append("</text>\n")
                 }
@@ -400,9 +476,6 @@ public final class SVGWriter {
             out.append("</g>\n")
         }
 
-        // Start and end: of the tracks, else of the routes, else of the waypoints in order.
-        let start = firstTrack ?? firstAny
-        let end = lastTrack ?? lastAny
         if let start, let end {
             out.append("<g id=\"start-end\" stroke=\"#ffffff\" stroke-width=\"2\">\n")
             out.append("<circle id=\"start\" cx=\"")
@@ -417,6 +490,7 @@ public final class SVGWriter {
             out.append("\" width=\"13\" height=\"13\" fill=\"\(Colour.end)\"/>\n")
             out.append("</g>\n")
         }
+        if options.embedded { out.append("</g>\n</g>\n") }
 
         // North arrow, top right of the map.
         out.append(
@@ -438,8 +512,9 @@ public final class SVGWriter {
         let metresPerPixel = across / 100
         // At a pole the parallel has no length: no bar then.
         let drawsScaleBar = metresPerPixel.isFinite && metresPerPixel * 180 >= 1
+        scaleMetresPerPixel = drawsScaleBar ? metresPerPixel : nil
         if drawsScaleBar {
-            let (metres, label) = Self.roundDistance(atMost: metresPerPixel * 180)
+            let (metres, label) = options.units.roundDistance(atMost: metresPerPixel * 180)
             let barLength = metres / metresPerPixel
             out.append("<g id=\"scale-bar\" transform=\"translate(30 716)\" fill=\"#24292f\">\n")
             out.append("<rect x=\"0\" y=\"0\" width=\"")
@@ -455,9 +530,29 @@ public final class SVGWriter {
         // Legend, bottom middle.
         out.append("<g id=\"legend\" transform=\"translate(300 712)\" fill=\"#24292f\">\n")
         var x = 0
-        if lines.contains(where: { !$0.isRoute }) {
+        if perTrack {
+            // An entry per track while they fit (up to the caption's column), then how many more.
+            let tracks = Array(Set(lines.lazy.filter { !$0.isRoute }.map(\.track))).sorted()
+            let others = (lines.contains { $0.isRoute } ? 90 : 0) + (waypoints.isEmpty ? 0 : 160) + 140
+            for (n, k) in tracks.enumerated() {
+                let name = trackNames.indices.contains(k) && !trackNames[k].isEmpty ? trackNames[k] : "track \(k + 1)"
+                let label = name.count > 24 ? String(name.prefix(23)) + "…" : name
+                let width = Int(LabelPlacer.textWidth(label, fontSize: 13)) + 44
+                if x + width + others > 660 && n < tracks.count - 1 {
+                    out.append("<text x=\"\(x)\" y=\"11\">+\(tracks.count - n) more tracks</text>\n")
+                    x += 120
+                    break
+                }
+                out.append(
+                    "<line x1=\"\(x)\" y1=\"6\" x2=\"\(x + 28)\" y2=\"6\" stroke=\"\(Self.trackColour(k))\" stroke-width=\"3\"/><text x=\"\(x + 34)\" y=\"11\">"
+                )
+                XMLEscaping.appendEscaped(label, attribute: false, to: out)
+                out.append("</text>\n")
+                x += width
+            }
+        } else if lines.contains(where: { !$0.isRoute }) {
             out.append(
-                "<line x1=\"\(x)\" y1=\"6\" x2=\"\(x + 28)\" y2=\"6\" stroke=\"\(trackColour)\" stroke-width=\"3\"/><text x=\"\(x + 34)\" y=\"11\">"
+                "<line x1=\"\(x)\" y1=\"6\" x2=\"\(x + 28)\" y2=\"6\" stroke=\"\(trackColour)\" stroke-width=\"\(DisplayUnits.number(min(options.trackWidth, 6)))\"/><text x=\"\(x + 34)\" y=\"11\">"
             )
             XMLEscaping.appendEscaped(options.trackLabel, attribute: false, to: out)
             out.append("</text>\n")
@@ -492,6 +587,7 @@ public final class SVGWriter {
         if projection.kind == .localEquirectangular {
             caption += " at \(ValueFormatting.fixed(centreLatitude, decimals: 2))°"
         }
+        scaleMetresPerPixel = drawsScaleBar ? metresPerPixel : nil
         if drawsScaleBar { caption += "; scale along \(ValueFormatting.fixed(centreLatitude, decimals: 2))°" }
         XMLEscaping.appendEscaped(caption, attribute: false, to: out)
         out.append("</text>\n</svg>\n")
@@ -508,12 +604,7 @@ public final class SVGWriter {
     /// The largest round distance (1, 2 or 5 times a power of ten metres) of at most `limit`
     /// metres, with its label ("500 m", "2 km").
     static func roundDistance(atMost limit: Double) -> (metres: Double, label: String) {
-        guard limit.isFinite, limit >= 1 else { return (1, "1 m") }
-        var power = 1.0
-        while power * 10 <= limit { power *= 10 }
-        let metres = [5.0, 2.0, 1.0].map { $0 * power }.first { $0 <= limit } ?? power
-        let label = metres >= 1000 ? "\(Int(metres / 1000)) km" : "\(Int(metres)) m"
-        return (metres, label)
+        DisplayUnits.metric.roundDistance(atMost: limit)
     }
 
     /// The indices of `points` that Douglas–Peucker keeps at `tolerance`, in order; the first and

@@ -169,7 +169,9 @@ public final class TextRenderer {
 
     /// The rows of ``summary(of:name:title:)``, as label and value: `info`'s figures, which the
     /// HTML page shows as a table.
-    static func summaryRows(of s: TraceStatistics) -> [(label: String, value: String)] {
+    static func summaryRows(
+        of s: TraceStatistics, units: DisplayUnits = .metric, zone: DisplayTimeZone = .utc
+    ) -> [(label: String, value: String)] {
         var rows: [(String, String)] = []
         rows.append(
             (
@@ -179,26 +181,31 @@ public final class TextRenderer {
             ))
         if let a = s.startTime, let b = s.endTime {
             let span = s.duration.map { " (\(Self.duration($0)) recorded)" } ?? ""
-            rows.append(("time", "\(ValueFormatting.iso8601(a)) → \(ValueFormatting.iso8601(b))\(span)"))
+            let times =
+                zone.isUTC
+                ? "\(ValueFormatting.iso8601(a)) → \(ValueFormatting.iso8601(b))"
+                : "\(zone.text(a.timeIntervalSince1970)) → \(zone.text(b.timeIntervalSince1970))"
+            rows.append(("time", times + span))
         }
         if s.trackPointCount > 1 {
-            rows.append(("length", "\(Self.distance(s.length2D)) (3D \(Self.distance(s.length3D)))"))
+            rows.append(("length", "\(units.distance(s.length2D)) (3D \(units.distance(s.length3D)))"))
         }
         if s.routePointCount > 1 {
-            rows.append(("route", Self.distance(s.routeLength2D)))
+            rows.append(("route", units.distance(s.routeLength2D)))
         }
         if s.movingTime > 0 {
             var value = Self.duration(s.movingTime)
-            if let avg = s.averageSpeed { value += ", average \(Self.speed(avg))" }
-            if let max = s.maxSpeed { value += ", max \(Self.speed(max))" }
+            if let avg = s.averageSpeed { value += ", average \(units.speedText(avg))" }
+            if let max = s.maxSpeed { value += ", max \(units.speedText(max))" }
             rows.append(("moving", value))
         }
         if let lo = s.minElevation, let hi = s.maxElevation {
+            let (unit, symbol) = units.shortDistance
             rows.append(
                 (
                     "climb",
-                    "+\(ValueFormatting.fixed(s.climb, decimals: 0)) m, −\(ValueFormatting.fixed(s.descent, decimals: 0)) m; "
-                        + "elevation \(ValueFormatting.fixed(lo, decimals: 1)) to \(ValueFormatting.fixed(hi, decimals: 1)) m"
+                    "+\(ValueFormatting.fixed(s.climb / unit, decimals: 0)) \(symbol), −\(ValueFormatting.fixed(s.descent / unit, decimals: 0)) \(symbol); "
+                        + "elevation \(ValueFormatting.fixed(lo / unit, decimals: 1)) to \(ValueFormatting.fixed(hi / unit, decimals: 1)) \(symbol)"
                 ))
         }
         if let b = s.bounds {
