@@ -451,3 +451,58 @@ import Testing
         #expect(page.contains("the source's path</li>"))
     }
 }
+
+/// The options for pages from the command line: what they take, what they refuse.
+@Suite(
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path), "needs the built waymark executable"))
+struct PageOptionsCLITests {
+    @Test func badPageOptionsAreUsageErrorsThatSayWhatToGive() throws {
+        let walk = HTMLPageTests.walk
+        let output = temporaryPath(".html")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        for (arguments, message) in [
+            (["--tiles", "tile.openstreetmap.org/{z}/{x}/{y}.png"], "beginning with https://"),
+            (["--tiles", "https://a.example/{z}/{x}.png"], "{y}"),
+            (["--tiles-attribution", "me"], "give --tiles too"),
+            (["--time-zone", "Mars/Olympus"], "tz database name"),
+            (["--smooth", "0"], "above 0"),
+            (["--units", "furlongs"], "metric"),
+            (["--tiles", "https://a.example/{z}/{x}/{y}.png", "--tiles-max-zoom", "30"], "0 to 24"),
+        ] {
+            let r = try run(Paths.waymark.path, ["render", walk, "-o", output] + arguments)
+            #expect(r.status == 64, "\(arguments): \(r.stderr)")
+            #expect(r.stderr.contains(message), "\(arguments): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+        // Options for pages with another format.
+        let text = try run(Paths.waymark.path, ["render", walk, "--time-zone", "Europe/Berlin"])
+        #expect(
+            text.status == 64 && text.stderr.contains("--time-zone applies to --format html only"), "\(text.stderr)")
+        let gpx = try run(Paths.waymark.path, ["render", walk, "-f", "gpx", "--units", "imperial"])
+        #expect(gpx.status == 64 && gpx.stderr.contains("--units applies to --format html and svg"), "\(gpx.stderr)")
+    }
+
+    @Test func pageOptionsReachThePageAndThePicture() throws {
+        let directory = temporaryPath("-pages")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let r = try run(
+            Paths.waymark.path,
+            [
+                "render", HTMLPageTests.walk, "-o", directory + "/w.html", "--units", "nautical", "--time-zone",
+                "+05:30", "--smooth", "30", "--tiles", "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+            ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let page = try String(contentsOfFile: directory + "/w.html", encoding: .utf8)
+        #expect(page.contains("Speed, kn — against time (+05:30)"))
+        #expect(page.contains("centred moving average over 30 s"))
+        #expect(page.contains("© OpenStreetMap contributors"))
+        let svg = try run(
+            Paths.waymark.path, ["render", HTMLPageTests.walk, "-o", directory + "/w.svg", "--units", "imperial"])
+        #expect(svg.status == 0, "\(svg.stderr)")
+        let picture = try String(contentsOfFile: directory + "/w.svg", encoding: .utf8)
+        let bar = picture.components(separatedBy: "<g id=\"scale-bar\"")[1].components(separatedBy: "</g>")[0]
+        #expect(bar.contains(" ft</text>") || bar.contains(" mi</text>"), "\(bar)")
+    }
+}
