@@ -801,11 +801,5 @@ struct HTMLChart {
     }
 
     /// A tick label: as few decimals as the value needs (at most 3).
-    static func label(_ v: Double) -> String {
-        for decimals in 0...3 {
-            let text = ValueFormatting.fixed(v, decimals: decimals)
-            if abs((Double(text) ?? v) - v) < 1e-9 * max(1, abs(v)) { return text }
-        }
-        return ValueFormatting.fixed(v, decimals: 3)
-    }
+    static func label(_ v: Double) -> String { DisplayUnits.number(v) }
 }
