@@ -19,7 +19,7 @@ package struct WaymarkCommand: AsyncParsableCommand {
             standard error. Exit codes follow sysexits: 64 usage, 65 bad input data, 66 missing \
             input, 69 gpsd unavailable, 74 I/O error.
             """,
-        version: "0.1.0",
+        version: WaymarkVersion.description,
         subcommands: [Replay.self, Record.self, Serve.self, Render.self, Info.self, Sessions.self, Repair.self]
     )
 }

@@ -44,6 +44,13 @@ public enum StoreSchema {
     /// The last row id of `session`'s range.
     static func lastKey(_ session: Int64) -> Int64 { (session << 40) + (1 << 40) - 1 }
 
+    /// The schema's version: the number of its latest migration (`v5: session labels` is 5).
+    public static var currentVersion: Int {
+        migrator.migrations.compactMap { name in
+            name.dropFirst().prefix { $0.isNumber }.isEmpty ? nil : Int(name.dropFirst().prefix { $0.isNumber })
+        }.max() ?? 0
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: sessions, locations, events") { db in
