@@ -1,5 +1,6 @@
 import ArgumentParser
 import Waymark
+import WaymarkScenarioFile
 import WaymarkStore
 
 extension WaymarkCommand {
@@ -139,6 +140,12 @@ extension WaymarkCommand {
 
         @OptionGroup(title: "Pages and pictures") var page: PageOptions
 
+        @Option(
+            help: ArgumentHelp(
+                "Make the trace bad on purpose, reproducibly: a bundled profile (open-sky, suburb, urban-canyon, tunnel-city, forest, indoor-edge, phone-in-pocket) or a profile's YAML file, with an optional seed (urban-canyon:7). Each track point keeps its truth in a <waymark:truth> extension (docs/degrade.md).",
+                valueName: "profile[:seed]"))
+        var degrade: String?
+
         @OptionGroup(title: "Edits (on the way to any format)") var edit: EditOptions
 
         @OptionGroup var read: ReadOptions
@@ -191,6 +198,15 @@ extension WaymarkCommand {
                 }
             }
             try geojson.check(geojson: format == .geojson)
+            if let degrade {
+                guard DegradeProfileFile.parseArgument(degrade) != nil else {
+                    throw ValidationError(
+                        "--degrade \(degrade): give a profile, and a seed after a colon (urban-canyon:7)")
+                }
+                if merge || session != nil {
+                    throw ValidationError("--degrade reads trace files one by one: leave out --merge and --session")
+                }
+            }
             if format != .html, let first = page.givenForHTML.first {
                 throw ValidationError("\(first) applies to --format html only (a page)")
             }
@@ -224,7 +240,7 @@ extension WaymarkCommand {
                     }
                 } else {
                     let trace = trace ?? "-"
-                    let reader = try makeReader(trace, options: read, keepingExtensions: format == .gpx)
+                    let reader = try degraded(try makeReader(trace, options: read, keepingExtensions: format == .gpx))
                     events = EventSource(title: trace == "-" ? "" : trace, reader: reader) { handle in
                         try reader.readEventsAhead(handle)
                     }
@@ -235,6 +251,12 @@ extension WaymarkCommand {
             } catch {
                 throw sysexit(for: error)
             }
+        }
+
+        /// `reader`, degraded by `--degrade` when it is given.
+        func degraded(_ reader: any TraceEventReader) throws -> any TraceEventReader {
+            guard let degrade, let (name, seed) = DegradeProfileFile.parseArgument(degrade) else { return reader }
+            return DegradingReader(reader, profile: try DegradeProfileFile.load(name), seed: seed)
         }
 
         /// Writes `events`, edited, in the format asked, to `sink` (which the caller commits).

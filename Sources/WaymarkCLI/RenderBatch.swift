@@ -109,7 +109,8 @@ struct Batch {
         DispatchQueue.concurrentPerform(iterations: inputs.count) { i in
             var outcome = Outcome()
             do {
-                let reader = try makeReader(inputs[i], options: render.read, keepingExtensions: render.format == .gpx)
+                let reader = try render.degraded(
+                    try makeReader(inputs[i], options: render.read, keepingExtensions: render.format == .gpx))
                 let counted = PointCounter()
                 // No reader in the source: the events go through the count (the writers' fast
                 // path would read past it).

@@ -100,6 +100,11 @@ public enum ScenarioFile {
     public static let maximumTimelineEntries = 20_000
 
     public static func load(path: String) throws -> (Scenario, ReplaySettings) {
+        try parse(try readText(path: path), path: path)
+    }
+
+    /// The text of a YAML file of at most ``maximumBytes``, UTF-8.
+    static func readText(path: String) throws -> String {
         let text: String
         do {
             let data = try readAtMost(maximumBytes + 1, from: path)
@@ -116,7 +121,7 @@ public enum ScenarioFile {
         } catch {
             throw ScenarioFileError(path: path, message: "cannot be read (\(error.localizedDescription))")
         }
-        return try parse(text, path: path)
+        return text
     }
 
     /// The first `limit` bytes of the file at `path` (all of it when shorter): a file or a
@@ -170,7 +175,7 @@ public enum ScenarioFile {
         return (scenario, replay)
     }
 
-    private static func syntaxError(_ e: YamlError, path: String) -> ScenarioFileError {
+    static func syntaxError(_ e: YamlError, path: String) -> ScenarioFileError {
         switch e {
         case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
             .composer(_, let problem, let mark, _):

@@ -107,6 +107,7 @@ import Glibc
 @_exported import func Glibc.log
 @_exported import func Glibc.log10
 @_exported import func Glibc.pow
+@_exported import func Glibc.exp
 
 // <pthread.h>: the mutex and condition calls have the same shape on Darwin; threads do not.
 @_exported import struct Glibc.pthread_mutex_t
