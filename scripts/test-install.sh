@@ -73,10 +73,11 @@ assert any(f["geometry"]["type"] in ("LineString", "MultiLineString") for f in d
 ' || fail "the GeoJSON is not a FeatureCollection with the track"
 
 in_root sh -c 'cd /tmp/work && waymark replay city-walk.gpx --scenario commute.yaml --rate max --quiet \
-    --store /tmp/work/sessions.sqlite --format ndjson -o run.ndjson' || fail "replay with a scenario"
+    --store /tmp/work/sessions.sqlite --audit audit.ndjson --format geojson -o delivered.geojson' \
+    || fail "replay with a scenario"
 in_root python3 -c '
 import json
-events = [json.loads(l) for l in open("/tmp/work/run.ndjson")]
+events = [json.loads(l) for l in open("/tmp/work/audit.ndjson")]
 kinds = {e["event"] for e in events}
 assert {"started", "fix", "finished"} <= kinds, kinds
 assert any(e["event"] == "fix" and e["decision"] == "delivered" for e in events)
