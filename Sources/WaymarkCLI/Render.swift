@@ -140,11 +140,7 @@ extension WaymarkCommand {
 
         @OptionGroup(title: "Pages and pictures") var page: PageOptions
 
-        @Option(
-            help: ArgumentHelp(
-                "Make the trace bad on purpose, reproducibly: a bundled profile (open-sky, suburb, urban-canyon, tunnel-city, forest, indoor-edge, phone-in-pocket) or a profile's YAML file, with an optional seed (urban-canyon:7). Each track point keeps its truth in a <waymark:truth> extension (docs/degrade.md).",
-                valueName: "profile[:seed]"))
-        var degrade: String?
+        @OptionGroup(title: "Bad GPS on purpose") var degradation: DegradeOption
 
         @OptionGroup(title: "Edits (on the way to any format)") var edit: EditOptions
 
@@ -198,11 +194,7 @@ extension WaymarkCommand {
                 }
             }
             try geojson.check(geojson: format == .geojson)
-            if let degrade {
-                guard DegradeProfileFile.parseArgument(degrade) != nil else {
-                    throw ValidationError(
-                        "--degrade \(degrade): give a profile, and a seed after a colon (urban-canyon:7)")
-                }
+            if degradation.degrade != nil {
                 if merge || session != nil {
                     throw ValidationError("--degrade reads trace files one by one: leave out --merge and --session")
                 }
@@ -255,8 +247,8 @@ extension WaymarkCommand {
 
         /// `reader`, degraded by `--degrade` when it is given.
         func degraded(_ reader: any TraceEventReader) throws -> any TraceEventReader {
-            guard let degrade, let (name, seed) = DegradeProfileFile.parseArgument(degrade) else { return reader }
-            return DegradingReader(reader, profile: try DegradeProfileFile.load(name), seed: seed)
+            guard let (profile, seed) = try degradation.load() else { return reader }
+            return DegradingReader(reader, profile: profile, seed: seed)
         }
 
         /// Writes `events`, edited, in the format asked, to `sink` (which the caller commits).

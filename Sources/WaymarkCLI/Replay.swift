@@ -144,6 +144,8 @@ extension WaymarkCommand {
 
         @OptionGroup var read: ReadOptions
 
+        @OptionGroup(title: "Bad GPS on purpose") var degradation: DegradeOption
+
         @OptionGroup(title: "GeoJSON for GIS") var geojson: GeoJSONOutputOptions
 
         @OptionGroup(title: "Session store") var storage: SessionOptions
@@ -227,13 +229,19 @@ extension WaymarkCommand {
             // The trace, streamed: a first pass counts what the rules need (which points play,
             // whether all are timed), the second plays it, so memory stays flat at any length.
             let untimedStart = settings.start ?? Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01T00:00:00Z
+            let degrade = try degradation.load()
+            if degrade != nil && trace == "-" {
+                throw ValidationError(
+                    "--degrade reads the trace again for the truth it measures against: give a file, not standard input"
+                )
+            }
             var streaming = try StreamingReplaySource(
                 contentsOf: trace, readOptions: read.valueOptions,
                 options: ReplaySchedule.Options(
                     untimedSpeed: settings.untimedSpeed ?? 1.4, interval: settings.interval,
                     startOffset: settings.startOffset ?? .zero, untimedStart: untimedStart),
                 loops: settings.loops == 0 ? nil : (settings.loops ?? 1), readers: .withGPSDCaptures,
-                warnings: quiet ? { _ in unshownWarnings.increment() } : report)
+                warnings: quiet ? { _ in unshownWarnings.increment() } : report, degrade: degrade)
             if streaming.badPointsLeftOut > 0 {
                 printError(
                     "\(trace): --lenient left out \(streaming.badPointsLeftOut) bad point(s)"
@@ -293,6 +301,8 @@ extension WaymarkCommand {
                 status = line
             }
 
+            let delivered = degrade.map { _ in DeliveredPositions() }
+            if let delivered { simulation.addObserver(delivered) }
             let source = StoppableSource(inner: streaming, flag: stop)
             let summary: RunSummary
             if paced {
@@ -304,7 +314,10 @@ extension WaymarkCommand {
 
             try outputs.finish(
                 simulation: simulation, featureName: "delivered locations",
-                summary: SummaryText.render(summary, simulation: simulation, trace: trace, rate: rateFactor),
+                summary: SummaryText.render(summary, simulation: simulation, trace: trace, rate: rateFactor)
+                    + (try degrade.flatMap { d in
+                        try delivered?.report(against: trace, profile: d.profile, seed: d.seed, read: read)
+                    } ?? ""),
                 outcome: stop.isSet ? .stopped : .completed, endedAt: Date())
         }
     }
@@ -323,7 +336,7 @@ extension WaymarkCommand.Replay {
             options: ReplaySchedule.Options(
                 untimedSpeed: settings.untimedSpeed ?? 1.4, interval: settings.interval,
                 startOffset: settings.startOffset ?? .zero, untimedStart: untimedStart),
-            loops: settings.loops ?? 1, readers: .withGPSDCaptures)
+            loops: settings.loops ?? 1, readers: .withGPSDCaptures, degrade: try degradation.load())
         var last = Duration.zero
         while let event = try probe.nextEvent() {
             last = event.offset

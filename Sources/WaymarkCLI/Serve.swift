@@ -119,6 +119,8 @@ extension WaymarkCommand {
 
         @OptionGroup var read: ReadOptions
 
+        @OptionGroup(title: "Bad GPS on purpose") var degradation: DegradeOption
+
         /// `--rate`: how the epochs go out.
         var pacing: GPSDServer.Pacing? {
             if rate == "step" { return .stepped }
@@ -186,13 +188,14 @@ extension WaymarkCommand {
             let moveToNow = now
             let rateText = rate
             let maxClients = maxClients
+            let degrade = try degradation.load()
             // The server's loop blocks its thread: it runs on one of Dispatch's, not Swift's pool.
             let summary: GPSDServer.Summary = try await withCheckedThrowingContinuation { continuation in
                 DispatchQueue.global().async {
                     do {
                         var source = try StreamingReplaySource(
                             contentsOf: trace, readOptions: readOptions, options: options, loops: loops,
-                            readers: .withGPSDCaptures, warnings: { log.post($0.description) })
+                            readers: .withGPSDCaptures, warnings: { log.post($0.description) }, degrade: degrade)
                         if source.badPointsLeftOut > 0 {
                             log.post(
                                 "\(trace): --lenient left out \(source.badPointsLeftOut) bad point(s); see the warnings above"

@@ -48,6 +48,27 @@ public enum TraceSource {
         return GPXReplaySource(schedule: schedule, name: path, loops: loops)
     }
 
+    /// Replays the trace at `path` made bad on purpose: its track points degraded by `profile`
+    /// with `seed` (``Waymark/TraceDegrader``), as `waymark replay --degrade` plays it. The truth
+    /// to measure an app against is ``Waymark/DegradeEvaluation`` of the trace itself.
+    ///
+    /// ```swift
+    /// var canyon = DegradeProfile(name: "canyon")
+    /// canyon.noise = .init(sigma: 5, tau: 30)
+    /// canyon.jumps = .init(every: 300, distance: 150, lasting: 5, reportedAccuracy: 12)
+    /// let bad = try TraceSource.degraded(contentsOf: "traces/city-walk.gpx", profile: canyon, seed: 7)
+    /// ```
+    public static func degraded(
+        contentsOf path: String, profile: DegradeProfile, seed: UInt64,
+        options: ReplaySchedule.Options = ReplaySchedule.Options(), loops: Int? = 1
+    ) throws -> GPXReplaySource {
+        let reader = DegradingReader(
+            try TraceFormat.reader(for: FileByteSource(path: path), name: path), profile: profile, seed: seed)
+        let document = try GPXDocument(reading: reader)
+        let schedule = try ReplaySchedule(document: document, file: path, options: options)
+        return GPXReplaySource(schedule: schedule, name: path, loops: loops)
+    }
+
     /// Replays a GPX document given as text; `name` names it in messages and in the audit log.
     ///
     /// - Throws: ``Waymark/GPXError`` when the text is not GPX, and

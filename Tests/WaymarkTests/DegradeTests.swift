@@ -277,3 +277,69 @@ import Testing
         #expect(bad.status != 0 && bad.stderr.contains("the bundled ones are forest, indoor-edge"), "\(bad.stderr)")
     }
 }
+
+/// Measuring against the truth, and degraded replays.
+@Suite struct DegradeEvaluationTests {
+    @Test func theTruthIsInterpolatedAndErrorsAreMeasured() throws {
+        let walk = DegradeTests.walk(100)
+        let evaluation = DegradeEvaluation(truth: walk.shuffled())
+        let t0 = walk[0].time!.timeIntervalSince1970
+        let mid = try #require(evaluation.truth(at: t0 + 10.5))
+        let expected = (walk[10].coordinate.longitude + walk[11].coordinate.longitude) / 2
+        #expect(abs(mid.longitude - expected) < 1e-12 && mid.latitude == 48)
+        #expect(evaluation.truth(at: t0 - 1) == nil && evaluation.truth(at: t0 + 100) == nil)
+        // Positions 10 m north of the truth, one in five 40 m: RMS, 95th percentile and worst.
+        var positions: [(time: Double, coordinate: Coordinate)] = []
+        for (i, p) in walk.enumerated() {
+            let d = i % 5 == 4 ? 40.0 : 10.0
+            positions.append((p.time!.timeIntervalSince1970, TraceDegrader.offset(p.coordinate, north: d, east: 0)))
+        }
+        let r = evaluation.evaluate(positions)
+        #expect(r.count == 100 && r.gaps == 0 && r.recoveryMedian == nil)
+        #expect(abs(r.rms - ((80 * 100 + 20 * 1600) / 100.0).squareRoot()) < 0.01)
+        #expect(abs(r.p95 - 40) < 0.01 && abs(r.worst - 40) < 0.01)
+        // A gap of 20 s, after which the first two positions are 30 m off: back after 2 s.
+        let gapped = positions.enumerated().filter { !(40..<60).contains($0.offset) }.map { e in
+            (60..<62).contains(e.offset)
+                ? (e.element.time, TraceDegrader.offset(walk[e.offset].coordinate, north: 30, east: 0)) : e.element
+        }
+        let g = evaluation.evaluate(gapped, gap: 10, recoveredWithin: 15)
+        #expect(g.gaps == 1 && g.recoveryMedian == 2 && g.recoveryWorst == 2)
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path), "needs the built waymark"))
+    func aDegradedReplayIsReproducibleAndMeasured() throws {
+        let directory = temporaryPath("-degraded-replay")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func replay(_ extra: [String], _ name: String) throws -> (summary: String, audit: String) {
+            let audit = directory + "/" + name
+            let r = try run(
+                Paths.waymark.path,
+                [
+                    "replay", HTMLPageTests.walk, "--rate", "max", "--no-store", "--quiet", "--audit", audit,
+                    "--authorization", "always", "--background-modes", "location", "--allows-background-updates",
+                    "-o", directory + "/" + name + ".geojson",
+                ] + extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            return (r.stderr, try String(contentsOfFile: audit, encoding: .utf8))
+        }
+        let plain = try replay([], "plain.ndjson")
+        let a = try replay(["--degrade", "urban-canyon:3"], "a.ndjson")
+        let b = try replay(["--degrade", "urban-canyon:3"], "b.ndjson")
+        let c = try replay(["--degrade", "urban-canyon:4"], "c.ndjson")
+        #expect(a.audit == b.audit && a.audit != c.audit && a.audit != plain.audit)
+        #expect(!plain.summary.contains("degraded by"))
+        let line = try #require(
+            a.summary.split(separator: "\n").first { $0.contains("degraded by urban-canyon (seed 3)") })
+        #expect(line.contains("RMS ") && line.contains("95% ") && line.contains("worst "), "\(line)")
+        // The canyon's outages take fixes away.
+        func fixes(_ audit: String) -> Int {
+            audit.split(separator: "\n").filter { $0.contains("\"event\":\"fix\"") }.count
+        }
+        #expect(fixes(a.audit) < fixes(plain.audit))
+        // Standard input cannot be read twice.
+        let stdin = try run(Paths.waymark.path, ["replay", "-", "--degrade", "suburb", "--rate", "max", "--no-store"])
+        #expect(stdin.status == 64 && stdin.stderr.contains("not standard input"), "\(stdin.stderr)")
+    }
+}

@@ -69,6 +69,33 @@ struct GPSDServeLiveTests {
         #expect(ended.status == 0 && !ended.timedOut, "serve exits 0 once the trace is read: \(serve.log())")
     }
 
+    /// `serve --degrade` sends the fixes `render --degrade` writes for the same profile and seed.
+    @Test(.timeLimit(.minutes(45)))
+    func aDegradedServeSendsWhatADegradedRenderWrites() async throws {
+        let (trace, points) = try Self.makeTrace(count: 120, name: "degraded")
+        let rendered = trace + ".bad.gpx"
+        let r = try run(Paths.waymark.path, ["render", trace, "--degrade", "open-sky:5", "-o", rendered])
+        #expect(r.status == 0, "\(r.stderr)")
+        let (document, _) = try readDocument(rendered)
+        let bad = document.tracks.flatMap { $0.segments.flatMap(\.points) }
+        #expect(bad.count == points.count)
+        let serve = try ServeHarness(trace: trace, ["--rate", "max", "--degrade", "open-sky:5"])
+        defer { serve.tearDown() }
+        let pipe = try await runUnblockedAsync(["gpspipe", "-w", "127.0.0.1:\(serve.port)"])
+        #expect(pipe.status == 0, "\(pipe.stderr)")
+        let tpvs = Self.tpvs(pipe.stdoutText).filter { ($0["mode"] as? Int ?? 0) >= 2 }
+        #expect(tpvs.count == bad.count, "\(serve.log())")
+        var moved = 0
+        for ((tpv, point), truth) in zip(zip(tpvs, bad), points) {
+            let lat = try #require(tpv["lat"] as? Double)
+            let lon = try #require(tpv["lon"] as? Double)
+            #expect(abs(lat - point.coordinate.latitude) < 1e-7 && abs(lon - point.coordinate.longitude) < 1e-7)
+            if abs(lat - truth.coordinate.latitude) > 1e-6 { moved += 1 }
+        }
+        #expect(moved > 100, "the served fixes are degraded: \(moved) of \(tpvs.count) moved")
+        _ = await serve.finish(within: 120)
+    }
+
     @Test(.timeLimit(.minutes(45)))
     func gpspipeRawGetsNMEASentencesWithValidChecksums() async throws {
         let (trace, points) = try Self.makeTrace(count: 30)

@@ -173,6 +173,42 @@ private actor OrderBox {
     }
 }
 
+/// `TraceSource.degraded`: a seeded bad day to measure an app's filter on.
+@Suite struct DegradedTraceSourceTests {
+    @Test func aSimpleOutlierFilterMeasuresBetterOnASeededBadDay() throws {
+        let path = Paths.root.appendingPathComponent("traces/city-walk.gpx").path
+        var canyon = DegradeProfile(name: "canyon")
+        canyon.noise = .init(sigma: 4, tau: 30)
+        canyon.jumps = .init(every: 120, distance: 200, lasting: 4, reportedAccuracy: 12)
+        let a = try TraceSource.degraded(contentsOf: path, profile: canyon, seed: 21)
+        let b = try TraceSource.degraded(contentsOf: path, profile: canyon, seed: 21)
+        let plain = try TraceSource.trace(contentsOf: path)
+        #expect(a.schedule.fixes.map(\.location) == b.schedule.fixes.map(\.location))
+        #expect(a.schedule.fixes.map(\.location) != plain.schedule.fixes.map(\.location))
+        // The app's filter: drop a fix that implies more than 15 m/s from the last one kept.
+        var kept: [Location] = []
+        for fix in a.schedule.fixes.map(\.location) {
+            if let last = kept.last {
+                let dt = fix.timestamp.timeIntervalSince(last.timestamp)
+                if dt > 0 && Geodesic.distance(last.coordinate, fix.coordinate) / dt > 15 { continue }
+            }
+            kept.append(fix)
+        }
+        let (truth, _) = try readDocument(path)
+        let evaluation = DegradeEvaluation(truth: truth.tracks.flatMap { $0.segments.flatMap(\.points) })
+        func score(_ locations: [Location]) -> DegradeEvaluation.Report {
+            evaluation.evaluate(locations.map { ($0.timestamp.timeIntervalSince1970, $0.coordinate) })
+        }
+        let raw = score(a.schedule.fixes.map(\.location))
+        let filtered = score(kept)
+        #expect(raw.worst > 150, "the bad day has its jumps: \(raw)")
+        // It rejects most jumps (the RMS falls by a third or more), not all: one after the tunnel's
+        // 90 s gap implies a walking pace and is kept. The measurement shows both.
+        #expect(filtered.count < raw.count && filtered.rms < raw.rms * 0.67, "\(filtered) against \(raw)")
+        #expect(filtered.p95 < raw.p95)
+    }
+}
+
 @MainActor @Suite struct TestDeviceTests {
     /// Ten fixes a second apart, walking north.
     static func walk(fixes: Int = 10) throws -> GPXReplaySource {

@@ -53,6 +53,9 @@ public struct StreamingReplaySource: SynchronousLocationSource {
     ///   - loops: how many times to play it; nil plays it until the run ends.
     ///   - readers: readers for formats beyond GPX and NMEA (gpsd JSON, from `WaymarkGPSD`).
     ///   - warnings: receives the reader's warnings, from the first pass only.
+    ///   - degrade: a degradation profile and its seed: the track points play degraded by a
+    ///     ``TraceDegrader`` (every pass and every loop the same way), the fixes it drops not at
+    ///     all.
     /// - Throws: ``GPXError`` when the file cannot be opened or read (as ``GPXReader`` reports it),
     ///   then ``ReplaySchedule/ScheduleError`` for options that cannot lay a trace out: the same
     ///   errors, in the same order, as reading a ``GPXDocument`` and laying out a ``ReplaySchedule``.
@@ -61,10 +64,12 @@ public struct StreamingReplaySource: SynchronousLocationSource {
         readOptions: GPXReadOptions = GPXReadOptions(keepsExtensionElements: false),
         options: ReplaySchedule.Options = ReplaySchedule.Options(), loops: Int? = 1,
         readers: TraceReaders = TraceReaders(),
-        warnings: ((GPXWarning) -> Void)? = nil
+        warnings: ((GPXWarning) -> Void)? = nil,
+        degrade: (profile: DegradeProfile, seed: UInt64)? = nil
     ) throws {
         let opened = try ReplayFile(path: path)
-        let reader = try TraceFormat.reader(for: opened.bytes(), name: path, options: readOptions, readers: readers)
+        let reader = Self.degraded(
+            try TraceFormat.reader(for: opened.bytes(), name: path, options: readOptions, readers: readers), degrade)
         let census = try ReplayCensus.count(reader, warnings: warnings)
         guard options.untimedSpeed > 0, options.untimedSpeed.isFinite else {
             throw ReplaySchedule.ScheduleError(message: "the speed for untimed traces must be above 0 m/s")
@@ -80,7 +85,15 @@ public struct StreamingReplaySource: SynchronousLocationSource {
         pointCount = census.chosen.count
         state = State(
             file: opened, fileName: file ?? path, readOptions: readOptions, readers: readers, options: options,
-            census: census, loops: loops)
+            census: census, loops: loops, degrade: degrade)
+    }
+
+    /// `reader`, degraded when a profile is given.
+    static func degraded(
+        _ reader: any TraceEventReader, _ degrade: (profile: DegradeProfile, seed: UInt64)?
+    ) -> any TraceEventReader {
+        guard let degrade else { return reader }
+        return DegradingReader(reader, profile: degrade.profile, seed: degrade.seed)
     }
 
     /// Points left out so far because their time goes backwards; it grows during the first play
@@ -143,11 +156,14 @@ extension StreamingReplaySource {
         @exclusivity(unchecked) private var fixesThisPlay = 0
         private var firstPlayDropped: Int?
         private var earlierHighWater = 0
+        private let degrade: (profile: DegradeProfile, seed: UInt64)?
 
         init(
             file: ReplayFile, fileName: String, readOptions: GPXReadOptions, readers: TraceReaders,
-            options: ReplaySchedule.Options, census: ReplayCensus, loops: Int?
+            options: ReplaySchedule.Options, census: ReplayCensus, loops: Int?,
+            degrade: (profile: DegradeProfile, seed: UInt64)?
         ) {
+            self.degrade = degrade
             self.file = file
             self.fileName = fileName
             self.readOptions = readOptions
@@ -190,8 +206,9 @@ extension StreamingReplaySource {
                 if let loops, loop >= loops { break }
                 guard let plays = census.plays else { break }
                 if pass == nil {
-                    let reader = try TraceFormat.reader(
-                        for: file.bytes(), name: file.path, options: readOptions, readers: readers)
+                    let reader = StreamingReplaySource.degraded(
+                        try TraceFormat.reader(
+                            for: file.bytes(), name: file.path, options: readOptions, readers: readers), degrade)
                     pass = try ReplayPass(reader: reader, plays: plays, firstIndex: census.firstIndex)
                     earlierHighWater = highWater
                     timeline = ReplayTimeline(file: fileName, options: options, isTimed: census.isTimed)
