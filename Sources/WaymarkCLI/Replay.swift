@@ -229,7 +229,7 @@ extension WaymarkCommand {
             // The trace, streamed: a first pass counts what the rules need (which points play,
             // whether all are timed), the second plays it, so memory stays flat at any length.
             let untimedStart = settings.start ?? Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01T00:00:00Z
-            let degrade = try degradation.load()
+            let degrade = try degradation.load() ?? settings.degrade
             if degrade != nil && trace == "-" {
                 throw ValidationError(
                     "--degrade reads the trace again for the truth it measures against: give a file, not standard input"
@@ -336,7 +336,7 @@ extension WaymarkCommand.Replay {
             options: ReplaySchedule.Options(
                 untimedSpeed: settings.untimedSpeed ?? 1.4, interval: settings.interval,
                 startOffset: settings.startOffset ?? .zero, untimedStart: untimedStart),
-            loops: settings.loops ?? 1, readers: .withGPSDCaptures, degrade: try degradation.load())
+            loops: settings.loops ?? 1, readers: .withGPSDCaptures, degrade: try degradation.load() ?? settings.degrade)
         var last = Duration.zero
         while let event = try probe.nextEvent() {
             last = event.offset

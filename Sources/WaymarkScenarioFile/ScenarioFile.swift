@@ -82,6 +82,8 @@ public struct ReplaySettings: Sendable {
     public var rate: Double?
     /// The start time of an untimed trace.
     public var start: Date?
+    /// `degrade: urban-canyon:7`: the profile the trace's fixes are degraded by, and its seed.
+    public var degrade: (profile: DegradeProfile, seed: UInt64)?
 
     public init() {}
 }
@@ -403,7 +405,7 @@ public enum ScenarioFile {
     }
 
     private static func readReplay(_ node: Node, _ r: NodeReader, _ settings: inout ReplaySettings) throws {
-        let keys = ["speed", "interval", "startOffset", "loop", "rate", "start"]
+        let keys = ["speed", "interval", "startOffset", "loop", "rate", "start", "degrade"]
         for (key, value) in try r.mapping(node, in: "replay", keys: keys) {
             switch key {
             case "speed":
@@ -432,6 +434,23 @@ public enum ScenarioFile {
                     throw r.error(value, "'start' must be an ISO 8601 time such as 2024-05-01T08:00:00Z")
                 }
                 settings.start = date
+            case "degrade":
+                let text = try r.string(value, key: key)
+                guard let (name, seed) = DegradeProfileFile.parseArgument(text) else {
+                    throw r.error(value, "'degrade' is a profile with an optional seed, such as urban-canyon:7")
+                }
+                // A profile's file is found beside the scenario when its path is relative.
+                var path = name
+                if DegradeProfileFile.bundled[name] == nil && !name.hasPrefix("/"),
+                    let slash = r.path.lastIndex(of: "/")
+                {
+                    path = String(r.path[...slash]) + name
+                }
+                do {
+                    settings.degrade = (try DegradeProfileFile.load(path), seed)
+                } catch let e as ScenarioFileError where e.line == nil {
+                    throw r.error(value, "'degrade': \(e.message)")
+                }
             default: break
             }
         }

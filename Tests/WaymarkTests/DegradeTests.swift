@@ -343,3 +343,26 @@ import Testing
         #expect(stdin.status == 64 && stdin.stderr.contains("not standard input"), "\(stdin.stderr)")
     }
 }
+
+/// `replay.degrade` in a scenario file.
+@Suite struct DegradeScenarioTests {
+    @Test func aScenarioNamesItsDegradationAndABadOneItsPlace() throws {
+        let (_, settings) = try ScenarioFile.parse("replay:\n  degrade: suburb:9\n", path: "s.yaml")
+        #expect(settings.degrade?.profile.name == "suburb" && settings.degrade?.seed == 9)
+        // A profile file beside the scenario.
+        let directory = temporaryPath("-scenario-degrade")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "name: mine\nnoise: {sigma: 2, tau: 10}\n".write(
+            toFile: directory + "/mine.yaml", atomically: true, encoding: .utf8)
+        try "replay:\n  degrade: mine.yaml:3\n".write(
+            toFile: directory + "/s.yaml", atomically: true, encoding: .utf8)
+        let (_, mine) = try ScenarioFile.load(path: directory + "/s.yaml")
+        #expect(mine.degrade?.profile.noise == .init(sigma: 2, tau: 10) && mine.degrade?.seed == 3)
+        #expect {
+            _ = try ScenarioFile.parse("replay:\n  degrade: mars\n", path: "s.yaml")
+        } throws: { error in
+            "\(error)".hasPrefix("s.yaml:2:12: 'degrade': ") && "\(error)".contains("the bundled ones are")
+        }
+    }
+}
