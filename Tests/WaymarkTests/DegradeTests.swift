@@ -366,3 +366,34 @@ import Testing
         }
     }
 }
+
+/// A degraded trace's page shows the truth under it.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: Paths.waymark.path), "needs the built waymark"))
+struct DegradedPageTests {
+    @Test func aDegradedPageDrawsTheTruthAndEachPointsError() throws {
+        let directory = temporaryPath("-degraded-page")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for output in ["bad.gpx", "bad.html"] {
+            let r = try run(
+                Paths.waymark.path,
+                ["render", HTMLPageTests.walk, "--degrade", "forest:5", "-o", directory + "/" + output])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let page = try String(contentsOfFile: directory + "/bad.html", encoding: .utf8)
+        #expect(page.contains("<g id=\"truth\"") && page.contains("the dashed line is the truth"))
+        let data = try HTMLPageTests.island(page)
+        let errors = try #require((data["points"] as? [String: [Any]])?["err"]?.compactMap { $0 as? Double })
+        // The errors are those the GPX export of the same profile and seed keeps with each point.
+        let exported = try SVGTests.fileEvents(directory + "/bad.gpx").compactMap { e -> Double? in
+            guard case .trackPoint(let p) = e, let t = TraceHTMLWriter.truth(of: p) else { return nil }
+            return t.error
+        }
+        #expect(errors.count == exported.count && !errors.isEmpty)
+        #expect(zip(errors, exported).allSatisfy { abs($0 - $1) < 0.006 })
+        // A plain page has neither.
+        let plain = try HTMLPageTests.page(try SVGTests.fileEvents(HTMLPageTests.walk))
+        let plainPoints = try HTMLPageTests.island(plain)["points"] as? [String: Any]
+        #expect(!plain.contains("<g id=\"truth\"") && plainPoints?["err"] == nil)
+    }
+}

@@ -99,6 +99,33 @@ enum HTMLPage {
         out.append("</g></g>\n</svg>\n")
     }
 
+    /// Lines through `pixels`, a new one where `segments` changes or a pixel is not finite;
+    /// simplified with Douglas–Peucker to half a pixel.
+    static func appendPolylines(_ pixels: [(x: Double, y: Double)], segments: [Int], to out: ByteStore) {
+        var run: [(x: Double, y: Double)] = []
+        func flush() {
+            defer { run.removeAll(keepingCapacity: true) }
+            guard run.count > 1 else { return }
+            out.append("<polyline points=\"")
+            for (n, k) in SVGWriter.simplify(run, tolerance: SVGWriter.tolerance).enumerated() {
+                if n > 0 { out.append(UInt8(ascii: " ")) }
+                SVGWriter.appendNumber(run[k].x, to: out)
+                out.append(UInt8(ascii: ","))
+                SVGWriter.appendNumber(run[k].y, to: out)
+            }
+            out.append("\"/>\n")
+        }
+        for i in pixels.indices {
+            if i > 0 && segments[i] != segments[i - 1] { flush() }
+            guard pixels[i].x.isFinite && pixels[i].y.isFinite else {
+                flush()
+                continue
+            }
+            run.append(pixels[i])
+        }
+        flush()
+    }
+
     /// The data island's `charts` entries.
     static func appendCharts(
         _ charts: [(id: String, axis: HTMLChart.Axis, range: (d0: Double, d1: Double))], to data: ByteStore
@@ -254,6 +281,7 @@ enum HTMLPage {
             if (has(P.cad, i)) rows.push("cadence    " + num(P.cad[i], 0) + " rpm");
             if (has(P.temp, i)) rows.push("temperature " + num(U.temp === "°F" ? P.temp[i] * 9 / 5 + 32 : P.temp[i], 1) + " " + U.temp);
             if (has(P.power, i)) rows.push("power      " + num(P.power[i], 0) + " W");
+            if (has(P.err, i)) rows.push("from truth " + num(P.err[i] / U.short, 1) + " " + U.shortUnit);
             if (P.cat) rows.push("fix        " + data.categories[P.cat[i]] + (P.why ? " (" + data.reasons[P.why[i]] + ")" : ""));
             return rows.join("\n");
           }

@@ -59,6 +59,8 @@ public final class TraceHTMLWriter {
 
     public static let maxSamples = 1 << 16
     public static let maxHoverPoints = 5_000
+    /// The truth's colour under a degraded trace.
+    static let truthColour = "#57606a"
 
     private let sink: FileSink
     private let options: Options
@@ -68,6 +70,8 @@ public final class TraceHTMLWriter {
     private var metadataName: String?
     private var trackName: String?
     private var tracks: [TrackSummary] = []
+    /// Track points that carry their truth (a degraded trace's `<waymark:truth>`).
+    private var degradedPoints = 0
     private var tracksLeftOut = 0
     private var segment = 0
     private var inSegment = false
@@ -135,13 +139,16 @@ public final class TraceHTMLWriter {
         }
         previousTime = p.time
         let x = p.extensions
+        let truth = Self.truth(of: p)
+        if truth != nil { degradedPoints += 1 }
         samples.append(
             PointSamples.Sample(
                 latitude: p.coordinate.latitude, longitude: p.coordinate.longitude,
                 time: p.time?.timeIntervalSince1970 ?? .nan, elevation: p.elevation ?? .nan, speed: speed,
                 distance: statistics.length2D, segment: segment, heartRate: x.heartRate ?? .nan,
                 cadence: x.cadence ?? .nan, temperature: x.airTemperature ?? x.waterTemperature ?? .nan,
-                power: x.power ?? .nan))
+                power: x.power ?? .nan, truthLatitude: truth?.latitude ?? .nan,
+                truthLongitude: truth?.longitude ?? .nan, truthError: truth?.error ?? .nan))
     }
 
     /// The heading's name of the trace: the file's own name, else every track's.
@@ -154,6 +161,19 @@ public final class TraceHTMLWriter {
         if more > 0 { return shown.joined(separator: ", ") + " and \(more) more" }
         if shown.count == 1 { return shown[0] }
         return shown.dropLast().joined(separator: ", ") + " and " + shown[shown.count - 1]
+    }
+
+    /// A degraded point's truth, from its `<waymark:truth>` element (``DegradingReader``).
+    static func truth(of p: GPXPoint) -> (latitude: Double, longitude: Double, error: Double)? {
+        guard !p.extensions.isEmpty,
+            let element = p.extensions.elements.first(where: { $0.hasPrefix("<waymark:truth ") })
+        else { return nil }
+        func value(_ name: String) -> Double? {
+            guard let start = element.firstRange(of: " \(name)=\"")?.upperBound else { return nil }
+            return Double(element[start...].prefix { $0 != "\"" })
+        }
+        guard let lat = value("lat"), let lon = value("lon") else { return nil }
+        return (lat, lon, value("error") ?? .nan)
     }
 
     /// Writes the page and flushes.
@@ -186,6 +206,30 @@ public final class TraceHTMLWriter {
                 ys.append(pixels[i].y)
             }
             HTMLPage.beginOverlay(hidden: true, to: out)
+            if degradedPoints > 0 {
+                // The truth under a degraded trace: a dashed line, and a thin line from each point
+                // drawn with details to where it truly was.
+                let truth = mapping.pixels(
+                    latitudes: samples.column(\.truthLatitude), longitudes: samples.column(\.truthLongitude),
+                    segments: samples.segments)
+                out.append(
+                    "<g id=\"truth\" fill=\"none\" stroke=\"\(Self.truthColour)\" stroke-width=\"2\" stroke-dasharray=\"5 4\">\n"
+                )
+                HTMLPage.appendPolylines(truth, segments: samples.segments, to: out)
+                out.append("</g>\n<g id=\"truth-errors\" stroke=\"\(Self.truthColour)\" stroke-width=\"1\">\n")
+                for i in hover where truth[i].x.isFinite && truth[i].y.isFinite {
+                    out.append("<line x1=\"")
+                    SVGWriter.appendNumber(pixels[i].x, to: out)
+                    out.append("\" y1=\"")
+                    SVGWriter.appendNumber(pixels[i].y, to: out)
+                    out.append("\" x2=\"")
+                    SVGWriter.appendNumber(truth[i].x, to: out)
+                    out.append("\" y2=\"")
+                    SVGWriter.appendNumber(truth[i].y, to: out)
+                    out.append("\"/>\n")
+                }
+                out.append("</g>\n")
+            }
             out.append(
                 "<circle id=\"marker\" cx=\"0\" cy=\"0\" r=\"7\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"3\" visibility=\"hidden\"/>\n"
             )
@@ -221,6 +265,10 @@ public final class TraceHTMLWriter {
             ? "No track points to give details of."
             : "Hover over the track for a point's details (\(HTMLPage.sampling(kept: hover.count, of: s.trackPointCount)))."
         if map.mapping != nil { note += " Scroll or use the buttons to zoom, drag to pan." }
+        if degradedPoints > 0 {
+            note +=
+                " Degraded on purpose: the dashed line is the truth, and a thin line joins each point with details to where it truly was."
+        }
         note += " Lines are simplified with Douglas–Peucker to half a pixel"
         note += samples.stride > 1 ? "; the profiles are drawn from 1 in \(samples.stride) points." : "."
         if let tiles = options.tiles {
@@ -307,6 +355,7 @@ public final class TraceHTMLWriter {
             ("t", times, 3), ("lat", samples.latitudes, 7), ("lon", samples.longitudes, 7),
             ("ele", samples.elevations, 1), ("speed", samples.speeds, 2), ("dist", samples.distances, 1),
         ]
+        if degradedPoints > 0 { columns.append(("err", samples.column(\.truthError), 2)) }
         for (key, path) in [
             ("hr", \PointSamples.Sample.heartRate), ("cad", \.cadence), ("temp", \.temperature), ("power", \.power),
         ] {
@@ -355,6 +404,10 @@ struct PointSamples {
         var cadence: Double = .nan
         var temperature: Double = .nan
         var power: Double = .nan
+        /// A degraded point's truth (degrees) and its distance from it (metres); NaN without.
+        var truthLatitude: Double = .nan
+        var truthLongitude: Double = .nan
+        var truthError: Double = .nan
     }
 
     private var sample = EvenSample<Sample>(capacity: TraceHTMLWriter.maxSamples)
