@@ -333,6 +333,39 @@ import Testing
         let line = try #require(
             a.summary.split(separator: "\n").first { $0.contains("degraded by urban-canyon (seed 3)") })
         #expect(line.contains("RMS ") && line.contains("95% ") && line.contains("worst "), "\(line)")
+        // Each fix of the degraded run says how far it lay from the truth: the error the GPX
+        // export of the same profile and seed keeps with the point of the same index.
+        let export = directory + "/bad.gpx"
+        #expect(
+            try run(Paths.waymark.path, ["render", HTMLPageTests.walk, "--degrade", "urban-canyon:3", "-o", export])
+                .status == 0)
+        // A fix's index counts every point of the file in document order, waypoints too.
+        let exported = try SVGTests.fileEvents(export).compactMap { e -> (error: Double, faults: [String])? in
+            switch e {
+            case .waypoint, .routePoint: return (.nan, [])
+            case .trackPoint(let p):
+                let t = DegradingReader.truth(of: p)
+                return (t?.error ?? .nan, t?.faults ?? [])
+            default: return nil
+            }
+        }
+        var checked = 0
+        for line in a.audit.split(separator: "\n") where line.contains("\"event\":\"fix\"") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let index = try #require(object["index"] as? Int)
+            let error = try #require(object["truthError"] as? Double, "\(line)")
+            #expect(abs(error - exported[index].error) < 0.006, "\(line)")
+            #expect((object["faults"] as? String ?? "") == exported[index].faults.joined(separator: " "), "\(line)")
+            checked += 1
+        }
+        #expect(checked > 300)
+        #expect(!plain.audit.contains("truthError"))
+        // The run's page gives each fix's distance from the truth in its details.
+        let page = try SessionReportTests.report(a.audit.split(separator: "\n").map(String.init))
+        let errors = (try HTMLPageTests.island(page)["points"] as? [String: [Any]])?["err"]
+        #expect((errors?.compactMap { $0 as? Double }.count ?? 0) > 300)
+        let plainPage = try SessionReportTests.report(plain.audit.split(separator: "\n").map(String.init))
+        #expect((try HTMLPageTests.island(plainPage)["points"] as? [String: Any])?["err"] == nil)
         // The canyon's outages take fixes away.
         func fixes(_ audit: String) -> Int {
             audit.split(separator: "\n").filter { $0.contains("\"event\":\"fix\"") }.count

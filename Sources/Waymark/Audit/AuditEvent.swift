@@ -44,13 +44,17 @@ public struct AuditEvent: Sendable, Hashable {
         /// The location manager it was decided for: its number in the app's process (format 5;
         /// written when not 1).
         public var manager: Int
+        /// The source fix's degradation (`--degrade`): written as `truthError` and `faults`.
+        public var degradation: Provenance.Degradation?
 
         public init(
             index: Int, segment: Int, decision: FixDecision, reason: FixReason, appState: AppState,
             authorization: AuthorizationStatus, accuracy: AccuracyAuthorization, coordinate: Coordinate,
             delivered: Location?, backgroundTimeRemaining: Duration?, indicator: Bool,
-            positioning: AccuracyModel.Positioning? = nil, manager: Int = 1
+            positioning: AccuracyModel.Positioning? = nil, manager: Int = 1,
+            degradation: Provenance.Degradation? = nil
         ) {
+            self.degradation = degradation
             self.positioning = positioning
             self.manager = manager
             self.index = index
@@ -333,6 +337,10 @@ public struct AuditEvent: Sendable, Hashable {
             if let r = f.backgroundTimeRemaining { w.number("backgroundTimeRemaining", r.inSeconds, decimals: 3) }
             if f.indicator { w.bool("indicator", true) }
             if f.manager != 1 { w.int("manager", f.manager) }
+            if let d = f.degradation {
+                w.number("truthError", d.error, decimals: 2)
+                if !d.faults.isEmpty { w.string("faults", d.faults.joined(separator: " ")) }
+            }
         case .error(let e):
             w.string("code", e.code.name)
             w.string("reason", e.reason)

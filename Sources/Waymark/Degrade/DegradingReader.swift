@@ -38,6 +38,28 @@ public final class DegradingReader: TraceEventReader {
         }
     }
 
+    /// A point's truth, from its `<waymark:truth>` element, or nil without one: the true position
+    /// (degrees), the error (metres) and the faults.
+    public static func truth(of p: GPXPoint) -> (latitude: Double, longitude: Double, error: Double, faults: [String])?
+    {
+        guard let element = p.extensions.elements.first(where: { $0.hasPrefix("<waymark:truth ") }) else { return nil }
+        func value(_ name: String) -> Substring? {
+            guard let start = element.firstRange(of: " \(name)=\"")?.upperBound else { return nil }
+            return element[start...].prefix { $0 != "\"" }
+        }
+        guard let lat = value("lat").flatMap({ Double($0) }), let lon = value("lon").flatMap({ Double($0) }) else {
+            return nil
+        }
+        let faults = value("faults").map { $0.split(separator: " ").map(String.init) } ?? []
+        return (lat, lon, value("error").flatMap { Double($0) } ?? .nan, faults)
+    }
+
+    /// A degraded point's ``Location/Provenance/Degradation``, or nil.
+    static func degradation(of p: GPXPoint) -> Provenance.Degradation? {
+        guard let t = truth(of: p), t.error.isFinite else { return nil }
+        return Provenance.Degradation(error: t.error, faults: t.faults)
+    }
+
     /// The `<waymark:truth>` element of a fix.
     static func truthElement(_ fix: TraceDegrader.Fix) -> String {
         var text = "<waymark:truth xmlns:waymark=\"\(truthNamespace)\" lat=\""

@@ -117,7 +117,7 @@ extension Simulation {
                         authorization: facts.authorization, accuracy: facts.accuracy,
                         coordinate: o.coordinate, delivered: o.delivered,
                         backgroundTimeRemaining: facts.backgroundTimeRemaining, indicator: o.indicator,
-                        positioning: o.positioning, manager: o.manager))))
+                        positioning: o.positioning, manager: o.manager, degradation: o.degradation))))
     }
 
     /// Calls the manager's delegate once with the last `count` locations decided as delivered

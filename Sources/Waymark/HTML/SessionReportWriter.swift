@@ -173,6 +173,8 @@ public final class SessionReportWriter {
         /// Its line's number in the log.
         var order: Int
         var line: String
+        /// Metres from the truth, for a fix degraded on purpose (`truthError`); NaN otherwise.
+        var truthError: Double = .nan
     }
 
     private var kept = EvenSample<KeptFix>(capacity: TraceHTMLWriter.maxSamples)
@@ -384,7 +386,7 @@ public final class SessionReportWriter {
             KeptFix(
                 t: t, latitude: object["latitude"]?.number ?? .nan, longitude: object["longitude"]?.number ?? .nan,
                 category: category.rawValue, why: why, index: index, segment: object["segment"]?.integer ?? 0,
-                order: lineNumber, line: line))
+                order: lineNumber, line: line, truthError: object["truthError"]?.number ?? .nan))
     }
 
     /// Seconds since 1970 of an audit time (`2024-05-01T08:00:05.000Z`).
@@ -415,6 +417,7 @@ public final class SessionReportWriter {
         fixSegment = fixes.map(\.segment)
         fixOrder = fixes.map(\.order)
         fixLine = fixes.map(\.line)
+        let fixError = fixes.map(\.truthError)
         let stride = kept.stride
         let t0 = first ?? 0
         let t1 = max(last ?? 0, t0 + 1)
@@ -571,6 +574,11 @@ public final class SessionReportWriter {
         HTMLPage.appendJSONArray("why", hover.map { Double(fixReason[drawn[$0]]) }, decimals: 0, to: data)
         data.append(",")
         HTMLPage.appendJSONArray("idx", hover.map { Double(fixIndex[drawn[$0]]) }, decimals: 0, to: data)
+        if fixError.contains(where: { $0.isFinite }) {
+            // A degraded run's fixes say how far each lay from the truth.
+            data.append(",")
+            HTMLPage.appendJSONArray("err", hover.map { fixError[drawn[$0]] }, decimals: 2, to: data)
+        }
         data.append("},\"categories\":[")
         for (k, c) in Category.allCases.enumerated() {
             if k > 0 { data.append(",") }

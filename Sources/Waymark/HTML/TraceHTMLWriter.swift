@@ -165,15 +165,8 @@ public final class TraceHTMLWriter {
 
     /// A degraded point's truth, from its `<waymark:truth>` element (``DegradingReader``).
     static func truth(of p: GPXPoint) -> (latitude: Double, longitude: Double, error: Double)? {
-        guard !p.extensions.isEmpty,
-            let element = p.extensions.elements.first(where: { $0.hasPrefix("<waymark:truth ") })
-        else { return nil }
-        func value(_ name: String) -> Double? {
-            guard let start = element.firstRange(of: " \(name)=\"")?.upperBound else { return nil }
-            return Double(element[start...].prefix { $0 != "\"" })
-        }
-        guard let lat = value("lat"), let lon = value("lon") else { return nil }
-        return (lat, lon, value("error") ?? .nan)
+        guard !p.extensions.isEmpty, let t = DegradingReader.truth(of: p) else { return nil }
+        return (t.latitude, t.longitude, t.error)
     }
 
     /// Writes the page and flushes.

@@ -96,12 +96,28 @@ public struct Provenance: Sendable, Hashable, Codable {
     public var speedIsDerived: Bool
     /// True when course was computed from neighbouring points rather than given by the source.
     public var courseIsDerived: Bool
+    /// A fix made bad on purpose (`--degrade`): how far from the truth, and why.
+    public var degradation: Degradation?
+
+    /// A fix degraded by a ``TraceDegrader``: its horizontal distance from the truth in metres,
+    /// and the models beyond the noise that acted on it (`multipath`, `jump`, `drift`,
+    /// `clockRepeat`, `clockBackward`, `clockLate`).
+    public struct Degradation: Sendable, Hashable, Codable {
+        public var error: Double
+        public var faults: [String]
+
+        public init(error: Double, faults: [String] = []) {
+            self.error = error
+            self.faults = faults
+        }
+    }
 
     public init(
         source: Source, isSimulatedBySoftware: Bool, fixMode: FixMode, satellitesUsed: Int? = nil, hdop: Double? = nil,
         vdop: Double? = nil, pdop: Double? = nil, differential: Differential = .none, speedIsDerived: Bool = false,
-        courseIsDerived: Bool = false
+        courseIsDerived: Bool = false, degradation: Degradation? = nil
     ) {
+        self.degradation = degradation
         self.source = source
         self.isSimulatedBySoftware = isSimulatedBySoftware
         self.fixMode = fixMode
@@ -191,7 +207,8 @@ public struct GPXLocationMapping: Sendable, Hashable {
             provenance: Provenance(
                 source: .file(path: file, index: index), isSimulatedBySoftware: true, fixMode: fixMode,
                 satellitesUsed: point.satellites, hdop: point.hdop, vdop: point.vdop, pdop: point.pdop,
-                differential: point.fix == .dgps ? .dgps : .none))
+                differential: point.fix == .dgps ? .dgps : .none,
+                degradation: point.extensions.isEmpty ? nil : DegradingReader.degradation(of: point)))
     }
 }
 

@@ -132,6 +132,8 @@ public struct LocationServiceStateMachine: Sendable {
         public var indicator: Bool
         /// The manager it is for: its number in the app's process (1 for the first).
         public var manager = 1
+        /// The source fix's degradation, when it was made bad on purpose.
+        public var degradation: Provenance.Degradation? = nil
     }
 
     public enum Action: Sendable, Hashable {
@@ -332,7 +334,8 @@ public struct LocationServiceStateMachine: Sendable {
         var (decision, reason) = DeliveryPolicy.decide(policy)
         var outcome = Outcome(
             index: event.index, segment: event.segment, decision: decision, reason: reason,
-            coordinate: location.coordinate, delivered: nil, positioning: nil, indicator: false)
+            coordinate: location.coordinate, delivered: nil, positioning: nil, indicator: false,
+            degradation: location.provenance.degradation)
 
         if reason == .notInUse && c.isProvisionalAlways {
             // Using location out of use needs Always: the event waits for the user's answer.
@@ -445,7 +448,7 @@ public struct LocationServiceStateMachine: Sendable {
             Outcome(
                 index: item.index, segment: item.segment, decision: .delivered, reason: .resumed,
                 coordinate: item.location.coordinate, delivered: item.location, positioning: item.positioning,
-                indicator: false)
+                indicator: false, degradation: item.location.provenance.degradation)
         }
         actions += outcomes.map(Action.decided)
         actions.append(.deliver(count: outcomes.count, reason: .resumed))
@@ -466,7 +469,7 @@ public struct LocationServiceStateMachine: Sendable {
         let outcome = Outcome(
             index: item.index, segment: item.segment, decision: .delivered, reason: .alwaysGranted,
             coordinate: item.location.coordinate, delivered: item.location, positioning: item.positioning,
-            indicator: false)
+            indicator: false, degradation: item.location.provenance.degradation)
         return [.decided(outcome), .deliver(count: 1, reason: .alwaysGranted)]
     }
 
