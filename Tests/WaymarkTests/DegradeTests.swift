@@ -430,3 +430,50 @@ struct DegradedPageTests {
         #expect(!plain.contains("<g id=\"truth\"") && plainPoints?["err"] == nil)
     }
 }
+
+/// The σ and correlation time of the multipath and satellite models, over long runs.
+@Suite struct DegradeModelStatisticsTests {
+    /// One episode that lasts the whole run, without noise: the error is the episode's bias plus
+    /// a Gauss–Markov process of the stated σ and τ on each axis, and the bias's length is stated.
+    @Test func multipathHasItsBiasSigmaAndCorrelationTime() {
+        var profile = DegradeProfile(name: "canyon")
+        profile.multipath = .init(sigma: 6, tau: 25, bias: 30, every: 1e-6, lasting: 1e12, reportedFraction: 0.4)
+        // The episode begins a moment after the first fix.
+        let fixes = Array(DegradeTests.run(profile, seed: 17, DegradeTests.walk(300_000)).compactMap { $0 }.dropFirst())
+        #expect(fixes.allSatisfy { $0.faults == ["multipath"] })
+        let north = fixes.map(\.north)
+        let east = fixes.map(\.east)
+        let bound = DegradeTests.varianceBound(n: fixes.count, phi: exp(-1 / 25.0))
+        var bias = (0.0, 0.0)
+        for (axis, xs) in [north, east].enumerated() {
+            let m = DegradeTests.moments(xs, lag: 25)
+            #expect(abs(m.variance / 36 - 1) < bound, "variance \(m.variance)")
+            #expect(abs(m.correlation - exp(-1)) < 2 * bound, "ρ(τ) \(m.correlation)")
+            if axis == 0 { bias.0 = m.mean } else { bias.1 = m.mean }
+        }
+        // The mean is the bias, within four standard errors of a mean of correlated samples.
+        let meanError = 4 * 6 * (1 / (Double(fixes.count) * (1 - exp(-1 / 25.0)) / (1 + exp(-1 / 25.0)))).squareRoot()
+        #expect(abs((bias.0 * bias.0 + bias.1 * bias.1).squareRoot() - 30) < 2 * meanError, "\(bias)")
+    }
+
+    /// Satellites in view: mean and spread as stated (rounded to whole satellites, floored at
+    /// the minimum); HDOP grows as the count falls.
+    @Test func satellitesHaveTheirMeanAndSpreadAndHDOPFollows() {
+        var profile = DegradeProfile(name: "sky")
+        profile.noise = .init(sigma: 2, tau: 30)
+        profile.satellites = .init(mean: 12, sigma: 2, tau: 60, minimum: 4, hdop: 1.0)
+        let fixes = DegradeTests.run(profile, seed: 23, DegradeTests.walk(300_000)).compactMap { $0 }
+        let counts = fixes.compactMap { $0.point.satellites.map(Double.init) }
+        #expect(counts.count == fixes.count)
+        let m = DegradeTests.moments(counts, lag: 60)
+        let bound = DegradeTests.varianceBound(n: counts.count, phi: exp(-1 / 60.0))
+        // Rounding adds 1/12 to the variance of a continuous value.
+        #expect(abs(m.mean - 12) < 0.1, "mean \(m.mean)")
+        #expect(abs(m.variance / (4 + 1.0 / 12) - 1) < bound, "variance \(m.variance)")
+        for fix in fixes.prefix(5_000) {
+            let n = Double(fix.point.satellites!)
+            #expect(abs(fix.point.hdop! - (12 / n * 10).rounded() / 10) < 1e-9)
+            #expect(abs(fix.point.horizontalAccuracy! - (1.515 * 2 * 12 / n * 10).rounded() / 10) < 0.051)
+        }
+    }
+}
