@@ -90,11 +90,14 @@ in_root sh -c "cd /tmp/work && (waymark serve city-walk.gpx --port $port --rate 
     -o recorded.gpx" >&2 || fail "record from the served trace"
 in_root sh -c 'grep -c "<trkpt" /tmp/work/recorded.gpx' | grep -qv '^0$' || fail "the recording has no points"
 
-in_root waymark sessions list --store /tmp/work/sessions.sqlite | tee /dev/stderr | grep -q . \
-    || fail "sessions list is empty"
+listed=$(in_root waymark sessions list --store /tmp/work/sessions.sqlite) || fail "sessions list"
+echo "$listed" >&2
+[ "$(echo "$listed" | grep -c -E '^ *[0-9]+ +(replay|record) ')" = 2 ] || fail "sessions list does not show the replay and the recording"
 in_root sh -c 'waymark sessions export 1 --store /tmp/work/sessions.sqlite --format geojson -o /tmp/work/s1.geojson' \
     || fail "sessions export"
-in_root sh -c 'MANPAGER=cat MANWIDTH=80 man waymark' | grep -q "record, replay and render" \
-    || in_root sh -c 'MANPAGER=cat man waymark' | grep -qi "waymark" || fail "man waymark"
+in_root sh -c 'MANPAGER=cat MANWIDTH=80 man waymark 2>/dev/null' | grep -qi "record, replay and render" \
+    || fail "man waymark does not show waymark's page"
+in_root sh -c 'MANPAGER=cat MANWIDTH=80 man waymark.replay 2>/dev/null' | grep -q -- "--scenario" \
+    || fail "man waymark.replay does not show replay's options"
 
 echo "test-install: $deb installs on a clean Debian 12 and runs (version, render, replay, record, sessions, man)" >&2
