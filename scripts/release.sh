@@ -51,7 +51,8 @@ debarch=$(dpkg --print-architecture)
 scratch=.build-release
 echo "release: waymark $version, commit $commit, $arch" >&2
 
-# The binary.
+# The binary. The commit's file goes, whatever happens.
+trap 'rm -f Sources/WaymarkCLI/BuildCommit.release.swift' EXIT
 cat > Sources/WaymarkCLI/BuildCommit.release.swift <<EOF
 // Written by scripts/release.sh (not committed): the commit of a release build.
 #if WAYMARK_RELEASE
@@ -76,7 +77,7 @@ fi
 }
 
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
+trap 'rm -rf "$stage"; rm -f Sources/WaymarkCLI/BuildCommit.release.swift' EXIT
 mkdir -p "$out"
 
 # What both the tarball and the package hold.

@@ -15,7 +15,7 @@
 #    with gpsd's protocol); sessions list and export to GeoJSON; man waymark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deb=${1:-$(ls -t dist/waymark_*.deb 2>/dev/null | head -1)}
+deb=${1:-$(ls -t dist/waymark_*.deb 2>/dev/null | head -1 || true)}
 [ -n "$deb" ] && [ -f "$deb" ] || { echo "test-install: no .deb (run scripts/release.sh first)" >&2; exit 66; }
 [ "$(id -u)" = 0 ] || { echo "test-install: needs root (debootstrap and chroot)" >&2; exit 77; }
 command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >&2
@@ -32,6 +32,8 @@ fi
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/waymark-install.XXXXXX")
 cleanup() {
+    # The server of the recording test, if it still runs, goes with the root.
+    in_root sh -c 'pkill -f "waymark serve" || true' 2>/dev/null || true
     for m in dev/pts dev proc; do umount "$root/$m" 2>/dev/null || true; done
     rm -rf --one-file-system "$root"
 }
@@ -84,7 +86,7 @@ assert any(e["event"] == "fix" and e["decision"] == "delivered" for e in events)
 ' || fail "the replay's audit log lacks its fixes"
 
 # Recording from a served trace: serve speaks gpsd's protocol on a private port.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(in_root python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 in_root sh -c "cd /tmp/work && (waymark serve city-walk.gpx --port $port --rate max > serve.log 2>&1 &) && \
     waymark record --gpsd 127.0.0.1:$port --store /tmp/work/sessions.sqlite --count 30 \
     -o recorded.gpx" >&2 || fail "record from the served trace"
@@ -95,9 +97,10 @@ echo "$listed" >&2
 [ "$(echo "$listed" | grep -c -E '^ *[0-9]+ +(replay|record) ')" = 2 ] || fail "sessions list does not show the replay and the recording"
 in_root sh -c 'waymark sessions export 1 --store /tmp/work/sessions.sqlite --format geojson -o /tmp/work/s1.geojson' \
     || fail "sessions export"
-in_root sh -c 'MANPAGER=cat MANWIDTH=80 man waymark 2>/dev/null' | grep -qi "record, replay and render" \
-    || fail "man waymark does not show waymark's page"
-in_root sh -c 'MANPAGER=cat MANWIDTH=80 man waymark.replay 2>/dev/null' | grep -q -- "--scenario" \
-    || fail "man waymark.replay does not show replay's options"
+# The pages are read whole before they are searched (grep -q would close the pipe early).
+page=$(in_root sh -c 'MANPAGER=cat MANWIDTH=80 man waymark 2>/dev/null') || fail "man waymark"
+grep -qi "record, replay and render" <<<"$page" || fail "man waymark does not show waymark's page"
+page=$(in_root sh -c 'MANPAGER=cat MANWIDTH=80 man waymark.replay 2>/dev/null') || fail "man waymark.replay"
+grep -q -- "--scenario" <<<"$page" || fail "man waymark.replay does not show replay's options"
 
 echo "test-install: $deb installs on a clean Debian 12 and runs (version, render, replay, record, sessions, man)" >&2

@@ -87,6 +87,15 @@ public enum DegradeProfileFile {
                         value, "'\(key)' needs '\(field)' (it has \(numbers.keys.sorted().joined(separator: ", ")))")
                 }
                 func n(_ f: String) -> Double { numbers[f] ?? 0 }
+                if key == "satellites" {
+                    guard n("hdop") > 0 else { throw r.error(value, "'satellites' needs an 'hdop' above 0") }
+                    guard n("minimum") >= 1, n("minimum") <= n("mean"), n("mean") <= 200 else {
+                        throw r.error(value, "'satellites' needs 1 ≤ minimum ≤ mean ≤ 200")
+                    }
+                }
+                for field in ["tau", "every", "lasting", "interval"] where numbers[field] == 0 {
+                    throw r.error(value, "'\(key)' needs '\(field)' above 0")
+                }
                 switch key {
                 case "noise": profile.noise = .init(sigma: n("sigma"), tau: n("tau"))
                 case "multipath":

@@ -477,3 +477,49 @@ struct DegradedPageTests {
         }
     }
 }
+
+/// Edge cases a review found: untimed traces, the poles, episodes back to back, bad satellites.
+@Suite struct DegradeEdgeTests {
+    @Test func untimedPointsStayUntimedAndPolesStayOnTheMap() {
+        var profile = DegradeProfile(name: "edges")
+        profile.clock = .init(repeats: 0.3, backward: 0.3, late: 0.3, by: 2)
+        profile.jumps = .init(every: 5, distance: 200, lasting: 3, reportedAccuracy: 10)
+        var degrader = TraceDegrader(profile: profile, seed: 1)
+        for i in 0..<500 {
+            let pole = i % 2 == 0
+            let p = GPXPoint(latitude: pole ? 90 : -89.99999, longitude: pole ? 179.9 : -179.9)
+            guard let fix = degrader.degrade(p) else { continue }
+            #expect(fix.point.time == nil, "an untimed point gained a time")
+            #expect((-180...180).contains(fix.point.coordinate.longitude), "\(fix.point.coordinate)")
+            #expect((-90...90).contains(fix.point.coordinate.latitude))
+        }
+    }
+
+    /// Episodes that follow each other between two fixes (a fix every 60 s, episodes of about
+    /// 20 s every 20 s) still each draw their own direction.
+    @Test func everyJumpDrawsItsOwnDirection() {
+        var profile = DegradeProfile(name: "jumps")
+        profile.jumps = .init(every: 20, distance: 100, lasting: 20, reportedAccuracy: 10)
+        let points = (0..<2000).map { i in
+            GPXPoint(latitude: 48, longitude: 11, time: Date(timeIntervalSince1970: 1_719_792_000 + Double(i) * 60))
+        }
+        let jumps = DegradeTests.run(profile, seed: 4, points).compactMap { $0 }.filter { $0.faults == ["jump"] }
+        let directions = Set(jumps.map { Int((atan2($0.east, $0.north) * 1000).rounded()) })
+        #expect(jumps.count > 200 && directions.count > jumps.count / 2, "\(directions.count) of \(jumps.count)")
+    }
+
+    @Test func badSatelliteNumbersAreRefused() {
+        for (yaml, message) in [
+            ("satellites: {mean: 8, sigma: 1, tau: 10, minimum: 4, hdop: 0}", "'hdop' above 0"),
+            ("satellites: {mean: 8, sigma: 1, tau: 10, minimum: 0, hdop: 1}", "1 ≤ minimum ≤ mean ≤ 200"),
+            ("satellites: {mean: 1e19, sigma: 1, tau: 10, minimum: 4, hdop: 1}", "1 ≤ minimum ≤ mean ≤ 200"),
+            ("noise: {sigma: 3, tau: 0}", "'tau' above 0"),
+        ] {
+            #expect {
+                _ = try DegradeProfileFile.parse("name: x\n" + yaml + "\n", path: "p.yaml")
+            } throws: { error in
+                "\(error)".hasPrefix("p.yaml:2:") && "\(error)".contains(message)
+            }
+        }
+    }
+}

@@ -54,6 +54,11 @@ public struct TraceDegrader: Sendable {
     private var lastOutputTime: Double?
     private var lastKeptTime: Double?
     private var previousTruth: GPXPoint?
+    private var lastSpeed = 0.0
+    /// The end of the episode whose bias (or jump) was drawn last: a new episode draws anew, even
+    /// when it begins before any fix outside the one before.
+    private var multipathDrawnFor = -Double.infinity
+    private var jumpDrawnFor = -Double.infinity
     private var northNoise: GaussMarkov?
     private var eastNoise: GaussMarkov?
     private var upNoise: GaussMarkov?
@@ -127,7 +132,9 @@ public struct TraceDegrader: Sendable {
     public mutating func degrade(_ truth: GPXPoint) -> Fix? {
         let time = truth.time?.timeIntervalSince1970 ?? ((lastTime ?? -1) + 1)
         let dt = lastTime.map { max(0, time - $0) } ?? 0
-        let speed = Self.speed(from: previousTruth, to: truth, dt: dt)
+        // A repeated time (or the first fix) says nothing of the speed: the last one holds.
+        let speed = dt > 0 ? Self.speed(from: previousTruth, to: truth, dt: dt) : lastSpeed
+        lastSpeed = speed
         lastTime = time
         previousTruth = truth
         let t0 = start ?? time
@@ -146,13 +153,11 @@ public struct TraceDegrader: Sendable {
         let inMultipath = multipathEpisodes.contains(
             t, lasting: profile.multipath?.lasting, every: profile.multipath?.every, random: &random)
         // Each episode draws its own direction of bias, and each jump its own direction.
-        if !inMultipath {
-            multipathStarted = true
-        } else if multipathStarted {
+        if inMultipath && multipathDrawnFor != multipathEpisodes.end {
             let angle = random.uniform() * 2 * .pi
             let bias = profile.multipath?.bias ?? 0
             multipathBias = (bias * cos(angle), bias * sin(angle))
-            multipathStarted = false
+            multipathDrawnFor = multipathEpisodes.end
         }
         let inDrawnOutage = outageEpisodes.contains(
             t, lasting: profile.outages?.lasting, every: profile.outages?.every, random: &random)
@@ -160,13 +165,11 @@ public struct TraceDegrader: Sendable {
             inDrawnOutage || (profile.outages?.at ?? []).contains { $0.count == 2 && t >= $0[0] && t < $0[1] }
         let inJump = jumpEpisodes.contains(
             t, lasting: profile.jumps?.lasting, every: profile.jumps?.every, random: &random)
-        if !inJump {
-            jumpStarted = true
-        } else if jumpStarted {
+        if inJump && jumpDrawnFor != jumpEpisodes.end {
             let angle = random.uniform() * 2 * .pi
             let distance = profile.jumps?.distance ?? 0
             jumpOffset = (distance * cos(angle), distance * sin(angle))
-            jumpStarted = false
+            jumpDrawnFor = jumpEpisodes.end
         }
         let inBurst = burstEpisodes.contains(
             t, lasting: profile.rate?.burstLasting, every: profile.rate?.burstEvery, random: &random)
@@ -183,13 +186,15 @@ public struct TraceDegrader: Sendable {
         var satelliteCount: Int?
         var noiseScale = 1.0
         if let s = profile.satellites {
-            let count = max(Double(s.minimum), (s.mean + sats).rounded())
+            // At least one satellite (a profile's minimum of 0 is 1), at most 1000.
+            let count = min(1000, max(Double(max(s.minimum, 1)), (s.mean + sats).rounded()))
             satelliteCount = Int(count)
             // HDOP grows about as the inverse of the satellites in view (a geometry that keeps
             // its shape): the profile's HDOP at the mean count.
-            let h = s.hdop * s.mean / count
+            let nominal = max(s.hdop, 0.01)
+            let h = nominal * max(s.mean, 1) / count
             hdop = (h * 10).rounded() / 10
-            noiseScale = h / s.hdop
+            noiseScale = h / nominal
         }
         var north = n * noiseScale
         var east = e * noiseScale
@@ -240,7 +245,8 @@ public struct TraceDegrader: Sendable {
                 reportedTime = time - (c.by ?? 1)
                 faults.append("clockLate")
             }
-            if truth.time != nil || reportedTime != time { point.time = Date(timeIntervalSince1970: reportedTime) }
+            // An untimed point stays untimed: its "time" is only its place in the trace.
+            if truth.time != nil { point.time = Date(timeIntervalSince1970: reportedTime) }
             lastOutputTime = reportedTime
         } else {
             lastOutputTime = time
@@ -249,9 +255,6 @@ public struct TraceDegrader: Sendable {
             point: point, truth: truth, north: north, east: east,
             up: point.elevation.flatMap { e in truth.elevation.map { e - $0 } } ?? 0, faults: faults)
     }
-
-    private var multipathStarted = true
-    private var jumpStarted = true
 
     /// Metres per second between two points of the truth (0 without a time step).
     static func speed(from a: GPXPoint?, to b: GPXPoint, dt: Double) -> Double {
@@ -268,9 +271,8 @@ public struct TraceDegrader: Sendable {
         let meridian = Geodesic.a * (1 - e2) / (w * w * w)
         let primeVertical = Geodesic.a / w
         let latitude = c.latitude + north / meridian * 180 / .pi
-        var longitude = c.longitude + east / (primeVertical * max(cos(phi), 1e-9)) * 180 / .pi
-        if longitude > 180 { longitude -= 360 }
-        if longitude < -180 { longitude += 360 }
+        let east = east / (primeVertical * max(cos(phi), 1e-9)) * 180 / .pi
+        let longitude = (c.longitude + east).remainder(dividingBy: 360)
         return Coordinate(latitude: min(90, max(-90, latitude)), longitude: longitude)
     }
 }

@@ -345,7 +345,13 @@ enum HTMLPage {
           function drawScaleBar() {
             const bar = document.getElementById("scale-bar");
             if (!bar || !M || !(M.mpp > 0)) return;
-            const mpp = M.mpp / k, [metres, label] = roundDistance(mpp * 180), length = metres / mpp;
+            // Web Mercator's scale changes with latitude: the bar is for the view's centre.
+            let mpp = M.mpp / k;
+            if (M.kind === "mercator") {
+              const [, by] = toBase(centre[0], centre[1]), Y = M.cy - (by - M.oy) / M.scale;
+              mpp = Math.cos(2 * Math.atan(Math.exp(Y / 6378137)) - Math.PI / 2) / M.scale / k;
+            }
+            const [metres, label] = roundDistance(mpp * 180), length = metres / mpp;
             const rects = bar.querySelectorAll("rect"), texts = bar.querySelectorAll("text");
             rects[0].setAttribute("width", length); rects[1].setAttribute("width", length / 2);
             texts[1].setAttribute("x", length); texts[1].textContent = label;
@@ -523,6 +529,7 @@ enum HTMLPage {
               zoomAt(x, y, 2);
             });
             overlay.addEventListener("wheel", (e) => {
+              if (e.deltaY === 0) return;
               e.preventDefault();
               const [x, y] = svgPoint(overlay, e, 1000, 760);
               zoomAt(x, y, e.deltaY < 0 ? 1.25 : 0.8);

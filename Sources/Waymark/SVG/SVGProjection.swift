@@ -133,7 +133,8 @@ public struct SVGMapping: Sendable, Hashable {
         for i in latitudes.indices {
             if i > 0 && segments[i] != segments[i - 1] { previous = nil }
             let longitude = SVGWriter.unwrap(longitudes[i], near: previous ?? originLongitude)
-            previous = longitude
+            // A point without a position (NaN) leaves the next one to unwrap near the last real one.
+            if longitude.isFinite { previous = longitude }
             out.append(projection.pixel(latitude: latitudes[i], longitude: longitude))
         }
         return out
