@@ -66,6 +66,12 @@ public struct DegradeRandom: RandomNumberGenerator, Sendable, Hashable {
         return -mean * log(u)
     }
 
+    /// Metres north and east of an offset of `length` metres in a direction drawn uniformly.
+    public mutating func offset(length: Double) -> (north: Double, east: Double) {
+        let angle = uniform() * 2 * .pi
+        return (length * cos(angle), length * sin(angle))
+    }
+
     /// True with probability `p`.
     public mutating func chance(_ p: Double) -> Bool { uniform() < p }
 }

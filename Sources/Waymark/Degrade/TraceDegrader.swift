@@ -154,9 +154,7 @@ public struct TraceDegrader: Sendable {
             t, lasting: profile.multipath?.lasting, every: profile.multipath?.every, random: &random)
         // Each episode draws its own direction of bias, and each jump its own direction.
         if inMultipath && multipathDrawnFor != multipathEpisodes.end {
-            let angle = random.uniform() * 2 * .pi
-            let bias = profile.multipath?.bias ?? 0
-            multipathBias = (bias * cos(angle), bias * sin(angle))
+            multipathBias = random.offset(length: profile.multipath?.bias ?? 0)
             multipathDrawnFor = multipathEpisodes.end
         }
         let inDrawnOutage = outageEpisodes.contains(
@@ -166,9 +164,7 @@ public struct TraceDegrader: Sendable {
         let inJump = jumpEpisodes.contains(
             t, lasting: profile.jumps?.lasting, every: profile.jumps?.every, random: &random)
         if inJump && jumpDrawnFor != jumpEpisodes.end {
-            let angle = random.uniform() * 2 * .pi
-            let distance = profile.jumps?.distance ?? 0
-            jumpOffset = (distance * cos(angle), distance * sin(angle))
+            jumpOffset = random.offset(length: profile.jumps?.distance ?? 0)
             jumpDrawnFor = jumpEpisodes.end
         }
         let inBurst = burstEpisodes.contains(

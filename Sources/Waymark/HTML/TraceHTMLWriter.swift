@@ -5,11 +5,13 @@
 #endif
 
 /// Draws a trace as one self-contained HTML page from reader events: the map (``SVGWriter``'s
-/// picture), elevation and speed profiles against time and against distance, the statistics of
-/// `waymark info`, and details of a point on hover.
+/// picture, a colour per track, zoomed and panned by the page's script), profiles of every series
+/// the trace has (elevation, speed, heart rate, cadence, temperature, power) against time and
+/// against distance, the statistics of `waymark info`, and details of a point on hover; under a
+/// degraded trace, the truth.
 ///
-/// Nothing is fetched: the page is one file, its drawings inline SVG, its data one JSON island,
-/// its script inline. Memory is bounded and so is the page, whatever the trace's length:
+/// Nothing is fetched unless ``Options/tiles`` asks for a base map: the page is one file, its
+/// drawings inline SVG, its data one JSON island, its script inline. Memory is bounded and so is the page, whatever the trace's length:
 /// - the map keeps at most ``SVGWriter/maxKeptPoints`` points and simplifies each line with
 ///   Douglas–Peucker to half a pixel (``SVGWriter``);
 /// - the profiles keep at most ``maxSamples`` track points, evenly spread (every point, then
