@@ -40,6 +40,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The library users import: model, XML tokenizer, GPX reader and writer, geodesy,
@@ -70,6 +73,16 @@ let package = Package(
                 // The C API, for binding the hot insert statements without boxing values.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
+        // Fleets: sessions in PostgreSQL with PostGIS (docs/fleet.md), through postgres-nio; store
+        // and forward from the local SQLite store, idempotent by session UUID and sequence number.
+        .target(
+            name: "WaymarkPostGIS",
+            dependencies: [
+                "Waymark", "WaymarkStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The command-line tool's commands, as a library: the `waymark` executable and
         // WaymarkRunner share them.
         .target(
@@ -78,6 +91,7 @@ let package = Package(
                 "Waymark",
                 "WaymarkGPSD",
                 "WaymarkStore",
+                "WaymarkPostGIS",
                 "WaymarkScenarioFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -93,7 +107,8 @@ let package = Package(
         .target(name: "WaymarkScenarioFile", dependencies: ["Waymark", .product(name: "Yams", package: "Yams")]),
         // Generates synthetic GPX and measures Waymark against gpsbabel and ogr2ogr.
         .executableTarget(
-            name: "WaymarkBench", dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore", "GPXLayouts"]),
+            name: "WaymarkBench",
+            dependencies: ["Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkPostGIS", "GPXLayouts"]),
         // The point layouts of common GPX writers, generated at any size (benchmark and tests).
         .target(name: "GPXLayouts", dependencies: ["Waymark"]),
         // libFuzzer targets: the GPX reader, the writers, scenario files, gpsd's reports, and the
@@ -104,7 +119,8 @@ let package = Package(
         .testTarget(
             name: "WaymarkTests",
             dependencies: [
-                "Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkTesting", "GPXLayouts", "WaymarkCoreLocation",
+                "Waymark", "WaymarkGPSD", "WaymarkStore", "WaymarkPostGIS", "WaymarkTesting", "GPXLayouts",
+                "WaymarkCoreLocation",
                 "WaymarkUIKit", "WaymarkBackgroundTasks", "WaymarkScenarioFile",
             ],
             resources: [.copy("Fixtures")]

@@ -6,6 +6,7 @@
 #      user would), GeographicLib for Python, chromium (headless, it screenshots render's SVG), gdal-bin
 #      (ogrinfo reads render's GeoJSON for GIS), gpsbabel (a second reader of GPX), libjs-leaflet (a web map of the GeoJSON), python3-gps
 #      and tmux (serve is tested with gpsd's Python client and with cgps, read in a tmux pane),
+#      postgresql and postgresql-15-postgis-3 (the PostGIS store, in a private cluster),
 #   2. builds the package (the CLI tests run the built `waymark`),
 #   3. fuzzes the GPX reader, the writers, scenario files, gpsd's stream, the NMEA and gpsd
 #      capture readers and the activity formats' readers (TCX, KML, GeoJSON, FIT, CSV) with
@@ -51,6 +52,10 @@ command -v ogrinfo >/dev/null 2>&1 || packages+=(gdal-bin)   # GeoJSONGISCLITest
 command -v gpsbabel >/dev/null 2>&1 || packages+=(gpsbabel)  # GPSBabelDifferentialTests
 [ -f /usr/share/javascript/leaflet/leaflet.js ] || packages+=(libjs-leaflet)  # GeoJSONBrowserTests: a web map, offline
 command -v gdb >/dev/null 2>&1 || packages+=(gdb)            # the stacks of a hung test process (below)
+# The PostGIS store's tests start a private cluster (initdb into a temporary directory, their own
+# port and socket; never the system's cluster) with Debian's server and PostGIS (docs/fleet.md).
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || packages+=(postgresql)
+ls /usr/share/postgresql/*/extension/postgis.control >/dev/null 2>&1 || packages+=(postgresql-15-postgis-3)
 if [ $busy = 1 ]; then command -v stress-ng >/dev/null 2>&1 || packages+=(stress-ng); fi  # --busy
 if [ ${#packages[@]} -gt 0 ]; then
     echo "test.sh: installing ${packages[*]}" >&2

@@ -218,7 +218,7 @@ extension WaymarkCommand {
             let simulation = Simulation(scenario: scenario, epoch: epoch)
             let session = try storage.begin(
                 kind: .record, source: "gpsd at \(host):\(port)", scenarioPath: app.scenario, epoch: epoch,
-                mode: .durable)
+                mode: .durable, defaultDevice: SessionStore.hostName + ":" + (device ?? "gpsd \(host):\(port)"))
             let liveGPX = try OutputFormat.liveGPX(
                 format: format, output: output, gpx: gpx, name: "Waymark recording \(ValueFormatting.iso8601(epoch))")
             let outputs = try RunOutputs(
@@ -228,6 +228,7 @@ extension WaymarkCommand {
             if let session, !quiet {
                 printError("waymark: recording session \(session.id) into \(session.store.path)")
             }
+            let forwarding = ForwardingRun.start(session, to: try storage.forwardTarget(), quiet: quiet)
             if !quiet {
                 printError(
                     logger
@@ -339,6 +340,7 @@ extension WaymarkCommand {
             await client.join()
             status?.clear()
             if case .unreachable(let reason) = ending {
+                forwarding?.forwarder.stop()
                 try? session?.finish(
                     outcome: .failed, detail: "cannot reach gpsd at \(host):\(port): \(reason)", duration: .zero,
                     endedAt: Date())
@@ -366,6 +368,7 @@ extension WaymarkCommand {
                     ? nil
                     : "no fix from gpsd at \(host):\(port) was recorded in \(ConsoleReporter.offset(simulation.now).dropFirst())"
             )
+            await forwarding?.finish()
             // What was left out, counted: part of the summary, so printed with --quiet too.
             if implausible.value > 0 {
                 printError(

@@ -268,6 +268,7 @@ extension WaymarkCommand {
             let session = try storage.begin(
                 kind: .replay, source: trace, scenarioPath: app.scenario, epoch: epoch,
                 mode: paced ? .durable : .batched(8192))
+            let forwarding = ForwardingRun.start(session, to: try storage.forwardTarget(), quiet: quiet)
             let format = try OutputFormat.resolve(self.format, output: output, geojsonAsked: geojson.isGiven)
             let liveGPX = try OutputFormat.liveGPX(
                 format: format, output: output, gpx: nil, name: "Waymark replay of \(trace)")
@@ -319,6 +320,7 @@ extension WaymarkCommand {
                         try delivered?.report(against: trace, profile: d.profile, seed: d.seed, read: read)
                     } ?? ""),
                 outcome: stop.isSet ? .stopped : .completed, endedAt: Date())
+            await forwarding?.finish()
         }
     }
 }

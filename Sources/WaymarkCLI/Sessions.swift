@@ -1,5 +1,6 @@
 import ArgumentParser
 import Waymark
+import WaymarkPostGIS
 import WaymarkStore
 
 #if canImport(FoundationEssentials)
@@ -29,8 +30,15 @@ extension WaymarkCommand {
                   waymark replay walk.gpx --label "commute, iOS 17"
                   waymark sessions list --label "commute, iOS 17"
                   waymark sessions restore --all
+                  waymark sessions push --to postgresql://fleet@db.example/waymark
+                  waymark sessions list --store postgresql://fleet@db.example/waymark --device van-3 --since 7d
+                  waymark sessions list --near 48.2082,16.3738,500 --within 16.2,48.1,16.5,48.3
+
+                --store (or $WAYMARK_STORE) may name a PostgreSQL database with PostGIS instead of \
+                a file, postgresql://user@host:5432/database: every command here works on it \
+                alike (docs/fleet.md).
                 """,
-            subcommands: [List.self, Show.self, Export.self, Delete.self, Restore.self])
+            subcommands: [List.self, Show.self, Export.self, Delete.self, Restore.self, Push.self])
     }
 }
 
@@ -51,10 +59,23 @@ extension WaymarkCommand.Sessions {
         @Option(help: ArgumentHelp("List only the sessions with exactly this label.", valueName: "text"))
         var label: String?
 
+        @OptionGroup(title: "Fleet queries") var fleet: FleetFilterOptions
+
+        func validate() throws { _ = try fleet.filter(now: Date()) }
+
         func run() throws {
             do {
-                let db = try store.openExisting()
-                let sessions = try db.sessions(label: label, badRow: { SessionExport.report($0, in: db) })
+                let filter = try fleet.filter(label: label, now: Date())  // the wall clock, read at the edge
+                let sessions: [SessionInfo]
+                var local: SessionStore?
+                if let address = try store.postgis() {
+                    sessions = try PostGISAccess.with(address) { try await $0.sessions(matching: filter) }
+                } else {
+                    let db = try store.openExisting()
+                    local = db
+                    sessions = try db.sessions(matching: filter, badRow: { SessionExport.report($0, in: db) })
+                }
+                let shownStore = try store.postgis()?.description ?? store.path
                 let out = FileSink.standardOutput()
                 if json {
                     out.write("[")
@@ -65,15 +86,19 @@ extension WaymarkCommand.Sessions {
                     out.write(sessions.isEmpty ? "]\n" : "\n]\n")
                 } else if sessions.isEmpty {
                     out.write(
-                        label.map { "No sessions labelled \(SessionJSON.string($0)) in \(store.path).\n" }
-                            ?? "No sessions in \(TerminalText.escaped(store.path)).\n")
+                        fleet.isGiven
+                            ? "No sessions match in \(TerminalText.escaped(shownStore)).\n"
+                            : label.map { "No sessions labelled \(SessionJSON.string($0)) in \(shownStore).\n" }
+                                ?? "No sessions in \(TerminalText.escaped(shownStore)).\n")
                 } else {
                     out.write(SessionTable.render(sessions))
                 }
                 try out.flush()
                 // Sessions an upgrade set aside are not listed, but never without a word.
-                let aside = try db.setAside()
-                if !aside.isEmpty { printError(SetAsideText.note(aside, store: store.path)) }
+                if let db = local {
+                    let aside = try db.setAside()
+                    if !aside.isEmpty { printError(SetAsideText.note(aside, store: store.path)) }
+                }
             } catch {
                 throw sysexit(for: error)
             }
@@ -94,16 +119,19 @@ extension WaymarkCommand.Sessions {
 
         func run() throws {
             do {
-                let db = try store.openExisting()
-                let s = try db.session(id)
-                let b = try db.breakdown(of: id)
+                // A PostGIS session is read through a private copy, with the same code.
+                let (db, s, local, scratch) = try SessionSource.open(id, store: store)
+                defer { scratch?.remove() }
+                let b = try db.breakdown(of: local)
                 var stats = TraceStatistics()
-                try SessionExport.forEachEvent(session: id, store: db, name: "") { stats.add($0) }
+                try SessionExport.forEachEvent(session: local, store: db, name: "") { stats.add($0) }
                 let out = FileSink.standardOutput()
                 if json {
                     out.write(SessionJSON.object(s, breakdown: b, stats: stats) + "\n")
                 } else {
-                    out.write(SessionTable.detail(s, breakdown: b, stats: stats, store: store.path))
+                    out.write(
+                        SessionTable.detail(
+                            s, breakdown: b, stats: stats, store: try store.postgis()?.description ?? store.path))
                 }
                 try out.flush()
             } catch {
@@ -192,14 +220,15 @@ extension WaymarkCommand.Sessions {
 
         func run() throws {
             do {
-                let db = try store.openExisting()
-                let session = try db.session(id)
+                let (db, session, local, scratch) = try SessionSource.open(id, store: store)
+                defer { scratch?.remove() }
                 let uncommitted = UncommittedOutputs()
                 defer { uncommitted.finish() }
                 let sink = try openOutput(output)
                 uncommitted.add(sink)
                 try SessionExport.write(
-                    session: session, from: db, format: format, geojson: geojson.options(writingTo: output), to: sink,
+                    session: session, localID: local, from: db, format: format,
+                    geojson: geojson.options(writingTo: output), to: sink,
                     textWidth: Terminal.width,
                     color: (output == nil || output == "-") && Terminal.wantsColor)
                 try sink.commit()
@@ -258,6 +287,25 @@ extension WaymarkCommand.Sessions {
             }
             guard let id else { return }
             do {
+                if let address = try store.postgis() {
+                    let sessions = try PostGISAccess.with(address) {
+                        try await $0.sessions(matching: SessionFilter(ids: [id]))
+                    }
+                    guard let session = sessions.first else {
+                        throw PostGISError(
+                            address: address.description,
+                            message: "has no session \(id); `waymark sessions list --store \(address)` shows them")
+                    }
+                    if session.outcome == .running {
+                        printError("waymark: session \(id) is still being forwarded as it records; stop it first")
+                        throw ExitCode(ExitStatus.usage)
+                    }
+                    _ = try PostGISAccess.with(address) { try await $0.deleteSession(id) }
+                    printError(
+                        "Deleted session \(id) from \(address) (\(session.locationCount) location(s), "
+                            + "\(session.eventCount) event(s)).")
+                    return
+                }
                 let db = try store.openExisting()
                 let session = try db.session(id)
                 if session.outcome == .running {
@@ -335,11 +383,15 @@ enum AgeText {
 /// Writes a stored session with the same writers as `waymark render`.
 enum SessionExport {
     static func write(
-        session: SessionInfo, from store: SessionStore, format: WaymarkCommand.Sessions.Export.Format,
-        geojson: GeoJSONOptions = GeoJSONOptions(), to sink: FileSink,
+        session shown: SessionInfo, localID: Int64? = nil, from store: SessionStore,
+        format: WaymarkCommand.Sessions.Export.Format, geojson: GeoJSONOptions = GeoJSONOptions(), to sink: FileSink,
         textWidth: Int, color: Bool
     ) throws {
-        let name = "Waymark session \(session.id): \(session.source)"
+        // Named by its id in the store asked (`shown`), read by its id in `store` (a private copy
+        // of a PostGIS session has another).
+        let name = "Waymark session \(shown.id): \(shown.source)"
+        var session = shown
+        session.id = localID ?? shown.id
         switch format {
         case .geojson where !geojson.isDefault:
             let writer = GeoJSONOptionsWriter(sink: sink, options: geojson)
@@ -381,7 +433,7 @@ enum SessionExport {
         case .html:
             let title = name + (session.label.map { " — “\($0)”" } ?? "")
             let writer = SessionReportWriter(
-                sink: sink, options: SessionReportWriter.Options(title: title, sourceName: "session \(session.id)"))
+                sink: sink, options: SessionReportWriter.Options(title: title, sourceName: "session \(shown.id)"))
             let badRow = { (bad: BadRow) in report(bad, in: store) }
             try store.forEachEventLine(of: session.id, badRow: badRow) { try writer.add(line: $0) }
             try writer.finish()
@@ -411,8 +463,11 @@ enum SessionTable {
     static func render(_ sessions: [SessionInfo]) -> String {
         // A LABEL column after SOURCE, when a session has a label: the counts move one right.
         let labelled = sessions.contains { $0.label != nil }
+        // A DEVICE column last, when the sessions listed come from more than one device (a fleet).
+        let fleet = Set(sessions.map(\.device)).count > 1
         var rows = [["ID", "KIND", "SOURCE", "STARTED (UTC)", "DURATION", "FIXES", "LOCATIONS", "EVENTS", "OUTCOME"]]
         if labelled { rows[0].insert("LABEL", at: 3) }
+        if fleet { rows[0].append("DEVICE") }
         for s in sessions {
             var row = [
                 String(s.id), TerminalText.escaped(s.kind), TerminalText.escaped(s.source), started(s),
@@ -420,6 +475,7 @@ enum SessionTable {
                 s.outcome.rawValue,
             ]
             if labelled { row.insert(s.label.map { TerminalText.escaped($0) } ?? "-", at: 3) }
+            if fleet { row.append(s.device.map { TerminalText.escaped($0) } ?? "-") }
             rows.append(row)
         }
         let counts = labelled ? 6...8 : 5...7
@@ -447,6 +503,8 @@ enum SessionTable {
         text += "  kind:       \(safe(s.kind))\n"
         text += "  source:     \(safe(s.source))\n"
         if let label = s.label { text += "  label:      \(safe(label))\n" }
+        if let device = s.device { text += "  device:     \(safe(device))\n" }
+        if let uuid = s.uuid { text += "  uuid:       \(uuid)\n" }
         text += "  started:    \(started(s)) UTC (wall clock)\n"
         text += "  epoch:      \(ValueFormatting.iso8601(s.epoch)) (offset zero)\n"
         if let ended = s.endedAt { text += "  ended:      \(ValueFormatting.iso8601(ended))\n" }
@@ -504,6 +562,7 @@ enum SessionJSON {
         var fields: [(String, String)] = [
             ("id", String(s.id)), ("kind", string(s.kind)), ("source", string(s.source)),
             ("label", s.label.map(string) ?? "null"),
+            ("device", s.device.map(string) ?? "null"), ("uuid", s.uuid.map(string) ?? "null"),
             ("started", string(ValueFormatting.iso8601(s.createdAt))),
             ("epoch", string(ValueFormatting.iso8601(s.epoch))),
             ("ended", s.endedAt.map { string(ValueFormatting.iso8601($0)) } ?? "null"),
@@ -546,5 +605,35 @@ enum SessionJSON {
         encoder.outputFormatting = .withoutEscapingSlashes
         let data = try? encoder.encode(s)
         return data.map { String(decoding: $0, as: UTF8.self) } ?? "null"
+    }
+}
+
+/// The session a command reads, from either store.
+enum SessionSource {
+    /// The store to read session `id` from, the session as the store asked shows it, its id
+    /// in the store returned, and the private copy to remove afterwards (a PostGIS session).
+    static func open(_ id: Int64, store: StoreOptions) throws -> (
+        SessionStore, SessionInfo, Int64, PostGISAccess.Scratch?
+    ) {
+        if let address = try store.postgis() {
+            let scratch = try PostGISAccess.Scratch()
+            do {
+                let copy = scratch.store
+                let (session, local) = try PostGISAccess.with(address) { server -> (SessionInfo, Int64) in
+                    guard let session = try await server.sessions(matching: SessionFilter(ids: [id])).first else {
+                        throw PostGISError(
+                            address: address.description,
+                            message: "has no session \(id); `waymark sessions list --store \(address)` shows them")
+                    }
+                    return (session, try await server.copySession(id, into: copy))
+                }
+                return (copy, session, local, scratch)
+            } catch {
+                scratch.remove()
+                throw error
+            }
+        }
+        let db = try store.openExisting()
+        return (db, try db.session(id), id, nil)
     }
 }

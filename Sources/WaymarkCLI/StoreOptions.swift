@@ -1,5 +1,6 @@
 import ArgumentParser
 import Waymark
+import WaymarkPostGIS
 import WaymarkStore
 
 #if canImport(Glibc)
@@ -15,11 +16,33 @@ import WaymarkStore
 struct StoreOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "The session store (default: $XDG_DATA_HOME/waymark/waymark.sqlite, else ~/.local/share/waymark/waymark.sqlite).",
-            valueName: "path"))
+            "The session store: a SQLite file (default: $WAYMARK_STORE, else $XDG_DATA_HOME/waymark/waymark.sqlite, else ~/.local/share/waymark/waymark.sqlite), or a PostGIS database, postgresql://user@host:5432/database (docs/fleet.md).",
+            valueName: "path|url"))
     var store: String?
 
-    var path: String { store ?? SessionStore.defaultPath(environment: ProcessInfo.processInfo.environment) }
+    /// `--store`, else `$WAYMARK_STORE`, else the default file.
+    var given: String? {
+        store ?? ProcessInfo.processInfo.environment["WAYMARK_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    func validate() throws { _ = try postgis() }
+
+    /// The PostGIS store named, when `--store` (or `$WAYMARK_STORE`) is an address.
+    func postgis() throws -> PostGISAddress? {
+        guard let given, PostGISAddress.isAddress(given) else { return nil }
+        do {
+            return try PostGISAddress(given)
+        } catch let error as PostGISError {
+            throw ValidationError("--store: \(error)")
+        }
+    }
+
+    /// The local SQLite store: `--store`'s file, or the default one when `--store` names a
+    /// PostGIS database (where record and replay write first, and forward from).
+    var path: String {
+        if let given, !PostGISAddress.isAddress(given) { return given }
+        return SessionStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+    }
 
     /// Opens the store for reading commands: a missing store is an error, not a new file. A
     /// store this user may not write is read as it is, with a note that says so.
@@ -49,6 +72,31 @@ struct SessionOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
+            "Forward the session to this PostGIS store while it runs, from the local store where it is written first (docs/fleet.md). --store postgresql://… does the same.",
+            valueName: "url"))
+    var forward: String?
+
+    @Option(
+        name: .customLong("device-name"),
+        help: ArgumentHelp(
+            "The receiver or machine the session comes from, as `sessions list --device` matches it (default: record, this host and gpsd's device, such as pi-7:/dev/ttyACM0; replay, this host).",
+            valueName: "name"))
+    var deviceName: String?
+
+    /// Where the session is forwarded: `--forward`, else `--store` when it is an address.
+    func forwardTarget() throws -> PostGISAddress? {
+        if let forward {
+            do {
+                return try PostGISAddress(forward)
+            } catch let error as PostGISError {
+                throw ValidationError("--forward: \(error)")
+            }
+        }
+        return try location.postgis()
+    }
+
+    @Option(
+        help: ArgumentHelp(
             "A name for the session, shown by `sessions list` and `sessions show` and matched by `sessions list --label`.",
             valueName: "text"))
     var label: String?
@@ -63,6 +111,17 @@ struct SessionOptions: ParsableArguments {
             }
             if noStore { throw ValidationError("--label names the stored session; --no-store stores none: drop one") }
         }
+        if noStore, try forwardTarget() != nil {
+            throw ValidationError(
+                "--no-store stores no session, so there is nothing to forward: drop --no-store or --forward/--store URL"
+            )
+        }
+        if let deviceName,
+            deviceName.isEmpty
+                || deviceName.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        {
+            throw ValidationError("--device-name must be a name on one line (not empty, no control characters)")
+        }
     }
 
     /// Opens the store and starts a session, or returns nil with --no-store.
@@ -70,7 +129,8 @@ struct SessionOptions: ParsableArguments {
     /// A file size limit (`ulimit -f`) then makes writes fail with an error, not kill the
     /// process with SIGXFSZ: the run stops cleanly like on a full disk.
     func begin(
-        kind: NewSession.Kind, source: String, scenarioPath: String?, epoch: Date, mode: SessionRecorder.Mode
+        kind: NewSession.Kind, source: String, scenarioPath: String?, epoch: Date, mode: SessionRecorder.Mode,
+        defaultDevice: String = SessionStore.hostName
     ) throws -> SessionRecorder? {
         signal(SIGXFSZ, SIG_IGN)
         guard !noStore else { return nil }
@@ -88,7 +148,7 @@ struct SessionOptions: ParsableArguments {
         return try store.beginSession(
             NewSession(
                 kind: kind, source: source, settings: json, scenario: scenario, createdAt: Date(), epoch: epoch,
-                label: label),
+                label: label, device: deviceName ?? defaultDevice),
             mode: mode)
     }
 }
@@ -98,4 +158,49 @@ struct SessionSettings: Codable {
     var command: String
     var arguments: [String]
     var directory: String
+}
+
+/// `record --forward` and `replay --forward`: the session goes to a PostGIS store while it
+/// runs, and what is left when it ends is sent then, or named for `sessions push`.
+final class ForwardingRun: Sendable {
+    let forwarder: LiveForwarder
+    let target: PostGISAddress
+    let session: Int64
+    let task: Task<Void, Never>
+    let quiet: Bool
+
+    /// Starts forwarding `session` to `target`, or returns nil when there is nothing to do.
+    static func start(_ session: SessionRecorder?, to target: PostGISAddress?, quiet: Bool) -> ForwardingRun? {
+        guard let session, let target else { return nil }
+        return ForwardingRun(session: session, target: target, quiet: quiet)
+    }
+
+    private init(session: SessionRecorder, target: PostGISAddress, quiet: Bool) {
+        self.target = target
+        self.session = session.id
+        self.quiet = quiet
+        // The clock of the command line: the forwarder's logic takes its sleep injected.
+        let clock = ContinuousClock()
+        forwarder = LiveForwarder(
+            store: session.store, session: session.id, address: target, interval: .seconds(1),
+            sleep: { try await clock.sleep(for: $0) }, now: { Date() },
+            report: { line in if !quiet { printError(line) } })
+        let forwarder = self.forwarder
+        task = Task.detached { await forwarder.run() }
+        if !quiet { printError("waymark: forwarding session \(session.id) to \(target)") }
+    }
+
+    /// After the session is finished: the last rounds, and what happened, in a line.
+    func finish() async {
+        forwarder.stop()
+        await task.value
+        let waiting = await forwarder.finish(attempts: 3)
+        if waiting == 0 {
+            if !quiet { printError("waymark: session \(session) forwarded to \(target): every row is there") }
+        } else {
+            printError(
+                "waymark: \(waiting) row(s) of session \(session) are not yet at \(target); they are kept in the "
+                    + "local store: `waymark sessions push --to \(target)` sends them")
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Waymark
 import WaymarkGPSD
+import WaymarkPostGIS
 import WaymarkStore
 
 #if canImport(FoundationEssentials)
@@ -94,6 +95,13 @@ func sysexit(for error: Error) -> ExitCode {
         case .notADatabase, .foreign, .newer, .corrupt, .cannotUpgrade: return ExitCode(ExitStatus.dataError)
         case .readOnly, .full, .busy, .io: return ExitCode(ExitStatus.ioError)
         }
+    case let e as PostGISError:
+        printError("waymark: \(e)")
+        if e.isTransient {
+            printError("hint: is the server running and reachable? Sessions stay in the local store until it is")
+            return ExitCode(69)
+        }
+        return ExitCode(ExitStatus.dataError)
     case let e as SessionReportWriter.ReportError:
         printError("waymark: \(e)")
         return ExitCode(ExitStatus.dataError)

@@ -1,4 +1,5 @@
 import Waymark
+import WaymarkPostGIS
 import WaymarkStore
 
 /// Waymark's version: the one place it is written. `scripts/release.sh` reads it from here, and
@@ -10,7 +11,8 @@ enum WaymarkVersion {
     /// build's; "built from source" otherwise), and the versions of the formats it writes.
     static var description: String {
         "\(number) (\(waymarkBuildCommit.map { "commit \($0)" } ?? "built from source")); "
-            + "audit log format \(AuditEvent.formatVersion), store schema \(StoreSchema.currentVersion)"
+            + "audit log format \(AuditEvent.formatVersion), store schema \(StoreSchema.currentVersion), "
+            + "PostGIS schema \(PostGISStore.currentSchemaVersion)"
     }
 }
 

@@ -301,13 +301,15 @@ public final class SessionStore: Sendable {
                 try markInterrupted(db)
                 try db.execute(
                     sql: """
-                        INSERT INTO session (kind, source, settings, scenario, created_at, epoch, outcome, pid, host, label)
-                        VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)
+                        INSERT INTO session (kind, source, settings, scenario, created_at, epoch, outcome, pid, host, label,
+                          uuid, device)
+                        VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         session.kind.rawValue, session.source, session.settings, session.scenario,
                         session.createdAt.timeIntervalSince1970, session.epoch.timeIntervalSince1970,
-                        Int(session.processID), session.host, session.label,
+                        Int(session.processID), session.host, session.label, session.uuid.uuidString.lowercased(),
+                        session.device,
                     ])
                 return db.lastInsertedRowID
             }
@@ -569,6 +571,7 @@ public final class SessionStore: Sendable {
                 try db.execute(
                     sql: "DELETE FROM event WHERE id BETWEEN ? AND ?",
                     arguments: [StoreSchema.key(id), StoreSchema.lastKey(id)])
+                try db.execute(sql: "DELETE FROM forwarded WHERE session_id = ?", arguments: [id])
                 try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id])
                 return db.changesCount > 0
             }
@@ -601,6 +604,7 @@ public final class SessionStore: Sendable {
                     try db.execute(
                         sql: "DELETE FROM event WHERE id BETWEEN ? AND ?",
                         arguments: [StoreSchema.key(s.id), StoreSchema.lastKey(s.id)])
+                    try db.execute(sql: "DELETE FROM forwarded WHERE session_id = ?", arguments: [s.id])
                     try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [s.id])
                 }
                 return old
@@ -641,12 +645,19 @@ public struct NewSession: Sendable {
     public var host: String
     /// The user's name for the session (`--label`), or nil; never empty.
     public var label: String?
+    /// The receiver or machine that recorded it (`--device`; schema v6), or nil; never empty.
+    public var device: String?
+    /// The session's name in every store it reaches (schema v6).
+    public var uuid: UUID
 
     public init(
         kind: Kind, source: String, settings: String, scenario: String?, createdAt: Date, epoch: Date,
-        processID: Int32 = getpid(), host: String = SessionStore.hostName, label: String? = nil
+        processID: Int32 = getpid(), host: String = SessionStore.hostName, label: String? = nil,
+        device: String? = nil, uuid: UUID = UUID()
     ) {
         self.label = label?.isEmpty == true ? nil : label
+        self.device = device?.isEmpty == true ? nil : device
+        self.uuid = uuid
         self.kind = kind
         self.source = source
         self.settings = settings
@@ -688,10 +699,39 @@ public struct SessionInfo: Sendable, Hashable {
     public var outcomeDetail: String?
     /// The user's name for the session (`--label`; schema v5), or nil.
     public var label: String?
+    /// The receiver or machine that recorded it (`--device`; schema v6), or nil.
+    public var device: String?
+    /// Its name in every store (schema v6): lower-case UUID text; nil only for a row restored
+    /// from `rejected_session` before it is first forwarded.
+    public var uuid: String?
     public var locationCount: Int
     public var eventCount: Int
     /// Fixes that arrived from the source (held fixes delivered later are not counted twice).
     public var fixCount: Int
+
+    public init(
+        id: Int64, kind: String, source: String, settings: String, scenario: String?, createdAt: Date, epoch: Date,
+        endedAt: Date?, duration: Double?, outcome: SessionOutcome, outcomeDetail: String?, label: String?,
+        device: String?, uuid: String?, locationCount: Int, eventCount: Int, fixCount: Int
+    ) {
+        self.id = id
+        self.kind = kind
+        self.source = source
+        self.settings = settings
+        self.scenario = scenario
+        self.createdAt = createdAt
+        self.epoch = epoch
+        self.endedAt = endedAt
+        self.duration = duration
+        self.outcome = outcome
+        self.outcomeDetail = outcomeDetail
+        self.label = label
+        self.device = device
+        self.uuid = uuid
+        self.locationCount = locationCount
+        self.eventCount = eventCount
+        self.fixCount = fixCount
+    }
 
     /// The sessions that match, newest first; a row that cannot be read as Waymark writes it is
     /// left out and handed to `badRow`.
@@ -742,6 +782,7 @@ public struct SessionInfo: Sendable, Hashable {
                 epoch: Date(timeIntervalSince1970: r.requiredDouble(named: "epoch")),
                 endedAt: ended.map(Date.init(timeIntervalSince1970:)), duration: duration ?? lastOffset,
                 outcome: outcome, outcomeDetail: detail, label: r.string(named: "label"),
+                device: r.string(named: "device"), uuid: r.string(named: "uuid"),
                 locationCount: r.requiredInt(named: "locations"),
                 eventCount: r.requiredInt(named: "events"), fixCount: r.requiredInt(named: "fixes"))
             if let problem = r.problem {

@@ -155,8 +155,36 @@ public enum StoreSchema {
                       CHECK (label IS NULL OR (typeof(label) = 'text' AND length(label) > 0))
                     """)
         }
+        migrator.registerMigration("v6: session identity and forwarding") { db in
+            // Added, not rebuilt, as v5. A session's UUID names it in every store it is forwarded
+            // to (its local id differs from store to store); its device names the receiver or
+            // machine that recorded it (docs/fleet.md).
+            try db.execute(
+                sql: """
+                    ALTER TABLE session ADD COLUMN uuid TEXT
+                      CHECK (uuid IS NULL OR (typeof(uuid) = 'text' AND length(uuid) = 36));
+                    ALTER TABLE session ADD COLUMN device TEXT
+                      CHECK (device IS NULL OR (typeof(device) = 'text' AND length(device) > 0));
+                    UPDATE session SET uuid = \(randomUUID) WHERE uuid IS NULL;
+                    CREATE UNIQUE INDEX session_uuid ON session (uuid);
+                    CREATE TABLE forwarded (
+                      session_id INTEGER NOT NULL,
+                      target TEXT NOT NULL,
+                      seq INTEGER NOT NULL,
+                      complete INTEGER NOT NULL DEFAULT 0,
+                      at REAL NOT NULL,
+                      PRIMARY KEY (session_id, target)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
+
+    /// SQL for a random (version 4) UUID in lower-case text, as Foundation's `UUID` writes it.
+    static let randomUUID = """
+        lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-'
+          || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))
+        """
 
     /// Creates a store at `path` with the migrations up to `identifier` only: a store of an
     /// older Waymark, for the tests of the migrations after it.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WaymarkPostGIS
 
 @testable import Waymark
 @testable import WaymarkStore
@@ -53,6 +54,7 @@ import Testing
         #expect(newest.hasPrefix(version + " "), "\(newest.prefix(40))")
         #expect(newest.contains("| audit log (NDJSON) | \(AuditEvent.formatVersion) |"), "\(newest.prefix(600))")
         #expect(newest.contains("| session store (SQLite) | schema \(StoreSchema.currentVersion) "))
+        #expect(newest.contains("| session store (PostGIS) | schema \(PostGISStore.currentSchemaVersion) "))
     }
 
     @Test(
@@ -63,7 +65,7 @@ import Testing
         let text = r.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(
             text
-                == "\(try Self.versionInSource()) (built from source); audit log format \(AuditEvent.formatVersion), store schema \(StoreSchema.currentVersion)"
+                == "\(try Self.versionInSource()) (built from source); audit log format \(AuditEvent.formatVersion), store schema \(StoreSchema.currentVersion), PostGIS schema \(PostGISStore.currentSchemaVersion)"
         )
     }
 }

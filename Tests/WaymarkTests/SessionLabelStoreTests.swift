@@ -57,7 +57,9 @@ import Testing
         #expect(try store.session(new.id).label == "after")
         let migrations = try run(sqlite3, [path, "SELECT identifier FROM grdb_migrations ORDER BY rowid"])
         #expect(
-            migrations.stdoutText.hasSuffix("v4: checked columns\nv5: session labels\n"), "\(migrations.stdoutText)")
+            migrations.stdoutText.hasSuffix(
+                "v4: checked columns\nv5: session labels\nv6: session identity and forwarding\n"),
+            "\(migrations.stdoutText)")
         // The column is checked like the others: text (a number given becomes text) or NULL, never empty.
         let bad = try run(sqlite3, [path, "UPDATE session SET label = X'FFFE' WHERE id = \(new.id)"])
         #expect(bad.status != 0 && bad.stderr.contains("constraint failed"), "\(bad.stderr)")

@@ -1,0 +1,489 @@
+import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+import Waymark
+import WaymarkStore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Sessions in PostgreSQL with PostGIS: one connection, the schema migrated on open.
+///
+/// Sessions arrive from a local SQLite store (``push(_:from:pageSize:progress:)``), a page of
+/// rows per transaction: rows are `COPY`ed into a temporary table and inserted from it with
+/// `ON CONFLICT DO NOTHING` on (session, sequence number), and the session's `last_seq` moves in
+/// the same transaction. A page the link cut is rolled back whole; sending it again adds only
+/// what is missing. Every row therefore arrives exactly once, however often a push is cut and
+/// resumed.
+public actor PostGISStore {
+    public nonisolated let address: PostGISAddress
+    let connection: PostgresConnection
+    let logger: Logger
+    let closeWatch: CloseWatch
+    /// This server's origin ids, by the local store's kind and name.
+    private var origins: [String: Int32] = [:]
+    private var staged = false
+
+    private init(address: PostGISAddress, connection: PostgresConnection, logger: Logger) {
+        self.address = address
+        self.connection = connection
+        self.logger = logger
+        self.closeWatch = CloseWatch(connection)
+    }
+
+    /// Connects to the store at `address` and brings its schema up to date (making it in an
+    /// empty database, with the `postgis` extension). A schema from a newer Waymark is
+    /// refused.
+    public static func open(_ address: PostGISAddress) async throws -> PostGISStore {
+        let logger = Logger(label: "waymark.postgis") { _ in SwiftLogNoOpLogHandler() }
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(
+                configuration: try address.configuration(), id: 1, logger: logger)
+        } catch {
+            throw PostGISError(error, address: address)
+        }
+        let store = PostGISStore(address: address, connection: connection, logger: logger)
+        do {
+            try await store.migrate()
+        } catch {
+            try? await connection.close()
+            throw PostGISError(error, address: address)
+        }
+        return store
+    }
+
+    /// Closes the connection.
+    public func close() async {
+        try? await connection.close()
+    }
+
+    // MARK: - Statements
+
+    /// Runs `query` and reads its rows whole, failing at once if the connection closes
+    /// meanwhile (``CloseWatch``).
+    @discardableResult
+    func run(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        let connection = self.connection
+        let logger = self.logger
+        return try await closeWatch.guarded {
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
+    func run(sql: String) async throws {
+        try await run(PostgresQuery(unsafeSQL: sql))
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await run(sql: "BEGIN")
+        do {
+            let value = try await body()
+            try await run(sql: "COMMIT")
+            return value
+        } catch {
+            try? await run(sql: "ROLLBACK")
+            throw error
+        }
+    }
+
+    // MARK: - Schema
+
+    /// The version of the PostGIS schema this Waymark writes: the number of its latest
+    /// migration (`waymark.schema_migration`).
+    public static var currentSchemaVersion: Int { PostGISSchema.currentVersion }
+
+    /// The schema version the server's database has (0: none yet).
+    public func schemaVersion() async throws -> Int {
+        let exists = try await run("SELECT to_regclass('waymark.schema_migration') IS NOT NULL")
+        for row in exists where try row.decode(Bool.self) == false { return 0 }
+        for row in try await run("SELECT coalesce(max(version), 0)::bigint FROM waymark.schema_migration") {
+            return Int(try row.decode(Int64.self))
+        }
+        return 0
+    }
+
+    /// Applies the migrations this database lacks, one transaction each, one process at a time
+    /// (an advisory lock: fifty recorders starting together migrate once).
+    func migrate() async throws {
+        try await run(sql: "SELECT pg_advisory_lock(hashtext('waymark.schema'))")
+        // A migration that throws closes the connection (``open(_:)``), which ends the lock.
+        try await run(sql: "CREATE SCHEMA IF NOT EXISTS waymark")
+        try await run(
+            sql: """
+                CREATE TABLE IF NOT EXISTS waymark.schema_migration (
+                  version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                """)
+        let have = try await schemaVersion()
+        if have > PostGISSchema.currentVersion {
+            throw PostGISError(
+                address: address.description,
+                message: "has Waymark's PostGIS schema v\(have), from a newer Waymark than this one (it knows up to "
+                    + "v\(PostGISSchema.currentVersion)); use that Waymark, or a database of its own")
+        }
+        for migration in PostGISSchema.migrations where migration.version > have {
+            try await transaction {
+                for statement in migration.statements { try await run(sql: statement) }
+                try await run(
+                    "INSERT INTO waymark.schema_migration (version, name) VALUES (\(migration.version), \(migration.name))"
+                )
+            }
+        }
+        try await run(sql: "SELECT pg_advisory_unlock(hashtext('waymark.schema'))")
+    }
+
+    // MARK: - Forwarding
+
+    /// Where a session stands on this server.
+    public struct Acknowledged: Sendable, Hashable {
+        /// The server's id for it.
+        public var id: Int64
+        /// The highest sequence number it holds (−1: none).
+        public var lastSequence: Int64
+    }
+
+    /// Writes (or updates) `session`'s row: its outcome, end, label and device follow the local
+    /// store's. Returns where the session stands here.
+    public func upsert(_ session: TransferSession) async throws -> Acknowledged {
+        do {
+            // An UPDATE first: an INSERT … ON CONFLICT would use up a number of the identity
+            // each time, and the server's session numbers would skip.
+            for row in try await run(
+                """
+                UPDATE waymark.session SET ended_at = \(session.endedAt), duration = \(session.duration),
+                  outcome = \(session.outcome), outcome_detail = \(session.outcomeDetail), label = \(session.label),
+                  device = \(session.device), forwarded_at = now()
+                WHERE uuid = \(session.uuid)::uuid
+                RETURNING id, last_seq
+                """)
+            {
+                let (id, last) = try row.decode((Int64, Int64).self)
+                return Acknowledged(id: id, lastSequence: last)
+            }
+            let rows = try await run(
+                """
+                INSERT INTO waymark.session (uuid, device, host, pid, kind, source, settings, scenario, created_at,
+                  epoch, ended_at, duration, outcome, outcome_detail, label)
+                VALUES (\(session.uuid)::uuid, \(session.device), \(session.host), \(session.pid), \(session.kind),
+                  \(session.source), \(session.settings), \(session.scenario), \(session.createdAt), \(session.epoch),
+                  \(session.endedAt), \(session.duration), \(session.outcome), \(session.outcomeDetail), \(session.label))
+                ON CONFLICT (uuid) DO UPDATE SET ended_at = EXCLUDED.ended_at, duration = EXCLUDED.duration,
+                  outcome = EXCLUDED.outcome, outcome_detail = EXCLUDED.outcome_detail, label = EXCLUDED.label,
+                  device = EXCLUDED.device, forwarded_at = now()
+                RETURNING id, last_seq
+                """)
+            for row in rows {
+                let (id, last) = try row.decode((Int64, Int64).self)
+                return Acknowledged(id: id, lastSequence: last)
+            }
+            throw PostGISError(address: address.description, message: "returned no row for session \(session.uuid)")
+        } catch {
+            throw PostGISError(error, address: address)
+        }
+    }
+
+    /// Sends the rows of `session` that this server lacks, from `store`, a page per
+    /// transaction; `progress` is told the rows sent after each page. Returns where the session
+    /// stands here afterwards. A cut link throws a transient ``PostGISError`` with every
+    /// committed page kept: call it again to go on.
+    public func push(
+        _ session: TransferSession, from store: SessionStore, pageSize: Int = 8192,
+        progress: @Sendable (Int) -> Void = { _ in }
+    ) async throws -> Acknowledged {
+        var acknowledged = try await upsert(session)
+        do {
+            try await stageTables()
+            while true {
+                let page = try store.transferPage(
+                    session: session.id, after: acknowledged.lastSequence, limit: pageSize)
+                guard let last = page.last else { break }
+                try await write(page, session: acknowledged.id, epoch: session.epoch)
+                acknowledged.lastSequence = last
+                progress(page.count)
+            }
+            return acknowledged
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw PostGISError(error, address: address)
+        }
+    }
+
+    /// The temporary tables pages are copied into, made once per connection.
+    private func stageTables() async throws {
+        guard !staged else { return }
+        let columns = PostGISSchema.locationColumns.map { "\($0.name) \($0.type)" }.joined(separator: ", ")
+        try await run(
+            sql: """
+                CREATE TEMPORARY TABLE IF NOT EXISTS stage_location (seq bigint, origin_id integer, \(columns))
+                ON COMMIT DELETE ROWS
+                """)
+        try await run(
+            sql: """
+                CREATE TEMPORARY TABLE IF NOT EXISTS stage_event (seq bigint, "offset" double precision, name text,
+                  data text) ON COMMIT DELETE ROWS
+                """)
+        staged = true
+    }
+
+    private func originID(kind: String, name: String) async throws -> Int32 {
+        let key = kind + "\u{0}" + name
+        if let id = origins[key] { return id }
+        try await run(
+            "INSERT INTO waymark.origin (kind, name) VALUES (\(kind), \(name)) ON CONFLICT (kind, name) DO NOTHING")
+        for row in try await run("SELECT id FROM waymark.origin WHERE kind = \(kind) AND name = \(name)") {
+            let id = try row.decode(Int32.self)
+            origins[key] = id
+            return id
+        }
+        throw PostGISError(address: address.description, message: "has no origin \(kind) \(name) after adding it")
+    }
+
+    /// Writes one page in one transaction: its month partitions first (their own transaction),
+    /// then its rows through the temporary tables, and the session's `last_seq`.
+    private func write(_ page: TransferPage, session id: Int64, epoch: Double) async throws {
+        let offsetColumn = StoreSchema.transferLocationColumns.firstIndex { $0.name == "offset" } ?? 0
+        var origins: [Int32] = []
+        origins.reserveCapacity(page.locations.count)
+        var first = Double.infinity
+        var last = -Double.infinity
+        for location in page.locations {
+            origins.append(try await originID(kind: location.originKind, name: location.originName))
+            if case .real(let offset) = location.values[offsetColumn] {
+                first = min(first, offset)
+                last = max(last, offset)
+            } else if case .integer(let offset) = location.values[offsetColumn] {
+                first = min(first, Double(offset))
+                last = max(last, Double(offset))
+            }
+        }
+        if first <= last {
+            try await run(
+                "SELECT waymark.ensure_partitions(to_timestamp(\(epoch + first)), to_timestamp(\(epoch + last)))"
+            )
+        }
+        let originIDs = origins
+        let sequenceEnd = page.last ?? -1
+        let names = PostGISSchema.locationColumns.map(\.name).joined(separator: ", ")
+        let lastSeq = sequenceEnd
+        try await transaction {
+            if !page.locations.isEmpty {
+                let connection = self.connection
+                let logger = self.logger
+                try await closeWatch.guarded {
+                    try await connection.copyFrom(
+                        table: "stage_location",
+                        // postgres-nio quotes each name itself.
+                        columns: ["seq", "origin_id"] + StoreSchema.transferLocationColumns.map(\.name),
+                        logger: logger
+                    ) { writer in
+                        var buffer = ByteBuffer()
+                        buffer.reserveCapacity(256 * 1024)
+                        for (i, location) in page.locations.enumerated() {
+                            CopyText.row(
+                                sequence: location.sequence, origin: originIDs[i], location.values, into: &buffer)
+                            if buffer.readableBytes > 240 * 1024 {
+                                try await writer.write(buffer)
+                                buffer.clear()
+                            }
+                        }
+                        if buffer.readableBytes > 0 { try await writer.write(buffer) }
+                    }
+                }
+                try await run(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            INSERT INTO waymark.location (session_id, seq, at, geom, origin_id, \(names))
+                            SELECT $1, seq, to_timestamp($2 + "offset"),
+                              ST_SetSRID(ST_MakePoint(longitude, latitude, coalesce(altitude, 'NaN'),
+                                coalesce("time", 'NaN')), 4326),
+                              origin_id, \(names)
+                            FROM stage_location ORDER BY seq
+                            ON CONFLICT DO NOTHING
+                            """, binds: Self.binds(id, epoch))
+                )
+            }
+            if !page.events.isEmpty {
+                let connection = self.connection
+                let logger = self.logger
+                try await closeWatch.guarded {
+                    try await connection.copyFrom(
+                        table: "stage_event", columns: ["seq", "offset", "name", "data"], logger: logger
+                    ) { writer in
+                        var buffer = ByteBuffer()
+                        for event in page.events {
+                            CopyText.event(event, into: &buffer)
+                            if buffer.readableBytes > 240 * 1024 {
+                                try await writer.write(buffer)
+                                buffer.clear()
+                            }
+                        }
+                        if buffer.readableBytes > 0 { try await writer.write(buffer) }
+                    }
+                }
+                try await run(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            INSERT INTO waymark.event (session_id, seq, "offset", name, data)
+                            SELECT $1, seq, "offset", name, data FROM stage_event ORDER BY seq
+                            ON CONFLICT DO NOTHING
+                            """, binds: Self.binds(id))
+                )
+            }
+            try await run("UPDATE waymark.session SET last_seq = greatest(last_seq, \(lastSeq)) WHERE id = \(id)")
+        }
+    }
+
+    private static func binds(_ id: Int64, _ epoch: Double? = nil) -> PostgresBindings {
+        var binds = PostgresBindings()
+        binds.append(id)
+        if let epoch { binds.append(epoch) }
+        return binds
+    }
+
+    /// The number of rows (locations and events) this server holds of the session `uuid`, and
+    /// its id here (nil when it has none).
+    public func rowCount(uuid: String) async throws -> (id: Int64, rows: Int)? {
+        do {
+            for row in try await run(
+                """
+                SELECT s.id, (SELECT count(*) FROM waymark.location l WHERE l.session_id = s.id)
+                  + (SELECT count(*) FROM waymark.event e WHERE e.session_id = s.id)
+                FROM waymark.session s WHERE s.uuid = \(uuid)::uuid
+                """)
+            {
+                let (id, rows) = try row.decode((Int64, Int64).self)
+                return (id, Int(rows))
+            }
+            return nil
+        } catch {
+            throw PostGISError(error, address: address)
+        }
+    }
+}
+
+/// Fails the operations in flight on a connection as soon as it closes. postgres-nio (1.33)
+/// leaves a row sequence being read waiting for ever when the server or the link cuts the
+/// connection mid-result; a forwarder must instead see the cut and try again.
+final class CloseWatch: Sendable {
+    private struct State {
+        var closed = false
+        var next = 0
+        var waiting: [Int: @Sendable () -> Void] = [:]
+    }
+    private let state = Mutex(State())
+
+    init(_ connection: PostgresConnection) {
+        connection.closeFuture.whenComplete { [weak self] _ in
+            guard let self else { return }
+            let waiting = self.state.withLock { s -> [@Sendable () -> Void] in
+                s.closed = true
+                defer { s.waiting = [:] }
+                return Array(s.waiting.values)
+            }
+            for fail in waiting { fail() }
+        }
+    }
+
+    struct Closed: Error, CustomStringConvertible {
+        var description: String { "the connection was closed (the server or the link went away)" }
+    }
+
+    /// Runs `body`; if the connection closes first, throws ``Closed`` at once (and leaves
+    /// `body`, cancelled, to end as it may).
+    func guarded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let resumed = Mutex(false)
+            let finish: @Sendable (Result<T, any Error>) -> Void = { result in
+                let first = resumed.withLock { r -> Bool in
+                    defer { r = true }
+                    return !r
+                }
+                if first { continuation.resume(with: result) }
+            }
+            let task = Task {
+                do { finish(.success(try await body())) } catch { finish(.failure(error)) }
+            }
+            let id = state.withLock { s -> Int? in
+                guard !s.closed else { return nil }
+                s.next += 1
+                s.waiting[s.next] = {
+                    task.cancel()
+                    finish(.failure(Closed()))
+                }
+                return s.next
+            }
+            guard let id else {
+                task.cancel()
+                finish(.failure(Closed()))
+                return
+            }
+            Task { [self] in
+                _ = await task.result
+                state.withLock { _ = $0.waiting.removeValue(forKey: id) }
+            }
+        }
+    }
+}
+
+/// PostgreSQL's COPY text format: tab-separated, `\N` for NULL, backslash escapes.
+enum CopyText {
+    static func row(sequence: Int64, origin: Int32, _ values: [TransferValue], into buffer: inout ByteBuffer) {
+        buffer.writeString(String(sequence))
+        buffer.writeInteger(UInt8(ascii: "\t"))
+        buffer.writeString(String(origin))
+        for value in values {
+            buffer.writeInteger(UInt8(ascii: "\t"))
+            self.value(value, into: &buffer)
+        }
+        buffer.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    static func event(_ event: TransferEvent, into buffer: inout ByteBuffer) {
+        buffer.writeString(String(event.sequence))
+        buffer.writeInteger(UInt8(ascii: "\t"))
+        value(.real(event.offset), into: &buffer)
+        buffer.writeInteger(UInt8(ascii: "\t"))
+        text(event.name, into: &buffer)
+        buffer.writeInteger(UInt8(ascii: "\t"))
+        text(event.data, into: &buffer)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    static func value(_ value: TransferValue, into buffer: inout ByteBuffer) {
+        switch value {
+        case .null: buffer.writeStaticString("\\N")
+        case .integer(let v): buffer.writeString(String(v))
+        case .real(let v):
+            // Swift's shortest round-trip digits; PostgreSQL reads them back to the same double.
+            if v.isNaN {
+                buffer.writeStaticString("NaN")
+            } else if v.isInfinite {
+                buffer.writeStaticString(v > 0 ? "Infinity" : "-Infinity")
+            } else {
+                buffer.writeString(v.description)
+            }
+        case .text(let s): text(s, into: &buffer)
+        }
+    }
+
+    static func text(_ s: String, into buffer: inout ByteBuffer) {
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
+            case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
+            case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
+            case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
+            case 0: break  // PostgreSQL text cannot hold NUL
+            default: buffer.writeInteger(byte)
+            }
+        }
+    }
+}
