@@ -7,6 +7,7 @@
 //        waymark-bench stream [--points 100000,500000]  (see StreamBench.swift)
 //        waymark-bench record [--seconds 60]  (see RecordBench.swift)
 //        waymark-bench store [--points 1000000]  (see StoreBench.swift)
+//        waymark-bench postgis --store URL  (see PostGISBench.swift; scripts/bench-postgis.sh)
 //        waymark-bench parts FILE.gpx  (see PartsBench.swift)
 //        waymark-bench layouts [--sizes 10,100]  (see LayoutBench.swift)
 //        waymark-bench nmea [--sizes 10,100]     (see NMEABench.swift)
@@ -165,6 +166,10 @@ if CommandLine.arguments.dropFirst().first == "layouts" {
 }
 if CommandLine.arguments.dropFirst().first == "record" {
     try await RecordBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "postgis" {
+    try await PostGISBench.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
     exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "store" {

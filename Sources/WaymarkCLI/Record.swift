@@ -340,7 +340,6 @@ extension WaymarkCommand {
             await client.join()
             status?.clear()
             if case .unreachable(let reason) = ending {
-                forwarding?.forwarder.stop()
                 try? session?.finish(
                     outcome: .failed, detail: "cannot reach gpsd at \(host):\(port): \(reason)", duration: .zero,
                     endedAt: Date())
@@ -351,6 +350,7 @@ extension WaymarkCommand {
                     printError(
                         "waymark: no session was kept: no fix arrived (--keep-empty keeps a session without fixes)")
                 }
+                await forwarding?.finish()
                 printError(
                     "hint: start gpsd for your receiver, e.g. `sudo gpsd -N /dev/ttyUSB0` (or `sudo systemctl start gpsd`), "
                         + "or point --gpsd at where it runs")

@@ -43,7 +43,7 @@ extension WaymarkCommand {
 }
 
 extension WaymarkCommand.Sessions {
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the sessions, newest first: id, source, label, start, duration, counts.",
             discussion: """
@@ -63,13 +63,13 @@ extension WaymarkCommand.Sessions {
 
         func validate() throws { _ = try fleet.filter(now: Date()) }
 
-        func run() throws {
+        func run() async throws {
             do {
                 let filter = try fleet.filter(label: label, now: Date())  // the wall clock, read at the edge
                 let sessions: [SessionInfo]
                 var local: SessionStore?
                 if let address = try store.postgis() {
-                    sessions = try PostGISAccess.with(address) { try await $0.sessions(matching: filter) }
+                    sessions = try await PostGISAccess.with(address) { try await $0.sessions(matching: filter) }
                 } else {
                     let db = try store.openExisting()
                     local = db
@@ -105,7 +105,7 @@ extension WaymarkCommand.Sessions {
         }
     }
 
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show one session: what ran, how it ended, its counts, settings and scenario.")
 
@@ -117,10 +117,10 @@ extension WaymarkCommand.Sessions {
         @Flag(help: "Print one JSON object.")
         var json = false
 
-        func run() throws {
+        func run() async throws {
             do {
                 // A PostGIS session is read through a private copy, with the same code.
-                let (db, s, local, scratch) = try SessionSource.open(id, store: store)
+                let (db, s, local, scratch) = try await SessionSource.open(id, store: store)
                 defer { scratch?.remove() }
                 let b = try db.breakdown(of: local)
                 var stats = TraceStatistics()
@@ -140,7 +140,7 @@ extension WaymarkCommand.Sessions {
         }
     }
 
-    struct Export: ParsableCommand {
+    struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Export a session's locations as GeoJSON, GPX or text, or its audit log.",
             discussion: """
@@ -162,8 +162,30 @@ extension WaymarkCommand.Sessions {
             case geojson, gpx, text, ndjson, audit, html
         }
 
-        @Argument(help: "The session's id.")
-        var id: Int64
+        @Argument(help: "The session's id; several ids export those sessions together (GeoJSON or GPX).")
+        var ids: [Int64] = []
+
+        /// The one session of a single export.
+        var id: Int64 { ids.first ?? 0 }
+
+        @Flag(help: "Export every session (or every one the fleet options below select) together.")
+        var all = false
+
+        @Option(
+            help: ArgumentHelp(
+                "With several sessions, GeoJSON: a feature per session (default) or per segment.",
+                valueName: "session|segment"
+            ))
+        var per: ExportUnit = .session
+
+        enum ExportUnit: String, ExpressibleByArgument, CaseIterable {
+            case session, segment
+        }
+
+        @OptionGroup(title: "Fleet queries (several sessions)") var fleet: FleetFilterOptions
+
+        /// Whether this export writes several sessions into one file.
+        var isMany: Bool { ids.count > 1 || all || fleet.isGiven }
 
         @Option(
             name: [.customShort("f"), .customLong("format")],
@@ -198,6 +220,27 @@ extension WaymarkCommand.Sessions {
         @OptionGroup var store: StoreOptions
 
         func validate() throws {
+            if ids.isEmpty && !all && !fleet.isGiven {
+                throw ValidationError(
+                    "give a session's id, several ids, or --all (with --device, --since, --near… to choose)")
+            }
+            if !ids.isEmpty && (all || fleet.isGiven) {
+                throw ValidationError("give ids or --all and the fleet options, not both")
+            }
+            if fleet.isGiven && !all && ids.isEmpty { _ = try fleet.filter(now: Date()) }
+            if isMany {
+                guard format == .geojson || format == .gpx else {
+                    throw ValidationError(
+                        "several sessions export as GeoJSON or GPX; --format \(format.rawValue) takes one session")
+                }
+                if geojson.isGiven {
+                    throw ValidationError(
+                        "the GeoJSON options for GIS go with one session; several sessions are written as features with their attributes"
+                    )
+                }
+            } else if per != .session {
+                throw ValidationError("--per segment goes with several sessions (ids, --all or the fleet options)")
+            }
             // What -o is (the store) first: it says more than what its name says.
             try OutputSafety.check(
                 outputs: output.map { [("-o", $0)] } ?? [], protected: OutputSafety.store(store.path))
@@ -218,9 +261,17 @@ extension WaymarkCommand.Sessions {
             try geojson.checkDelivered()
         }
 
-        func run() throws {
+        func run() async throws {
+            if isMany {
+                do {
+                    try await exportMany()
+                } catch {
+                    throw sysexit(for: error)
+                }
+                return
+            }
             do {
-                let (db, session, local, scratch) = try SessionSource.open(id, store: store)
+                let (db, session, local, scratch) = try await SessionSource.open(id, store: store)
                 defer { scratch?.remove() }
                 let uncommitted = UncommittedOutputs()
                 defer { uncommitted.finish() }
@@ -238,7 +289,7 @@ extension WaymarkCommand.Sessions {
         }
     }
 
-    struct Delete: ParsableCommand {
+    struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a session, or every session older than an age, with its locations and events.",
             discussion: """
@@ -280,27 +331,27 @@ extension WaymarkCommand.Sessions {
             if dryRun && olderThan == nil { throw ValidationError("--dry-run goes with --older-than") }
         }
 
-        func run() throws {
+        func run() async throws {
             if let olderThan, let age = AgeText.parse(olderThan) {
-                try deleteOlder(than: age, named: olderThan, now: Date())  // the wall clock, read at the edge
+                try await deleteOlder(than: age, named: olderThan, now: Date())  // the wall clock, read at the edge
                 return
             }
             guard let id else { return }
             do {
                 if let address = try store.postgis() {
-                    let sessions = try PostGISAccess.with(address) {
+                    let sessions = try await PostGISAccess.with(address) {
                         try await $0.sessions(matching: SessionFilter(ids: [id]))
                     }
                     guard let session = sessions.first else {
-                        throw PostGISError(
-                            address: address.description,
+                        throw StoreError(
+                            .sessionNotFound, path: address.description,
                             message: "has no session \(id); `waymark sessions list --store \(address)` shows them")
                     }
                     if session.outcome == .running {
                         printError("waymark: session \(id) is still being forwarded as it records; stop it first")
                         throw ExitCode(ExitStatus.usage)
                     }
-                    _ = try PostGISAccess.with(address) { try await $0.deleteSession(id) }
+                    _ = try await PostGISAccess.with(address) { try await $0.deleteSession(id) }
                     printError(
                         "Deleted session \(id) from \(address) (\(session.locationCount) location(s), "
                             + "\(session.eventCount) event(s)).")
@@ -323,11 +374,19 @@ extension WaymarkCommand.Sessions {
         }
 
         /// Deletes (or, with --dry-run, lists) the sessions that began before `now` less `age`.
-        private func deleteOlder(than age: Duration, named text: String, now: Date) throws {
+        private func deleteOlder(than age: Duration, named text: String, now: Date) async throws {
             do {
-                let db = try store.openExisting()
                 let cutoff = now.addingTimeInterval(-age.inSeconds)
-                let sessions = try db.deleteSessions(createdBefore: cutoff, dryRun: dryRun)
+                let sessions: [SessionInfo]
+                if let address = try store.postgis() {
+                    let dryRun = self.dryRun
+                    sessions = try await PostGISAccess.with(address) { server in
+                        try await server.deleteSessions(createdBefore: cutoff, dryRun: dryRun)
+                    }
+                } else {
+                    let db = try store.openExisting()
+                    sessions = try db.deleteSessions(createdBefore: cutoff, dryRun: dryRun)
+                }
                 let before = "began before \(ValueFormatting.iso8601(cutoff).prefix(19))Z"
                 let ids = sessions.map { String($0.id) }.joined(separator: ", ")
                 let locations = sessions.reduce(0) { $0 + $1.locationCount }
@@ -612,17 +671,17 @@ enum SessionJSON {
 enum SessionSource {
     /// The store to read session `id` from, the session as the store asked shows it, its id
     /// in the store returned, and the private copy to remove afterwards (a PostGIS session).
-    static func open(_ id: Int64, store: StoreOptions) throws -> (
+    static func open(_ id: Int64, store: StoreOptions) async throws -> (
         SessionStore, SessionInfo, Int64, PostGISAccess.Scratch?
     ) {
         if let address = try store.postgis() {
             let scratch = try PostGISAccess.Scratch()
             do {
                 let copy = scratch.store
-                let (session, local) = try PostGISAccess.with(address) { server -> (SessionInfo, Int64) in
+                let (session, local) = try await PostGISAccess.with(address) { server -> (SessionInfo, Int64) in
                     guard let session = try await server.sessions(matching: SessionFilter(ids: [id])).first else {
-                        throw PostGISError(
-                            address: address.description,
+                        throw StoreError(
+                            .sessionNotFound, path: address.description,
                             message: "has no session \(id); `waymark sessions list --store \(address)` shows them")
                     }
                     return (session, try await server.copySession(id, into: copy))

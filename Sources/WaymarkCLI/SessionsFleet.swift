@@ -171,18 +171,16 @@ enum PostGISAccess {
     /// Opens the store at `address`, runs `body` with it and closes it; errors are the
     /// command's (``sysexit(for:)`` words them).
     static func with<T: Sendable>(
-        _ address: PostGISAddress, _ body: @escaping @Sendable (PostGISStore) async throws -> T
-    ) throws -> T {
-        try runBlocking {
-            let store = try await PostGISStore.open(address)
-            do {
-                let value = try await body(store)
-                await store.close()
-                return value
-            } catch {
-                await store.close()
-                throw error
-            }
+        _ address: PostGISAddress, _ body: @Sendable (PostGISStore) async throws -> T
+    ) async throws -> T {
+        let store = try await PostGISStore.open(address)
+        do {
+            let value = try await body(store)
+            await store.close()
+            return value
+        } catch {
+            await store.close()
+            throw error
         }
     }
 
@@ -209,7 +207,7 @@ enum PostGISAccess {
 }
 
 extension WaymarkCommand.Sessions {
-    struct Push: ParsableCommand {
+    struct Push: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Forward sessions from the local store to a PostGIS store (store and forward).",
             discussion: """
@@ -249,7 +247,8 @@ extension WaymarkCommand.Sessions {
 
         func validate() throws {
             _ = try target()
-            if let given = store.given, PostGISAddress.isAddress(given) {
+            // `$WAYMARK_STORE` may name the fleet's database; the local store is then the default file.
+            if let given = store.store, PostGISAddress.isAddress(given) {
                 throw ValidationError(
                     "--store names the local store to push from (a file); --to names the PostGIS store")
             }
@@ -264,10 +263,10 @@ extension WaymarkCommand.Sessions {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             do {
                 let target = try target()
-                let local = try store.openExisting()
+                let local = try SessionStore(path: store.path, mode: .existing)
                 let chosen = ids.isEmpty ? nil : ids
                 for id in ids { _ = try local.session(id) }
                 let backlog = try Forwarding.backlog(in: local, target: target.description, ids: chosen)
@@ -285,7 +284,7 @@ extension WaymarkCommand.Sessions {
                 }
                 let quiet = self.quiet
                 let prune = self.prune
-                let (report, pruned) = try PostGISAccess.with(target) { server in
+                let (report, pruned) = try await PostGISAccess.with(target) { server in
                     let report = try await Forwarding.push(
                         from: local, to: server, ids: chosen, now: { Date() },
                         progress: { event in
@@ -324,5 +323,100 @@ extension WaymarkCommand.Sessions {
                 throw sysexit(for: error)
             }
         }
+    }
+}
+
+extension WaymarkCommand.Sessions.Export {
+    /// Several sessions in one file: GeoJSON with a feature per session (or per segment) that
+    /// carries the session's attributes, or GPX with a track per session.
+    func exportMany() async throws {
+        let filter = ids.isEmpty ? try fleet.filter(now: Date()) : SessionFilter(ids: ids)
+        var sessions: [SessionInfo]
+        var local: [Int64: Int64] = [:]
+        let db: SessionStore
+        var scratch: PostGISAccess.Scratch?
+        defer { scratch?.remove() }
+        if let address = try store.postgis() {
+            let copy = try PostGISAccess.Scratch()
+            scratch = copy
+            db = copy.store
+            let copyStore = copy.store
+            (sessions, local) = try await PostGISAccess.with(address) { server -> ([SessionInfo], [Int64: Int64]) in
+                let found = try await server.sessions(matching: filter)
+                var ids: [Int64: Int64] = [:]
+                for s in found { ids[s.id] = try await server.copySession(s.id, into: copyStore) }
+                return (found, ids)
+            }
+        } else {
+            let opened = try store.openExisting()
+            db = opened
+            sessions = try opened.sessions(matching: filter, badRow: { SessionExport.report($0, in: opened) })
+            for s in sessions { local[s.id] = s.id }
+        }
+        let missing = ids.filter { id in !sessions.contains { $0.id == id } }
+        if !missing.isEmpty {
+            throw StoreError(
+                .sessionNotFound, path: try store.postgis()?.description ?? store.path,
+                message: "has no session " + missing.map(String.init).joined(separator: ", ")
+                    + "; `waymark sessions list` shows them")
+        }
+        sessions.sort { $0.id < $1.id }
+        if sessions.isEmpty { printError("waymark: no session matches; the file has none") }
+        let uncommitted = UncommittedOutputs()
+        defer { uncommitted.finish() }
+        let sink = try openOutput(output)
+        uncommitted.add(sink)
+        switch format {
+        case .gpx:
+            let writer = GPXWriter(sink: sink)
+            var headerWritten = false
+            for s in sessions {
+                let locations = try db.locationSequence(of: local[s.id] ?? s.id)
+                try locations.forEachGPXEvent(name: "Waymark session \(s.id): \(s.source)") { event in
+                    if case .header = event {
+                        if headerWritten { return }
+                        headerWritten = true
+                    }
+                    try writer.write(event)
+                }
+                for bad in locations.badRows { SessionExport.report(bad, in: db) }
+                if let failure = locations.failure { throw failure }
+            }
+            if !headerWritten { try writer.write(.header(GPXHeader(version: "1.1", creator: "Waymark"))) }
+            try writer.finish()
+        default:
+            let writer = GeoJSONWriter(sink: sink)
+            for s in sessions {
+                let name = "Waymark session \(s.id): \(s.source)"
+                let attributes: [(key: String, text: String?, number: Int64?)] = [
+                    ("session", nil, s.id), ("uuid", s.uuid, nil), ("device", s.device, nil), ("label", s.label, nil),
+                    ("kind", s.kind, nil), ("source", s.source, nil),
+                    ("started", ValueFormatting.iso8601(s.createdAt), nil), ("outcome", s.outcome.rawValue, nil),
+                ]
+                let locations = try db.locationSequence(of: local[s.id] ?? s.id)
+                switch per {
+                case .session:
+                    writer.addNextFeatureProperties(attributes)
+                    try writer.writeDelivered(locations, name: name)
+                case .segment:
+                    var segment: Int?
+                    for location in locations {
+                        if location.segment != segment {
+                            if let segment { try writer.endDelivered(name: "\(name), segment \(segment)") }
+                            segment = location.segment
+                            writer.addNextFeatureProperties(attributes + [("segment", nil, Int64(location.segment))])
+                            writer.beginDelivered()
+                        }
+                        try writer.addDelivered(location)
+                    }
+                    if let segment { try writer.endDelivered(name: "\(name), segment \(segment)") }
+                }
+                for bad in locations.badRows { SessionExport.report(bad, in: db) }
+                if let failure = locations.failure { throw failure }
+            }
+            try writer.finish()
+        }
+        try sink.commit()
+        printError("waymark: exported \(sessions.count) session(s)")
     }
 }

@@ -47,6 +47,13 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store for reading commands: a missing store is an error, not a new file. A
     /// store this user may not write is read as it is, with a note that says so.
     func openExisting() throws -> SessionStore {
+        if let address = try postgis() {
+            // Only the commands that know both stores check for an address first; the rest
+            // (restore, render --session) read a local file and must not read another one.
+            throw ValidationError(
+                "this command reads a local store (a file), and --store (or $WAYMARK_STORE) names a PostGIS database, "
+                    + "\(address); `waymark sessions export ID --store …` reads a session from it")
+        }
         let store = try SessionStore(path: path, mode: .existing)
         if let aside = store.setAsideByUpgrade { printError(SetAsideText.upgrade(aside, store: path)) }
         if store.isReadOnly {
@@ -83,6 +90,16 @@ struct SessionOptions: ParsableArguments {
             valueName: "name"))
     var deviceName: String?
 
+    /// `argument` with the password of a URL in it replaced by `***`: a session's settings keep
+    /// its command line, and are shown and forwarded.
+    static func withoutPassword(_ argument: String) -> String {
+        guard let scheme = argument.range(of: "://"),
+            let at = argument[scheme.upperBound...].firstIndex(of: "@"),
+            let colon = argument[scheme.upperBound..<at].firstIndex(of: ":")
+        else { return argument }
+        return String(argument[..<argument.index(after: colon)]) + "***" + String(argument[at...])
+    }
+
     /// Where the session is forwarded: `--forward`, else `--store` when it is an address.
     func forwardTarget() throws -> PostGISAddress? {
         if let forward {
@@ -111,6 +128,11 @@ struct SessionOptions: ParsableArguments {
             }
             if noStore { throw ValidationError("--label names the stored session; --no-store stores none: drop one") }
         }
+        if forward != nil, let given = location.given, PostGISAddress.isAddress(given) {
+            throw ValidationError(
+                "--store names a PostGIS database and --forward another: give one (--store postgresql://… forwards there)"
+            )
+        }
         if noStore, try forwardTarget() != nil {
             throw ValidationError(
                 "--no-store stores no session, so there is nothing to forward: drop --no-store or --forward/--store URL"
@@ -135,7 +157,7 @@ struct SessionOptions: ParsableArguments {
         signal(SIGXFSZ, SIG_IGN)
         guard !noStore else { return nil }
         let settings = SessionSettings(
-            command: kind.rawValue, arguments: Array(CommandLine.arguments.dropFirst()),
+            command: kind.rawValue, arguments: CommandLine.arguments.dropFirst().map(Self.withoutPassword),
             directory: FileManager.default.currentDirectoryPath)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -168,6 +190,7 @@ final class ForwardingRun: Sendable {
     let session: Int64
     let task: Task<Void, Never>
     let quiet: Bool
+    let uuid: String?
 
     /// Starts forwarding `session` to `target`, or returns nil when there is nothing to do.
     static func start(_ session: SessionRecorder?, to target: PostGISAddress?, quiet: Bool) -> ForwardingRun? {
@@ -179,6 +202,7 @@ final class ForwardingRun: Sendable {
         self.target = target
         self.session = session.id
         self.quiet = quiet
+        uuid = (try? session.store.transferSessions([session.id]))?.first?.uuid
         // The clock of the command line: the forwarder's logic takes its sleep injected.
         let clock = ContinuousClock()
         forwarder = LiveForwarder(
@@ -193,8 +217,17 @@ final class ForwardingRun: Sendable {
     /// After the session is finished: the last rounds, and what happened, in a line.
     func finish() async {
         forwarder.stop()
+        task.cancel()  // its wait between rounds ends at once
         await task.value
-        let waiting = await forwarder.finish(attempts: 3)
+        if (try? forwarder.store.transferSessions([session]))?.isEmpty == true {
+            _ = await forwarder.finish(attempts: 1, uuid: uuid)
+            if !quiet {
+                printError("waymark: forward: session \(session) was not kept, so it is removed from \(target)")
+            }
+            return
+        }
+        if !quiet { printError("waymark: forward: sending what is left of session \(session) (up to 3 tries)") }
+        let waiting = await forwarder.finish(attempts: 3, uuid: uuid)
         if waiting == 0 {
             if !quiet { printError("waymark: session \(session) forwarded to \(target): every row is there") }
         } else {

@@ -95,6 +95,9 @@ func sysexit(for error: Error) -> ExitCode {
         case .notADatabase, .foreign, .newer, .corrupt, .cannotUpgrade: return ExitCode(ExitStatus.dataError)
         case .readOnly, .full, .busy, .io: return ExitCode(ExitStatus.ioError)
         }
+    case let e as ValidationError:
+        printError("waymark: \(e.message)")
+        return ExitCode(ExitStatus.usage)
     case let e as PostGISError:
         printError("waymark: \(e)")
         if e.isTransient {

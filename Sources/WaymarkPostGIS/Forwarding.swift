@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 import WaymarkStore
 
@@ -91,10 +90,13 @@ public enum Forwarding {
     /// Whether `server` holds every row of local session `id`, counted on both sides: what
     /// pruning checks before it deletes the local copy.
     public static func isComplete(_ id: Int64, in store: SessionStore, at server: PostGISStore) async throws -> Bool {
+        // Read afresh: a session that ended during the push was sent as running, so its final
+        // row (outcome, end, duration) is sent again first.
         guard let session = try store.transferSessions([id]).first,
-            session.outcome != SessionOutcome.running.rawValue,
-            let remote = try await server.rowCount(uuid: session.uuid)
+            session.outcome != SessionOutcome.running.rawValue
         else { return false }
+        _ = try await server.upsert(session)
+        guard let remote = try await server.rowCount(uuid: session.uuid) else { return false }
         return remote.rows == (try store.rowCount(session: id))
     }
 }
@@ -108,7 +110,8 @@ public enum Forwarding {
 public final class LiveForwarder: Sendable {
     public typealias Sleep = @Sendable (Duration) async throws -> Void
 
-    let store: SessionStore
+    /// The local store the session is written to.
+    public let store: SessionStore
     let session: Int64
     let address: PostGISAddress
     let interval: Duration
@@ -207,9 +210,17 @@ public final class LiveForwarder: Sendable {
     public func stop() { state.withLock { $0.stopping = true } }
 
     /// After the recording ends: up to `attempts` last rounds until the session is complete at
-    /// the server. Returns the rows still waiting (0: all forwarded).
-    public func finish(attempts: Int) async -> Int {
+    /// the server. Returns the rows still waiting (0: all forwarded). A session the local store
+    /// no longer has (a recording without a fix is not kept) is deleted at the server too.
+    public func finish(attempts: Int, uuid: String?) async -> Int {
         stop()
+        if let uuid, (try? store.transferSessions([session]))?.isEmpty == true {
+            if let server = try? await PostGISStore.open(address) {
+                try? await server.deleteSession(uuid: uuid)
+                await server.close()
+            }
+            return 0
+        }
         for attempt in 0..<max(1, attempts) {
             if await forwardOnce(),
                 (try? store.forwardMark(session: session, target: address.description))??.complete == true
@@ -226,19 +237,4 @@ public final class LiveForwarder: Sendable {
         await server?.close()
         return (try? store.rowCount(session: session, after: acknowledged)) ?? 0
     }
-}
-
-/// Runs async work to its end from synchronous code (a command's `run()`), on a thread of its
-/// own: postgres-nio's event loops do the waiting, so the calling thread may block.
-public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let result = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        let r: Result<T, any Error>
-        do { r = .success(try await body()) } catch { r = .failure(error) }
-        result.withLock { $0 = r }
-        done.signal()
-    }
-    done.wait()
-    return try result.withLock { $0! }.get()
 }

@@ -15,11 +15,15 @@ import PostgresNIO
 ///   (default directory `/var/run/postgresql`, as Debian's libpq).
 /// - `user`: else `$PGUSER`, else the login name; `database`: else the user's name.
 /// - `password`: else `$PGPASSWORD`.
-/// - `sslmode=disable|prefer|require` (default: `disable` on a Unix socket, `prefer` over TCP).
+/// - `sslmode=disable|prefer|require|verify-ca|verify-full` (default: `disable` on a Unix
+///   socket, `prefer` over TCP); see ``TLSMode``.
 /// - `postgres://` is the same scheme.
 public struct PostGISAddress: Sendable, Hashable, CustomStringConvertible {
+    /// libpq's `sslmode`: `prefer` and `require` encrypt without checking the server's
+    /// certificate (as libpq does); `verify` (`verify-ca`, `verify-full`) checks it against the
+    /// system's trusted certificates and the host name.
     public enum TLSMode: String, Sendable, Hashable {
-        case disable, prefer, require
+        case disable, prefer, require, verify
     }
 
     public var user: String
@@ -117,7 +121,8 @@ public struct PostGISAddress: Sendable, Hashable, CustomStringConvertible {
                 switch value {
                 case "disable", "allow": tls = .disable
                 case "prefer": tls = .prefer
-                case "require", "verify-ca", "verify-full": tls = .require
+                case "require": tls = .require
+                case "verify-ca", "verify-full": tls = .verify
                 default:
                     throw PostGISError(
                         address: text, message: "has sslmode=\(value); use disable, prefer or require")
@@ -168,9 +173,12 @@ public struct PostGISAddress: Sendable, Hashable, CustomStringConvertible {
             let tlsConfiguration: PostgresConnection.Configuration.TLS
             switch tls {
             case .disable: tlsConfiguration = .disable
-            case .prefer:
-                tlsConfiguration = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            case .require:
+            case .prefer, .require:
+                var unverified = TLSConfiguration.makeClientConfiguration()
+                unverified.certificateVerification = .none
+                let context = try NIOSSLContext(configuration: unverified)
+                tlsConfiguration = tls == .prefer ? .prefer(context) : .require(context)
+            case .verify:
                 tlsConfiguration = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
             }
             configuration = .init(
@@ -219,8 +227,11 @@ public struct PostGISError: Error, Sendable, CustomStringConvertible {
                 var text = message
                 if let detail = info[.detail] { text += " (\(detail))" }
                 if let hint = info[.hint] { text += "; hint: \(hint)" }
-                // Class 08 (connection), 57P0x (shutdown, crash), 53 (resources): try again later.
-                isTransient = state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53")
+                // Class 08 (connection), 57P0x (shutdown, crash), 57014 (cancelled, a statement
+                // timeout), 53 (resources), 40 (a deadlock or a serialization failure): try again.
+                isTransient =
+                    state.hasPrefix("08") || state.hasPrefix("57P") || state == "57014" || state.hasPrefix("53")
+                    || state.hasPrefix("40")
                 self.message = "the server said: \(text) [\(state)]"
                 return
             }
@@ -233,6 +244,12 @@ public struct PostGISError: Error, Sendable, CustomStringConvertible {
                 isTransient = false
                 message = "\(psql.code)\(underlying)"
             }
+            return
+        }
+        if error is NIOSSLError {
+            // A certificate or a handshake refused: trying again will not mend it.
+            isTransient = false
+            message = "TLS failed: \(String(describing: error))"
             return
         }
         isTransient = true

@@ -211,6 +211,31 @@ extension PostGISStore {
         return local
     }
 
+    /// Deletes the sessions that began before `cutoff` with their rows, as the SQLite store's
+    /// `deleteSessions(createdBefore:dryRun:)`: a session still `running` is kept. Returns them
+    /// as they were; with `dryRun`, deletes nothing.
+    public func deleteSessions(createdBefore cutoff: Date, dryRun: Bool) async throws -> [SessionInfo] {
+        let old = try await sessions(matching: SessionFilter(until: cutoff)).filter { $0.outcome != .running }
+        if !dryRun {
+            for session in old { try await deleteSession(session.id) }
+        }
+        return old
+    }
+
+    /// Deletes the session named `uuid` with its rows, if this server has it (a recording
+    /// whose local session was discarded: it never delivered a fix).
+    public func deleteSession(uuid: String) async throws {
+        do {
+            for row in try await run("SELECT id FROM waymark.session WHERE uuid = \(uuid)::uuid") {
+                try await deleteSession(try row.decode(Int64.self))
+            }
+        } catch let error as PostGISError {
+            throw error
+        } catch {
+            throw PostGISError(error, address: address)
+        }
+    }
+
     /// Deletes session `id` with its locations and events; false when there is none.
     @discardableResult
     public func deleteSession(_ id: Int64) async throws -> Bool {

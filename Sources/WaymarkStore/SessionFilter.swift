@@ -103,7 +103,7 @@ public struct SessionFilter: Sendable, Hashable {
     }
 
     public var label: String?
-    /// Sessions whose device is exactly this (`--device`).
+    /// Sessions whose device is exactly this (`sessions list --device`; set by `--device-name`).
     public var device: String?
     /// Sessions that began at or after this (`created_at`, wall-clock time).
     public var since: Date?

@@ -645,7 +645,7 @@ public struct NewSession: Sendable {
     public var host: String
     /// The user's name for the session (`--label`), or nil; never empty.
     public var label: String?
-    /// The receiver or machine that recorded it (`--device`; schema v6), or nil; never empty.
+    /// The receiver or machine that recorded it (`--device-name`; schema v6), or nil; never empty.
     public var device: String?
     /// The session's name in every store it reaches (schema v6).
     public var uuid: UUID
@@ -699,7 +699,7 @@ public struct SessionInfo: Sendable, Hashable {
     public var outcomeDetail: String?
     /// The user's name for the session (`--label`; schema v5), or nil.
     public var label: String?
-    /// The receiver or machine that recorded it (`--device`; schema v6), or nil.
+    /// The receiver or machine that recorded it (`--device-name`; schema v6), or nil.
     public var device: String?
     /// Its name in every store (schema v6): lower-case UUID text; nil only for a row restored
     /// from `rejected_session` before it is first forwarded.

@@ -117,6 +117,49 @@ import WaymarkStore
     }
 
     /// The database of an address `PostgresCluster.address(database:)` made.
+    /// Several sessions in one file, from either store alike: GeoJSON with a feature per
+    /// session (or per segment) carrying the session's attributes, GPX with a track per session.
+    @Test func severalSessionsExportTogetherFromBothStores() throws {
+        let cluster = try PostgresCluster.start()
+        let url = cluster.address(database: try cluster.newDatabase())
+        let local = try Self.localStore(runs: 3)
+        #expect(try Self.waymark(["sessions", "push", "--to", url, "--store", local]).status == 0)
+        let store = try SessionStore(path: local, mode: .existing)
+        let sessions = try store.sessions().sorted { $0.id < $1.id }
+        let segments = try sessions.map { s in Set(try store.locations(of: s.id).map(\.segment)).count }
+        for (options, features) in [
+            (["--all"], sessions.count), (["--all", "--per", "segment"], segments.reduce(0, +)),
+            (["1", "3"], 2), (["--device", "van-1"], 1),
+        ] {
+            let a = try Self.waymark(["sessions", "export", "--store", local, "-f", "geojson"] + options)
+            let b = try Self.waymark(["sessions", "export", "--store", url, "-f", "geojson"] + options)
+            #expect(a.status == 0 && b.status == 0, "\(options): \(a.stderr) \(b.stderr)")
+            #expect(a.stdout == b.stdout, "\(options)")
+            let object = try #require(try JSONSerialization.jsonObject(with: a.stdout) as? [String: Any])
+            let list = try #require(object["features"] as? [[String: Any]])
+            #expect(list.count == features, "\(options)")
+            for feature in list {
+                let properties = try #require(feature["properties"] as? [String: Any])
+                let id = try #require(properties["session"] as? Int)
+                let session = try #require(sessions.first { $0.id == Int64(id) })
+                #expect(properties["uuid"] as? String == session.uuid)
+                #expect(properties["device"] as? String == session.device)
+                #expect(properties["outcome"] as? String == "completed")
+            }
+        }
+        let gpx = try Self.waymark(["sessions", "export", "--all", "--store", url, "-f", "gpx"])
+        #expect(gpx.status == 0, "\(gpx.stderr)")
+        #expect(gpx.stdoutText.components(separatedBy: "<trk>").count - 1 == sessions.count)
+        #expect(gpx.stdoutText.components(separatedBy: "<gpx ").count - 1 == 1)
+        if let xmllint = which("xmllint") {
+            let path = temporaryPath(".gpx")
+            try gpx.stdout.write(to: URL(fileURLWithPath: path))
+            #expect(try run(xmllint, ["--noout", path]).status == 0)
+        }
+        let refused = try Self.waymark(["sessions", "export", "1", "2", "--store", local, "-f", "audit"])
+        #expect(refused.status == 64 && refused.stderr.contains("GeoJSON or GPX"), "\(refused.stderr)")
+    }
+
     static func database(_ url: String) -> String {
         String(url.split(separator: "@/", maxSplits: 1).last?.split(separator: "?").first ?? "")
     }
@@ -200,7 +243,8 @@ import WaymarkStore
         #expect(done.stderr.contains("Nothing waits"), "\(done.stderr)")
     }
 
-    /// `--prune` deletes only what the server holds whole.
+    /// `--prune` deletes only what the server holds whole: session 1, pushed and then missing a
+    /// row at the server, is kept; session 2, pushed by this run, goes.
     @Test func pruneDeletesOnlyWhatTheServerHoldsWhole() throws {
         let cluster = try PostgresCluster.start()
         let name = try cluster.newDatabase()
@@ -210,7 +254,7 @@ import WaymarkStore
         // The server loses a row of session 1 (someone deleted it): pruning must keep it here.
         _ = try cluster.psql(
             "DELETE FROM waymark.event WHERE seq = (SELECT max(seq) FROM waymark.event)", database: name)
-        let pruned = try Self.waymark(["sessions", "push", "2", "--to", url, "--store", local, "--prune"])
+        let pruned = try Self.waymark(["sessions", "push", "--to", url, "--store", local, "--prune"])
         #expect(pruned.status == 0, "\(pruned.stderr)")
         #expect(pruned.stderr.contains("Pruned 1 session(s)") && pruned.stderr.contains(": 2."), "\(pruned.stderr)")
         let left = try Self.waymark(["sessions", "list", "--store", local, "--json"])
@@ -279,7 +323,9 @@ import WaymarkStore
     /// again: the recorder keeps recording locally, says the link is down, and catches up when
     /// the server is back, before it ends.
     @Test func aServerThatStopsAndComesBackIsCaughtUpWith() async throws {
-        let cluster = try PostgresCluster.start()
+        // Its own server: the shared one serves the other suites' tests meanwhile.
+        let cluster = try PostgresCluster()
+        defer { cluster.remove() }
         let name = try cluster.newDatabase()
         let url = cluster.address(database: name)
         let (trace, _) = try GPSDServeLiveTests.makeTrace(count: 20_000)

@@ -38,7 +38,9 @@ final class PostgresCluster: @unchecked Sendable {
         var description: String
     }
 
-    private init() throws {
+    /// A cluster of its own, for a test that stops its server (``stopImmediately()``): the
+    /// shared one serves tests running meanwhile. ``remove()`` ends it.
+    init() throws {
         guard
             let bin = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
                 .compactMap(Int.init).sorted().last.map({ "/usr/lib/postgresql/\($0)/bin" }),
@@ -125,6 +127,12 @@ final class PostgresCluster: @unchecked Sendable {
     /// connection cut); ``startServer()`` brings it back on the same port.
     func stopImmediately() {
         _ = try? pgctl(["-D", data, "-m", "immediate", "-w", "stop"])
+    }
+
+    /// Stops the server and removes its directory.
+    func remove() {
+        stopImmediately()
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// The address of database `name` through the Unix socket.

@@ -117,6 +117,19 @@ public final class GeoJSONWriter {
     /// style), then forgotten.
     var extraProperties: [(key: String, value: GeoJSONPropertyValue)] = []
 
+    /// Gives the next feature these properties after its own, then forgets them: text, or a
+    /// whole number, per key; a nil value is left out. For a writer of many features of one
+    /// kind, such as `sessions export` of a fleet's sessions (a feature per session).
+    public func addNextFeatureProperties(_ properties: [(key: String, text: String?, number: Int64?)]) {
+        for p in properties {
+            if let text = p.text {
+                extraProperties.append((p.key, .string(text)))
+            } else if let number = p.number {
+                extraProperties.append((p.key, .number(Double(number), decimals: 0)))
+            }
+        }
+    }
+
     /// Values a simulation adds to each delivered location.
     @exclusivity(unchecked) private var pendingDelivery: StoredLocation?
     /// Whether `pendingDelivery` is set: tested per point instead of copying the optional.
