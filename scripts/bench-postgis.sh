@@ -26,5 +26,5 @@ trap cleanup EXIT
 as_server "$bin/initdb" -D "$work/data" -U waymark --auth=trust -E UTF8 --no-sync >/dev/null
 as_server "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w -o \
     "-p $port -k $work -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
-swift build -c release --product waymark-bench >/dev/null
+[ -n "${WAYMARK_BENCH_NO_BUILD:-}" ] || swift build -c release --product waymark-bench >/dev/null
 .build/release/waymark-bench postgis --store "postgresql://waymark@/postgres?host=$work&port=$port" "$@"

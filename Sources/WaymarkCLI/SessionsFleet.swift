@@ -173,7 +173,11 @@ enum PostGISAccess {
     static func with<T: Sendable>(
         _ address: PostGISAddress, _ body: @Sendable (PostGISStore) async throws -> T
     ) async throws -> T {
-        let store = try await PostGISStore.open(address)
+        // A statement that takes two minutes is a link that died without a word. The clock of
+        // the command line; the store's logic takes the sleep injected.
+        let clock = ContinuousClock()
+        let store = try await PostGISStore.open(
+            address, deadline: PostGISStore.Deadline(limit: .seconds(120), sleep: { try await clock.sleep(for: $0) }))
         do {
             let value = try await body(store)
             await store.close()

@@ -116,6 +116,8 @@ public final class LiveForwarder: Sendable {
     let address: PostGISAddress
     let interval: Duration
     let longestWait: Duration
+    /// How long one statement may take before the link is taken for dead (``PostGISStore/Deadline``).
+    let operationLimit: Duration
     let sleep: Sleep
     let now: @Sendable () -> Date
     let report: @Sendable (String) -> Void
@@ -132,7 +134,8 @@ public final class LiveForwarder: Sendable {
 
     public init(
         store: SessionStore, session: Int64, address: PostGISAddress, interval: Duration = .seconds(1),
-        longestWait: Duration = .seconds(30), sleep: @escaping Sleep, now: @escaping @Sendable () -> Date,
+        longestWait: Duration = .seconds(30), operationLimit: Duration = .seconds(60), sleep: @escaping Sleep,
+        now: @escaping @Sendable () -> Date,
         report: @escaping @Sendable (String) -> Void
     ) {
         self.store = store
@@ -140,6 +143,7 @@ public final class LiveForwarder: Sendable {
         self.address = address
         self.interval = interval
         self.longestWait = longestWait
+        self.operationLimit = operationLimit
         self.sleep = sleep
         self.now = now
         self.report = report
@@ -158,7 +162,8 @@ public final class LiveForwarder: Sendable {
             if let open = state.withLock({ $0.server }) {
                 server = open
             } else {
-                server = try await PostGISStore.open(address)
+                server = try await PostGISStore.open(
+                    address, deadline: PostGISStore.Deadline(limit: operationLimit, sleep: sleep))
                 state.withLock { $0.server = server }
             }
             _ = try await Forwarding.push(from: store, to: server, ids: [session], now: now)
@@ -215,7 +220,9 @@ public final class LiveForwarder: Sendable {
     public func finish(attempts: Int, uuid: String?) async -> Int {
         stop()
         if let uuid, (try? store.transferSessions([session]))?.isEmpty == true {
-            if let server = try? await PostGISStore.open(address) {
+            if let server = try? await PostGISStore.open(
+                address, deadline: PostGISStore.Deadline(limit: operationLimit, sleep: sleep))
+            {
                 try? await server.deleteSession(uuid: uuid)
                 await server.close()
             }

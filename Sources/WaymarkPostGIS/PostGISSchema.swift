@@ -99,7 +99,9 @@ enum PostGISSchema {
                     ) PARTITION BY RANGE (at)
                     """,
                     "CREATE INDEX location_geom ON waymark.location USING gist (geom)",
-                    "CREATE INDEX location_at ON waymark.location (at)",
+                    // Rows arrive in time order: a BRIN index finds a time range for a fraction
+                    // of a B-tree's cost on every insert.
+                    "CREATE INDEX location_at ON waymark.location USING brin (at)",
                     """
                     CREATE TABLE waymark.event (
                       session_id bigint NOT NULL,

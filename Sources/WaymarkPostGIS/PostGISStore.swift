@@ -28,17 +28,31 @@ public actor PostGISStore {
     private var origins: [String: Int32] = [:]
     private var staged = false
 
-    private init(address: PostGISAddress, connection: PostgresConnection, logger: Logger) {
+    private init(address: PostGISAddress, connection: PostgresConnection, logger: Logger, deadline: Deadline?) {
         self.address = address
         self.connection = connection
         self.logger = logger
-        self.closeWatch = CloseWatch(connection)
+        self.closeWatch = CloseWatch(connection, deadline: deadline)
+    }
+
+    /// How long one statement (or one page's COPY) may take before the connection is taken for
+    /// dead and closed: a link that drops packets without a word (no FIN, no RST) otherwise
+    /// holds an operation until TCP gives up, many minutes later. Time comes from `sleep`,
+    /// injected (the command line gives the continuous clock's).
+    public struct Deadline: Sendable {
+        public var limit: Duration
+        public var sleep: @Sendable (Duration) async throws -> Void
+
+        public init(limit: Duration, sleep: @escaping @Sendable (Duration) async throws -> Void) {
+            self.limit = limit
+            self.sleep = sleep
+        }
     }
 
     /// Connects to the store at `address` and brings its schema up to date (making it in an
     /// empty database, with the `postgis` extension). A schema from a newer Waymark is
     /// refused.
-    public static func open(_ address: PostGISAddress) async throws -> PostGISStore {
+    public static func open(_ address: PostGISAddress, deadline: Deadline? = nil) async throws -> PostGISStore {
         let logger = Logger(label: "waymark.postgis") { _ in SwiftLogNoOpLogHandler() }
         let connection: PostgresConnection
         do {
@@ -47,7 +61,7 @@ public actor PostGISStore {
         } catch {
             throw PostGISError(error, address: address)
         }
-        let store = PostGISStore(address: address, connection: connection, logger: logger)
+        let store = PostGISStore(address: address, connection: connection, logger: logger, deadline: deadline)
         do {
             try await store.migrate()
         } catch {
@@ -200,11 +214,22 @@ public actor PostGISStore {
         var acknowledged = try await upsert(session)
         do {
             try await stageTables()
+            // The next page is read from the local store while the server writes this one.
+            let id = session.id
+            func read(after: Int64) -> Task<TransferPage, any Error> {
+                Task { try store.transferPage(session: id, after: after, limit: pageSize) }
+            }
+            var next = read(after: acknowledged.lastSequence)
             while true {
-                let page = try store.transferPage(
-                    session: session.id, after: acknowledged.lastSequence, limit: pageSize)
+                let page = try await next.value
                 guard let last = page.last else { break }
-                try await write(page, session: acknowledged.id, epoch: session.epoch)
+                next = read(after: last)
+                do {
+                    try await write(page, session: acknowledged.id, epoch: session.epoch)
+                } catch {
+                    next.cancel()
+                    throw error
+                }
                 acknowledged.lastSequence = last
                 progress(page.count)
             }
@@ -275,27 +300,14 @@ public actor PostGISStore {
         let lastSeq = sequenceEnd
         try await transaction {
             if !page.locations.isEmpty {
-                let connection = self.connection
-                let logger = self.logger
-                try await closeWatch.guarded {
-                    try await connection.copyFrom(
-                        table: "stage_location",
-                        // postgres-nio quotes each name itself.
-                        columns: ["seq", "origin_id"] + StoreSchema.transferLocationColumns.map(\.name),
-                        logger: logger
-                    ) { writer in
-                        var buffer = ByteBuffer()
-                        buffer.reserveCapacity(256 * 1024)
-                        for (i, location) in page.locations.enumerated() {
-                            CopyText.row(
-                                sequence: location.sequence, origin: originIDs[i], location.values, into: &buffer)
-                            if buffer.readableBytes > 240 * 1024 {
-                                try await writer.write(buffer)
-                                buffer.clear()
-                            }
-                        }
-                        if buffer.readableBytes > 0 { try await writer.write(buffer) }
-                    }
+                let locations = page.locations
+                // postgres-nio quotes each column's name itself.
+                try await copy(
+                    into: "stage_location", ["seq", "origin_id"] + StoreSchema.transferLocationColumns.map(\.name),
+                    count: locations.count
+                ) { i, buffer in
+                    CopyText.row(
+                        sequence: locations[i].sequence, origin: originIDs[i], locations[i].values, into: &buffer)
                 }
                 try await run(
                     PostgresQuery(
@@ -311,22 +323,10 @@ public actor PostGISStore {
                 )
             }
             if !page.events.isEmpty {
-                let connection = self.connection
-                let logger = self.logger
-                try await closeWatch.guarded {
-                    try await connection.copyFrom(
-                        table: "stage_event", columns: ["seq", "offset", "name", "data"], logger: logger
-                    ) { writer in
-                        var buffer = ByteBuffer()
-                        for event in page.events {
-                            CopyText.event(event, into: &buffer)
-                            if buffer.readableBytes > 240 * 1024 {
-                                try await writer.write(buffer)
-                                buffer.clear()
-                            }
-                        }
-                        if buffer.readableBytes > 0 { try await writer.write(buffer) }
-                    }
+                let events = page.events
+                try await copy(into: "stage_event", ["seq", "offset", "name", "data"], count: events.count) {
+                    i, buffer in
+                    CopyText.event(events[i], into: &buffer)
                 }
                 try await run(
                     PostgresQuery(
@@ -338,6 +338,30 @@ public actor PostGISStore {
                 )
             }
             try await run("UPDATE waymark.session SET last_seq = greatest(last_seq, \(lastSeq)) WHERE id = \(id)")
+        }
+    }
+
+    /// `COPY table (columns) FROM STDIN` of `count` rows, each written by `row` in the text
+    /// format, sent in pieces of about 240 KiB; failed at once if the connection closes.
+    private func copy(
+        into table: String, _ columns: [String], count: Int,
+        row: @escaping @Sendable (Int, inout ByteBuffer) -> Void
+    ) async throws {
+        let connection = self.connection
+        let logger = self.logger
+        try await closeWatch.guarded {
+            try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                var buffer = ByteBuffer()
+                buffer.reserveCapacity(256 * 1024)
+                for i in 0..<count {
+                    row(i, &buffer)
+                    if buffer.readableBytes > 240 * 1024 {
+                        try await writer.write(buffer)
+                        buffer.clear()
+                    }
+                }
+                if buffer.readableBytes > 0 { try await writer.write(buffer) }
+            }
         }
     }
 
@@ -379,8 +403,12 @@ final class CloseWatch: Sendable {
         var waiting: [Int: @Sendable () -> Void] = [:]
     }
     private let state = Mutex(State())
+    private let connection: PostgresConnection
+    private let deadline: PostGISStore.Deadline?
 
-    init(_ connection: PostgresConnection) {
+    init(_ connection: PostgresConnection, deadline: PostGISStore.Deadline?) {
+        self.connection = connection
+        self.deadline = deadline
         connection.closeFuture.whenComplete { [weak self] _ in
             guard let self else { return }
             let waiting = self.state.withLock { s -> [@Sendable () -> Void] in
@@ -425,8 +453,17 @@ final class CloseWatch: Sendable {
                 finish(.failure(Closed()))
                 return
             }
+            // Past the deadline, the connection is closed: this operation and any other in
+            // flight fail as on a cut.
+            let watchdog = deadline.map { deadline in
+                Task { [connection] in
+                    do { try await deadline.sleep(deadline.limit) } catch { return }
+                    connection.close().whenComplete { _ in }
+                }
+            }
             Task { [self] in
                 _ = await task.result
+                watchdog?.cancel()
                 state.withLock { _ = $0.waiting.removeValue(forKey: id) }
             }
         }

@@ -264,6 +264,36 @@ import WaymarkStore
         #expect(ids == [1])
     }
 
+    /// A link that goes silent (packets dropped, no FIN, no RST) is given up once a statement
+    /// outlives its deadline: the push fails as on a cut, instead of waiting for TCP for
+    /// many minutes. The deadline's clock moves only once the link is silent.
+    @Test(.timeLimit(.minutes(1))) func aLinkThatGoesSilentIsGivenUpAtTheDeadline() async throws {
+        let cluster = try PostgresCluster.start()
+        let name = try cluster.newDatabase()
+        let local = try Self.localStore(runs: 1)
+        let proxy = try CuttingProxy(target: cluster.port, seed: 1, meanBytes: .infinity)
+        defer { proxy.stop() }
+        let silence = Gate()
+        let deadline = PostGISStore.Deadline(limit: .seconds(60)) { _ in
+            await silence.wait()
+            try Task.checkCancellation()  // an operation that ended in time cancelled its watchdog
+        }
+        let server = try await PostGISStore.open(
+            try PostGISAddress(cluster.tcpAddress(database: name, port: proxy.port)), deadline: deadline)
+        let store = try SessionStore(path: local, mode: .existing)
+        let session = try #require(try store.transferSessions().first)
+        proxy.blackHole()
+        let push = Task { try await server.push(session, from: store) }
+        silence.open()
+        do {
+            _ = try await push.value
+            Issue.record("the push went through a silent link")
+        } catch let error as PostGISError {
+            #expect(error.isTransient, "\(error)")
+        }
+        await server.close()
+    }
+
     // MARK: - Recorders
 
     /// `record --forward` from a served trace: the session is at the server whole when the
@@ -476,6 +506,11 @@ final class CuttingProxy: @unchecked Sendable {
     private let meanBytes: Double
     private var cutCount = 0
     private var stopped = false
+    private var silent = false
+
+    /// From now on, nothing is relayed and nothing is closed: a link that drops every packet.
+    func blackHole() { lock.withLock { silent = true } }
+    var isSilent: Bool { lock.withLock { silent } }
 
     var cuts: Int { lock.withLock { cutCount } }
 
@@ -516,7 +551,7 @@ final class CuttingProxy: @unchecked Sendable {
             random ^= random << 25
             random ^= random >> 27
             let u = Double((random &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
-            return max(1, Int(-log(1 - u) * meanBytes))
+            return meanBytes.isInfinite ? Int.max : max(1, Int(-log(1 - u) * meanBytes))
         }
     }
 
@@ -572,6 +607,7 @@ final class CuttingProxy: @unchecked Sendable {
             while true {
                 let n = read(source, &buffer, buffer.count)
                 if n <= 0 { break }
+                if proxy?.isSilent == true { continue }
                 var length = n
                 var cut = false
                 if counted {
@@ -613,5 +649,32 @@ final class CuttingProxy: @unchecked Sendable {
                 close(server)
             }
         }
+    }
+}
+
+/// A gate that tasks wait at until it is opened.
+final class Gate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isOpen = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = lock.withLock { () -> Bool in
+                if isOpen { return true }
+                waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let all = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            isOpen = true
+            defer { waiting = [] }
+            return waiting
+        }
+        for c in all { c.resume() }
     }
 }

@@ -84,30 +84,12 @@ final class PostgresCluster: @unchecked Sendable {
         try asServerUser(bin + "/pg_ctl", arguments)
     }
 
-    /// A port no one listens on now: the kernel's choice for a socket bound to port 0.
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// Starts the server, on a new free port when `port` is 0 or taken meanwhile (a few tries):
     /// `pg_ctl -w` returns once it accepts connections.
     func startServer() throws {
         var last = ""
         for _ in 0..<5 {
-            let port = self.port == 0 ? Self.freePort() : self.port
+            let port = self.port == 0 ? try freeLoopbackPorts(1)[0] : self.port
             let started = try pgctl([
                 "-D", data, "-l", directory + "/server.log", "-w", "-t", "300", "-o",
                 "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
