@@ -75,7 +75,7 @@ public enum Forwarding {
                     backlog: try store.rowCount(session: session.id, after: acknowledged.lastSequence)))
             let sent = Mutex(0)
             let id = session.id
-            let result = try await server.push(session, from: store) { rows in
+            let result = try await server.push(session, from: store, acknowledged: acknowledged) { rows in
                 sent.withLock { $0 += rows }
                 progress(.sent(id: id, rows: rows))
             }

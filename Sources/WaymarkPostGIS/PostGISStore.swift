@@ -27,6 +27,23 @@ public actor PostGISStore {
     /// This server's origin ids, by the local store's kind and name.
     private var origins: [String: Int32] = [:]
     private var staged = false
+    /// The months (``month(of:)``) whose partitions this connection made sure of.
+    private var ensuredMonths: Set<Int> = []
+
+    /// The calendar month (UTC) of Unix time `seconds`, as months since January 1970.
+    static func month(of seconds: Double) -> Int {
+        // Days to a civil date (H. Hinnant's algorithm), then year × 12 + month.
+        let days = Int((seconds / 86_400).rounded(.down))
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (year - 1970) * 12 + (month - 1)
+    }
 
     private init(address: PostGISAddress, connection: PostgresConnection, logger: Logger, deadline: Deadline?) {
         self.address = address
@@ -209,9 +226,11 @@ public actor PostGISStore {
     /// committed page kept: call it again to go on.
     public func push(
         _ session: TransferSession, from store: SessionStore, pageSize: Int = 8192,
-        progress: @Sendable (Int) -> Void = { _ in }
+        acknowledged known: Acknowledged? = nil, progress: @Sendable (Int) -> Void = { _ in }
     ) async throws -> Acknowledged {
-        var acknowledged = try await upsert(session)
+        // `known`: what ``upsert(_:)`` just returned for this session, which need not be asked again.
+        var acknowledged: Acknowledged
+        if let known { acknowledged = known } else { acknowledged = try await upsert(session) }
         do {
             try await stageTables()
             // The next page is read from the local store while the server writes this one.
@@ -290,9 +309,14 @@ public actor PostGISStore {
             }
         }
         if first <= last {
-            try await run(
-                "SELECT waymark.ensure_partitions(to_timestamp(\(epoch + first)), to_timestamp(\(epoch + last)))"
-            )
+            let months = Self.month(of: epoch + first)...Self.month(of: epoch + last)
+            if !months.allSatisfy({ ensuredMonths.contains($0) }) {
+                try await run(
+                    "SELECT waymark.ensure_partitions(to_timestamp(\(epoch + first)), to_timestamp(\(epoch + last)))"
+                )
+                // Partitions are never made twice; this connection need not ask for them again.
+                if months.count <= 1200 { ensuredMonths.formUnion(months) }
+            }
         }
         let originIDs = origins
         let sequenceEnd = page.last ?? -1

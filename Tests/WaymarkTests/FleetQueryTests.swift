@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Waymark
-import WaymarkPostGIS
+@testable import WaymarkPostGIS
 import WaymarkStore
 
 /// The fleet's queries (`--device`, `--since`, `--until`, `--near`, `--within`) answer alike on
@@ -187,6 +187,25 @@ import WaymarkStore
     }
 
     // MARK: - Parts
+
+    /// The month a push makes sure of a partition for is the calendar's (UTC), on every side of
+    /// every boundary from 1901 to 2100.
+    @Test func partitionMonthsAreTheCalendars() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var random = SplitMix(seed: 11)
+        var times: [Double] = (0..<3000).map { _ in random.unit(-2_177_452_800, 4_133_980_799) }
+        for year in [1901, 1969, 1970, 2000, 2024, 2100] {
+            for month in 1...12 {
+                let start = calendar.date(from: DateComponents(year: year, month: month, day: 1))!.timeIntervalSince1970
+                times += [start, start - 0.001, start + 0.5]
+            }
+        }
+        for t in times {
+            let c = calendar.dateComponents([.year, .month], from: Date(timeIntervalSince1970: t))
+            #expect(PostGISStore.month(of: t) == (c.year! - 1970) * 12 + c.month! - 1, "\(t)")
+        }
+    }
 
     @Test(
         arguments: [
