@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import Waymark
-@testable import WaymarkPostGIS
 import WaymarkStore
+
+@testable import WaymarkPostGIS
 
 /// The fleet's queries (`--device`, `--since`, `--until`, `--near`, `--within`) answer alike on
 /// both stores, and as a brute-force reading of every location says.
