@@ -127,7 +127,6 @@ public final class LiveForwarder: Sendable {
         var stopping = false
         var server: PostGISStore?
         var failures = 0
-        var lastError: String?
         var permanent: PostGISError?
         var acknowledged: Int64 = -1
     }
@@ -183,7 +182,6 @@ public final class LiveForwarder: Sendable {
             let server = state.withLock { s -> PostGISStore? in
                 defer { s.server = nil }
                 s.failures += 1
-                s.lastError = "\(error)"
                 return s.server
             }
             await server?.close()
