@@ -67,22 +67,39 @@ public enum Forwarding {
                 report.skipped += 1
                 continue
             }
-            let ended = session.outcome != SessionOutcome.running.rawValue
-            let acknowledged = try await server.upsert(session)
-            progress(
-                .session(
-                    id: session.id, uuid: session.uuid,
-                    backlog: try store.rowCount(session: session.id, after: acknowledged.lastSequence)))
-            let sent = Mutex(0)
-            let id = session.id
-            let result = try await server.push(session, from: store, acknowledged: acknowledged) { rows in
-                sent.withLock { $0 += rows }
-                progress(.sent(id: id, rows: rows))
+            var current = session
+            var announced = false
+            while true {
+                let ended = current.outcome != SessionOutcome.running.rawValue
+                let acknowledged = try await server.upsert(current)
+                if !announced {
+                    progress(
+                        .session(
+                            id: current.id, uuid: current.uuid,
+                            backlog: try store.rowCount(session: current.id, after: acknowledged.lastSequence)))
+                    announced = true
+                }
+                let sent = Mutex(0)
+                let id = current.id
+                let result = try await server.push(current, from: store, acknowledged: acknowledged) { rows in
+                    sent.withLock { $0 += rows }
+                    progress(.sent(id: id, rows: rows))
+                }
+                report.rowsSent += sent.withLock { $0 }
+                try store.setForwardMark(
+                    session: current.id, target: target, sequence: result.lastSequence, complete: ended, at: now())
+                if ended {
+                    report.complete.append(current.id)
+                    break
+                }
+                // A session that ended while its rows went is read again: its final row (outcome,
+                // end, duration) goes now, with the rows committed since, rather than the server
+                // keeping it as running until a later push.
+                guard let fresh = try store.transferSessions([current.id]).first,
+                    fresh.outcome != SessionOutcome.running.rawValue
+                else { break }
+                current = fresh
             }
-            report.rowsSent += sent.withLock { $0 }
-            try store.setForwardMark(
-                session: session.id, target: target, sequence: result.lastSequence, complete: ended, at: now())
-            if ended { report.complete.append(session.id) }
         }
         return report
     }
@@ -90,8 +107,8 @@ public enum Forwarding {
     /// Whether `server` holds every row of local session `id`, counted on both sides: what
     /// pruning checks before it deletes the local copy.
     public static func isComplete(_ id: Int64, in store: SessionStore, at server: PostGISStore) async throws -> Bool {
-        // Read afresh: a session that ended during the push was sent as running, so its final
-        // row (outcome, end, duration) is sent again first.
+        // Read afresh, and its final row (outcome, end, duration) sent again first: the session
+        // may have ended since it was pushed.
         guard let session = try store.transferSessions([id]).first,
             session.outcome != SessionOutcome.running.rawValue
         else { return false }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Waymark
 import WaymarkPostGIS
@@ -241,6 +242,55 @@ import WaymarkStore
         try Self.expectSameSessions(local: local, server: cluster.address(database: name))
         let done = try Self.waymark(["sessions", "push", "--to", through, "--store", local, "--dry-run"])
         #expect(done.stderr.contains("Nothing waits"), "\(done.stderr)")
+    }
+
+    /// A session that ends while it is being pushed reaches the server ended, with the rows
+    /// committed at its end, in the same push: not left there as running until a later one.
+    @Test func aSessionThatEndsDuringItsPushArrivesEnded() async throws {
+        let cluster = try PostgresCluster.start()
+        let name = try cluster.newDatabase()
+        let path = temporaryPath("-ending.sqlite")
+        let store = try SessionStore(path: path, mode: .create)
+        let created = 1_780_000_000.0
+        var session = TransferSession(
+            id: 0, uuid: UUID().uuidString.lowercased(), device: "van", kind: "record", source: "generated",
+            settings: "{}", scenario: nil, createdAt: created, epoch: created, endedAt: nil, duration: nil,
+            outcome: "running", outcomeDetail: nil, pid: nil, host: "elsewhere", label: nil)
+        let id = try store.importSession(session)
+        @Sendable func page(_ range: Range<Int64>) -> TransferPage {
+            var page = TransferPage()
+            page.locations = range.map {
+                FleetQueryTests.row(
+                    sequence: $0, offset: Double($0), time: created + Double($0), latitude: 48.2,
+                    longitude: 16.37 + Double($0) * 1e-5)
+            }
+            page.last = range.upperBound - 1
+            return page
+        }
+        try store.importRows(session: id, page(0..<10))
+        session.outcome = "completed"
+        session.endedAt = created + 15
+        session.duration = 15
+        let ended = session
+        let server = try await PostGISStore.open(PostGISAddress(cluster.address(database: name)))
+        // The recording's last rows and its end are committed once the first rows have gone.
+        let ends = Mutex(true)
+        let clock: @Sendable () -> Date = { Date(timeIntervalSince1970: created) }
+        let report = try await Forwarding.push(from: store, to: server, now: clock) { progress in
+            guard case .sent = progress else { return }
+            let first = ends.withLock { first in
+                defer { first = false }
+                return first
+            }
+            guard first else { return }
+            try? store.importRows(session: id, page(10..<15))
+            _ = try? store.importSession(ended)
+        }
+        await server.close()
+        #expect(report.complete == [id])
+        #expect(try cluster.psql("SELECT outcome FROM waymark.session", database: name) == "completed")
+        #expect(try cluster.psql("SELECT count(*) FROM waymark.location", database: name) == "15")
+        #expect(try store.forwardMark(session: id, target: server.address.description)?.complete == true)
     }
 
     /// `--prune` deletes only what the server holds whole: session 1, pushed and then missing a
