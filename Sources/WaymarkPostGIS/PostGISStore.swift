@@ -497,9 +497,9 @@ final class CloseWatch: Sendable {
 /// PostgreSQL's COPY text format: tab-separated, `\N` for NULL, backslash escapes.
 enum CopyText {
     static func row(sequence: Int64, origin: Int32, _ values: [TransferValue], into buffer: inout ByteBuffer) {
-        buffer.writeString(String(sequence))
+        integer(sequence, into: &buffer)
         buffer.writeInteger(UInt8(ascii: "\t"))
-        buffer.writeString(String(origin))
+        integer(Int64(origin), into: &buffer)
         for value in values {
             buffer.writeInteger(UInt8(ascii: "\t"))
             self.value(value, into: &buffer)
@@ -508,7 +508,7 @@ enum CopyText {
     }
 
     static func event(_ event: TransferEvent, into buffer: inout ByteBuffer) {
-        buffer.writeString(String(event.sequence))
+        integer(event.sequence, into: &buffer)
         buffer.writeInteger(UInt8(ascii: "\t"))
         value(.real(event.offset), into: &buffer)
         buffer.writeInteger(UInt8(ascii: "\t"))
@@ -521,10 +521,13 @@ enum CopyText {
     static func value(_ value: TransferValue, into buffer: inout ByteBuffer) {
         switch value {
         case .null: buffer.writeStaticString("\\N")
-        case .integer(let v): buffer.writeString(String(v))
+        case .integer(let v): integer(v, into: &buffer)
         case .real(let v):
             // Swift's shortest round-trip digits; PostgreSQL reads them back to the same double.
-            if v.isNaN {
+            // A whole number (a time in seconds, a count) is written as one, without a string.
+            if v == v.rounded(.towardZero), abs(v) < 9_007_199_254_740_992, v != 0 || v.sign == .plus {
+                integer(Int64(v), into: &buffer)
+            } else if v.isNaN {
                 buffer.writeStaticString("NaN")
             } else if v.isInfinite {
                 buffer.writeStaticString(v > 0 ? "Infinity" : "-Infinity")
@@ -532,6 +535,28 @@ enum CopyText {
                 buffer.writeString(v.description)
             }
         case .text(let s): text(s, into: &buffer)
+        }
+    }
+
+    /// `value` as one field of a row, as a string.
+    static func field(_ value: TransferValue) -> String {
+        var buffer = ByteBuffer()
+        self.value(value, into: &buffer)
+        return buffer.readString(length: buffer.readableBytes) ?? ""
+    }
+
+    /// The decimal digits of `v`, written straight into the buffer.
+    static func integer(_ v: Int64, into buffer: inout ByteBuffer) {
+        var magnitude = v.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if v < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
+            buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: digits[start..<20])))
         }
     }
 

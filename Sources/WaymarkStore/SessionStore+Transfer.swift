@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 import Waymark
 
 #if canImport(FoundationEssentials)
@@ -161,16 +162,9 @@ extension SessionStore {
     /// start), from both tables, in order: a page ends where both tables are read, so that every
     /// row up to its ``TransferPage/last`` is in it.
     public func transferPage(session id: Int64, after: Int64, limit: Int = 8192) throws -> TransferPage {
-        let columns = StoreSchema.transferLocationColumns.map { "l.\($0.name)" }.joined(separator: ", ")
         do {
             return try queue.read { db in
-                let locationRows = try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT l.id & 1099511627775, o.kind, o.name, \(columns)
-                        FROM location l JOIN origin o ON o.id = l.origin_id
-                        WHERE l.id > ? AND l.id <= ? ORDER BY l.id LIMIT ?
-                        """, arguments: [StoreSchema.key(id, after), StoreSchema.lastKey(id), limit])
+                let locations = try Self.transferLocations(db, session: id, after: after, limit: limit)
                 let eventRows = try Row.fetchAll(
                     db,
                     sql: """
@@ -179,17 +173,12 @@ extension SessionStore {
                         """, arguments: [StoreSchema.key(id, after), StoreSchema.lastKey(id), limit])
                 // Both tables are read up to the smaller of their last numbers on a full page.
                 let boundary = min(
-                    locationRows.count == limit ? (locationRows.last?[0] as Int64? ?? .max) : .max,
+                    locations.count == limit ? (locations.last?.sequence ?? .max) : .max,
                     eventRows.count == limit ? (eventRows.last?[0] as Int64? ?? .max) : .max)
                 var page = TransferPage()
-                for row in locationRows {
-                    let sequence: Int64 = row[0]
-                    guard sequence <= boundary else { break }
-                    var values: [TransferValue] = []
-                    values.reserveCapacity(row.count - 3)
-                    for i in 3..<row.count { values.append(Self.transferValue(row[i] as DatabaseValue)) }
-                    page.locations.append(
-                        TransferLocation(sequence: sequence, originKind: row[1], originName: row[2], values: values))
+                page.locations = locations
+                if let cut = page.locations.firstIndex(where: { $0.sequence > boundary }) {
+                    page.locations.removeSubrange(cut...)
                 }
                 for row in eventRows {
                     let sequence: Int64 = row[0]
@@ -208,14 +197,54 @@ extension SessionStore {
         }
     }
 
-    private static func transferValue(_ value: DatabaseValue) -> TransferValue {
-        switch value.storage {
-        case .null: return .null
-        case .int64(let v): return .integer(v)
-        case .double(let v): return .real(v)
-        case .string(let s): return .text(s)
-        case .blob(let b): return .text(String(decoding: b, as: UTF8.self))
+    /// Up to `limit` location rows of session `id` after sequence number `after`, in order,
+    /// read column by column from SQLite (the hot path of a push: a generic row per location
+    /// cost more than the rest of the page's work), with their origins looked up once.
+    private static func transferLocations(_ db: Database, session id: Int64, after: Int64, limit: Int) throws
+        -> [TransferLocation]
+    {
+        var origins: [Int64: (kind: String, name: String)] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, kind, name FROM origin") {
+            origins[row[0]] = (row[1], row[2])
         }
+        let columns = StoreSchema.transferLocationColumns.map(\.name).joined(separator: ", ")
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT id & 1099511627775, origin_id, \(columns) FROM location
+                WHERE id > ? AND id <= ? ORDER BY id LIMIT ?
+                """)
+        try statement.setArguments([StoreSchema.key(id, after), StoreSchema.lastKey(id), limit])
+        let raw = statement.sqliteStatement
+        let count = Int32(StoreSchema.transferLocationColumns.count)
+        var result: [TransferLocation] = []
+        result.reserveCapacity(min(limit, 65_536))
+        defer { sqlite3_reset(raw) }
+        while true {
+            let code = sqlite3_step(raw)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+            }
+            let origin = origins[sqlite3_column_int64(raw, 1)] ?? (kind: "file", name: "")
+            var values: [TransferValue] = []
+            values.reserveCapacity(Int(count))
+            for column in 2..<(2 + count) {
+                switch sqlite3_column_type(raw, column) {
+                case SQLITE_NULL: values.append(.null)
+                case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(raw, column)))
+                case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(raw, column)))
+                default:
+                    let bytes = sqlite3_column_text(raw, column)
+                    values.append(.text(bytes.map { String(cString: $0) } ?? ""))
+                }
+            }
+            result.append(
+                TransferLocation(
+                    sequence: sqlite3_column_int64(raw, 0), originKind: origin.kind, originName: origin.name,
+                    values: values))
+        }
+        return result
     }
 
     private static func databaseValue(_ value: TransferValue) -> DatabaseValue {

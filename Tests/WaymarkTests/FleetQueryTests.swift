@@ -283,3 +283,47 @@ struct SplitMix {
         low + (high - low) * Double(next() >> 11) / Double(1 << 53)
     }
 }
+
+/// The text a push sends in `COPY` reads back to the very value: integers as their digits,
+/// whole doubles as integers, the rest as Swift's shortest round-trip digits.
+@Suite struct CopyTextTests {
+    static func text(_ value: TransferValue) -> String { CopyText.field(value) }
+
+    /// What PostgreSQL's `float8in` makes of it.
+    static func double(_ text: String) -> Double? {
+        switch text {
+        case "NaN": .nan
+        case "Infinity": .infinity
+        case "-Infinity": -.infinity
+        default: Double(text)
+        }
+    }
+
+    @Test func integersAreTheirDigits() {
+        var random = SplitMix(seed: 7)
+        let edges: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 1_234_567_890_123, .max, .min, .max - 1, .min + 1]
+        for v in edges + (0..<5000).map({ _ in Int64(bitPattern: random.next()) >> (random.next() % 64) }) {
+            #expect(Self.text(.integer(v)) == String(v))
+        }
+    }
+
+    @Test func doublesReadBackBitForBit() {
+        var random = SplitMix(seed: 11)
+        let edges: [Double] = [
+            0, -0.0, 1, -1, 1_714_550_401, 0.1, 47.376935, 4.174086682483726, 9_007_199_254_740_992,
+            9_007_199_254_740_994, -9_007_199_254_740_991, 1e300, -1e-300, .leastNonzeroMagnitude,
+            .greatestFiniteMagnitude, .infinity, -.infinity, .nan, 0.5, -0.5, 2.5e15, 1e22,
+        ]
+        let randomBits = (0..<5000).map { _ in Double(bitPattern: random.next()) }
+        let wholes = (0..<2000).map { _ in Double(Int64(bitPattern: random.next()) >> (random.next() % 64)) }
+        for v in edges + randomBits + wholes {
+            let text = Self.text(.real(v))
+            let back = Self.double(text)
+            if v.isNaN {
+                #expect(back?.isNaN == true, "\(text)")
+            } else {
+                #expect(back?.bitPattern == v.bitPattern, "\(v) was written \(text)")
+            }
+        }
+    }
+}
