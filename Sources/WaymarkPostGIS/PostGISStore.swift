@@ -29,6 +29,10 @@ public actor PostGISStore {
     private var staged = false
     /// The months (``month(of:)``) whose partitions this connection made sure of.
     private var ensuredMonths: Set<Int> = []
+    /// Pages whose locations went straight into `location`, and pages written again through
+    /// the temporary table because some of their rows were there already.
+    private(set) var directPages = 0
+    private(set) var resentPages = 0
 
     /// The calendar month (UTC) of Unix time `seconds`, as months since January 1970.
     static func month(of seconds: Double) -> Int {
@@ -291,8 +295,30 @@ public actor PostGISStore {
     }
 
     /// Writes one page in one transaction: its month partitions first (their own transaction),
-    /// then its rows through the temporary tables, and the session's `last_seq`.
+    /// then its rows, and the session's `last_seq`.
+    ///
+    /// Locations are `COPY`ed straight into `location`, with their delivery time and point made
+    /// here (``DirectRow``): a row that is already there (a page sent again after a lost
+    /// acknowledgement) breaks the table's key, and the page is then written again through a
+    /// temporary table with `ON CONFLICT DO NOTHING`, which keeps what is there. Either way the
+    /// key (session, sequence number, delivery time) stores a row once.
     private func write(_ page: TransferPage, session id: Int64, epoch: Double) async throws {
+        if let direct = DirectRow.Layout.transfer, direct.fits(page.locations, epoch: epoch) {
+            do {
+                try await write(page, session: id, epoch: epoch, direct: direct)
+                directPages += 1
+                return
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                // Some of it is there already: written as a re-send below.
+                resentPages += 1
+            }
+        }
+        try await write(page, session: id, epoch: epoch, direct: nil)
+    }
+
+    private func write(_ page: TransferPage, session id: Int64, epoch: Double, direct: DirectRow.Layout?)
+        async throws
+    {
         let offsetColumn = StoreSchema.transferLocationColumns.firstIndex { $0.name == "offset" } ?? 0
         var origins: [Int32] = []
         origins.reserveCapacity(page.locations.count)
@@ -323,7 +349,21 @@ public actor PostGISStore {
         let names = PostGISSchema.locationColumns.map(\.name).joined(separator: ", ")
         let lastSeq = sequenceEnd
         try await transaction {
-            if !page.locations.isEmpty {
+            if let direct, !page.locations.isEmpty {
+                let locations = page.locations
+                // postgres-nio names the table as one quoted identifier: the schema comes from
+                // the path, for this transaction only.
+                try await run(sql: "SET LOCAL search_path TO waymark, public")
+                try await copy(
+                    into: "location",
+                    ["session_id", "seq", "at", "geom", "origin_id"] + StoreSchema.transferLocationColumns.map(\.name),
+                    count: locations.count
+                ) { i, buffer in
+                    direct.row(
+                        session: id, epoch: epoch, sequence: locations[i].sequence, origin: originIDs[i],
+                        locations[i].values, into: &buffer)
+                }
+            } else if !page.locations.isEmpty {
                 let locations = page.locations
                 // postgres-nio quotes each column's name itself.
                 try await copy(

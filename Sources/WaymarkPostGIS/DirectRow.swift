@@ -1,0 +1,183 @@
+import NIOCore
+import WaymarkStore
+
+/// A `location` row of the PostGIS store in `COPY`'s text format, made on the client: the hot
+/// path of a push (``PostGISStore`` sends pages this way first).
+///
+/// The server's other way in, through a temporary table, computes two columns itself:
+/// `at = to_timestamp(epoch + offset)` and `geom = ST_SetSRID(ST_MakePoint(longitude,
+/// latitude, coalesce(altitude, 'NaN'), coalesce(time, 'NaN')), 4326)`. Here they are made as
+/// PostgreSQL makes them, to the microsecond and the bit, so that a row has the same key and
+/// the same values whichever way it came (`DirectRowTests` compares both ways on a server):
+/// - `at`: `float8_timestamptz` subtracts the seconds from 1970 to 2000 and rounds the
+///   microseconds half to even (`rint`); written as `YYYY-MM-DD HH:MM:SS.ffffff+00`.
+/// - `geom`: extended WKB, little-endian, type PointZM with SRID 4326, in hexadecimal, which
+///   PostGIS reads as its own text form.
+enum DirectRow {
+    /// Where the columns a row needs are among ``StoreSchema/transferLocationColumns``.
+    struct Layout: Sendable {
+        var offset: Int
+        var time: Int
+        var latitude: Int
+        var longitude: Int
+        var altitude: Int
+
+        /// The store's transfer columns.
+        static let transfer: Layout? = {
+            let names = StoreSchema.transferLocationColumns.map(\.name)
+            guard let offset = names.firstIndex(of: "offset"), let time = names.firstIndex(of: "time"),
+                let latitude = names.firstIndex(of: "latitude"), let longitude = names.firstIndex(of: "longitude"),
+                let altitude = names.firstIndex(of: "altitude")
+            else { return nil }
+            return Layout(offset: offset, time: time, latitude: latitude, longitude: longitude, altitude: altitude)
+        }()
+
+        /// Whether every row of `locations` can be made here: a point with both coordinates
+        /// and a delivery time within the years 1 to 9999 (anything else goes the server's
+        /// way, which accepts or refuses it itself).
+        func fits(_ locations: [TransferLocation], epoch: Double) -> Bool {
+            for location in locations {
+                let values = location.values
+                guard values.count > max(offset, time, latitude, longitude, altitude),
+                    DirectRow.number(values[latitude]) != nil, DirectRow.number(values[longitude]) != nil,
+                    let offset = DirectRow.number(values[offset]),
+                    let micros = DirectRow.microsecondsSince2000(epoch + offset),
+                    DirectRow.civil(micros) != nil
+                else { return false }
+            }
+            return true
+        }
+
+        /// One row: `session_id`, `seq`, `at`, `geom`, `origin_id`, then the transfer columns.
+        func row(
+            session: Int64, epoch: Double, sequence: Int64, origin: Int32, _ values: [TransferValue],
+            into buffer: inout ByteBuffer
+        ) {
+            CopyText.integer(session, into: &buffer)
+            buffer.writeInteger(UInt8(ascii: "\t"))
+            CopyText.integer(sequence, into: &buffer)
+            buffer.writeInteger(UInt8(ascii: "\t"))
+            let offset = DirectRow.number(values[offset]) ?? 0
+            DirectRow.timestamp(DirectRow.microsecondsSince2000(epoch + offset) ?? 0, into: &buffer)
+            buffer.writeInteger(UInt8(ascii: "\t"))
+            DirectRow.point(
+                x: DirectRow.number(values[longitude]) ?? .nan, y: DirectRow.number(values[latitude]) ?? .nan,
+                z: DirectRow.number(values[altitude]) ?? .nan, m: DirectRow.number(values[time]) ?? .nan,
+                into: &buffer)
+            buffer.writeInteger(UInt8(ascii: "\t"))
+            CopyText.integer(Int64(origin), into: &buffer)
+            for value in values {
+                buffer.writeInteger(UInt8(ascii: "\t"))
+                CopyText.value(value, into: &buffer)
+            }
+            buffer.writeInteger(UInt8(ascii: "\n"))
+        }
+    }
+
+    /// What `write` writes, as a string.
+    static func string(_ write: (inout ByteBuffer) -> Void) -> String {
+        var buffer = ByteBuffer()
+        write(&buffer)
+        return buffer.readString(length: buffer.readableBytes) ?? ""
+    }
+
+    @inline(__always)
+    static func number(_ value: TransferValue) -> Double? {
+        switch value {
+        case .real(let v): v
+        case .integer(let v): Double(v)
+        case .null, .text: nil
+        }
+    }
+
+    /// `to_timestamp(seconds)` as PostgreSQL's `float8_timestamptz` computes it: microseconds
+    /// since 2000-01-01 UTC; nil where it would refuse (not finite, out of range).
+    static func microsecondsSince2000(_ unixSeconds: Double) -> Int64? {
+        guard unixSeconds.isFinite else { return nil }
+        let seconds = unixSeconds - 946_684_800
+        let micros = (seconds * 1_000_000).rounded(.toNearestOrEven)
+        guard abs(micros) < 9.2e18 else { return nil }
+        return Int64(micros)
+    }
+
+    /// The calendar date (UTC) and the microseconds into its day, for years 1 to 9999.
+    static func civil(_ micros: Int64) -> (year: Int, month: Int, day: Int, micros: Int64)? {
+        let perDay: Int64 = 86_400_000_000
+        var days = micros / perDay
+        var inDay = micros % perDay
+        if inDay < 0 {
+            inDay += perDay
+            days -= 1
+        }
+        // H. Hinnant's days to civil date, from 1970-01-01 (10 957 days before 2000-01-01).
+        let z = Int(days) + 10_957 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        guard (1...9999).contains(year) else { return nil }
+        return (year, month, day, inDay)
+    }
+
+    /// `YYYY-MM-DD HH:MM:SS.ffffff+00`.
+    static func timestamp(_ micros: Int64, into buffer: inout ByteBuffer) {
+        guard let (year, month, day, inDay) = civil(micros) else { return }
+        let seconds = Int(inDay / 1_000_000)
+        digits(year, 4, into: &buffer)
+        buffer.writeInteger(UInt8(ascii: "-"))
+        digits(month, 2, into: &buffer)
+        buffer.writeInteger(UInt8(ascii: "-"))
+        digits(day, 2, into: &buffer)
+        buffer.writeInteger(UInt8(ascii: " "))
+        digits(seconds / 3600, 2, into: &buffer)
+        buffer.writeInteger(UInt8(ascii: ":"))
+        digits(seconds / 60 % 60, 2, into: &buffer)
+        buffer.writeInteger(UInt8(ascii: ":"))
+        digits(seconds % 60, 2, into: &buffer)
+        buffer.writeInteger(UInt8(ascii: "."))
+        digits(Int(inDay % 1_000_000), 6, into: &buffer)
+        buffer.writeStaticString("+00")
+    }
+
+    /// `value` (not negative) in exactly `width` decimal digits.
+    @inline(__always)
+    static func digits(_ value: Int, _ width: Int, into buffer: inout ByteBuffer) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            buffer.writeInteger(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    private static let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    /// The point as hexadecimal extended WKB: byte order 1 (little-endian), type
+    /// 0xE0000001 (a point with Z, M and an SRID), SRID 4326, then x, y, z, m.
+    static func point(x: Double, y: Double, z: Double, m: Double, into buffer: inout ByteBuffer) {
+        // 01, E0000001 and 4326 (0x10E6), each little-endian.
+        buffer.writeStaticString("01010000E0E6100000")
+        hexadecimal(x, into: &buffer)
+        hexadecimal(y, into: &buffer)
+        hexadecimal(z, into: &buffer)
+        hexadecimal(m, into: &buffer)
+    }
+
+    /// The eight bytes of `value`, little-endian, in hexadecimal.
+    @inline(__always)
+    private static func hexadecimal(_ value: Double, into buffer: inout ByteBuffer) {
+        var bits = value.bitPattern
+        for _ in 0..<8 {
+            let byte = Int(bits & 0xFF)
+            buffer.writeInteger(hex[byte >> 4])
+            buffer.writeInteger(hex[byte & 0xF])
+            bits >>= 8
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+import Waymark
+import WaymarkStore
+
+@testable import WaymarkPostGIS
+
+/// A push's rows made on the client (`DirectRow`) are the rows the server makes itself: the
+/// same delivery time to the microsecond, the same point to the bit, on a real server.
+@Suite(.serialized) struct DirectRowTests {
+    /// Shortest round-trip digits, which PostgreSQL's `float8in` reads back exactly.
+    static func literal(_ v: Double?) -> String {
+        guard let v else { return "NULL::float8" }
+        return "'\(v.isNaN ? "NaN" : "\(v)")'::float8"
+    }
+
+    /// Random times over the years PostgreSQL and Waymark share (with fractions that land on
+    /// half a microsecond), places over the globe, altitudes and times that may be missing:
+    /// the server's `to_timestamp` and `ST_MakePoint` agree with every row.
+    @Test func theServerMakesTheSameTimeAndPoint() throws {
+        let cluster = try PostgresCluster.start()
+        let name = try cluster.newDatabase()
+        _ = try cluster.psql("CREATE EXTENSION postgis", database: name)
+        var random = SplitMix(seed: 0xD1EC7)
+        var rows: [String] = []
+        let epochs: [Double] = [0, -2_208_988_800, 946_684_800, 1_714_550_400.25, 4_102_444_800, 253_402_300_000]
+        for i in 0..<3000 {
+            let epoch: Double
+            switch i % 4 {
+            case 0: epoch = epochs[i / 4 % epochs.count]
+            case 1: epoch = random.unit(-62_000_000_000, 253_000_000_000).rounded()
+            case 2: epoch = 1_700_000_000 + random.unit(0, 100_000_000)
+            default: epoch = 1_714_550_400
+            }
+            let offset: Double
+            switch i % 3 {
+            case 0: offset = Double(i) + 0.000_000_5 * Double(i % 7)
+            case 1: offset = random.unit(0, 86_400 * 400)
+            default: offset = Double(i) * 0.1
+            }
+            let longitude = random.unit(-180, 180)
+            let latitude = random.unit(-90, 90)
+            let altitude: Double? = i % 5 == 0 ? nil : random.unit(-400, 9000)
+            let time: Double? = i % 11 == 0 ? nil : epoch + offset + random.unit(-2, 0)
+            guard let micros = DirectRow.microsecondsSince2000(epoch + offset), DirectRow.civil(micros) != nil else {
+                continue
+            }
+            let atText = DirectRow.string { DirectRow.timestamp(micros, into: &$0) }
+            let pointText = DirectRow.string {
+                DirectRow.point(x: longitude, y: latitude, z: altitude ?? .nan, m: time ?? .nan, into: &$0)
+            }
+            rows.append(
+                "(\(i), \(Self.literal(epoch)), \(Self.literal(offset)), '\(atText)', \(Self.literal(longitude)), "
+                    + "\(Self.literal(latitude)), \(Self.literal(altitude)), \(Self.literal(time)), '\(pointText)')")
+        }
+        #expect(rows.count > 2500)
+        // A few hundred rows per statement: an argument of psql's stays well under Linux's 128 KiB.
+        for start in stride(from: 0, to: rows.count, by: 250) {
+            let batch = rows[start..<min(rows.count, start + 250)]
+            let disagreements = try cluster.psql(
+                """
+                SELECT coalesce(string_agg(i::text || ': ' || at || ' / ' || to_timestamp(e + o)::text, '; '), 'none')
+                FROM (VALUES \(batch.joined(separator: ", "))) v(i, e, o, at, lon, lat, alt, t, g)
+                WHERE to_timestamp(e + o) <> at::timestamptz
+                  OR upper(encode(ST_AsEWKB(ST_SetSRID(ST_MakePoint(lon, lat, coalesce(alt, 'NaN'),
+                     coalesce(t, 'NaN')), 4326), 'NDR'), 'hex')) <> g
+                """, database: name)
+            #expect(disagreements == "none")
+        }
+    }
+
+    /// A page goes straight into `location`; sent again after a lost acknowledgement, it breaks
+    /// the key, is written through the temporary table instead, and every row is there once,
+    /// with the time and the point the server's own way gives.
+    @Test func pagesGoStraightInAndASecondSendingIsKeptOnce() async throws {
+        let cluster = try PostgresCluster.start()
+        let name = try cluster.newDatabase()
+        let local = try PostGISTests.localStore(runs: 2)
+        let store = try SessionStore(path: local, mode: .existing)
+        let address = try PostGISAddress(cluster.address(database: name))
+        let first = try await PostGISStore.open(address)
+        for session in try store.transferSessions() {
+            _ = try await first.push(session, from: store, pageSize: 50)
+        }
+        #expect(await first.directPages > 2)
+        #expect(await first.resentPages == 0)
+        await first.close()
+
+        _ = try cluster.psql("UPDATE waymark.session SET last_seq = -1", database: name)
+        let second = try await PostGISStore.open(address)
+        for session in try store.transferSessions() {
+            _ = try await second.push(session, from: store, pageSize: 50)
+        }
+        #expect(await second.resentPages > 2)
+        await second.close()
+
+        #expect(
+            try cluster.psql(
+                "SELECT count(*) = count(DISTINCT (session_id, seq)) FROM waymark.location", database: name) == "t")
+        #expect(
+            try cluster.psql(
+                """
+                SELECT count(*) FROM waymark.location l JOIN waymark.session s ON s.id = l.session_id
+                WHERE l.at <> to_timestamp(s.epoch + l."offset")
+                  OR ST_AsEWKB(l.geom) <> ST_AsEWKB(ST_SetSRID(ST_MakePoint(l.longitude, l.latitude,
+                     coalesce(l.altitude, 'NaN'), coalesce(l."time", 'NaN')), 4326))
+                """, database: name) == "0")
+        try PostGISTests.expectSameSessions(local: local, server: cluster.address(database: name))
+    }
+}
