@@ -24,6 +24,7 @@ public actor PostGISStore {
     let connection: PostgresConnection
     let logger: Logger
     let closeWatch: CloseWatch
+    let deadline: Deadline?
     /// This server's origin ids, by the local store's kind and name.
     private var origins: [String: Int32] = [:]
     private var staged = false
@@ -50,6 +51,7 @@ public actor PostGISStore {
     }
 
     private init(address: PostGISAddress, connection: PostgresConnection, logger: Logger, deadline: Deadline?) {
+        self.deadline = deadline
         self.address = address
         self.connection = connection
         self.logger = logger
@@ -228,40 +230,92 @@ public actor PostGISStore {
     /// transaction; `progress` is told the rows sent after each page. Returns where the session
     /// stands here afterwards. A cut link throws a transient ``PostGISError`` with every
     /// committed page kept: call it again to go on.
+    ///
+    /// With `lanes` above 1, a session of more than one page is written over that many
+    /// connections at once (the server's work on a page, its indexes above all, runs on a core
+    /// of its own per connection): pages may then commit out of order, so a page moves
+    /// `last_seq` only over pages that have all committed (``PageLedger``), and a cut leaves
+    /// at worst pages past `last_seq` that the next push sends again, which the key keeps once.
     public func push(
-        _ session: TransferSession, from store: SessionStore, pageSize: Int = 8192,
-        acknowledged known: Acknowledged? = nil, progress: @Sendable (Int) -> Void = { _ in }
+        _ session: TransferSession, from store: SessionStore, pageSize: Int = 8192, lanes: Int = 2,
+        acknowledged known: Acknowledged? = nil, progress: @escaping @Sendable (Int) -> Void = { _ in }
     ) async throws -> Acknowledged {
         // `known`: what ``upsert(_:)`` just returned for this session, which need not be asked again.
         var acknowledged: Acknowledged
         if let known { acknowledged = known } else { acknowledged = try await upsert(session) }
+        var extra: [PostGISStore] = []
         do {
-            try await stageTables()
             // The next page is read from the local store while the server writes this one.
             let id = session.id
             func read(after: Int64) -> Task<TransferPage, any Error> {
                 Task { try store.transferPage(session: id, after: after, limit: pageSize) }
             }
             var next = read(after: acknowledged.lastSequence)
-            while true {
-                let page = try await next.value
-                guard let last = page.last else { break }
-                next = read(after: last)
-                do {
-                    try await write(page, session: acknowledged.id, epoch: session.epoch)
-                } catch {
-                    next.cancel()
-                    throw error
+            var writers: [PostGISStore] = [self]
+            var inFlight: [Task<Void, any Error>?] = [nil]
+            let ledger = PageLedger()
+            var index = 0
+            var last = acknowledged.lastSequence
+            do {
+                while true {
+                    let page = try await next.value
+                    guard let pageLast = page.last else { break }
+                    next = read(after: pageLast)
+                    // A second page: the other lanes open (a lane that cannot is done without).
+                    if index == 1, lanes > 1, extra.isEmpty {
+                        for _ in 1..<lanes {
+                            guard let lane = try? await PostGISStore.open(address, deadline: deadline) else { break }
+                            extra.append(lane)
+                            writers.append(lane)
+                            inFlight.append(nil)
+                        }
+                    }
+                    let lane = index % writers.count
+                    if let previous = inFlight[lane] { try await previous.value }
+                    let writer = writers[lane]
+                    let number = index
+                    let epoch = session.epoch
+                    let serverID = acknowledged.id
+                    ledger.add(number, last: pageLast)
+                    inFlight[lane] = Task {
+                        try await writer.writePage(page, session: serverID, epoch: epoch) { ledger.mark(for: number) }
+                        ledger.committed(number)
+                        progress(page.count)
+                    }
+                    index += 1
+                    last = pageLast
                 }
-                acknowledged.lastSequence = last
-                progress(page.count)
+                for task in inFlight { try await task?.value }
+            } catch {
+                // What is in flight ends (commits or fails) before the error goes up.
+                next.cancel()
+                for task in inFlight { _ = try? await task?.value }
+                throw error
             }
+            if writers.count > 1 {
+                // Pages that committed before an earlier one did moved `last_seq` short of them.
+                try await run(
+                    "UPDATE waymark.session SET last_seq = greatest(last_seq, \(last)) WHERE id = \(acknowledged.id)")
+            }
+            acknowledged.lastSequence = last
+            for lane in extra { await lane.close() }
             return acknowledged
         } catch let error as StoreError {
+            for lane in extra { await lane.close() }
             throw error
         } catch {
+            for lane in extra { await lane.close() }
             throw PostGISError(error, address: address)
         }
+    }
+
+    /// Writes one page of a push on this connection; the page's transaction moves `last_seq`
+    /// to what `mark` says just before it commits (nil: not at all).
+    func writePage(_ page: TransferPage, session id: Int64, epoch: Double, mark: @Sendable () -> Int64?)
+        async throws
+    {
+        try await stageTables()
+        try await write(page, session: id, epoch: epoch, mark: mark)
     }
 
     /// The temporary tables pages are copied into, made once per connection.
@@ -302,10 +356,12 @@ public actor PostGISStore {
     /// acknowledgement) breaks the table's key, and the page is then written again through a
     /// temporary table with `ON CONFLICT DO NOTHING`, which keeps what is there. Either way the
     /// key (session, sequence number, delivery time) stores a row once.
-    private func write(_ page: TransferPage, session id: Int64, epoch: Double) async throws {
+    private func write(_ page: TransferPage, session id: Int64, epoch: Double, mark: @Sendable () -> Int64?)
+        async throws
+    {
         if let direct = DirectRow.Layout.transfer, direct.fits(page.locations, epoch: epoch) {
             do {
-                try await write(page, session: id, epoch: epoch, direct: direct)
+                try await write(page, session: id, epoch: epoch, direct: direct, mark: mark)
                 directPages += 1
                 return
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
@@ -313,12 +369,13 @@ public actor PostGISStore {
                 resentPages += 1
             }
         }
-        try await write(page, session: id, epoch: epoch, direct: nil)
+        try await write(page, session: id, epoch: epoch, direct: nil, mark: mark)
     }
 
-    private func write(_ page: TransferPage, session id: Int64, epoch: Double, direct: DirectRow.Layout?)
-        async throws
-    {
+    private func write(
+        _ page: TransferPage, session id: Int64, epoch: Double, direct: DirectRow.Layout?,
+        mark: @Sendable () -> Int64?
+    ) async throws {
         let offsetColumn = StoreSchema.transferLocationColumns.firstIndex { $0.name == "offset" } ?? 0
         var origins: [Int32] = []
         origins.reserveCapacity(page.locations.count)
@@ -345,9 +402,7 @@ public actor PostGISStore {
             }
         }
         let originIDs = origins
-        let sequenceEnd = page.last ?? -1
         let names = PostGISSchema.locationColumns.map(\.name).joined(separator: ", ")
-        let lastSeq = sequenceEnd
         try await transaction {
             if let direct, !page.locations.isEmpty {
                 let locations = page.locations
@@ -401,7 +456,9 @@ public actor PostGISStore {
                             """, binds: Self.binds(id))
                 )
             }
-            try await run("UPDATE waymark.session SET last_seq = greatest(last_seq, \(lastSeq)) WHERE id = \(id)")
+            if let lastSeq = mark() {
+                try await run("UPDATE waymark.session SET last_seq = greatest(last_seq, \(lastSeq)) WHERE id = \(id)")
+            }
         }
     }
 

@@ -108,3 +108,52 @@ import WaymarkStore
         try PostGISTests.expectSameSessions(local: local, server: cluster.address(database: name))
     }
 }
+
+/// `last_seq` over pages that commit out of order: never past a page that has not committed,
+/// and, in order, each page's own end at once.
+@Suite struct PageLedgerTests {
+    @Test func lastSeqNeverPassesAPageThatHasNotCommitted() {
+        var random = SplitMix(seed: 0x1ED6E5)
+        for _ in 0..<300 {
+            let pages = 1 + Int(random.next() % 40)
+            let lanes = 1 + Int(random.next() % 4)
+            let ledger = PageLedger()
+            var ends: [Int64] = []
+            var end: Int64 = -1
+            for _ in 0..<pages {
+                end += 1 + Int64(random.next() % 50)
+                ends.append(end)
+            }
+            var committed = Set<Int>()
+            var inFlight: [Int] = []
+            var nextPage = 0
+            var lastSeq: Int64 = -1
+            while committed.count < pages {
+                // Up to `lanes` pages in flight; one of them, at random, commits.
+                while inFlight.count < lanes, nextPage < pages {
+                    ledger.add(nextPage, last: ends[nextPage])
+                    inFlight.append(nextPage)
+                    nextPage += 1
+                }
+                let page = inFlight.remove(at: Int(random.next() % UInt64(inFlight.count)))
+                if let mark = ledger.mark(for: page) { lastSeq = max(lastSeq, mark) }
+                committed.insert(page)
+                ledger.committed(page)
+                for (number, pageEnd) in ends.enumerated() where pageEnd <= lastSeq {
+                    #expect(committed.contains(number), "last_seq \(lastSeq) passed page \(number)")
+                }
+            }
+            // The last page to commit brings last_seq to the end unless it committed early.
+            if lanes == 1 { #expect(lastSeq == ends.last) }
+        }
+    }
+
+    @Test func inOrderEachPageMovesItToItsOwnEnd() {
+        let ledger = PageLedger()
+        for page in 0..<10 {
+            ledger.add(page, last: Int64(page * 10 + 9))
+            #expect(ledger.mark(for: page) == Int64(page * 10 + 9))
+            ledger.committed(page)
+        }
+    }
+}
