@@ -87,6 +87,10 @@ public actor PostGISStore {
         let store = PostGISStore(address: address, connection: connection, logger: logger, deadline: deadline)
         do {
             try await store.migrate()
+            // postgres-nio names a COPY's table as one quoted identifier, without its schema:
+            // `waymark` goes first on this connection's path, before the path it had (where
+            // PostGIS is).
+            try await store.run("SELECT set_config('search_path', 'waymark, ' || current_setting('search_path'), false)")
         } catch {
             try? await connection.close()
             throw PostGISError(error, address: address)
@@ -406,9 +410,7 @@ public actor PostGISStore {
         try await transaction {
             if let direct, !page.locations.isEmpty {
                 let locations = page.locations
-                // postgres-nio names the table as one quoted identifier: the schema comes from
-                // the path, for this transaction only.
-                try await run(sql: "SET LOCAL search_path TO waymark, public")
+                // `location` is `waymark.location`: the connection's path begins with the schema.
                 try await copy(
                     into: "location",
                     ["session_id", "seq", "at", "geom", "origin_id"] + StoreSchema.transferLocationColumns.map(\.name),
