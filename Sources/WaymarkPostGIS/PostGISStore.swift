@@ -90,7 +90,8 @@ public actor PostGISStore {
             // postgres-nio names a COPY's table as one quoted identifier, without its schema:
             // `waymark` goes first on this connection's path, before the path it had (where
             // PostGIS is).
-            try await store.run("SELECT set_config('search_path', 'waymark, ' || current_setting('search_path'), false)")
+            try await store.run(
+                "SELECT set_config('search_path', 'waymark, ' || current_setting('search_path'), false)")
         } catch {
             try? await connection.close()
             throw PostGISError(error, address: address)
