@@ -16,6 +16,9 @@ final class PageLedger: Sendable {
         var waiting: Set<Int> = []
         /// The pages 0 through `through` have all committed (−1: none).
         var through = -1
+        /// The highest mark handed out: a page whose mark would be no higher leaves `last_seq`
+        /// alone (an update that moves nothing would wait for the other lane's commit).
+        var handedOut = Int64.min
     }
 
     private let state = Mutex(State())
@@ -26,13 +29,20 @@ final class PageLedger: Sendable {
     }
 
     /// What `last_seq` may become in page `number`'s transaction, just before it commits:
-    /// nil when no page before the ones in flight has committed and this one cannot count.
+    /// nil when that would not move it past what an earlier page's transaction set.
     func mark(for number: Int) -> Int64? {
         state.withLock { s in
-            guard number == s.through + 1 else { return s.through >= 0 ? s.ends[s.through] : nil }
-            var end = number
-            while s.waiting.contains(end + 1) { end += 1 }
-            return s.ends[end]
+            var mark: Int64?
+            if number == s.through + 1 {
+                var end = number
+                while s.waiting.contains(end + 1) { end += 1 }
+                mark = s.ends[end]
+            } else if s.through >= 0 {
+                mark = s.ends[s.through]
+            }
+            guard let mark, mark > s.handedOut else { return nil }
+            s.handedOut = mark
+            return mark
         }
     }
 

@@ -13,12 +13,15 @@ import WaymarkStore
 
 /// Sessions in PostgreSQL with PostGIS: one connection, the schema migrated on open.
 ///
-/// Sessions arrive from a local SQLite store (``push(_:from:pageSize:progress:)``), a page of
-/// rows per transaction: rows are `COPY`ed into a temporary table and inserted from it with
-/// `ON CONFLICT DO NOTHING` on (session, sequence number), and the session's `last_seq` moves in
-/// the same transaction. A page the link cut is rolled back whole; sending it again adds only
-/// what is missing. Every row therefore arrives exactly once, however often a push is cut and
-/// resumed.
+/// Sessions arrive from a local SQLite store (``push(_:from:pageSize:lanes:acknowledged:progress:)``),
+/// a page of rows per transaction that also moves the session's `last_seq`. A page's locations
+/// are `COPY`ed straight into `location` (`DirectRow`); a page some of whose rows are there
+/// already (sent again after a lost acknowledgement) is written through a temporary table with
+/// `ON CONFLICT DO NOTHING` on (session, sequence number, delivery time) instead. A page the
+/// link cut is rolled back whole; sending it again adds only what is missing. A backlog of
+/// more than one page takes a second connection while it lasts (`PageLedger` keeps
+/// `last_seq` honest when pages commit out of order). Every row therefore arrives exactly
+/// once, however often a push is cut and resumed.
 public actor PostGISStore {
     public nonisolated let address: PostGISAddress
     let connection: PostgresConnection
@@ -357,7 +360,7 @@ public actor PostGISStore {
     /// then its rows, and the session's `last_seq`.
     ///
     /// Locations are `COPY`ed straight into `location`, with their delivery time and point made
-    /// here (``DirectRow``): a row that is already there (a page sent again after a lost
+    /// here (`DirectRow`): a row that is already there (a page sent again after a lost
     /// acknowledgement) breaks the table's key, and the page is then written again through a
     /// temporary table with `ON CONFLICT DO NOTHING`, which keeps what is there. Either way the
     /// key (session, sequence number, delivery time) stores a row once.
