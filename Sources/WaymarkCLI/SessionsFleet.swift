@@ -157,12 +157,7 @@ enum TimeText {
 
     /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
     static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        ValueParsing.daysFromCivil(year: year, month: month, day: day)
     }
 }
 

@@ -1,4 +1,5 @@
 import NIOCore
+import Waymark
 import WaymarkStore
 
 /// A `location` row of the PostGIS store in `COPY`'s text format, made on the client: the hot
@@ -109,16 +110,8 @@ enum DirectRow {
             inDay += perDay
             days -= 1
         }
-        // H. Hinnant's days to civil date, from 1970-01-01 (10 957 days before 2000-01-01).
-        let z = Int(days) + 10_957 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        // From 1970-01-01, 10 957 days before 2000-01-01.
+        let (year, month, day) = ValueParsing.civil(fromDays: Int(days) + 10_957)
         guard (1...9999).contains(year) else { return nil }
         return (year, month, day, inDay)
     }

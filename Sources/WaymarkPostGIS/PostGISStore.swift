@@ -40,16 +40,7 @@ public actor PostGISStore {
 
     /// The calendar month (UTC) of Unix time `seconds`, as months since January 1970.
     static func month(of seconds: Double) -> Int {
-        // Days to a civil date (H. Hinnant's algorithm), then year × 12 + month.
-        let days = Int((seconds / 86_400).rounded(.down))
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, _) = ValueParsing.civil(fromDays: Int((seconds / 86_400).rounded(.down)))
         return (year - 1970) * 12 + (month - 1)
     }
 
