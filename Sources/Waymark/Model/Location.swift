@@ -8,51 +8,204 @@
 ///
 /// As in CoreLocation, a negative accuracy, speed or course means "invalid", and a
 /// `verticalAccuracy` of zero or less means the altitudes are invalid.
+///
+/// A location is a value. Its fields live in one shared, copy-on-write box, so that handing a
+/// fix on (from the source to the rules, the audit record, the app and the outputs, several
+/// times for every fix) copies a reference, not some two hundred bytes; a change to one copy
+/// never shows in another.
 public struct Location: Sendable, Hashable, Codable {
     /// Latitude and longitude, degrees WGS 84.
-    public var coordinate: Coordinate
+    public var coordinate: Coordinate {
+        get { storage.coordinate }
+        set { unique().coordinate = newValue }
+    }
     /// Metres above mean sea level; valid when ``verticalAccuracy`` > 0.
-    public var altitude: Double
+    public var altitude: Double {
+        get { storage.altitude }
+        set { unique().altitude = newValue }
+    }
     /// Metres above the WGS 84 ellipsoid; nil when the source gives no geoid separation
     /// (CoreLocation always reports one; a GPX file often cannot).
-    public var ellipsoidalAltitude: Double?
+    public var ellipsoidalAltitude: Double? {
+        get { storage.ellipsoidalAltitude }
+        set { unique().ellipsoidalAltitude = newValue }
+    }
     /// Radius of uncertainty of the coordinate in metres; negative when the coordinate is invalid.
-    public var horizontalAccuracy: Double
+    public var horizontalAccuracy: Double {
+        get { storage.horizontalAccuracy }
+        set { unique().horizontalAccuracy = newValue }
+    }
     /// Uncertainty of the altitudes in metres; zero or negative when they are invalid.
-    public var verticalAccuracy: Double
+    public var verticalAccuracy: Double {
+        get { storage.verticalAccuracy }
+        set { unique().verticalAccuracy = newValue }
+    }
     /// Metres per second over ground; negative when invalid.
-    public var speed: Double
+    public var speed: Double {
+        get { storage.speed }
+        set { unique().speed = newValue }
+    }
     /// Metres per second; negative when invalid.
-    public var speedAccuracy: Double
+    public var speedAccuracy: Double {
+        get { storage.speedAccuracy }
+        set { unique().speedAccuracy = newValue }
+    }
     /// Degrees from true north, 0..<360; negative when invalid.
-    public var course: Double
+    public var course: Double {
+        get { storage.course }
+        set { unique().course = newValue }
+    }
     /// Degrees; negative when invalid.
-    public var courseAccuracy: Double
+    public var courseAccuracy: Double {
+        get { storage.courseAccuracy }
+        set { unique().courseAccuracy = newValue }
+    }
     /// The time of the fix.
-    public var timestamp: Date
+    public var timestamp: Date {
+        get { storage.timestamp }
+        set { unique().timestamp = newValue }
+    }
     /// Where the fix came from and how good the receiver said it was.
-    public var provenance: Provenance
+    public var provenance: Provenance {
+        get { storage.provenance }
+        set { unique().provenance = newValue }
+    }
+
+    /// The fields, shared by copies until one of them changes.
+    private var storage: Storage
 
     public init(
         coordinate: Coordinate, altitude: Double = 0, ellipsoidalAltitude: Double? = nil,
         horizontalAccuracy: Double, verticalAccuracy: Double = -1, speed: Double = -1, speedAccuracy: Double = -1,
         course: Double = -1, courseAccuracy: Double = -1, timestamp: Date, provenance: Provenance
     ) {
-        self.coordinate = coordinate
-        self.altitude = altitude
-        self.ellipsoidalAltitude = ellipsoidalAltitude
-        self.horizontalAccuracy = horizontalAccuracy
-        self.verticalAccuracy = verticalAccuracy
-        self.speed = speed
-        self.speedAccuracy = speedAccuracy
-        self.course = course
-        self.courseAccuracy = courseAccuracy
-        self.timestamp = timestamp
-        self.provenance = provenance
+        storage = Storage(
+            coordinate: coordinate, altitude: altitude, ellipsoidalAltitude: ellipsoidalAltitude,
+            horizontalAccuracy: horizontalAccuracy, verticalAccuracy: verticalAccuracy, speed: speed,
+            speedAccuracy: speedAccuracy, course: course, courseAccuracy: courseAccuracy, timestamp: timestamp,
+            provenance: provenance)
     }
 
     /// True when the altitudes are usable (`verticalAccuracy` > 0).
     public var hasValidAltitude: Bool { verticalAccuracy > 0 }
+
+    /// The box, this copy's own before it is changed.
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
+    /// The fields of a location.
+    ///
+    /// `@unchecked Sendable`: a box is changed only through ``Location/unique()``, that is only
+    /// while a single value refers to it; a box that copies share is never changed, so no lock
+    /// is needed.
+    private final class Storage: @unchecked Sendable {
+        var coordinate: Coordinate
+        var altitude: Double
+        var ellipsoidalAltitude: Double?
+        var horizontalAccuracy: Double
+        var verticalAccuracy: Double
+        var speed: Double
+        var speedAccuracy: Double
+        var course: Double
+        var courseAccuracy: Double
+        var timestamp: Date
+        var provenance: Provenance
+
+        init(
+            coordinate: Coordinate, altitude: Double, ellipsoidalAltitude: Double?, horizontalAccuracy: Double,
+            verticalAccuracy: Double, speed: Double, speedAccuracy: Double, course: Double, courseAccuracy: Double,
+            timestamp: Date, provenance: Provenance
+        ) {
+            self.coordinate = coordinate
+            self.altitude = altitude
+            self.ellipsoidalAltitude = ellipsoidalAltitude
+            self.horizontalAccuracy = horizontalAccuracy
+            self.verticalAccuracy = verticalAccuracy
+            self.speed = speed
+            self.speedAccuracy = speedAccuracy
+            self.course = course
+            self.courseAccuracy = courseAccuracy
+            self.timestamp = timestamp
+            self.provenance = provenance
+        }
+
+        func copy() -> Storage {
+            Storage(
+                coordinate: coordinate, altitude: altitude, ellipsoidalAltitude: ellipsoidalAltitude,
+                horizontalAccuracy: horizontalAccuracy, verticalAccuracy: verticalAccuracy, speed: speed,
+                speedAccuracy: speedAccuracy, course: course, courseAccuracy: courseAccuracy, timestamp: timestamp,
+                provenance: provenance)
+        }
+    }
+}
+
+// The conformances a struct of these fields would have: equal when every field is (so a NaN
+// field makes a location unequal even to itself, as before), hashed field by field, and coded
+// under the fields' names.
+extension Location {
+    public static func == (a: Location, b: Location) -> Bool {
+        let x = a.storage
+        let y = b.storage
+        return x.coordinate == y.coordinate && x.altitude == y.altitude
+            && x.ellipsoidalAltitude == y.ellipsoidalAltitude && x.horizontalAccuracy == y.horizontalAccuracy
+            && x.verticalAccuracy == y.verticalAccuracy && x.speed == y.speed && x.speedAccuracy == y.speedAccuracy
+            && x.course == y.course && x.courseAccuracy == y.courseAccuracy && x.timestamp == y.timestamp
+            && x.provenance == y.provenance
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        let x = storage
+        hasher.combine(x.coordinate)
+        hasher.combine(x.altitude)
+        hasher.combine(x.ellipsoidalAltitude)
+        hasher.combine(x.horizontalAccuracy)
+        hasher.combine(x.verticalAccuracy)
+        hasher.combine(x.speed)
+        hasher.combine(x.speedAccuracy)
+        hasher.combine(x.course)
+        hasher.combine(x.courseAccuracy)
+        hasher.combine(x.timestamp)
+        hasher.combine(x.provenance)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case coordinate, altitude, ellipsoidalAltitude, horizontalAccuracy, verticalAccuracy, speed, speedAccuracy
+        case course, courseAccuracy, timestamp, provenance
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            coordinate: try c.decode(Coordinate.self, forKey: .coordinate),
+            altitude: try c.decode(Double.self, forKey: .altitude),
+            ellipsoidalAltitude: try c.decodeIfPresent(Double.self, forKey: .ellipsoidalAltitude),
+            horizontalAccuracy: try c.decode(Double.self, forKey: .horizontalAccuracy),
+            verticalAccuracy: try c.decode(Double.self, forKey: .verticalAccuracy),
+            speed: try c.decode(Double.self, forKey: .speed),
+            speedAccuracy: try c.decode(Double.self, forKey: .speedAccuracy),
+            course: try c.decode(Double.self, forKey: .course),
+            courseAccuracy: try c.decode(Double.self, forKey: .courseAccuracy),
+            timestamp: try c.decode(Date.self, forKey: .timestamp),
+            provenance: try c.decode(Provenance.self, forKey: .provenance))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        let x = storage
+        try c.encode(x.coordinate, forKey: .coordinate)
+        try c.encode(x.altitude, forKey: .altitude)
+        try c.encodeIfPresent(x.ellipsoidalAltitude, forKey: .ellipsoidalAltitude)
+        try c.encode(x.horizontalAccuracy, forKey: .horizontalAccuracy)
+        try c.encode(x.verticalAccuracy, forKey: .verticalAccuracy)
+        try c.encode(x.speed, forKey: .speed)
+        try c.encode(x.speedAccuracy, forKey: .speedAccuracy)
+        try c.encode(x.course, forKey: .course)
+        try c.encode(x.courseAccuracy, forKey: .courseAccuracy)
+        try c.encode(x.timestamp, forKey: .timestamp)
+        try c.encode(x.provenance, forKey: .provenance)
+    }
 }
 
 /// Where a ``Location`` came from.
