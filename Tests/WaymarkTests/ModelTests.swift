@@ -83,3 +83,102 @@ import Testing
         #expect(try JSONDecoder().decode(GPXPoint.self, from: bare) == GPXPoint(latitude: 1, longitude: 2))
     }
 }
+
+/// ``Location`` keeps its fields in a shared box; none of that may show.
+@Suite struct LocationValueTests {
+    /// The fields of a location as a plain struct: what the conformances must match.
+    private struct Plain: Hashable, Codable {
+        var coordinate: Coordinate
+        var altitude: Double
+        var ellipsoidalAltitude: Double?
+        var horizontalAccuracy: Double
+        var verticalAccuracy: Double
+        var speed: Double
+        var speedAccuracy: Double
+        var course: Double
+        var courseAccuracy: Double
+        var timestamp: Date
+        var provenance: Provenance
+
+        init(_ l: Location) {
+            coordinate = l.coordinate
+            altitude = l.altitude
+            ellipsoidalAltitude = l.ellipsoidalAltitude
+            horizontalAccuracy = l.horizontalAccuracy
+            verticalAccuracy = l.verticalAccuracy
+            speed = l.speed
+            speedAccuracy = l.speedAccuracy
+            course = l.course
+            courseAccuracy = l.courseAccuracy
+            timestamp = l.timestamp
+            provenance = l.provenance
+        }
+
+        var location: Location {
+            Location(
+                coordinate: coordinate, altitude: altitude, ellipsoidalAltitude: ellipsoidalAltitude,
+                horizontalAccuracy: horizontalAccuracy, verticalAccuracy: verticalAccuracy, speed: speed,
+                speedAccuracy: speedAccuracy, course: course, courseAccuracy: courseAccuracy, timestamp: timestamp,
+                provenance: provenance)
+        }
+    }
+
+    private static func random(_ rng: inout PropertyRandom) -> Location {
+        func value(_ rng: inout PropertyRandom) -> Double { Double(Int.random(in: -3...3, using: &rng)) }
+        return Location(
+            coordinate: Coordinate(latitude: value(&rng), longitude: value(&rng)), altitude: value(&rng),
+            ellipsoidalAltitude: Bool.random(using: &rng) ? nil : value(&rng), horizontalAccuracy: value(&rng),
+            verticalAccuracy: value(&rng), speed: value(&rng), speedAccuracy: value(&rng), course: value(&rng),
+            courseAccuracy: value(&rng), timestamp: Date(timeIntervalSince1970: value(&rng)),
+            provenance: Provenance(
+                source: Bool.random(using: &rng) ? .file(path: "a.gpx", index: 3) : .gpsd(device: "/dev/x"),
+                isSimulatedBySoftware: Bool.random(using: &rng), fixMode: .threeD,
+                hdop: Bool.random(using: &rng) ? nil : value(&rng),
+                degradation: Bool.random(using: &rng) ? nil : .init(error: 2, faults: ["jump"])))
+    }
+
+    /// Every field set on a copy changes that copy alone, and reads back as set.
+    @Test func aChangedCopyLeavesTheOriginalAlone() {
+        var rng = PropertyRandom(seed: 41)
+        let changes: [(inout Location) -> Void] = [
+            { $0.coordinate.latitude += 1 }, { $0.altitude += 1 }, { $0.ellipsoidalAltitude = 99 },
+            { $0.horizontalAccuracy += 1 }, { $0.verticalAccuracy += 1 }, { $0.speed += 1 },
+            { $0.speedAccuracy += 1 }, { $0.course += 1 }, { $0.courseAccuracy += 1 },
+            { $0.timestamp += 1 }, { $0.provenance.speedIsDerived.toggle() },
+        ]
+        for _ in 0..<200 {
+            let original = Self.random(&rng)
+            let before = Plain(original)
+            for change in changes {
+                var copy = original
+                change(&copy)
+                var fresh = before.location  // a box of its own
+                change(&fresh)
+                #expect(Plain(original) == before)
+                #expect(Plain(copy) == Plain(fresh))
+                #expect(copy != original)
+            }
+        }
+    }
+
+    /// Equal, hashed and coded as the plain struct of its fields: a NaN field makes a location
+    /// unequal even to itself, and the JSON is the same bytes.
+    @Test func equalityHashingAndCodingAreThoseOfItsFields() throws {
+        var rng = PropertyRandom(seed: 42)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for _ in 0..<300 {
+            let a = Self.random(&rng)
+            let b = Self.random(&rng)
+            #expect((a == b) == (Plain(a) == Plain(b)))
+            if a == b { #expect(a.hashValue == b.hashValue) }
+            let json = try encoder.encode(a)
+            #expect(json == (try encoder.encode(Plain(a))))
+            #expect(try JSONDecoder().decode(Location.self, from: json) == a)
+        }
+        var nan = Self.random(&rng)
+        nan.speed = .nan
+        let same = nan
+        #expect(nan != same)
+    }
+}

@@ -140,10 +140,9 @@ extension StreamingReplaySource {
         private let census: ReplayCensus
         private let loops: Int?
 
-        // Read for every fix, by the replay's thread alone: no dynamic exclusivity checks (the
-        // timeline's pull reads `pass`, a property of its own).
-        @exclusivity(unchecked) private var pass: ReplayPass?
-        @exclusivity(unchecked) private var timeline: ReplayTimeline
+        // Read for every fix, by the replay's thread alone: no dynamic exclusivity checks.
+        /// The play being read and laid out, on threads of its own.
+        @exclusivity(unchecked) private var pass: LaidOutPass?
         /// A fix taken ahead by a peek; `.some(nil)` when the source has ended.
         @exclusivity(unchecked) private var peeked: ReplaySchedule.Fix??
         @exclusivity(unchecked) private var finished = false
@@ -155,6 +154,8 @@ extension StreamingReplaySource {
         private var segmentsPerLoop = 0
         @exclusivity(unchecked) private var fixesThisPlay = 0
         private var firstPlayDropped: Int?
+        /// The dropped points of a play that has ended (when its pass is gone).
+        private var lastPlayDropped = 0
         private var earlierHighWater = 0
         private let degrade: (profile: DegradeProfile, seed: UInt64)?
 
@@ -171,11 +172,10 @@ extension StreamingReplaySource {
             self.options = options
             self.census = census
             self.loops = loops
-            timeline = ReplayTimeline(file: fileName, options: options, isTimed: census.isTimed)
         }
 
-        var droppedPoints: Int { firstPlayDropped ?? timeline.droppedPoints }
-        var highWater: Int { max(earlierHighWater, timeline.highWater) }
+        var droppedPoints: Int { firstPlayDropped ?? pass?.droppedPoints ?? lastPlayDropped }
+        var highWater: Int { max(earlierHighWater, pass?.highWater ?? 0) }
 
         func peek() throws -> (event: SourceEvent, fix: ReplaySchedule.Fix)? {
             if peeked == nil { peeked = .some(try advanceOrEnd()) }
@@ -196,7 +196,7 @@ extension StreamingReplaySource {
                 return try advance()
             } catch {
                 finished = true
-                pass = nil
+                endPass()
                 throw error
             }
         }
@@ -209,21 +209,22 @@ extension StreamingReplaySource {
                     let reader = StreamingReplaySource.degraded(
                         try TraceFormat.reader(
                             for: file.bytes(), name: file.path, options: readOptions, readers: readers), degrade)
-                    pass = try ReplayPass(reader: reader, plays: plays, firstIndex: census.firstIndex)
                     earlierHighWater = highWater
-                    timeline = ReplayTimeline(file: fileName, options: options, isTimed: census.isTimed)
+                    pass = try LaidOutPass(
+                        reader: reader, plays: plays, firstIndex: census.firstIndex,
+                        timeline: ReplayTimeline(file: fileName, options: options, isTimed: census.isTimed))
                     fixesThisPlay = 0
                 }
-                if let fix = try timeline.next(from: { try pass?.next() }) {
+                if let fix = try pass?.next() {
                     if loop == 0 { lastOfFirstPlay = (fix.offset, fix.segment) }
                     fixesThisPlay += 1
                     return shifted(fix)
                 }
                 // This play has ended; one without fixes (the file changed) ends the replay.
-                pass = nil
+                endPass()
                 if fixesThisPlay == 0 { break }
                 if loop == 0 {
-                    firstPlayDropped = timeline.droppedPoints
+                    firstPlayDropped = lastPlayDropped
                     guard let last = lastOfFirstPlay else { break }
                     period = last.offset + .seconds(1)
                     segmentsPerLoop = last.segment + 1
@@ -231,8 +232,16 @@ extension StreamingReplaySource {
                 loop += 1
             }
             finished = true
-            pass = nil
+            endPass()
             return nil
+        }
+
+        /// Lets the play go, keeping what it counted.
+        private func endPass() {
+            guard let ended = pass else { return }
+            lastPlayDropped = ended.droppedPoints
+            earlierHighWater = highWater
+            pass = nil
         }
 
         /// `fix` moved on to the current loop, as ``GPXReplaySource`` moves it.

@@ -1,0 +1,235 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One play of a file, read and laid out off the replay's thread: a ``ReplayPass`` (which reads
+/// on a thread of its own) feeds a ``ReplayTimeline`` on a second thread, and the fixes come
+/// over in batches through a bounded ``HandOff``.
+///
+/// The replay's thread then only takes fixes that are ready: the timeline's work (a point's
+/// ``Location``, resampling, speed and course by central differences) runs beside the device
+/// instead of before each fix. The fixes, their order, the points counted as dropped and the
+/// error that ends a play are those of the timeline run in place; the count of dropped points
+/// and the look-ahead's high-water mark come with each fix, as the timeline had them when it
+/// made that fix.
+///
+/// At most ``depth`` batches of ``batchSize`` fixes wait, so memory stays bounded whatever the
+/// trace's length. Releasing the pass stops the laying out at its next batch (or within a few
+/// thousand points skipped by the start offset) and joins its thread.
+final class LaidOutPass {
+    static let batchSize = 256
+    static let depth = 4
+
+    /// A fix, with the timeline's counts when it was made.
+    struct Laid: Sendable {
+        var fix: ReplaySchedule.Fix
+        var dropped: Int
+        var highWater: Int
+    }
+
+    private let queue: HandOff<Laid>
+    private let thread: ReaderThread
+    // Read for every fix, by the replay's thread alone: no dynamic exclusivity checks.
+    @exclusivity(unchecked) private var batch: [Laid] = []
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var ended = false
+    /// Points dropped because their time went backwards, as of the last fix taken (at the end:
+    /// in the whole play).
+    @exclusivity(unchecked) private(set) var droppedPoints = 0
+    /// The most fixes the timeline's windows have held, as of the last fix taken.
+    @exclusivity(unchecked) private(set) var highWater = 0
+
+    /// Starts reading with `reader` the points that `plays` names (`firstIndex` is the file index
+    /// of the first of them), and laying them out with `timeline`.
+    ///
+    /// - Throws: ``GPXError`` (``GPXError/Code/io``) when no thread can be started.
+    init(reader: any TraceEventReader, plays: ReplayCensus.Plays, firstIndex: Int, timeline: ReplayTimeline) throws {
+        let queue = HandOff<Laid>(depth: Self.depth)
+        guard
+            let thread = ReaderThread({
+                Self.lay(reader, plays: plays, firstIndex: firstIndex, timeline: timeline, into: queue)
+            })
+        else {
+            throw GPXError(
+                code: .io, file: reader.fileName, line: 0, column: 0,
+                message: "cannot start a thread to read the file; the system is out of threads")
+        }
+        self.queue = queue
+        self.thread = thread
+    }
+
+    deinit {
+        queue.cancel()
+        thread.join()
+    }
+
+    /// The next fix; nil when the play has ended.
+    ///
+    /// - Throws: what the reader or the timeline threw, after the fixes made before it.
+    func next() throws -> ReplaySchedule.Fix? {
+        while position == batch.count {
+            if ended { return nil }
+            if !batch.isEmpty { queue.recycle(&batch) }
+            position = 0
+            switch queue.receive() {
+            case .batch(let next):
+                batch = next
+            case .end(let error, let dropped, let highWater):
+                ended = true
+                thread.join()
+                droppedPoints = dropped
+                self.highWater = highWater
+                if let error { throw error }
+            }
+        }
+        position += 1
+        let laid = batch[position - 1]
+        droppedPoints = laid.dropped
+        highWater = laid.highWater
+        return laid.fix
+    }
+
+    /// The laying-out thread: the pass and the timeline, to the end of the play, an error, or
+    /// until the replay lets go.
+    private static func lay(
+        _ reader: any TraceEventReader, plays: ReplayCensus.Plays, firstIndex: Int, timeline: ReplayTimeline,
+        into queue: HandOff<Laid>
+    ) {
+        var timeline = timeline
+        var batch = queue.emptyBatch(capacity: batchSize)
+        do {
+            let pass = try ReplayPass(reader: reader, plays: plays, firstIndex: firstIndex)
+            var pulled = 0
+            let input = { () throws -> ReplayInput? in
+                // A start offset may skip many points between fixes: look up now and then.
+                pulled &+= 1
+                if pulled & 4095 == 0 && queue.isCancelled { throw HandOff<Laid>.Cancelled() }
+                return try pass.next()
+            }
+            while let fix = try timeline.next(from: input) {
+                batch.append(Laid(fix: fix, dropped: timeline.droppedPoints, highWater: timeline.highWater))
+                if batch.count == batchSize {
+                    guard queue.send(&batch) else { return }
+                }
+            }
+            if !batch.isEmpty { guard queue.send(&batch) else { return } }
+            queue.finish(nil, dropped: timeline.droppedPoints, highWater: timeline.highWater)
+        } catch is HandOff<Laid>.Cancelled {
+            return
+        } catch {
+            if !batch.isEmpty { guard queue.send(&batch) else { return } }
+            queue.finish(error, dropped: timeline.droppedPoints, highWater: timeline.highWater)
+        }
+    }
+}
+
+/// A bounded queue of batches from one producing thread to one consuming thread. Batches go
+/// back to the producer once read, and are emptied there, so their elements are destroyed on
+/// the producer's thread.
+///
+/// `@unchecked Sendable`: every stored property but `depth` (a constant) is read and written
+/// with `mutex` held.
+final class HandOff<Element: Sendable>: @unchecked Sendable {
+    struct Cancelled: Error {}
+
+    enum Item {
+        case batch([Element])
+        /// The producer is done: why, if it failed, and its final counts.
+        case end(error: (any Error)?, dropped: Int, highWater: Int)
+    }
+
+    private let depth: Int
+    private var mutex = pthread_mutex_t()
+    private var changed = pthread_cond_t()
+    private var queue: [[Element]] = []
+    private var spare: [[Element]] = []
+    private var end: Item?
+    private var cancelled = false
+
+    init(depth: Int) {
+        self.depth = depth
+        pthread_mutex_init(&mutex, nil)
+        pthread_cond_init(&changed, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(&changed)
+        pthread_mutex_destroy(&mutex)
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return body()
+    }
+
+    /// Producer: an empty batch, one handed back if there is one (emptied here).
+    func emptyBatch(capacity: Int) -> [Element] {
+        guard var reused = locked({ spare.popLast() }) else {
+            var fresh: [Element] = []
+            fresh.reserveCapacity(capacity)
+            return fresh
+        }
+        reused.removeAll(keepingCapacity: true)
+        return reused
+    }
+
+    /// Producer: queues `batch`, waiting while the queue is full, and leaves an empty batch in
+    /// its place. False once the consumer has let go.
+    func send(_ batch: inout [Element]) -> Bool {
+        let capacity = batch.capacity
+        let sent = locked {
+            while queue.count >= depth && !cancelled { pthread_cond_wait(&changed, &mutex) }
+            guard !cancelled else { return false }
+            queue.append(batch)
+            pthread_cond_broadcast(&changed)
+            return true
+        }
+        guard sent else { return false }
+        batch = emptyBatch(capacity: capacity)
+        return true
+    }
+
+    /// Producer: no more batches.
+    func finish(_ error: (any Error)?, dropped: Int, highWater: Int) {
+        locked {
+            end = .end(error: error, dropped: dropped, highWater: highWater)
+            pthread_cond_broadcast(&changed)
+        }
+    }
+
+    /// Consumer: the next batch, or the end once the producer has finished and all are taken.
+    func receive() -> Item {
+        locked {
+            while queue.isEmpty && end == nil { pthread_cond_wait(&changed, &mutex) }
+            if queue.isEmpty { return end! }
+            let batch = queue.removeFirst()
+            pthread_cond_broadcast(&changed)
+            return .batch(batch)
+        }
+    }
+
+    /// Consumer: hands a batch it has read back to the producer, leaving `batch` empty.
+    func recycle(_ batch: inout [Element]) {
+        var taken: [Element] = []
+        swap(&taken, &batch)
+        locked { if spare.count < depth { spare.append(taken) } }
+        // A batch not kept is destroyed here (rare: only when more are out than the queue holds).
+    }
+
+    /// Consumer: stop the producer at its next batch.
+    func cancel() {
+        locked {
+            cancelled = true
+            queue.removeAll()
+            pthread_cond_broadcast(&changed)
+        }
+    }
+
+    /// Whether the consumer has let go.
+    var isCancelled: Bool { locked { cancelled } }
+}
