@@ -116,9 +116,12 @@ enum DirectRow {
         return (year, month, day, inDay)
     }
 
-    /// `YYYY-MM-DD HH:MM:SS.ffffff+00`.
+    /// `YYYY-MM-DD HH:MM:SS.ffffff+00`. The time must lie in the years 1–9999 (``civil(_:)``):
+    /// ``Layout/fits(_:epoch:)`` keeps a page with any other off the direct path.
     static func timestamp(_ micros: Int64, into buffer: inout ByteBuffer) {
-        guard let (year, month, day, inDay) = civil(micros) else { return }
+        guard let (year, month, day, inDay) = civil(micros) else {
+            preconditionFailure("\(micros) µs after 2000 is outside the years 1–9999: the page should not go direct")
+        }
         let seconds = Int(inDay / 1_000_000)
         digits(year, 4, into: &buffer)
         buffer.writeInteger(UInt8(ascii: "-"))

@@ -164,7 +164,7 @@ extension SessionStore {
     public func transferPage(session id: Int64, after: Int64, limit: Int = 8192) throws -> TransferPage {
         do {
             return try queue.read { db in
-                let locations = try Self.transferLocations(db, session: id, after: after, limit: limit)
+                let locations = try Self.transferLocations(db, session: id, after: after, limit: limit, path: path)
                 let eventRows = try Row.fetchAll(
                     db,
                     sql: """
@@ -200,9 +200,13 @@ extension SessionStore {
     /// Up to `limit` location rows of session `id` after sequence number `after`, in order,
     /// read column by column from SQLite (the hot path of a push: a generic row per location
     /// cost more than the rest of the page's work), with their origins looked up once.
-    private static func transferLocations(_ db: Database, session id: Int64, after: Int64, limit: Int) throws
-        -> [TransferLocation]
-    {
+    ///
+    /// - Throws: ``StoreError/Kind/corrupt`` for a row whose origin (its trace or device) is not
+    ///   in the store: it cannot be sent as it was recorded, and sending it without would give
+    ///   the other store a fix from nowhere.
+    private static func transferLocations(
+        _ db: Database, session id: Int64, after: Int64, limit: Int, path: String
+    ) throws -> [TransferLocation] {
         var origins: [Int64: (kind: String, name: String)] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, kind, name FROM origin") {
             origins[row[0]] = (row[1], row[2])
@@ -226,7 +230,17 @@ extension SessionStore {
                 let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
             }
-            let origin = origins[sqlite3_column_int64(raw, 1)] ?? (kind: "file", name: "")
+            let originID = sqlite3_column_int64(raw, 1)
+            guard let origin = origins[originID] else {
+                let sequence = sqlite3_column_int64(raw, 0)
+                let named = sqlite3_column_type(raw, 1) == SQLITE_NULL ? "no origin" : "origin \(originID)"
+                throw StoreError(
+                    .corrupt, path: path,
+                    message:
+                        "location \(sequence) of session \(id) names \(named), which is not in the store's origin table: "
+                        + "the store is damaged, and nothing from this location on is sent; `waymark sessions show \(id)` "
+                        + "lists the rows it cannot read")
+            }
             var values: [TransferValue] = []
             values.reserveCapacity(Int(count))
             for column in 2..<(2 + count) {

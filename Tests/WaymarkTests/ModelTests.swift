@@ -175,6 +175,10 @@ import Testing
             let json = try encoder.encode(a)
             #expect(json == (try encoder.encode(Plain(a))))
             #expect(try JSONDecoder().decode(Location.self, from: json) == a)
+            // Printed as the struct of its fields, not as its box.
+            let printed = String(describing: a)
+            #expect(printed.hasPrefix("Location(coordinate: "))
+            #expect(printed.dropFirst("Location".count) == String(describing: Plain(a)).drop { $0 != "(" })
         }
         var nan = Self.random(&rng)
         nan.speed = .nan

@@ -196,6 +196,45 @@ import Testing
         #expect(simulation.tutorialApp!.stored.isEmpty && simulation.tutorialApp!.storedCount > 50)
     }
 
+    /// A location whose origin row is gone (a store damaged outside Waymark, foreign keys off)
+    /// is not sent as a fix from nowhere: the page stops with an error naming the row, and the
+    /// rows before it still read.
+    @Test func aLocationWithoutItsOriginStopsThePageNamingIt() throws {
+        guard let sqlite3 = which("sqlite3") else { return }
+        let path = Self.newStorePath()
+        let store = try SessionStore(path: path)
+        let recorder = try store.beginSession(Self.session(.record), mode: .durable)
+        let origins: [Provenance.Source] = [
+            .file(path: "a.gpx", index: 0), .file(path: "a.gpx", index: 1), .gpsd(device: "/dev/x"),
+        ]
+        for (i, source) in origins.enumerated() {
+            let l = Location(
+                coordinate: Coordinate(latitude: 1, longitude: Double(i)), horizontalAccuracy: 5,
+                timestamp: Date(timeIntervalSince1970: 1_714_550_400 + Double(i)),
+                provenance: Provenance(source: source, isSimulatedBySoftware: true, fixMode: .twoD))
+            let record = AuditEvent.FixRecord(
+                index: i, segment: 0, decision: .delivered, reason: .foreground, appState: .active,
+                authorization: .authorizedWhenInUse, accuracy: .fullAccuracy, coordinate: l.coordinate, delivered: l,
+                backgroundTimeRemaining: nil, indicator: false)
+            #expect(recorder.record(AuditEvent(offset: .seconds(i), kind: .fix(record))))
+        }
+        try recorder.finish(outcome: .stopped, duration: .seconds(3), endedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        let whole = try store.transferPage(session: recorder.id, after: -1)
+        #expect(whole.locations.map(\.originName) == ["a.gpx", "a.gpx", "/dev/x"])
+        let sequences = whole.locations.map(\.sequence)
+
+        _ = try run(sqlite3, [path, "DELETE FROM origin WHERE kind = 'gpsd'"])
+        do {
+            _ = try store.transferPage(session: recorder.id, after: -1)
+            Issue.record("a location without its origin was sent")
+        } catch let error as StoreError {
+            #expect(error.kind == .corrupt)
+            #expect(error.message.contains("location \(sequences[2]) of session \(recorder.id)"))
+        }
+        let before = try store.transferPage(session: recorder.id, after: -1, limit: 2)
+        #expect(before.locations.map(\.originName) == ["a.gpx", "a.gpx"])
+    }
+
     /// Every `Location` field survives, and "invalid" is NULL for the sqlite3 shell.
     @Test func everyLocationFieldSurvives() throws {
         let path = Self.newStorePath()

@@ -13,7 +13,7 @@
 /// fix on (from the source to the rules, the audit record, the app and the outputs, several
 /// times for every fix) copies a reference, not some two hundred bytes; a change to one copy
 /// never shows in another.
-public struct Location: Sendable, Hashable, Codable {
+public struct Location: Sendable, Hashable, Codable, CustomReflectable {
     /// Latitude and longitude, degrees WGS 84.
     public var coordinate: Coordinate {
         get { storage.coordinate }
@@ -168,6 +168,18 @@ extension Location {
         hasher.combine(x.courseAccuracy)
         hasher.combine(x.timestamp)
         hasher.combine(x.provenance)
+    }
+
+    /// The fields, as a struct of them would show in `print`, `dump` and test failures.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "coordinate": coordinate, "altitude": altitude, "ellipsoidalAltitude": ellipsoidalAltitude as Any,
+                "horizontalAccuracy": horizontalAccuracy, "verticalAccuracy": verticalAccuracy, "speed": speed,
+                "speedAccuracy": speedAccuracy, "course": course, "courseAccuracy": courseAccuracy,
+                "timestamp": timestamp, "provenance": provenance,
+            ], displayStyle: .struct)
     }
 
     private enum CodingKeys: String, CodingKey {
