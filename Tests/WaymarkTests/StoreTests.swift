@@ -218,7 +218,8 @@ import Testing
                 backgroundTimeRemaining: nil, indicator: false)
             #expect(recorder.record(AuditEvent(offset: .seconds(i), kind: .fix(record))))
         }
-        try recorder.finish(outcome: .stopped, duration: .seconds(3), endedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        try recorder.finish(
+            outcome: .stopped, duration: .seconds(3), endedAt: Date(timeIntervalSince1970: 1_800_000_000))
         let whole = try store.transferPage(session: recorder.id, after: -1)
         #expect(whole.locations.map(\.originName) == ["a.gpx", "a.gpx", "/dev/x"])
         let sequences = whole.locations.map(\.sequence)
