@@ -90,12 +90,11 @@ final class LineThread {
 
 /// The bounded queue between a ``LineThread``'s caller and its thread, and the thread's work.
 ///
-/// `@unchecked Sendable`: `queue`, `spare` and `closed` are guarded by `mutex`; the sink, the
+/// `@unchecked Sendable`: `queue`, `spare` and `closed` are guarded by `gate`; the sink, the
 /// day cache and `failure` belong to the thread until it is joined, and are read only after.
 final class LineQueue: @unchecked Sendable {
     private let sink: FileSink
-    private var mutex = pthread_mutex_t()
-    private var changed = pthread_cond_t()
+    private let gate = ThreadGate()
     private var queue: [[LineThread.Line]] = []
     private var spare: [[LineThread.Line]] = []
     private var closed = false
@@ -103,36 +102,23 @@ final class LineQueue: @unchecked Sendable {
 
     init(sink: FileSink) {
         self.sink = sink
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&changed, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(&changed)
-        pthread_mutex_destroy(&mutex)
-    }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return body()
     }
 
     /// Caller: queues a batch, waiting while the queue is full; returns an empty one.
     func send(_ batch: [LineThread.Line]) -> [LineThread.Line] {
-        locked {
-            while queue.count >= LineThread.depth { pthread_cond_wait(&changed, &mutex) }
+        gate.locked {
+            while queue.count >= LineThread.depth { gate.wait() }
             queue.append(batch)
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
             return spare.popLast() ?? []
         }
     }
 
     /// Caller: no more batches.
     func close() {
-        locked {
+        gate.locked {
             closed = true
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
         }
     }
 
@@ -156,17 +142,17 @@ final class LineQueue: @unchecked Sendable {
             }
             var emptied = batch
             emptied.removeAll(keepingCapacity: true)
-            locked { if spare.count < LineThread.depth { spare.append(emptied) } }
+            gate.locked { if spare.count < LineThread.depth { spare.append(emptied) } }
         }
     }
 
     /// The thread: the next batch, or nil once the queue is closed and empty.
     private func receive() -> [LineThread.Line]? {
-        locked {
-            while queue.isEmpty && !closed { pthread_cond_wait(&changed, &mutex) }
+        gate.locked {
+            while queue.isEmpty && !closed { gate.wait() }
             if queue.isEmpty { return nil }
             let batch = queue.removeFirst()
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
             return batch
         }
     }

@@ -153,7 +153,7 @@ final class EventSender {
 /// (measured on gpxlogger's layout).
 ///
 /// `@unchecked Sendable`: a batch belongs to one thread at a time; ``EventPipe`` hands it over
-/// under its mutex.
+/// under its gate.
 final class EventBatch: @unchecked Sendable {
     /// For each event in order: 0 for one in `events`, 1 for a track point, 2 for a route point
     /// (both in `points`).
@@ -273,7 +273,7 @@ final class EventBatch: @unchecked Sendable {
 
 /// A bounded queue of event batches from one producer thread to one consumer thread.
 ///
-/// `@unchecked Sendable`: every mutable field is guarded by `mutex`.
+/// `@unchecked Sendable`: every mutable field is read and written inside `gate.locked`.
 final class EventPipe: @unchecked Sendable {
     struct Cancelled: Error {}
 
@@ -284,8 +284,7 @@ final class EventPipe: @unchecked Sendable {
 
     let batchSize: Int
     private let depth: Int
-    private var mutex = pthread_mutex_t()
-    private var changed = pthread_cond_t()
+    private let gate = ThreadGate()
     private var queue: [EventBatch] = []
     private var spare: [EventBatch] = []
     private var finished = false
@@ -295,80 +294,67 @@ final class EventPipe: @unchecked Sendable {
     init(depth: Int, batchSize: Int) {
         self.depth = depth
         self.batchSize = batchSize
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&changed, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(&changed)
-        pthread_mutex_destroy(&mutex)
-    }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return body()
     }
 
     /// Producer: an empty batch with room for `batchSize` events, reused when one has come
     /// back (its old events are destroyed here, on the producer's thread).
     func emptyBatch() -> EventBatch {
-        guard let reused = locked({ spare.popLast() }) else { return EventBatch(capacity: batchSize) }
+        guard let reused = gate.locked({ spare.popLast() }) else { return EventBatch(capacity: batchSize) }
         reused.reset()
         return reused
     }
 
     /// Producer: queues a batch, waiting while the queue is full. False once cancelled.
     func send(_ batch: EventBatch) -> Bool {
-        locked {
-            while queue.count >= depth && !cancelled { pthread_cond_wait(&changed, &mutex) }
+        gate.locked {
+            while queue.count >= depth && !cancelled { gate.wait() }
             guard !cancelled else { return false }
             queue.append(batch)
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
             return true
         }
     }
 
     /// Producer: no more batches; `error` is what stopped reading, if anything.
     func finish(_ error: (any Error)?) {
-        locked {
+        gate.locked {
             finished = true
             self.error = error
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
         }
     }
 
     /// Consumer: the next batch, or `.end` once the producer has finished and all are taken.
     func receive() -> Item {
-        locked {
-            while queue.isEmpty && !finished { pthread_cond_wait(&changed, &mutex) }
+        gate.locked {
+            while queue.isEmpty && !finished { gate.wait() }
             if queue.isEmpty { return .end }
             let batch = queue.removeFirst()
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
             return .batch(batch)
         }
     }
 
     /// Consumer: hands a batch it has finished with back for reuse.
     func recycle(_ batch: EventBatch) {
-        locked { if spare.count < depth { spare.append(batch) } }
+        gate.locked { if spare.count < depth { spare.append(batch) } }
     }
 
     /// Consumer: stop the producer at its next batch.
     func cancel() {
-        locked {
+        gate.locked {
             cancelled = true
             queue.removeAll()
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
         }
     }
 
     /// Whether the consumer has stopped: a producer that sends seldom (it skips most events)
     /// checks it now and then, so that it does not read on to the end of the input for nothing.
-    var isCancelled: Bool { locked { cancelled } }
+    var isCancelled: Bool { gate.locked { cancelled } }
 
     /// What stopped the producer, once `.end` has been received.
-    var failure: (any Error)? { locked { error } }
+    var failure: (any Error)? { gate.locked { error } }
 }
 
 /// A POSIX thread that runs one closure, joined explicitly.
@@ -413,5 +399,42 @@ final class ReaderThread: @unchecked Sendable {
         #else
             pthread_join(thread, nil)
         #endif
+    }
+}
+
+/// A mutex and one condition variable: what each hand-off between two threads (the reader's
+/// pipe, the laid-out fixes, the output lines) locks its state with and waits on.
+///
+/// `@unchecked Sendable`: it is the lock; its two fields are only handed to pthreads.
+final class ThreadGate: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var changed = pthread_cond_t()
+
+    init() {
+        pthread_mutex_init(&mutex, nil)
+        pthread_cond_init(&changed, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(&changed)
+        pthread_mutex_destroy(&mutex)
+    }
+
+    /// `body`, with the mutex held.
+    func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return body()
+    }
+
+    /// Inside ``locked(_:)``: lets go of the mutex until ``broadcast()`` (or a spurious wake-up:
+    /// wait in a loop on the condition), and holds it again.
+    func wait() {
+        pthread_cond_wait(&changed, &mutex)
+    }
+
+    /// Inside ``locked(_:)``: wakes every waiter.
+    func broadcast() {
+        pthread_cond_broadcast(&changed)
     }
 }

@@ -131,8 +131,8 @@ final class LaidOutPass {
 /// back to the producer once read, and are emptied there, so their elements are destroyed on
 /// the producer's thread.
 ///
-/// `@unchecked Sendable`: every stored property but `depth` (a constant) is read and written
-/// with `mutex` held.
+/// `@unchecked Sendable`: every stored property but `depth` and `gate` (constants) is read and
+/// written inside `gate.locked`.
 final class HandOff<Element: Sendable>: @unchecked Sendable {
     struct Cancelled: Error {}
 
@@ -143,8 +143,7 @@ final class HandOff<Element: Sendable>: @unchecked Sendable {
     }
 
     private let depth: Int
-    private var mutex = pthread_mutex_t()
-    private var changed = pthread_cond_t()
+    private let gate = ThreadGate()
     private var queue: [[Element]] = []
     private var spare: [[Element]] = []
     private var end: Item?
@@ -152,24 +151,11 @@ final class HandOff<Element: Sendable>: @unchecked Sendable {
 
     init(depth: Int) {
         self.depth = depth
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&changed, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(&changed)
-        pthread_mutex_destroy(&mutex)
-    }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return body()
     }
 
     /// Producer: an empty batch, one handed back if there is one (emptied here).
     func emptyBatch(capacity: Int) -> [Element] {
-        guard var reused = locked({ spare.popLast() }) else {
+        guard var reused = gate.locked({ spare.popLast() }) else {
             var fresh: [Element] = []
             fresh.reserveCapacity(capacity)
             return fresh
@@ -182,11 +168,11 @@ final class HandOff<Element: Sendable>: @unchecked Sendable {
     /// its place. False once the consumer has let go.
     func send(_ batch: inout [Element]) -> Bool {
         let capacity = batch.capacity
-        let sent = locked {
-            while queue.count >= depth && !cancelled { pthread_cond_wait(&changed, &mutex) }
+        let sent = gate.locked {
+            while queue.count >= depth && !cancelled { gate.wait() }
             guard !cancelled else { return false }
             queue.append(batch)
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
             return true
         }
         guard sent else { return false }
@@ -196,19 +182,19 @@ final class HandOff<Element: Sendable>: @unchecked Sendable {
 
     /// Producer: no more batches.
     func finish(_ error: (any Error)?, dropped: Int, highWater: Int) {
-        locked {
+        gate.locked {
             end = .end(error: error, dropped: dropped, highWater: highWater)
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
         }
     }
 
     /// Consumer: the next batch, or the end once the producer has finished and all are taken.
     func receive() -> Item {
-        locked {
-            while queue.isEmpty && end == nil { pthread_cond_wait(&changed, &mutex) }
+        gate.locked {
+            while queue.isEmpty && end == nil { gate.wait() }
             if queue.isEmpty { return end! }
             let batch = queue.removeFirst()
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
             return .batch(batch)
         }
     }
@@ -217,19 +203,19 @@ final class HandOff<Element: Sendable>: @unchecked Sendable {
     func recycle(_ batch: inout [Element]) {
         var taken: [Element] = []
         swap(&taken, &batch)
-        locked { if spare.count < depth { spare.append(taken) } }
+        gate.locked { if spare.count < depth { spare.append(taken) } }
         // A batch not kept is destroyed here (rare: only when more are out than the queue holds).
     }
 
     /// Consumer: stop the producer at its next batch.
     func cancel() {
-        locked {
+        gate.locked {
             cancelled = true
             queue.removeAll()
-            pthread_cond_broadcast(&changed)
+            gate.broadcast()
         }
     }
 
     /// Whether the consumer has let go.
-    var isCancelled: Bool { locked { cancelled } }
+    var isCancelled: Bool { gate.locked { cancelled } }
 }
