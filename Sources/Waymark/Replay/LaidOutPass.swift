@@ -19,7 +19,8 @@
 ///
 /// At most ``depth`` batches of ``batchSize`` fixes wait, so memory stays bounded whatever the
 /// trace's length. Releasing the pass stops the laying out at its next batch (or within a few
-/// thousand points skipped by the start offset) and joins its thread.
+/// thousand points or fixes that send nothing: before the start offset, or going back in time)
+/// and joins its thread.
 final class LaidOutPass {
     static let batchSize = 256
     static let depth = 4
@@ -103,14 +104,18 @@ final class LaidOutPass {
         var batch = queue.emptyBatch(capacity: batchSize)
         do {
             let pass = try ReplayPass(reader: reader, plays: plays, firstIndex: firstIndex)
+            // Points that make no fix (before the start offset, or going back in time) and fixes
+            // left out before the start offset send nothing: look up now and then.
+            let stopIfReleased = { () throws -> Void in
+                if queue.isCancelled { throw HandOff<Laid>.Cancelled() }
+            }
             var pulled = 0
             let input = { () throws -> ReplayInput? in
-                // A start offset may skip many points between fixes: look up now and then.
                 pulled &+= 1
-                if pulled & 4095 == 0 && queue.isCancelled { throw HandOff<Laid>.Cancelled() }
+                if pulled & 4095 == 0 { try stopIfReleased() }
                 return try pass.next()
             }
-            while let fix = try timeline.next(from: input) {
+            while let fix = try timeline.next(from: input, skipping: stopIfReleased) {
                 batch.append(Laid(fix: fix, dropped: timeline.droppedPoints, highWater: timeline.highWater))
                 if batch.count == batchSize {
                     guard queue.send(&batch) else { return }
@@ -201,10 +206,13 @@ final class HandOff<Element: Sendable>: @unchecked Sendable {
 
     /// Consumer: hands a batch it has read back to the producer, leaving `batch` empty.
     func recycle(_ batch: inout [Element]) {
-        var taken: [Element] = []
-        swap(&taken, &batch)
-        gate.locked { if spare.count < depth { spare.append(taken) } }
+        gate.locked {
+            guard spare.count < depth else { return }
+            spare.append(batch)
+            batch = []  // before the producer can take it: the spare's buffer is its alone
+        }
         // A batch not kept is destroyed here (rare: only when more are out than the queue holds).
+        batch = []
     }
 
     /// Consumer: stop the producer at its next batch.

@@ -96,11 +96,18 @@ struct ReplayTimeline {
     }
 
     /// The next fix, pulling points from `input` until one is due; nil when `input` has ended.
+    /// `skipping` is called after every 4 096 fixes left out before the start offset (which,
+    /// resampled at a short interval, may be many per point).
     ///
-    /// - Throws: what `input` throws, or ``ReplaySchedule/ScheduleError`` when a point of a timed
-    ///   trace has no time (the file changed since it was counted).
-    mutating func next(from input: () throws -> ReplayInput?) throws -> ReplaySchedule.Fix? {
+    /// - Throws: what `input` or `skipping` throws, or ``ReplaySchedule/ScheduleError`` when a
+    ///   point of a timed trace has no time (the file changed since it was counted).
+    mutating func next(
+        from input: () throws -> ReplayInput?, skipping: () throws -> Void = {}
+    ) throws -> ReplaySchedule.Fix? {
+        var skipped = 0
         while let entry = try nextWithMotion(input) {
+            skipped &+= 1
+            if skipped & 4095 == 0 { try skipping() }
             if entry.seconds >= startSeconds {
                 return ReplaySchedule.Fix(
                     offset: try ReplaySchedule.duration(
