@@ -15,9 +15,9 @@
 /// It reads the file twice. A first pass, in the initialiser, keeps only counters: whether the
 /// file plays its tracks, its routes or its waypoints, whether every point that plays has a
 /// time, how many points go back in time, and the reader's errors and warnings. Each play then
-/// reads the file again, on a thread of its own through a bounded queue, and lays the points out
-/// as they come with a few fixes of look-ahead (see ``ReplaySchedule`` for the rules). A loop
-/// reads the file once more. Standard input (`-`) and other files that cannot be read twice
+/// reads the file again on a thread of its own, and a second thread lays the points out as they
+/// come with a few fixes of look-ahead (see ``ReplaySchedule`` for the rules), each handing its
+/// work on through a bounded queue. A loop reads the file once more. Standard input (`-`) and other files that cannot be read twice
 /// are copied to an unlinked temporary file first.
 ///
 /// The events are those of `GPXReplaySource(schedule: ReplaySchedule(document:file:options:),
