@@ -116,8 +116,8 @@ public final class LocationNDJSONWriter {
         if let ahead {
             ahead.add(
                 LineThread.Line(
-                    location: location.location, index: location.index, segment: location.segment,
-                    appState: location.appState, reason: location.reason))
+                    fields: LocationNDJSONLine.Fields(location.location), index: location.index,
+                    segment: location.segment, appState: location.appState, reason: location.reason))
             return
         }
         LocationNDJSONLine.append(
@@ -133,8 +133,8 @@ public final class LocationNDJSONWriter {
         if let ahead {
             ahead.add(
                 LineThread.Line(
-                    location: location, index: record.index, segment: record.segment, appState: record.appState,
-                    reason: record.reason))
+                    fields: LocationNDJSONLine.Fields(location), index: record.index, segment: record.segment,
+                    appState: record.appState, reason: record.reason))
             return
         }
         LocationNDJSONLine.append(

@@ -13,9 +13,50 @@
 /// state and reason are written without the escaping loop: their raw values are camelCase words
 /// (`LocationNDJSONLineTests` checks that none needs escaping).
 enum LocationNDJSONLine {
+    /// The values of a location that its line shows, copied out of it: a line formatted on
+    /// another thread reads these, so that the location's box is counted and freed on the
+    /// thread that delivered it alone (a count changed from two threads costs every change).
+    struct Fields: Sendable {
+        var timestamp: Date
+        var latitude: Double
+        var longitude: Double
+        var horizontalAccuracy: Double
+        var hasValidAltitude: Bool
+        var altitude: Double
+        var verticalAccuracy: Double
+        var speed: Double
+        var speedAccuracy: Double
+        var course: Double
+        var courseAccuracy: Double
+
+        @inline(__always)
+        init(_ l: borrowing Location) {
+            timestamp = l.timestamp
+            latitude = l.coordinate.latitude
+            longitude = l.coordinate.longitude
+            horizontalAccuracy = l.horizontalAccuracy
+            hasValidAltitude = l.hasValidAltitude
+            altitude = l.altitude
+            verticalAccuracy = l.verticalAccuracy
+            speed = l.speed
+            speedAccuracy = l.speedAccuracy
+            course = l.course
+            courseAccuracy = l.courseAccuracy
+        }
+    }
+
     /// Appends the line of `l`, delivered as the `index`-th point of segment `segment`, to `out`.
+    @inline(__always)
     static func append(
         _ l: borrowing Location, index: Int, segment: Int, appState: AppState, reason: FixReason, to out: ByteStore,
+        cache: inout ValueFormatting.DayCache
+    ) {
+        append(Fields(l), index: index, segment: segment, appState: appState, reason: reason, to: out, cache: &cache)
+    }
+
+    /// Appends the line of the location whose values are `l`.
+    static func append(
+        _ l: borrowing Fields, index: Int, segment: Int, appState: AppState, reason: FixReason, to out: ByteStore,
         cache: inout ValueFormatting.DayCache
     ) {
         put("{\"time\":\"", out)
@@ -29,9 +70,9 @@ enum LocationNDJSONLine {
         put("\",\"reason\":\"", out)
         word(reason.rawValue, out)
         put("\",\"latitude\":", out)
-        number(l.coordinate.latitude, decimals: 7, out)
+        number(l.latitude, decimals: 7, out)
         put(",\"longitude\":", out)
-        number(l.coordinate.longitude, decimals: 7, out)
+        number(l.longitude, decimals: 7, out)
         put(",\"horizontalAccuracy\":", out)
         accuracy(l.horizontalAccuracy, out)
         if l.hasValidAltitude {

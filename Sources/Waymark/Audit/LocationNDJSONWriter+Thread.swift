@@ -38,7 +38,7 @@ extension LocationNDJSONWriter {
 final class LineThread {
     /// A delivered location and what its line says of it.
     struct Line: Sendable {
-        var location: Location
+        var fields: LocationNDJSONLine.Fields
         var index: Int
         var segment: Int
         var appState: AppState
@@ -129,7 +129,7 @@ final class LineQueue: @unchecked Sendable {
             if failure == nil {
                 for i in batch.indices {
                     LocationNDJSONLine.append(
-                        batch[i].location, index: batch[i].index, segment: batch[i].segment,
+                        batch[i].fields, index: batch[i].index, segment: batch[i].segment,
                         appState: batch[i].appState, reason: batch[i].reason, to: sink.buffer, cache: &cache)
                     do {
                         try sink.flushIfNeeded()

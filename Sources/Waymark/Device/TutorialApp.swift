@@ -263,14 +263,16 @@ public final class TutorialApp: SimulatedApp {
         return .newData
     }
 
-    fileprivate func received(_ locations: [Location]) {
-        guard let system else { return }
-        let updates = system.currentUpdates
+    /// The app's code for `updates`, the updates behind the locations of one
+    /// `didUpdateLocations` call (read from the manager, as `system.currentUpdates` would give
+    /// them: the simulation, held weakly, is read only to time a location the app keeps).
+    fileprivate func received(_ updates: [LocationUpdate]) {
         storedCount += updates.count
         let keeps = retainsStoredLocations || fetchEnabled || behaviour.uploadsInBackground
+        let system = keeps || onStored != nil ? self.system : nil
         for i in updates.indices {
             // Fields read in place: a whole update is copied only when it is kept or handed out.
-            if keeps || onStored != nil {
+            if let system {
                 let location = StoredLocation(
                     location: updates[i].location, appState: updates[i].appState, reason: updates[i].reason,
                     index: updates[i].index, segment: updates[i].segment, offset: system.now)
@@ -289,14 +291,17 @@ public final class TutorialApp: SimulatedApp {
 
 /// The tutorial app's delegate: it keeps what the app needs and passes every call on.
 private final class DelegateRelay: DeviceLocationManagerDelegate {
-    /// The app owns its relay, so it outlives it.
-    unowned let app: TutorialApp
+    /// The app owns its relay (the manager holds it weakly), so the app outlives every call of
+    /// it: it is called without a reference count taken, once per delivery.
+    private let owner: Unmanaged<TutorialApp>
     weak var next: (any DeviceLocationManagerDelegate)?
 
-    init(app: TutorialApp) { self.app = app }
+    init(app: TutorialApp) { owner = .passUnretained(app) }
+
+    private var app: TutorialApp { owner.takeUnretainedValue() }
 
     func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
-        app.received(locations)
+        owner._withUnsafeGuaranteedRef { $0.received(manager.updatesBeingDelivered) }
         next?.locationManager(manager, didUpdateLocations: locations)
     }
     func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {

@@ -294,6 +294,10 @@ public final class DeviceLocationManager {
     var hasLiveStreams: Bool { !liveContinuations.isEmpty }
     /// The array handed to the delegate, reused from call to call.
     private var spareLocations: [Location] = []
+    /// The updates behind the locations the delegate is being handed (empty between calls): a
+    /// delegate inside Waymark reads their app state and reason here, without going through the
+    /// simulation and its process.
+    private(set) var updatesBeingDelivered: [LocationUpdate] = []
     private var nextContinuationID = 0
 
     /// A manager the app's code creates, as it would create `CLLocationManager()`.
@@ -477,7 +481,9 @@ public final class DeviceLocationManager {
             spareLocations = []
             locations.empty()
             for i in updates.indices { locations.append(updates[i].location) }
+            updatesBeingDelivered = updates
             delegate.locationManager(self, didUpdateLocations: locations)
+            updatesBeingDelivered = []
             spareLocations = locations
         }
         guard !continuations.isEmpty else { return }

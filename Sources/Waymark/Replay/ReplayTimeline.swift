@@ -72,10 +72,12 @@ struct ReplayTimeline {
     private var resampleTime = 0.0
     private var inputEnded = false
 
-    // Stage 3: derived motion. The window holds [before, current, after]; before is missing at the
-    // start of a segment, after at its end.
-    private var motionWindow: [Entry] = []
-    private var motionCurrent = 0
+    // Stage 3: derived motion, from a window of the fix before (only its place is needed), the
+    // fix, and the fix after it; before is missing at the start of a segment, after at its end.
+    // The fix is moved out of the window to be changed, so its location is not copied for it.
+    private var motionBefore: (coordinate: Coordinate, seconds: Double)?
+    private var motionCurrent: Entry?
+    private var motionAfter: Entry?
     private var motionEnded = false
 
     /// The most fixes the windows have held at once.
@@ -92,7 +94,6 @@ struct ReplayTimeline {
         step = options.interval.map(ReplaySchedule.seconds)
         startSeconds = ReplaySchedule.seconds(options.startOffset)
         resampleWindow.reserveCapacity(3)
-        motionWindow.reserveCapacity(3)
     }
 
     /// The next fix, pulling points from `input` until one is due; nil when `input` has ended.
@@ -120,7 +121,8 @@ struct ReplayTimeline {
     }
 
     private mutating func noteHeld() {
-        highWater = max(highWater, resampleWindow.count + motionWindow.count)
+        let motionHeld = (motionBefore == nil ? 0 : 1) + (motionCurrent == nil ? 0 : 1) + (motionAfter == nil ? 0 : 1)
+        highWater = max(highWater, resampleWindow.count + motionHeld)
     }
 
     // MARK: - Stage 1: the timeline
@@ -231,7 +233,7 @@ struct ReplayTimeline {
     // MARK: - Stage 3: speed and course
 
     private mutating func nextWithMotion(_ input: () throws -> ReplayInput?) throws -> Entry? {
-        if motionWindow.isEmpty {
+        if motionCurrent == nil {
             var first: Entry?
             while first == nil {
                 switch try nextResampled(input) {
@@ -240,26 +242,27 @@ struct ReplayTimeline {
                 case .entry(let e)?: first = e
                 }
             }
-            motionWindow.append(first!)
-            motionCurrent = 0
+            motionCurrent = first
+            motionBefore = nil
             motionEnded = false
         }
-        if !motionEnded && motionWindow.count == motionCurrent + 1 {
+        if !motionEnded && motionAfter == nil {
             if case .entry(let e)? = try nextResampled(input) {
-                motionWindow.append(e)
+                motionAfter = e
             } else {
                 motionEnded = true
             }
         }
         noteHeld()
-        var current = motionWindow[motionCurrent]
-        let before = motionWindow[motionCurrent == 1 ? 0 : motionCurrent].place
-        let after = motionWindow[motionWindow.count - 1].place
-        ReplaySchedule.deriveMotion(of: &current.location, before: before, after: after)
-        if motionCurrent + 1 < motionWindow.count {
-            if motionCurrent == 1 { motionWindow.removeFirst() } else { motionCurrent = 1 }
+        guard var current = motionCurrent.take() else { return nil }
+        let here = current.place
+        ReplaySchedule.deriveMotion(
+            of: &current.location, before: motionBefore ?? here, after: motionAfter?.place ?? here)
+        if let after = motionAfter.take() {
+            motionBefore = here
+            motionCurrent = after
         } else {
-            motionWindow.removeAll(keepingCapacity: true)
+            motionBefore = nil
         }
         return current
     }
