@@ -106,7 +106,7 @@ enum TimeText {
             b[7] == UInt8(ascii: "-"), let day = number(8, 2), (1...12).contains(month), day >= 1,
             day <= daysIn(month: month, year: year)
         else { return nil }
-        var seconds = Double(daysFromCivil(year, month, day)) * 86_400
+        var seconds = Double(ValueParsing.daysFromCivil(year: year, month: month, day: day)) * 86_400
         var i = 10
         if i < b.count {
             guard b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: " "), let hour = number(i + 1, 2),
@@ -153,11 +153,6 @@ enum TimeText {
         case 4, 6, 9, 11: return 30
         default: return 31
         }
-    }
-
-    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
-    static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        ValueParsing.daysFromCivil(year: year, month: month, day: day)
     }
 }
 

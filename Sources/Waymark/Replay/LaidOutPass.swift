@@ -14,8 +14,8 @@
 /// ``Location``, resampling, speed and course by central differences) runs beside the device
 /// instead of before each fix. The fixes, their order, the points counted as dropped and the
 /// error that ends a play are those of the timeline run in place; the count of dropped points
-/// and the look-ahead's high-water mark come with each fix, as the timeline had them when it
-/// made that fix.
+/// comes with each fix, as the timeline had it when it made that fix, and the look-ahead's
+/// high-water mark with the end of the play.
 ///
 /// At most ``depth`` batches of ``batchSize`` fixes wait, so memory stays bounded whatever the
 /// trace's length. Releasing the pass stops the laying out at its next batch (or within a few
@@ -25,15 +25,24 @@ final class LaidOutPass {
     static let batchSize = 256
     static let depth = 4
 
-    /// A fix, with the timeline's counts when it was made.
+    /// A fix, with the timeline's count of dropped points when it was made.
     struct Laid: Sendable {
         var fix: ReplaySchedule.Fix
         var dropped: Int
-        var highWater: Int
+    }
+
+    /// The timeline's counts at the end of the play: written by the laying-out thread before it
+    /// finishes, read once it has been joined.
+    ///
+    /// `@unchecked Sendable`: the thread's join orders the writes before the reads.
+    private final class Totals: @unchecked Sendable {
+        var dropped = 0
+        var highWater = 0
     }
 
     private let queue: HandOff<Laid>
     private let thread: ReaderThread
+    private let totals: Totals
     // Read for every fix, by the replay's thread alone: no dynamic exclusivity checks.
     @exclusivity(unchecked) private var batch: [Laid] = []
     @exclusivity(unchecked) private var position = 0
@@ -41,7 +50,8 @@ final class LaidOutPass {
     /// Points dropped because their time went backwards, as of the last fix taken (at the end:
     /// in the whole play).
     @exclusivity(unchecked) private(set) var droppedPoints = 0
-    /// The most fixes the timeline's windows have held, as of the last fix taken.
+    /// The most fixes the timeline's windows have held at once in the play: 0 until the play
+    /// has ended.
     @exclusivity(unchecked) private(set) var highWater = 0
 
     /// Starts reading with `reader` the points that `plays` names (`firstIndex` is the file index
@@ -50,9 +60,11 @@ final class LaidOutPass {
     /// - Throws: ``GPXError`` (``GPXError/Code/io``) when no thread can be started.
     init(reader: any TraceEventReader, plays: ReplayCensus.Plays, firstIndex: Int, timeline: ReplayTimeline) throws {
         let queue = HandOff<Laid>(depth: Self.depth)
+        let totals = Totals()
         guard
             let thread = ReaderThread({
-                Self.lay(reader, plays: plays, firstIndex: firstIndex, timeline: timeline, into: queue)
+                Self.lay(
+                    reader, plays: plays, firstIndex: firstIndex, timeline: timeline, into: queue, totals: totals)
             })
         else {
             throw GPXError(
@@ -61,6 +73,7 @@ final class LaidOutPass {
         }
         self.queue = queue
         self.thread = thread
+        self.totals = totals
     }
 
     deinit {
@@ -79,18 +92,17 @@ final class LaidOutPass {
             switch queue.receive() {
             case .batch(let next):
                 batch = next
-            case .end(let error, let dropped, let highWater):
+            case .end(let error):
                 ended = true
                 thread.join()
-                droppedPoints = dropped
-                self.highWater = highWater
+                droppedPoints = totals.dropped
+                highWater = totals.highWater
                 if let error { throw error }
             }
         }
         position += 1
         let laid = batch[position - 1]
         droppedPoints = laid.dropped
-        highWater = laid.highWater
         return laid.fix
     }
 
@@ -98,7 +110,7 @@ final class LaidOutPass {
     /// until the replay lets go.
     private static func lay(
         _ reader: any TraceEventReader, plays: ReplayCensus.Plays, firstIndex: Int, timeline: ReplayTimeline,
-        into queue: HandOff<Laid>
+        into queue: HandOff<Laid>, totals: Totals
     ) {
         var timeline = timeline
         var batch = queue.emptyBatch(capacity: batchSize)
@@ -116,18 +128,22 @@ final class LaidOutPass {
                 return try pass.next()
             }
             while let fix = try timeline.next(from: input, skipping: stopIfReleased) {
-                batch.append(Laid(fix: fix, dropped: timeline.droppedPoints, highWater: timeline.highWater))
+                batch.append(Laid(fix: fix, dropped: timeline.droppedPoints))
                 if batch.count == batchSize {
                     guard queue.send(&batch) else { return }
                 }
             }
             if !batch.isEmpty { guard queue.send(&batch) else { return } }
-            queue.finish(nil, dropped: timeline.droppedPoints, highWater: timeline.highWater)
+            totals.dropped = timeline.droppedPoints
+            totals.highWater = timeline.highWater
+            queue.finish(nil)
         } catch is HandOff<Laid>.Cancelled {
             return
         } catch {
             if !batch.isEmpty { guard queue.send(&batch) else { return } }
-            queue.finish(error, dropped: timeline.droppedPoints, highWater: timeline.highWater)
+            totals.dropped = timeline.droppedPoints
+            totals.highWater = timeline.highWater
+            queue.finish(error)
         }
     }
 }
@@ -143,8 +159,8 @@ final class HandOff<Element: Sendable>: @unchecked Sendable {
 
     enum Item {
         case batch([Element])
-        /// The producer is done: why, if it failed, and its final counts.
-        case end(error: (any Error)?, dropped: Int, highWater: Int)
+        /// The producer is done: why, if it failed.
+        case end(error: (any Error)?)
     }
 
     private let depth: Int
@@ -186,9 +202,9 @@ final class HandOff<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Producer: no more batches.
-    func finish(_ error: (any Error)?, dropped: Int, highWater: Int) {
+    func finish(_ error: (any Error)?) {
         gate.locked {
-            end = .end(error: error, dropped: dropped, highWater: highWater)
+            end = .end(error: error)
             gate.broadcast()
         }
     }

@@ -100,7 +100,8 @@ public struct StreamingReplaySource: SynchronousLocationSource {
     /// and ends at ``totalDroppedPoints``.
     public var droppedPoints: Int { state.droppedPoints }
 
-    /// The most fixes the look-ahead has held at once: a few, whatever the trace's length.
+    /// The most fixes the look-ahead has held at once in the plays that have ended (the source
+    /// has, once it returns nil): a few, whatever the trace's length.
     package var lookAheadHighWater: Int { state.highWater }
 
     /// The most events the reader thread queues ahead of the replay (its bounded queue).
