@@ -291,17 +291,16 @@ public final class TutorialApp: SimulatedApp {
 
 /// The tutorial app's delegate: it keeps what the app needs and passes every call on.
 private final class DelegateRelay: DeviceLocationManagerDelegate {
-    /// The app owns its relay (the manager holds it weakly), so the app outlives every call of
-    /// it: it is called without a reference count taken, once per delivery.
-    private let owner: Unmanaged<TutorialApp>
+    /// The app owns its relay, so it outlives it. Unowned, not unmanaged: the relay is public as
+    /// the manager's delegate, and code that kept it past its app must stop at a check, not read
+    /// freed memory.
+    unowned let app: TutorialApp
     weak var next: (any DeviceLocationManagerDelegate)?
 
-    init(app: TutorialApp) { owner = .passUnretained(app) }
-
-    private var app: TutorialApp { owner.takeUnretainedValue() }
+    init(app: TutorialApp) { self.app = app }
 
     func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
-        owner._withUnsafeGuaranteedRef { $0.received(manager.updatesBeingDelivered) }
+        app.received(manager.updatesBeingDelivered)
         next?.locationManager(manager, didUpdateLocations: locations)
     }
     func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {
