@@ -243,6 +243,7 @@ public actor PostGISStore {
         var acknowledged: Acknowledged
         if let known { acknowledged = known } else { acknowledged = try await upsert(session) }
         var extra: [PostGISStore] = []
+        let outcome: Result<Acknowledged, any Error>
         do {
             // The next page is read from the local store while the server writes this one.
             let id = session.id
@@ -297,14 +298,16 @@ public actor PostGISStore {
                     "UPDATE waymark.session SET last_seq = greatest(last_seq, \(last)) WHERE id = \(acknowledged.id)")
             }
             acknowledged.lastSequence = last
-            for lane in extra { await lane.close() }
-            return acknowledged
-        } catch let error as StoreError {
-            for lane in extra { await lane.close() }
-            throw error
+            outcome = .success(acknowledged)
         } catch {
-            for lane in extra { await lane.close() }
-            throw PostGISError(error, address: address)
+            outcome = .failure(error)
+        }
+        // The extra lanes close however the push ended.
+        for lane in extra { await lane.close() }
+        switch outcome {
+        case .success(let acknowledged): return acknowledged
+        case .failure(let error as StoreError): throw error
+        case .failure(let error): throw PostGISError(error, address: address)
         }
     }
 

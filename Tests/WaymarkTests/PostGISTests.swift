@@ -221,6 +221,32 @@ import WaymarkStore
         try Self.expectSameSessions(local: local, server: cluster.address(database: name))
     }
 
+    /// A push of more than one page writes its pages over extra connections, and closes them
+    /// when it ends: the server then sees the store's own connection alone.
+    @Test func aPushClosesTheConnectionsItOpened() async throws {
+        let cluster = try PostgresCluster.start()
+        let name = try cluster.newDatabase()
+        let local = try Self.localStore(runs: 1)
+        let store = try SessionStore(path: local, mode: .existing)
+        let rows = try store.sessions().map(\.locationCount).reduce(0, +)
+        try #require(rows > 4 * 16, "the session must take several pages: \(rows) rows")
+        // The other connections to the database, counted from psql's own.
+        @Sendable func others() -> Int? {
+            (try? cluster.psql(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                database: name)).flatMap(Int.init)
+        }
+        let server = try await PostGISStore.open(PostGISAddress(cluster.address(database: name)))
+        for session in try store.transferSessions() {
+            _ = try await server.upsert(session)
+            _ = try await server.push(session, from: store, pageSize: 16, lanes: 3)
+        }
+        // A closed connection's server process ends a moment after the close.
+        #expect(await waitUntil(within: 300) { others() == 1 }, "\(others() ?? -1) connections")
+        await server.close()
+        try Self.expectSameSessions(local: local, server: cluster.address(database: name))
+    }
+
     /// `sessions push` cut by the proxy, run again and again: each run goes on from where the
     /// last stopped, and ends with every row there once.
     @Test func sessionsPushResumesAfterACut() throws {
