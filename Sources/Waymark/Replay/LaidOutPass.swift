@@ -114,6 +114,12 @@ final class LaidOutPass {
     ) {
         var timeline = timeline
         var batch = queue.emptyBatch(capacity: batchSize)
+        // The play's counts, then its end: the consumer reads them once it has joined the thread.
+        func end(_ error: (any Error)?) {
+            totals.dropped = timeline.droppedPoints
+            totals.highWater = timeline.highWater
+            queue.finish(error)
+        }
         do {
             let pass = try ReplayPass(reader: reader, plays: plays, firstIndex: firstIndex)
             // Points that make no fix (before the start offset, or going back in time) and fixes
@@ -134,16 +140,12 @@ final class LaidOutPass {
                 }
             }
             if !batch.isEmpty { guard queue.send(&batch) else { return } }
-            totals.dropped = timeline.droppedPoints
-            totals.highWater = timeline.highWater
-            queue.finish(nil)
+            end(nil)
         } catch is HandOff<Laid>.Cancelled {
             return
         } catch {
             if !batch.isEmpty { guard queue.send(&batch) else { return } }
-            totals.dropped = timeline.droppedPoints
-            totals.highWater = timeline.highWater
-            queue.finish(error)
+            end(error)
         }
     }
 }

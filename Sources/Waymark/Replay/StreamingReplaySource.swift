@@ -17,8 +17,8 @@
 /// time, how many points go back in time, and the reader's errors and warnings. Each play then
 /// reads the file again on a thread of its own, and a second thread lays the points out as they
 /// come with a few fixes of look-ahead (see ``ReplaySchedule`` for the rules), each handing its
-/// work on through a bounded queue. A loop reads the file once more. Standard input (`-`) and other files that cannot be read twice
-/// are copied to an unlinked temporary file first.
+/// work on through a bounded queue. A loop reads the file once more. Standard input (`-`) and
+/// other files that cannot be read twice are copied to an unlinked temporary file first.
 ///
 /// The events are those of `GPXReplaySource(schedule: ReplaySchedule(document:file:options:),
 /// name:loops:)` for the same file and options, field for field.
