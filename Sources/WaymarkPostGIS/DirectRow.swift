@@ -50,28 +50,66 @@ enum DirectRow {
         }
 
         /// One row: `session_id`, `seq`, `at`, `geom`, `origin_id`, then the transfer columns.
+        /// Written in one reservation of the buffer (``CopyBytes``) unless a value is text.
         func row(
             session: Int64, epoch: Double, sequence: Int64, origin: Int32, _ values: [TransferValue],
             into buffer: inout ByteBuffer
         ) {
-            CopyText.integer(session, into: &buffer)
-            buffer.writeInteger(UInt8(ascii: "\t"))
-            CopyText.integer(sequence, into: &buffer)
-            buffer.writeInteger(UInt8(ascii: "\t"))
-            let offset = DirectRow.number(values[offset]) ?? 0
-            DirectRow.timestamp(DirectRow.microsecondsSince2000(epoch + offset) ?? 0, into: &buffer)
-            buffer.writeInteger(UInt8(ascii: "\t"))
-            DirectRow.point(
-                x: DirectRow.number(values[longitude]) ?? .nan, y: DirectRow.number(values[latitude]) ?? .nan,
-                z: DirectRow.number(values[altitude]) ?? .nan, m: DirectRow.number(values[time]) ?? .nan,
-                into: &buffer)
-            buffer.writeInteger(UInt8(ascii: "\t"))
-            CopyText.integer(Int64(origin), into: &buffer)
+            // The fixed columns: two integers, the time (29 bytes), the point (82), the origin,
+            // their tabs and the line's end; then each value and its tab.
+            let bound = 3 * CopyBytes.numberBound + 29 + 82 + 6 + values.count * (CopyBytes.numberBound + 1)
+            let start = buffer.writerIndex
+            var hasText = false
+            buffer.writeCopyBytes(bound: bound) { out in
+                fixedColumns(session: session, epoch: epoch, sequence: sequence, origin: origin, values, into: &out)
+                for value in values {
+                    out.byte(UInt8(ascii: "\t"))
+                    switch value {
+                    case .null:
+                        out.byte(UInt8(ascii: "\\"))
+                        out.byte(UInt8(ascii: "N"))
+                    case .integer(let v): out.integer(v)
+                    case .real(let v): out.real(v)
+                    case .text:
+                        hasText = true
+                        return
+                    }
+                }
+                out.byte(UInt8(ascii: "\n"))
+            }
+            guard hasText else { return }
+            // A text value (SQLite keeps what it is given in a REAL column) has no bound on its
+            // escaped length: the row is written again, a value at a time.
+            buffer.moveWriterIndex(to: start)
+            buffer.writeCopyBytes(bound: 3 * CopyBytes.numberBound + 29 + 82 + 5) { out in
+                fixedColumns(session: session, epoch: epoch, sequence: sequence, origin: origin, values, into: &out)
+            }
             for value in values {
                 buffer.writeInteger(UInt8(ascii: "\t"))
                 CopyText.value(value, into: &buffer)
             }
             buffer.writeInteger(UInt8(ascii: "\n"))
+        }
+
+        /// `session_id`, `seq`, `at`, `geom` and `origin_id`, tab-separated.
+        @inline(__always)
+        private func fixedColumns(
+            session: Int64, epoch: Double, sequence: Int64, origin: Int32, _ values: [TransferValue],
+            into out: inout CopyBytes
+        ) {
+            out.integer(session)
+            out.byte(UInt8(ascii: "\t"))
+            out.integer(sequence)
+            out.byte(UInt8(ascii: "\t"))
+            let offset = DirectRow.number(values[offset]) ?? 0
+            DirectRow.timestamp(DirectRow.microsecondsSince2000(epoch + offset) ?? 0, into: &out)
+            out.byte(UInt8(ascii: "\t"))
+            DirectRow.point(
+                x: DirectRow.number(values[longitude]) ?? .nan, y: DirectRow.number(values[latitude]) ?? .nan,
+                z: DirectRow.number(values[altitude]) ?? .nan, m: DirectRow.number(values[time]) ?? .nan,
+                into: &out)
+            out.byte(UInt8(ascii: "\t"))
+            out.integer(Int64(origin))
         }
     }
 
@@ -116,64 +154,47 @@ enum DirectRow {
         return (year, month, day, inDay)
     }
 
-    /// `YYYY-MM-DD HH:MM:SS.ffffff+00`. The time must lie in the years 1–9999 (``civil(_:)``):
-    /// ``Layout/fits(_:epoch:)`` keeps a page with any other off the direct path.
-    static func timestamp(_ micros: Int64, into buffer: inout ByteBuffer) {
+    /// `YYYY-MM-DD HH:MM:SS.ffffff+00` (29 bytes). The time must lie in the years 1–9999
+    /// (``civil(_:)``): ``Layout/fits(_:epoch:)`` keeps a page with any other off the direct path.
+    static func timestamp(_ micros: Int64, into out: inout CopyBytes) {
         guard let (year, month, day, inDay) = civil(micros) else {
             preconditionFailure("\(micros) µs after 2000 is outside the years 1–9999: the page should not go direct")
         }
         let seconds = Int(inDay / 1_000_000)
-        digits(year, 4, into: &buffer)
-        buffer.writeInteger(UInt8(ascii: "-"))
-        digits(month, 2, into: &buffer)
-        buffer.writeInteger(UInt8(ascii: "-"))
-        digits(day, 2, into: &buffer)
-        buffer.writeInteger(UInt8(ascii: " "))
-        digits(seconds / 3600, 2, into: &buffer)
-        buffer.writeInteger(UInt8(ascii: ":"))
-        digits(seconds / 60 % 60, 2, into: &buffer)
-        buffer.writeInteger(UInt8(ascii: ":"))
-        digits(seconds % 60, 2, into: &buffer)
-        buffer.writeInteger(UInt8(ascii: "."))
-        digits(Int(inDay % 1_000_000), 6, into: &buffer)
-        buffer.writeStaticString("+00")
+        out.digits(year, width: 4)
+        out.byte(UInt8(ascii: "-"))
+        out.digits(month, width: 2)
+        out.byte(UInt8(ascii: "-"))
+        out.digits(day, width: 2)
+        out.byte(UInt8(ascii: " "))
+        out.digits(seconds / 3600, width: 2)
+        out.byte(UInt8(ascii: ":"))
+        out.digits(seconds / 60 % 60, width: 2)
+        out.byte(UInt8(ascii: ":"))
+        out.digits(seconds % 60, width: 2)
+        out.byte(UInt8(ascii: "."))
+        out.digits(Int(inDay % 1_000_000), width: 6)
+        out.bytes("+00")
     }
 
-    /// `value` (not negative) in exactly `width` decimal digits.
-    @inline(__always)
-    static func digits(_ value: Int, _ width: Int, into buffer: inout ByteBuffer) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            buffer.writeInteger(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest / divisor % 10))
-            rest %= divisor
-            divisor /= 10
-        }
+    /// The same time, at the end of `buffer`.
+    static func timestamp(_ micros: Int64, into buffer: inout ByteBuffer) {
+        buffer.writeCopyBytes(bound: 29) { timestamp(micros, into: &$0) }
     }
 
-    private static let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
-
-    /// The point as hexadecimal extended WKB: byte order 1 (little-endian), type
+    /// The point as hexadecimal extended WKB (82 bytes): byte order 1 (little-endian), type
     /// 0xE0000001 (a point with Z, M and an SRID), SRID 4326, then x, y, z, m.
-    static func point(x: Double, y: Double, z: Double, m: Double, into buffer: inout ByteBuffer) {
+    static func point(x: Double, y: Double, z: Double, m: Double, into out: inout CopyBytes) {
         // 01, E0000001 and 4326 (0x10E6), each little-endian.
-        buffer.writeStaticString("01010000E0E6100000")
-        hexadecimal(x, into: &buffer)
-        hexadecimal(y, into: &buffer)
-        hexadecimal(z, into: &buffer)
-        hexadecimal(m, into: &buffer)
+        out.bytes("01010000E0E6100000")
+        out.hexadecimal(x)
+        out.hexadecimal(y)
+        out.hexadecimal(z)
+        out.hexadecimal(m)
     }
 
-    /// The eight bytes of `value`, little-endian, in hexadecimal.
-    @inline(__always)
-    private static func hexadecimal(_ value: Double, into buffer: inout ByteBuffer) {
-        var bits = value.bitPattern
-        for _ in 0..<8 {
-            let byte = Int(bits & 0xFF)
-            buffer.writeInteger(hex[byte >> 4])
-            buffer.writeInteger(hex[byte & 0xF])
-            bits >>= 8
-        }
+    /// The same point, at the end of `buffer`.
+    static func point(x: Double, y: Double, z: Double, m: Double, into buffer: inout ByteBuffer) {
+        buffer.writeCopyBytes(bound: 82) { point(x: x, y: y, z: z, m: m, into: &$0) }
     }
 }

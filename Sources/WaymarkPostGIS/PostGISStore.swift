@@ -383,8 +383,16 @@ public actor PostGISStore {
         origins.reserveCapacity(page.locations.count)
         var first = Double.infinity
         var last = -Double.infinity
+        // A page's rows mostly share one origin: it is looked up once per run of them.
+        var origin: (kind: String, name: String, id: Int32)?
         for location in page.locations {
-            origins.append(try await originID(kind: location.originKind, name: location.originName))
+            if let origin, origin.kind == location.originKind, origin.name == location.originName {
+                origins.append(origin.id)
+            } else {
+                let id = try await originID(kind: location.originKind, name: location.originName)
+                origin = (location.originKind, location.originName, id)
+                origins.append(id)
+            }
             if case .real(let offset) = location.values[offsetColumn] {
                 first = min(first, offset)
                 last = max(last, offset)
@@ -619,18 +627,7 @@ enum CopyText {
         switch value {
         case .null: buffer.writeStaticString("\\N")
         case .integer(let v): integer(v, into: &buffer)
-        case .real(let v):
-            // Swift's shortest round-trip digits; PostgreSQL reads them back to the same double.
-            // A whole number (a time in seconds, a count) is written as one, without a string.
-            if v == v.rounded(.towardZero), abs(v) < 9_007_199_254_740_992, v != 0 || v.sign == .plus {
-                integer(Int64(v), into: &buffer)
-            } else if v.isNaN {
-                buffer.writeStaticString("NaN")
-            } else if v.isInfinite {
-                buffer.writeStaticString(v > 0 ? "Infinity" : "-Infinity")
-            } else {
-                buffer.writeString(v.description)
-            }
+        case .real(let v): buffer.writeCopyBytes(bound: CopyBytes.numberBound) { $0.real(v) }
         case .text(let s): text(s, into: &buffer)
         }
     }
@@ -644,17 +641,7 @@ enum CopyText {
 
     /// The decimal digits of `v`, written straight into the buffer.
     static func integer(_ v: Int64, into buffer: inout ByteBuffer) {
-        var magnitude = v.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = 20
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            if v < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
-            buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: digits[start..<20])))
-        }
+        buffer.writeCopyBytes(bound: CopyBytes.numberBound) { $0.integer(v) }
     }
 
     static func text(_ s: String, into buffer: inout ByteBuffer) {

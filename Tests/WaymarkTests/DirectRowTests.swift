@@ -69,6 +69,60 @@ import WaymarkStore
         }
     }
 
+    /// A row written in one piece is its fields joined by tabs, each as ``CopyText`` writes it
+    /// alone; a row with a text value (which SQLite may keep in a REAL column) is written a
+    /// value at a time instead, and reads the same. Rows follow one another in one buffer.
+    @Test func aRowIsItsFieldsJoinedByTabs() throws {
+        let layout = try #require(DirectRow.Layout.transfer)
+        let columns = StoreSchema.transferLocationColumns.count
+        var random = SplitMix(seed: 0x7AB5)
+        let extremes: [TransferValue] = [
+            .integer(.min), .integer(.max), .real(-2.2250738585072014e-308), .real(-.greatestFiniteMagnitude),
+            .real(-.infinity), .real(.nan), .real(-0.0), .real(-8_999_999.999_999_999), .null,
+        ]
+        var rows: [(session: Int64, values: [TransferValue])] = []
+        var expected = ""
+        for i in 0..<2000 {
+            var values: [TransferValue] = (0..<columns).map { c in
+                switch random.next() % 6 {
+                case 0: .null
+                case 1: .integer(Int64(bitPattern: random.next()) >> (random.next() % 64))
+                case 2: .real(Double(bitPattern: random.next()))
+                case 3: .real(Double(Int64(random.next() % 2_000_000_000) - 1_000_000_000) / 10_000_000)
+                case 4: extremes[(c + i) % extremes.count]
+                default: .real(random.unit(-1000, 1000))
+                }
+            }
+            if i % 7 == 0 { values[(i / 7) % columns] = .text("a\tb\\c\nd \(i)") }
+            values[layout.offset] = .real(Double(i) * 0.25)
+            let epoch = 1_714_550_400.0  // as written below
+            let session = Int64(bitPattern: random.next())
+            let sequence = Int64(i)
+            rows.append((session, values))
+            let micros = try #require(DirectRow.microsecondsSince2000(epoch + Double(i) * 0.25))
+            let fixed = [
+                "\(session)", "\(sequence)", DirectRow.string { DirectRow.timestamp(micros, into: &$0) },
+                DirectRow.string {
+                    DirectRow.point(
+                        x: DirectRow.number(values[layout.longitude]) ?? .nan,
+                        y: DirectRow.number(values[layout.latitude]) ?? .nan,
+                        z: DirectRow.number(values[layout.altitude]) ?? .nan,
+                        m: DirectRow.number(values[layout.time]) ?? .nan, into: &$0)
+                },
+                "\(i)",
+            ]
+            expected += (fixed + values.map { CopyText.field($0) }).joined(separator: "\t") + "\n"
+        }
+        let written = DirectRow.string { buffer in
+            for (i, row) in rows.enumerated() {
+                layout.row(
+                    session: row.session, epoch: 1_714_550_400, sequence: Int64(i), origin: Int32(i), row.values,
+                    into: &buffer)
+            }
+        }
+        #expect(written == expected)
+    }
+
     /// A page goes straight into `location`; sent again after a lost acknowledgement, it breaks
     /// the key, is written through the temporary table instead, and every row is there once,
     /// with the time and the point the server's own way gives.

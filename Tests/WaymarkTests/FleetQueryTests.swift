@@ -326,4 +326,36 @@ struct SplitMix {
             }
         }
     }
+
+    /// A decimal of up to nine places, as a GPX file gives coordinates, is written as its own
+    /// digits (no exponent, no more places), and reads back bit for bit; so do the doubles on
+    /// either side of it, which are not such decimals.
+    @Test func decimalsAreWrittenAsTheirOwnDigits() {
+        var random = SplitMix(seed: 0xDEC1)
+        var cases: [(value: Double, places: Int)] = [
+            (0.05, 2), (-0.5, 1), (0.000_000_001, 9), (-0.000_000_001, 9), (48.214_563_7, 7), (-122.419_415_5, 7),
+            (8_999_999.999_999_999, 9), (123_456.123_456_789, 9), (90.000_000_1, 7), (179.999_999_999, 9), (0.1, 1),
+        ]
+        for _ in 0..<20_000 {
+            let places = Int(random.next() % 9) + 1
+            var scale = 1.0
+            for _ in 0..<places { scale *= 10 }
+            // At most 15 digits: each is then an exact double, far from 2^53.
+            let digits = Double((random.next() % 1_000_000_000_000_000) >> (random.next() % 40))
+            let v = (random.next() % 2 == 0 ? 1 : -1) * digits / scale
+            if v != v.rounded(.towardZero) { cases.append((v, places)) }
+        }
+        for (v, places) in cases {
+            let text = Self.text(.real(v))
+            #expect(Self.double(text)?.bitPattern == v.bitPattern, "\(v) was written \(text)")
+            let fraction = text.split(separator: ".").dropFirst().first ?? ""
+            #expect(
+                !text.contains("e") && fraction.count <= places && fraction.allSatisfy(\.isNumber),
+                "\(v), a decimal of \(places) places, was written \(text)")
+            for neighbour in [v.nextUp, v.nextDown] {
+                let text = Self.text(.real(neighbour))
+                #expect(Self.double(text)?.bitPattern == neighbour.bitPattern, "\(neighbour) was written \(text)")
+            }
+        }
+    }
 }
