@@ -134,11 +134,14 @@ struct CopyBytes {
 
 extension ByteBuffer {
     /// Runs `body` on at least `bound` bytes set aside at the buffer's end, and keeps what it
-    /// wrote. `body` must write no more than `bound` bytes.
+    /// wrote. `body` must write no more than `bound` bytes: the check after it reports an
+    /// overrun, it cannot prevent one, so only a body with a fixed maximum may use this.
     @inline(__always)
     mutating func writeCopyBytes(bound: Int, _ body: (inout CopyBytes) -> Void) {
         writeWithUnsafeMutableBytes(minimumWritableBytes: bound) { raw in
-            guard let start = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+            guard let start = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+                preconditionFailure("a ByteBuffer set aside \(bound) bytes without an address")
+            }
             var bytes = CopyBytes(start)
             body(&bytes)
             let written = bytes.cursor - start

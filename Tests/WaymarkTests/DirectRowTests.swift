@@ -80,7 +80,7 @@ import WaymarkStore
             .integer(.min), .integer(.max), .real(-2.2250738585072014e-308), .real(-.greatestFiniteMagnitude),
             .real(-.infinity), .real(.nan), .real(-0.0), .real(-8_999_999.999_999_999), .null,
         ]
-        var rows: [(session: Int64, values: [TransferValue])] = []
+        var rows: [(session: Int64, sequence: Int64, origin: Int32, values: [TransferValue])] = []
         var expected = ""
         for i in 0..<2000 {
             var values: [TransferValue] = (0..<columns).map { c in
@@ -98,7 +98,7 @@ import WaymarkStore
             let epoch = 1_714_550_400.0  // as written below
             let session = Int64(bitPattern: random.next())
             let sequence = Int64(i)
-            rows.append((session, values))
+            rows.append((session, sequence, Int32(i), values))
             let micros = try #require(DirectRow.microsecondsSince2000(epoch + Double(i) * 0.25))
             let fixed = [
                 "\(session)", "\(sequence)", DirectRow.string { DirectRow.timestamp(micros, into: &$0) },
@@ -113,11 +113,29 @@ import WaymarkStore
             ]
             expected += (fixed + values.map { CopyText.field($0) }).joined(separator: "\t") + "\n"
         }
+        // The longest row there is: every number at its longest (the offset too, near 0).
+        do {
+            let longest = -2.2250738585072014e-308
+            var values = [TransferValue](repeating: .real(longest), count: columns)
+            values[layout.offset] = .real(-1.2345678901234567e-300)
+            rows.append((.min, .min, .min, values))
+            let micros = try #require(DirectRow.microsecondsSince2000(1_714_550_400))
+            let fixed = [
+                "\(Int64.min)", "\(Int64.min)", DirectRow.string { DirectRow.timestamp(micros, into: &$0) },
+                DirectRow.string { DirectRow.point(x: longest, y: longest, z: longest, m: longest, into: &$0) },
+                "\(Int32.min)",
+            ]
+            let line = (fixed + values.map { CopyText.field($0) }).joined(separator: "\t") + "\n"
+            // Two 20-digit integers, the time, the point, an 11-byte origin, four tabs; then a tab
+            // and 24 bytes per value, and the line's end.
+            #expect(line.utf8.count == 20 + 20 + 29 + 82 + 11 + 4 + columns * 25 + 1)
+            expected += line
+        }
         let written = DirectRow.string { buffer in
-            for (i, row) in rows.enumerated() {
+            for row in rows {
                 layout.row(
-                    session: row.session, epoch: 1_714_550_400, sequence: Int64(i), origin: Int32(i), row.values,
-                    into: &buffer)
+                    session: row.session, epoch: 1_714_550_400, sequence: row.sequence, origin: row.origin,
+                    row.values, into: &buffer)
             }
         }
         #expect(written == expected)
