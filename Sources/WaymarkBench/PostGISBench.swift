@@ -3,8 +3,10 @@
 // private one); each measure uses a new database.
 //   1. Ingest: each layout's GPX (GPXLayouts, about --points points) replayed into a local SQLite
 //      store, then pushed into PostGIS from one process (COPY into a temporary table, a page of
-//      8192 rows per transaction), in fixes per second. Peer: `ogr2ogr -f PostgreSQL` loading
-//      the same GPX's track points into the same server, in the same run.
+//      8192 rows per transaction), in fixes per second. Peers: the server's own COPY of the
+//      same rows (psql, two sessions, into an empty copy of the database: the ceiling a client
+//      can reach), and `ogr2ogr -f PostgreSQL` loading the same GPX's track points into the same
+//      server, in the same run.
 //   2. A backlog of --backlog fixes (default 1 000 000, one session) forwarded, timed.
 //   3. Fifty recorders at 10 Hz for --seconds: each commits one fix per transaction as
 //      `record --forward` would with a page of one row; p50 and p99 commit latency. Peer:
@@ -52,7 +54,9 @@ enum PostGISBench {
 
         print("waymark-bench postgis: \(base)")
         print("")
-        print("\(column("ingest, one process", 40))  \(column("fixes", 9))  \(column("fix/s", 9))  vs ogr2ogr")
+        print(
+            "\(column("ingest, one process", 40))  \(column("fixes", 9))  \(column("fix/s", 9))  "
+                + "\(column("vs the server's own COPY", 30))  vs ogr2ogr")
         for layout in GPXLayout.allCases {
             let trace = "\(dir)/postgis-\(layout.rawValue)-\(points).gpx"
             if !FileManager.default.fileExists(atPath: trace) {
@@ -70,6 +74,12 @@ enum PostGISBench {
             let elapsed = Self.seconds(clock.now - start)
             await server.close()
             let rate = Double(fixes) / elapsed
+            // What the server alone can take: the rows just stored, copied back by psql.
+            var own = "–"
+            if available("psql"), let ownSeconds = serverCopy(target, base: base, dir: dir) {
+                own = String(
+                    format: "%.2f× (%.0f fix/s)", rate / (Double(fixes) / ownSeconds), Double(fixes) / ownSeconds)
+            }
             // Peer: ogr2ogr loads the same file's track points into another new database.
             var peer = "–"
             if available("ogr2ogr") {
@@ -88,8 +98,8 @@ enum PostGISBench {
                 }
             }
             print(
-                "\(column(layout.title, 40))  \(column(String(fixes), 9))  \(column(String(format: "%.0f", rate), 9))  \(peer)"
-            )
+                "\(column(layout.title, 40))  \(column(String(fixes), 9))  \(column(String(format: "%.0f", rate), 9))  "
+                    + "\(column(own, 30))  \(peer)")
         }
 
         // 2. A backlog.
@@ -237,8 +247,63 @@ enum PostGISBench {
             values: StoreSchema.transferLocationColumns.map { values[$0.name] ?? .null })
     }
 
+    /// The server's own ceiling for a push into `target`: its `location` rows dumped by psql in
+    /// COPY text, then copied back by two psql sessions at once (as a push's two lanes, a page
+    /// of 8192 rows each in turn) into an empty copy of the database, with its partitions and
+    /// indexes. Seconds, or nil when a step fails. No Waymark code runs in what is timed.
+    static func serverCopy(_ target: PostGISAddress, base: PostGISAddress, dir: String) -> Double? {
+        let files = (0..<2).map { "\(dir)/postgis-rows-\($0).copy" }
+        for (lane, file) in files.enumerated() {
+            let dump = StoreBench.shell(
+                psql(target) + " -c "
+                    + quote(
+                        "\\copy (SELECT * FROM waymark.location WHERE seq / 8192 % 2 = \(lane) ORDER BY session_id, seq) "
+                            + "TO '\(file)'"))
+            guard dump.status == 0 else { return nil }
+        }
+        defer { for file in files { try? FileManager.default.removeItem(atPath: file) } }
+        let name = target.database + "_own"
+        _ = StoreBench.shell(
+            psql(base, database: "postgres")
+                + " -c 'SET client_min_messages = warning' -c 'DROP DATABASE IF EXISTS \(name)'")
+        guard
+            StoreBench.shell(
+                psql(base, database: "postgres") + " -c 'CREATE DATABASE \(name) TEMPLATE \(target.database)'"
+            ).status == 0,
+            StoreBench.shell(psql(base, database: name) + " -c 'TRUNCATE waymark.location'").status == 0
+        else { return nil }
+        // Two processes of our own, not a shell's `&` and `wait`: a shell started by `Process`
+        // may wait for ever on a child that has already ended.
+        let copies = files.map { file in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = [
+                "-c",
+                psql(base, database: name) + " -v ON_ERROR_STOP=1 -c "
+                    + quote("\\copy waymark.location FROM '\(file)'") + " >/dev/null",
+            ]
+            return process
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            for process in copies { try process.run() }
+        } catch {
+            return nil
+        }
+        for process in copies { process.waitUntilExit() }
+        let ok = copies.allSatisfy { $0.terminationStatus == 0 }
+        let elapsed = seconds(clock.now - start)
+        _ = StoreBench.shell(
+            psql(base, database: "postgres")
+                + " -c 'SET client_min_messages = warning' -c 'DROP DATABASE IF EXISTS \(name)'")
+        return ok ? elapsed : nil
+    }
+
     static func newDatabase(_ base: PostGISAddress, name: String) throws -> PostGISAddress {
-        _ = StoreBench.shell(psql(base, database: "postgres") + " -c 'DROP DATABASE IF EXISTS \(name)'")
+        _ = StoreBench.shell(
+            psql(base, database: "postgres")
+                + " -c 'SET client_min_messages = warning' -c 'DROP DATABASE IF EXISTS \(name)'")
         let r = StoreBench.shell(psql(base, database: "postgres") + " -c 'CREATE DATABASE \(name)'")
         guard r.status == 0 else { throw BenchError("cannot create database \(name): \(r.output)") }
         var address = base
