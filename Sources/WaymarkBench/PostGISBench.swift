@@ -263,9 +263,7 @@ enum PostGISBench {
         }
         defer { for file in files { try? FileManager.default.removeItem(atPath: file) } }
         let name = target.database + "_own"
-        _ = StoreBench.shell(
-            psql(base, database: "postgres")
-                + " -c 'SET client_min_messages = warning' -c 'DROP DATABASE IF EXISTS \(name)'")
+        dropDatabase(base, name: name)
         guard
             StoreBench.shell(
                 psql(base, database: "postgres") + " -c 'CREATE DATABASE \(name) TEMPLATE \(target.database)'"
@@ -294,16 +292,19 @@ enum PostGISBench {
         for process in copies { process.waitUntilExit() }
         let ok = copies.allSatisfy { $0.terminationStatus == 0 }
         let elapsed = seconds(clock.now - start)
-        _ = StoreBench.shell(
-            psql(base, database: "postgres")
-                + " -c 'SET client_min_messages = warning' -c 'DROP DATABASE IF EXISTS \(name)'")
+        dropDatabase(base, name: name)
         return ok ? elapsed : nil
     }
 
-    static func newDatabase(_ base: PostGISAddress, name: String) throws -> PostGISAddress {
+    /// Drops database `name` on `base`'s server if it is there (quietly if it is not).
+    static func dropDatabase(_ base: PostGISAddress, name: String) {
         _ = StoreBench.shell(
             psql(base, database: "postgres")
                 + " -c 'SET client_min_messages = warning' -c 'DROP DATABASE IF EXISTS \(name)'")
+    }
+
+    static func newDatabase(_ base: PostGISAddress, name: String) throws -> PostGISAddress {
+        dropDatabase(base, name: name)
         let r = StoreBench.shell(psql(base, database: "postgres") + " -c 'CREATE DATABASE \(name)'")
         guard r.status == 0 else { throw BenchError("cannot create database \(name): \(r.output)") }
         var address = base

@@ -1,4 +1,5 @@
 import NIOCore
+import WaymarkStore
 
 /// `COPY` text written straight into memory that a `ByteBuffer` has set aside: the hot path of
 /// a push's rows (``DirectRow``, ``CopyText``), with no capacity check and no `String` per
@@ -82,6 +83,21 @@ struct CopyBytes {
                 for c in b { byte(c) }
             }
         }
+    }
+
+    /// `value` as one field of a row (`\N` for NULL), unless it is text, whose escaped length
+    /// has no bound here: then nothing is written, and it returns false.
+    @inline(__always)
+    mutating func field(_ value: TransferValue) -> Bool {
+        switch value {
+        case .null:
+            byte(UInt8(ascii: "\\"))
+            byte(UInt8(ascii: "N"))
+        case .integer(let v): integer(v)
+        case .real(let v): real(v)
+        case .text: return false
+        }
+        return true
     }
 
     private static let scales: [Double] = [1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9]

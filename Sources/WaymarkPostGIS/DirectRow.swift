@@ -55,22 +55,15 @@ enum DirectRow {
             session: Int64, epoch: Double, sequence: Int64, origin: Int32, _ values: [TransferValue],
             into buffer: inout ByteBuffer
         ) {
-            // The fixed columns: two integers, the time (29 bytes), the point (82), the origin,
-            // their tabs and the line's end; then each value and its tab.
-            let bound = 3 * CopyBytes.numberBound + 29 + 82 + 6 + values.count * (CopyBytes.numberBound + 1)
+            // The fixed columns, then each value and its tab, then the line's end.
+            let bound = Self.fixedColumnsBound + values.count * (CopyBytes.numberBound + 1) + 1
             let start = buffer.writerIndex
             var hasText = false
             buffer.writeCopyBytes(bound: bound) { out in
                 fixedColumns(session: session, epoch: epoch, sequence: sequence, origin: origin, values, into: &out)
                 for value in values {
                     out.byte(UInt8(ascii: "\t"))
-                    switch value {
-                    case .null:
-                        out.byte(UInt8(ascii: "\\"))
-                        out.byte(UInt8(ascii: "N"))
-                    case .integer(let v): out.integer(v)
-                    case .real(let v): out.real(v)
-                    case .text:
+                    guard out.field(value) else {
                         hasText = true
                         return
                     }
@@ -81,7 +74,7 @@ enum DirectRow {
             // A text value (SQLite keeps what it is given in a REAL column) has no bound on its
             // escaped length: the row is written again, a value at a time.
             buffer.moveWriterIndex(to: start)
-            buffer.writeCopyBytes(bound: 3 * CopyBytes.numberBound + 29 + 82 + 5) { out in
+            buffer.writeCopyBytes(bound: Self.fixedColumnsBound) { out in
                 fixedColumns(session: session, epoch: epoch, sequence: sequence, origin: origin, values, into: &out)
             }
             for value in values {
@@ -90,6 +83,11 @@ enum DirectRow {
             }
             buffer.writeInteger(UInt8(ascii: "\n"))
         }
+
+        /// The most bytes ``fixedColumns(session:epoch:sequence:origin:_:into:)`` writes: three
+        /// integers, the time, the point and four tabs.
+        static let fixedColumnsBound =
+            3 * CopyBytes.numberBound + DirectRow.timestampLength + DirectRow.pointLength + 4
 
         /// `session_id`, `seq`, `at`, `geom` and `origin_id`, tab-separated.
         @inline(__always)
@@ -154,7 +152,11 @@ enum DirectRow {
         return (year, month, day, inDay)
     }
 
-    /// `YYYY-MM-DD HH:MM:SS.ffffff+00` (29 bytes). The time must lie in the years 1–9999
+    /// The length of ``timestamp(_:into:)``'s text, and of ``point(x:y:z:m:into:)``'s.
+    static let timestampLength = 29
+    static let pointLength = 82
+
+    /// `YYYY-MM-DD HH:MM:SS.ffffff+00` (``timestampLength`` bytes). The time must lie in the years 1–9999
     /// (``civil(_:)``): ``Layout/fits(_:epoch:)`` keeps a page with any other off the direct path.
     static func timestamp(_ micros: Int64, into out: inout CopyBytes) {
         guard let (year, month, day, inDay) = civil(micros) else {
@@ -179,10 +181,10 @@ enum DirectRow {
 
     /// The same time, at the end of `buffer`.
     static func timestamp(_ micros: Int64, into buffer: inout ByteBuffer) {
-        buffer.writeCopyBytes(bound: 29) { timestamp(micros, into: &$0) }
+        buffer.writeCopyBytes(bound: timestampLength) { timestamp(micros, into: &$0) }
     }
 
-    /// The point as hexadecimal extended WKB (82 bytes): byte order 1 (little-endian), type
+    /// The point as hexadecimal extended WKB (``pointLength`` bytes): byte order 1 (little-endian), type
     /// 0xE0000001 (a point with Z, M and an SRID), SRID 4326, then x, y, z, m.
     static func point(x: Double, y: Double, z: Double, m: Double, into out: inout CopyBytes) {
         // 01, E0000001 and 4326 (0x10E6), each little-endian.
@@ -195,6 +197,6 @@ enum DirectRow {
 
     /// The same point, at the end of `buffer`.
     static func point(x: Double, y: Double, z: Double, m: Double, into buffer: inout ByteBuffer) {
-        buffer.writeCopyBytes(bound: 82) { point(x: x, y: y, z: z, m: m, into: &$0) }
+        buffer.writeCopyBytes(bound: pointLength) { point(x: x, y: y, z: z, m: m, into: &$0) }
     }
 }

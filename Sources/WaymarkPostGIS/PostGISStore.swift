@@ -624,11 +624,10 @@ enum CopyText {
     }
 
     static func value(_ value: TransferValue, into buffer: inout ByteBuffer) {
-        switch value {
-        case .null: buffer.writeStaticString("\\N")
-        case .integer(let v): integer(v, into: &buffer)
-        case .real(let v): buffer.writeCopyBytes(bound: CopyBytes.numberBound) { $0.real(v) }
-        case .text(let s): text(s, into: &buffer)
+        if case .text(let s) = value {
+            text(s, into: &buffer)
+        } else {
+            buffer.writeCopyBytes(bound: CopyBytes.numberBound) { _ = $0.field(value) }
         }
     }
 

@@ -299,6 +299,13 @@ struct SplitMix {
         }
     }
 
+    /// NULL is `\N`, COPY's text marker for it (PostgreSQL's `COPY`, "Text Format"); text is
+    /// escaped so that no tab, line end or backslash of its own ends or changes a field.
+    @Test func nullIsBackslashNAndTextIsEscaped() {
+        #expect(Self.text(.null) == "\\N")
+        #expect(Self.text(.text("a\tb\\c\nd\re")) == "a\\tb\\\\c\\nd\\re")
+    }
+
     @Test func integersAreTheirDigits() {
         var random = SplitMix(seed: 7)
         let edges: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 1_234_567_890_123, .max, .min, .max - 1, .min + 1]
