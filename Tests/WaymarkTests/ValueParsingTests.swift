@@ -111,6 +111,41 @@ import Testing
         }
     }
 
+    /// A 19-digit `w` whose cut digits follow (`w.5`, `w.0001`, `w.9999` in its last place) is
+    /// read as strtod reads the text, for runs of consecutive `w`: each step moves the quotient's
+    /// cut bits by at most 32 of their 2048 units, so every run crosses halfway points, where the
+    /// second division cannot be skipped, and the points just below them, where it can.
+    @Test func cutDigitsRoundAsStrtodDoesAcrossHalfwayPoints() {
+        var rng = SplitMix64(seed: 41)
+        var decided = 0
+        for k in 1...27 {
+            for run in 0..<3 {
+                // One run just above 10^18, where a step moves the cut bits the most.
+                let range: UInt64 = run == 0 ? 150_000_000_000_000_000 : 9_000_000_000_000_000_000
+                let first = 1_000_000_000_000_000_000 + rng.next() % range
+                for step in 0..<1_500 {
+                    let w = first &+ UInt64(step)
+                    guard w >= 1_000_000_000_000_000_000 else { continue }
+                    let digits = String(w)
+                    for tail in ["5", "0001", "9999"] {
+                        // w · 10^-k with the cut digits after it: 0.000ww… when k passes 19.
+                        let point = digits.count - k
+                        let text =
+                            point > 0
+                            ? String(digits.prefix(point)) + "." + String(digits.suffix(k)) + tail
+                            : "0." + String(repeating: "0", count: -point) + digits + tail
+                        let expected = text.withCString { strtod($0, nil) }
+                        let ours = ValueParsing.quotient(w, powerOfTen: k, truncated: true)
+                        #expect(ours == nil || ours == expected, "\(text)")
+                        if ours != nil { decided += 1 }
+                    }
+                }
+            }
+        }
+        // Nearly every one is decided (nil sends the text to strtod).
+        #expect(decided > 27 * 3 * 1_500 * 3 * 9 / 10)
+    }
+
     @Test func plainDecimalsStopWhereTheNumberEndsAndMatchSwift() {
         // Digits are read eight at a time while eight bytes remain, then one at a time: every
         // length of each part, every distance from the end of the buffer, and several

@@ -327,19 +327,12 @@ struct TrackPointScanner {
             return nil
         }
 
-        /// The number from here up to `stop` (not consumed). The common form is parsed in the
-        /// same pass as it is found (``ValueParsing/plainDecimal(from:to:)``); any other text
-        /// goes to ``ValueParsing/decimal(_:)``. Nil if the window ends first or the text is not
-        /// a number.
+        /// The number from here up to `stop` (not consumed). The common form, of any length, is
+        /// parsed in the same pass as it is found (``ValueParsing/longPlainDecimal(from:to:)``);
+        /// any other text goes to ``ValueParsing/decimal(_:)``. Nil if the window ends first or
+        /// the text is not a number.
         @inline(__always)
         mutating func number(until stop: UInt8) -> Double? {
-            if case (let value?, let next) = ValueParsing.plainDecimal(from: p, to: end), next < end,
-                next.pointee == stop
-            {
-                p = next
-                return value
-            }
-            // More digits (Garmin Connect writes 30).
             if case (let value?, let next) = ValueParsing.longPlainDecimal(from: p, to: end), next < end,
                 next.pointee == stop
             {

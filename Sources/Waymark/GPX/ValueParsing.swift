@@ -215,48 +215,68 @@ package enum ValueParsing {
     /// up to the first byte that is not part of it: the value, correctly rounded, or nil when
     /// it takes more than ``quotient(_:powerOfTen:truncated:)`` can do, and where reading
     /// stopped. The same value ``decimal(_:)`` gives for the same text.
+    ///
+    /// Each part's digits are measured once, eight bytes at a time; up to 15 digits take
+    /// Clinger's exact fast path, as ``plainDecimal(from:to:)`` does, so the track point scanner
+    /// reads every number in one pass whatever its length.
     static func longPlainDecimal(from p: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>) -> (
         value: Double?, stop: UnsafePointer<UInt8>
     ) {
         var q = p
         let negative = q < end && q.pointee == UInt8(ascii: "-")
         if q < end && (negative || q.pointee == UInt8(ascii: "+")) { q += 1 }
+        let integer = q
+        let integerCount = digitRunLength(q, end)
+        q += integerCount
+        var fraction = q
+        var fractionCount = 0
+        if q < end && q.pointee == UInt8(ascii: ".") {
+            fraction = q + 1
+            fractionCount = digitRunLength(fraction, end)
+            q = fraction + fractionCount
+        }
+        let count = integerCount + fractionCount
+        guard count > 0 else { return (nil, q) }
+        if count <= 15 {
+            // Below 10^15: exact in a double, and so is its quotient by an exact power of ten.
+            var w: UInt64 = 0
+            appendDigits(integer, count: integerCount, to: &w)
+            appendDigits(fraction, count: fractionCount, to: &w)
+            let whole = Double(Int64(bitPattern: w))
+            let v = fractionCount > 0 ? whole / exactPower(fractionCount) : whole
+            return (negative ? -v : v, q)
+        }
+        // decimal(_:) refuses text of 128 bytes or more: so does this.
+        guard q - p < 128 else { return (nil, q) }
         // The first 19 significant digits make `w`; the value is w · 10^scale, and `truncated`
-        // says whether a digit other than 0 was cut after them. Runs of digits are measured and
-        // read eight bytes at a time.
+        // says whether a digit other than 0 was cut after them.
         var w: UInt64 = 0
         var significant = 0
         var scale = 0
         var truncated = false
-        let start = q
-        while q < end && q.pointee == UInt8(ascii: "0") { q += 1 }  // leading zeros
-        var run = digitRunLength(q, end)
+        var zeros = 0
+        while zeros < integerCount && integer[zeros] == UInt8(ascii: "0") { zeros += 1 }
+        let run = integerCount - zeros
         var taken = min(run, 19)
-        appendDigits(q, count: taken, to: &w)
+        appendDigits(integer + zeros, count: taken, to: &w)
         significant = taken
         scale = run - taken
-        truncated = hasNonZeroDigit(q + taken, count: run - taken)
-        q += run
-        var any = q > start
-        if q < end && q.pointee == UInt8(ascii: ".") {
-            q += 1
-            let fraction = q
-            if significant == 0 {
-                // Zeros after the point, before any other digit, only scale the value.
-                while q < end && q.pointee == UInt8(ascii: "0") { q += 1 }
-                scale -= q - fraction
+        truncated = hasNonZeroDigit(integer + zeros + taken, count: run - taken)
+        var start = fraction
+        var rest = fractionCount
+        if significant == 0 {
+            // Zeros after the point, before any other digit, only scale the value.
+            while rest > 0 && start.pointee == UInt8(ascii: "0") {
+                start += 1
+                rest -= 1
             }
-            run = digitRunLength(q, end)
-            taken = min(run, 19 - significant)
-            appendDigits(q, count: taken, to: &w)
-            significant += taken
-            scale -= taken
-            if hasNonZeroDigit(q + taken, count: run - taken) { truncated = true }
-            q += run
-            any = any || q > fraction
+            scale -= fractionCount - rest
         }
-        // decimal(_:) refuses text of 128 bytes or more: so does this.
-        guard any, q - p < 128 else { return (nil, q) }
+        taken = min(rest, 19 - significant)
+        appendDigits(start, count: taken, to: &w)
+        significant += taken
+        scale -= taken
+        if hasNonZeroDigit(start + taken, count: rest - taken) { truncated = true }
         if significant <= 15 && abs(scale) <= 22 {
             let m = Double(w)
             let v = scale >= 0 ? m * exactPower(scale) : m / exactPower(-scale)
@@ -336,14 +356,30 @@ package enum ValueParsing {
     /// quotient of 63 or 64 bits and a remainder, which round to 53 bits exactly (the remainder
     /// tells a true half from more than half). When digits were cut after the 19th, the value
     /// lies strictly between w and w + 1 units; if both round to the same double, so does it.
+    ///
+    /// Most of the time that is known without a second division. Cut digits mean w has 19
+    /// digits, so w ≥ 10^18 > 2^59, and w + 1 adds 2^(s + shift) / 5^k < 2^(65 − 60) = 32 units
+    /// to the 64-bit quotient, whose last 11 bits (2048 units) are cut. Rounding is monotonic:
+    /// a quotient rounded up stays with that double, and one rounded down stays down when its
+    /// cut bits lie more than that below the halfway point.
     static func quotient(_ w: UInt64, powerOfTen k: Int, truncated: Bool) -> Double? {
         guard w > 0, k >= 1, k <= 27 else { return nil }
         let low = nearest(w, dividedByPowerOfTen: k)
-        guard truncated else { return low }
-        return nearest(w + 1, dividedByPowerOfTen: k) == low ? low : nil
+        guard truncated else { return low.value }
+        if w >= 1_000_000_000_000_000_000 && (low.roundedUp || low.cut < 0x400 - Self.cutMargin) { return low.value }
+        return nearest(w + 1, dividedByPowerOfTen: k).value == low.value ? low.value : nil
     }
 
-    private static func nearest(_ w: UInt64, dividedByPowerOfTen k: Int) -> Double {
+    /// How far below the halfway point (in units of the quotient's 64 bits) a rounding down
+    /// must lie for w + 1 to round down too: more than the 32 units w + 1 can add, and the unit
+    /// a shifted quotient leaves out.
+    private static let cutMargin: UInt64 = 40
+
+    /// w / 10^k correctly rounded, whether it was rounded up, and the 11 bits of the quotient
+    /// cut below the double's 53.
+    private static func nearest(_ w: UInt64, dividedByPowerOfTen k: Int) -> (
+        value: Double, roundedUp: Bool, cut: UInt64
+    ) {
         let d = powersOfFive[k]
         // The shift that makes the quotient 63 or 64 bits long: w · 2^s < 2^(63 + bits(d)).
         let s = 63 + (64 - d.leadingZeroBitCount) - (64 - w.leadingZeroBitCount)
@@ -353,14 +389,18 @@ package enum ValueParsing {
         let shift = q.leadingZeroBitCount  // 0 or 1
         let n = q << UInt64(shift)
         var mantissa = n >> 11
-        let rest = n & 0x7FF
-        if rest > 0x400 || (rest == 0x400 && (r != 0 || mantissa & 1 == 1)) { mantissa += 1 }
+        let cut = n & 0x7FF
+        let up = cut > 0x400 || (cut == 0x400 && (r != 0 || mantissa & 1 == 1))
+        if up { mantissa += 1 }
         var exponent = 11 - s - shift - k
         if mantissa == 1 << 53 {
             mantissa = 1 << 52
             exponent += 1
         }
-        return Double(sign: .plus, exponent: exponent, significand: Double(mantissa))
+        // A normal double (w / 10^k lies between 10^-27 and 2^64): its biased exponent, then the
+        // mantissa without its leading 1.
+        let bits = UInt64(exponent + 1075) << 52 | (mantissa & (1 << 52 - 1))
+        return (Double(bitPattern: bits), up, cut)
     }
 
     /// Parses a non-negative integer.
