@@ -66,9 +66,12 @@ public struct Location: Sendable, Hashable, Codable, CustomReflectable {
         set { unique().timestamp = newValue }
     }
     /// Where the fix came from and how good the receiver said it was.
+    ///
+    /// Lent in place, not copied: reading one of its fields (`location.provenance.fixMode`, for
+    /// every fix of a replay) or changing one touches neither its file's name nor its faults.
     public var provenance: Provenance {
-        get { storage.provenance }
-        set { unique().provenance = newValue }
+        _read { yield storage.provenance }
+        _modify { yield &unique().provenance }
     }
 
     /// The fields, shared by copies until one of them changes.
