@@ -147,9 +147,11 @@ extension Simulation {
         }
         if updates.count > 1 { record(.locationsDelivered(count: updates.count, reason: reason)) }
         if let process, !process.hasEnded, let manager = process.manager(number) {
+            // Restored, not emptied: this may be a delivery inside another (see below).
+            let outer = process.currentUpdates
             process.currentUpdates = updates
             manager.deliver(updates, liveBlocked: rules.liveUpdates.blocked)
-            process.currentUpdates = []
+            process.currentUpdates = outer
         }
         buffers.spare = updates
     }
@@ -276,9 +278,13 @@ extension Simulation {
         case .serviceLocation(let update):
             if !appState.isForeground { summary.deliveredWhileAway += 1 }
             guard let manager = process.firstManager else { return }
+            // The app's code may start this from inside a `didUpdateLocations` (starting the
+            // significant-change service answers a waiting event at once): that call keeps its
+            // own updates when this one ends.
+            let outer = process.currentUpdates
             process.currentUpdates = [update]
             inProcess(process) { manager.deliver(process.currentUpdates, liveBlocked: rules.liveUpdates.blocked) }
-            process.currentUpdates = []
+            process.currentUpdates = outer
         case .endStreams:
             process.endStreams()
         }

@@ -481,9 +481,12 @@ public final class DeviceLocationManager {
             spareLocations = []
             locations.empty()
             for i in updates.indices { locations.append(updates[i].location) }
+            // A delivery the delegate's code starts (a service's location, answered at once)
+            // ends inside this one, which then still sees its own updates.
+            let outer = updatesBeingDelivered
             updatesBeingDelivered = updates
             delegate.locationManager(self, didUpdateLocations: locations)
-            updatesBeingDelivered = []
+            updatesBeingDelivered = outer
             spareLocations = locations
         }
         guard !continuations.isEmpty else { return }
