@@ -158,6 +158,44 @@ import Testing
         #expect(seenWarnings >= 3)
     }
 
+    /// An atomic output of 48 MiB asks the kernel to start writing every 16 MiB (posix_fadvise)
+    /// while it is written, in flushes of every size and in a copy the kernel makes (sendfile):
+    /// it reads back whole, byte for byte.
+    @Test func aLargeAtomicOutputReadsBackWhole() throws {
+        var rng = SplitMix64(seed: 71)
+        var expected = [UInt8]()
+        expected.reserveCapacity(72 << 20)
+        let copied = temporaryPath(".bin")
+        defer { try? FileManager.default.removeItem(atPath: copied) }
+        let copiedBytes = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }
+        try Data(copiedBytes).write(to: URL(fileURLWithPath: copied))
+        let written = try render { sink in
+            while expected.count < 40 << 20 {
+                let chunk = String(repeating: "\(rng.next() % 1000),", count: 1 + Int(rng.next() % 5000))
+                sink.write(chunk)
+                expected += Array(chunk.utf8)
+                try sink.flushIfNeeded()
+                if expected.count > 25 << 20 && expected.count < 26 << 20 {
+                    let fd = open(copied, O_RDONLY | O_CLOEXEC)
+                    try #require(fd >= 0)
+                    defer { close(fd) }
+                    try sink.append(contentsOf: fd, count: copiedBytes.count)
+                    expected += copiedBytes
+                }
+            }
+        }
+        // Compared in place: a failure names the first differing byte, not 48 MiB of them.
+        #expect(written.count == expected.count)
+        let firstDifference = written.withUnsafeBytes { w in
+            expected.withUnsafeBytes { e -> Int? in
+                let n = min(w.count, e.count)
+                guard n > 0, memcmp(w.baseAddress!, e.baseAddress!, n) != 0 else { return nil }
+                return (0..<n).first { w[$0] != e[$0] }
+            }
+        }
+        #expect(firstDifference == nil)
+    }
+
     @Test func longTracksSpillToDiskAndComeBackWhole() throws {
         // 40 000 points: the coordinates and the times pass the writer's 256 KiB in memory and
         // go through temporary files. Written to a file the kernel copies them back

@@ -193,6 +193,30 @@ public final class FileSink: ByteSink {
             offset += n
         }
         buffer.count = 0
+        startWriteback(after: offset)
+    }
+
+    #if os(Linux)
+        /// How much of an atomic output is written, and how much of it the disk has been asked
+        /// to take so far (``startWriteback(after:)``).
+        private var written = 0
+        private var writebackStarted = 0
+    #endif
+    /// Every 16 MiB written to an atomic output, the kernel is asked to start writing them to
+    /// the disk, so that ``commit()``'s `fsync` waits only for the last few: it took a tenth of a
+    /// second after 120 MB of NDJSON, every byte of it still in memory. `posix_fadvise`'s
+    /// `DONTNEED` does that on Linux without waiting: it starts the write-back of dirty pages,
+    /// then lets go of the clean ones (read again, they come from the disk). The bytes written
+    /// stay the same, and a failure to write them still shows in `fsync`.
+    private func startWriteback(after count: Int) {
+        #if os(Linux)
+            guard temporaryPath != nil else { return }
+            written += count
+            guard written - writebackStarted >= 1 << 24 else { return }
+            _ = posix_fadvise(
+                descriptor, off_t(writebackStarted), off_t(written - writebackStarted), POSIX_FADV_DONTNEED)
+            writebackStarted = written
+        #endif
     }
 
     /// Appends the first `count` bytes of the file open at `source`, after what is buffered.
@@ -214,6 +238,7 @@ public final class FileSink: ByteSink {
                     }
                     break
                 }
+                startWriteback(after: Int(offset))
             }
         #endif
         let chunk = 1 << 16
