@@ -4,8 +4,8 @@ import WaymarkTesting
 @testable import Waymark
 
 /// A delivery that starts inside `didUpdateLocations` (the device handing on a service's location
-/// at once, as a waiting significant change is when the app's code starts that service there)
-/// ends before the outer call does: the outer call then still sees its own updates, in
+/// at once, as a waiting significant change is when the app's code starts that service there, or
+/// fixes the rules decided to deliver) ends before the outer call does: the outer call then still sees its own updates, in
 /// ``Simulation/currentUpdates`` and in its manager's, as it did before the nested call.
 @MainActor @Suite struct NestedDeliveryTests {
     final class NestingApp: SimulatedApp {
@@ -36,13 +36,22 @@ import WaymarkTesting
             let delivering = manager.updatesBeingDelivered
             if current.map(\.location) != locations { mismatches.append("currentUpdates before, at \(system.now)") }
             depth += 1
-            // The device's own path for a service's location, to the process's first manager.
-            system.perform([
-                .call(
-                    .serviceLocation(
-                        LocationUpdate(
-                            location: locations[0], appState: system.appState, reason: .significantLocationChange)))
-            ])
+            if outerCalls % 2 == 1 {
+                // The device's own path for a service's location, to the process's first manager.
+                system.perform([
+                    .call(
+                        .serviceLocation(
+                            LocationUpdate(
+                                location: locations[0], appState: system.appState, reason: .significantLocationChange)
+                        ))
+                ])
+            } else {
+                // Its path for fixes the rules decided to deliver, as held fixes are on a resume.
+                let outcome = LocationServiceStateMachine.Outcome(
+                    index: 0, segment: 0, decision: .delivered, reason: .resumed, coordinate: locations[0].coordinate,
+                    delivered: locations[0], positioning: nil, indicator: false)
+                system.perform([.decided(outcome), .deliver(count: 1, reason: .resumed, manager: 1)])
+            }
             depth -= 1
             if system.currentUpdates != current { mismatches.append("currentUpdates after, at \(system.now)") }
             if manager.updatesBeingDelivered != delivering {
@@ -61,7 +70,7 @@ import WaymarkTesting
         model.manager.startUpdatingLocation()
         device.advance(to: .seconds(15))
         #expect(model.outerCalls > 5)
-        #expect(model.nested == model.outerCalls, "each service location is handed on inside the delivery")
+        #expect(model.nested == model.outerCalls, "each nested location is handed on inside the delivery")
         #expect(model.mismatches.isEmpty, "\(model.mismatches)")
     }
 }
