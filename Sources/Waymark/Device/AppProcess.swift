@@ -54,6 +54,17 @@ public final class AppProcess {
     /// The locations of the `didUpdateLocations` call in progress.
     @exclusivity(unchecked) var currentUpdates: [LocationUpdate] = []
 
+    /// Runs `deliver` with `updates` as ``currentUpdates``, then gives back the ones before: a
+    /// delivery may start inside another's `didUpdateLocations` (a service's location, handed
+    /// on at once when that code starts the service), and the outer call keeps its own updates.
+    @inline(__always)
+    func delivering(_ updates: [LocationUpdate], _ deliver: () -> Void) {
+        let outer = currentUpdates
+        currentUpdates = updates
+        deliver()
+        currentUpdates = outer
+    }
+
     init(number: Int, cause: LifecycleCause, inBackground: Bool, app: any SimulatedApp) {
         self.number = number
         self.cause = cause

@@ -147,11 +147,7 @@ extension Simulation {
         }
         if updates.count > 1 { record(.locationsDelivered(count: updates.count, reason: reason)) }
         if let process, !process.hasEnded, let manager = process.manager(number) {
-            // Restored, not emptied: this may be a delivery inside another (see below).
-            let outer = process.currentUpdates
-            process.currentUpdates = updates
-            manager.deliver(updates, liveBlocked: rules.liveUpdates.blocked)
-            process.currentUpdates = outer
+            process.delivering(updates) { manager.deliver(updates, liveBlocked: rules.liveUpdates.blocked) }
         }
         buffers.spare = updates
     }
@@ -278,13 +274,10 @@ extension Simulation {
         case .serviceLocation(let update):
             if !appState.isForeground { summary.deliveredWhileAway += 1 }
             guard let manager = process.firstManager else { return }
-            // The app's code may start this from inside a `didUpdateLocations` (starting the
-            // significant-change service answers a waiting event at once): that call keeps its
-            // own updates when this one ends.
-            let outer = process.currentUpdates
-            process.currentUpdates = [update]
-            inProcess(process) { manager.deliver(process.currentUpdates, liveBlocked: rules.liveUpdates.blocked) }
-            process.currentUpdates = outer
+            let updates = [update]
+            process.delivering(updates) {
+                inProcess(process) { manager.deliver(updates, liveBlocked: rules.liveUpdates.blocked) }
+            }
         case .endStreams:
             process.endStreams()
         }

@@ -43,8 +43,9 @@ package enum ValueParsing {
 
     /// The commonest form of a number, `[-+]digits[.digits]` with 1 to 15 digits, read from `p`
     /// up to the first byte that is not part of it: the value (Clinger's exact fast path), or nil
-    /// when the digits are not 1 to 15, and where reading stopped. ``decimal(_:)`` and the track
-    /// point scanner both start with it; anything else goes to the general code.
+    /// when the digits are not 1 to 15, and where reading stopped. ``decimal(_:)`` starts with
+    /// it; anything else goes to the general code. (The track point scanner reads numbers of any
+    /// length in one pass with ``longPlainDecimal(from:to:)``, which has the same short path.)
     @inline(__always)
     static func plainDecimal(from p: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>) -> (
         value: Double?, stop: UnsafePointer<UInt8>
