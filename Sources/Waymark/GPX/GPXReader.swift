@@ -218,6 +218,7 @@ public final class GPXReader {
             warn("the <gpx> element is in namespace '\(ns.string)', not GPX's; reading it as GPX")
             rootNamespace = Array(UnsafeBufferPointer(start: ns.start, count: ns.count))
         }
+        if halves != nil { rootTagEnd = tokenizer.position }
         let creator = tokenizer.attribute("creator").map { $0.string }
         try handler(.header(GPXHeader(version: version, creator: creator)))
         try forEachChild { name in
@@ -633,6 +634,7 @@ public final class GPXReader {
 
     /// Reads a `<rte>` or a `<trk>`: its description, then its points or segments.
     private func readPath(isRoute: Bool) throws {
+        if halves != nil && !isRoute { trackTag = tokenizer.tokenBytes() }
         var info = GPXPathInfo()
         var started = false
         func noteOpen() {
@@ -671,6 +673,10 @@ public final class GPXReader {
     }
 
     private func readSegment() throws {
+        if let halves, !tokenizer.isEmptyElement {
+            segmentTag = tokenizer.tokenBytes()
+            try halves.enteredSegment(self)
+        }
         try handler(.segmentStart)
         openSegment = true
         var extensions = GPXExtensions()
@@ -678,6 +684,7 @@ public final class GPXReader {
             _ = try next()
         } else {
             children: while true {
+                if tokenizer.position >= watchFrom { try watchHalves() }
                 if try readSimpleTrackPoint() { continue }
                 switch try next() {
                 case .startElement:
@@ -705,6 +712,58 @@ public final class GPXReader {
         }
         openSegment = false
         try handler(.segmentEnd(extensions))
+    }
+
+    // MARK: - Halves
+
+    /// A census that reads a large file in two halves at once (``ReplayCensus``): it is told of
+    /// each segment this reader enters, and of the moment it reaches the watched offset.
+    @exclusivity(unchecked) var halves: (any HalfWatch)?
+    /// From where a segment's children are looked at closely for ``HalfWatch/offset``: a little
+    /// before it, or `Int.max` when nothing is watched.
+    @exclusivity(unchecked) var watchFrom = Int.max
+    /// Kept while ``halves`` is set: where the root's start tag ends, and the start tags of the
+    /// track and the segment being read, byte for byte.
+    @exclusivity(unchecked) private(set) var rootTagEnd = 0
+    @exclusivity(unchecked) private(set) var trackTag: [UInt8] = []
+    @exclusivity(unchecked) private(set) var segmentTag: [UInt8] = []
+
+    /// Whether the tokenizer's offsets are the source's bytes (no transcoding).
+    var offsetsAreTheSource: Bool { tokenizer.offsetsAreTheSource }
+    /// The offset of the next byte the reader reads.
+    var position: Int { tokenizer.position }
+
+    /// At the top of a segment's children, near the watched offset: tells ``halves`` when the
+    /// segment's next child starts exactly there (only white space before it), or that the
+    /// reader has gone past it.
+    private func watchHalves() throws {
+        guard let halves else {
+            watchFrom = .max
+            return
+        }
+        let offset = halves.offset
+        let here = tokenizer.position
+        guard here <= offset else {
+            watchFrom = .max
+            halves.missed(self)
+            return
+        }
+        let gap = offset - here
+        guard let window = try tokenizer.rawWindow(minimum: gap + 1), tokenizer.depth == 3, gap < window.count
+        else { return }
+        for i in 0..<gap {
+            switch window[i] {
+            case 0x20, 0x09, 0x0A, 0x0D: continue
+            default: return  // something else comes first: look again after it
+            }
+        }
+        watchFrom = .max
+        // Warnings not yet handed on would be lost if reading stopped here.
+        if flushWarningsSoon {
+            halves.missed(self)
+        } else {
+            try halves.reached(self)
+        }
     }
 
     /// Whether ``TrackPointScanner`` reads the points of segments (the general path does when

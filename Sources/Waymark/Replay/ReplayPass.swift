@@ -18,8 +18,13 @@ struct ReplayCensus {
         var untimed = 0
         /// Points whose time goes backwards, were every point of the kind timed.
         var dropped = 0
-        private var origin: Date?
+        /// The first time.
+        private(set) var origin: Date?
+        /// The latest time so far, as an offset from `origin`.
         private var last = -Double.infinity
+        /// The earliest and the latest time, in seconds since the reference date.
+        private var low = Double.infinity
+        private var high = -Double.infinity
 
         mutating func add(_ time: Date?) {
             count += 1
@@ -31,6 +36,43 @@ struct ReplayCensus {
             self.origin = origin
             let t = time.timeIntervalSince(origin)
             if t < last { dropped += 1 } else { last = t }
+            let raw = time.timeIntervalSinceReferenceDate
+            if raw < low { low = raw }
+            if raw > high { high = raw }
+        }
+
+        /// This tally followed by `next`, the tally of the points after this one's: what one tally
+        /// of all of them counts, or nil when that cannot be told from the two.
+        ///
+        /// A point is dropped when its time is before the latest time before it, measured from
+        /// the first time (`t - origin`, rounded). `next` measured from its own first time, and
+        /// knew nothing of this tally's latest time. Its count holds when its first time is at
+        /// or after this tally's latest, and when every difference of two times is exact: all
+        /// times positive and the latest at most twice the earliest (Sterbenz's lemma), so
+        /// that `t - origin` orders times as they are, whichever time is the origin.
+        func followed(by next: Tally) -> Tally? {
+            var all = self
+            all.count += next.count
+            all.untimed += next.untimed
+            guard let nextOrigin = next.origin else { return all }
+            guard let origin else {
+                all.dropped = next.dropped
+                all.origin = next.origin
+                all.last = next.last
+                all.low = next.low
+                all.high = next.high
+                return all
+            }
+            let low = min(self.low, next.low)
+            let high = max(self.high, next.high)
+            guard low > 0, high <= 2 * low, nextOrigin.timeIntervalSinceReferenceDate >= self.high else {
+                return nil
+            }
+            all.dropped += next.dropped
+            all.low = low
+            all.high = high
+            all.last = high - origin.timeIntervalSinceReferenceDate
+            return all
         }
     }
 
@@ -69,6 +111,18 @@ struct ReplayCensus {
         case .routes?: waypoints.count
         case .waypoints?, nil: 0
         }
+    }
+
+    /// This census followed by `next`, the census of the rest of the file from a track point
+    /// on: nil when that cannot be told from the two (see ``Tally/followed(by:)``), or when
+    /// `next` holds waypoints or routes, which would count before the tracks.
+    func followed(by next: ReplayCensus) -> ReplayCensus? {
+        guard next.waypoints.count == 0, next.routePoints.count == 0,
+            let tracks = trackPoints.followed(by: next.trackPoints)
+        else { return nil }
+        var all = self
+        all.trackPoints = tracks
+        return all
     }
 
     mutating func add(_ event: borrowing GPXEvent) {

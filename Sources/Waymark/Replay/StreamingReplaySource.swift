@@ -14,7 +14,8 @@
 ///
 /// It reads the file twice. A first pass, in the initialiser, keeps only counters: whether the
 /// file plays its tracks, its routes or its waypoints, whether every point that plays has a
-/// time, how many points go back in time, and the reader's errors and warnings. Each play then
+/// time, how many points go back in time, and the reader's errors and warnings (a large GPX file
+/// is counted in two halves at once, on two cores, with the same result). Each play then
 /// reads the file again on a thread of its own, and a second thread lays the points out as they
 /// come with a few fixes of look-ahead (see ``ReplaySchedule`` for the rules), each handing its
 /// work on through a bounded queue. A loop reads the file once more. Standard input (`-`) and
@@ -40,6 +41,8 @@ public struct StreamingReplaySource: SynchronousLocationSource {
     /// How many points of the file play (before any are dropped or skipped by the start offset).
     public let pointCount: Int
     private let state: State
+    /// How the first pass read the file (tests check that a large one is read in halves).
+    let censusReading: ReplayCensus.Reading
 
     /// Opens `path` (`-` for standard input) and counts what a replay needs to know.
     ///
@@ -70,7 +73,16 @@ public struct StreamingReplaySource: SynchronousLocationSource {
         let opened = try ReplayFile(path: path)
         let reader = Self.degraded(
             try TraceFormat.reader(for: opened.bytes(), name: path, options: readOptions, readers: readers), degrade)
-        let census = try ReplayCensus.count(reader, warnings: warnings)
+        let census: ReplayCensus
+        let badPoints: Int
+        if degrade == nil, let gpx = reader as? GPXReader {
+            (census, badPoints, censusReading) = try ReplayCensus.count(
+                gpx, file: opened, readOptions: readOptions, warnings: warnings)
+        } else {
+            census = try ReplayCensus.count(reader, warnings: warnings)
+            badPoints = reader.droppedPoints
+            censusReading = .whole
+        }
         guard options.untimedSpeed > 0, options.untimedSpeed.isFinite else {
             throw ReplaySchedule.ScheduleError(message: "the speed for untimed traces must be above 0 m/s")
         }
@@ -81,7 +93,7 @@ public struct StreamingReplaySource: SynchronousLocationSource {
         self.loops = loops
         isTimed = census.isTimed
         totalDroppedPoints = census.droppedPoints
-        badPointsLeftOut = reader.droppedPoints
+        badPointsLeftOut = badPoints
         pointCount = census.chosen.count
         state = State(
             file: opened, fileName: file ?? path, readOptions: readOptions, readers: readers, options: options,

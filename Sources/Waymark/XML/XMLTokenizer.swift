@@ -360,6 +360,19 @@ final class XMLTokenizer {
         tokenStart = pos
     }
 
+    /// The absolute offset of the next unread byte in the decoded stream.
+    var position: Int { baseOffset + pos }
+
+    /// Whether offsets in the decoded stream are the source's own (UTF-8 and ASCII are read as
+    /// they are; other encodings are transcoded to UTF-8 first).
+    var offsetsAreTheSource: Bool { encoding == .utf8 || encoding == .ascii }
+
+    /// The bytes of the most recent token, as they are in the decoded stream: right after a
+    /// start tag, the whole tag with its attributes.
+    func tokenBytes() -> [UInt8] {
+        Array(UnsafeBufferPointer(start: buf + tokenStart, count: pos - tokenStart))
+    }
+
     /// How deep the current element is (the root is 1).
     var depth: Int { elementCount }
 
