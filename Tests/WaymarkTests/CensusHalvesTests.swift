@@ -39,9 +39,13 @@ import Testing
     }
 
     static func withFile<T>(_ text: String, _ body: (String) throws -> T) throws -> T {
+        try withFile(bytes: Array(text.utf8), body)
+    }
+
+    static func withFile<T>(bytes: [UInt8], _ body: (String) throws -> T) throws -> T {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("halves-\(UUID()).gpx").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
         return try body(path)
     }
 
@@ -121,9 +125,8 @@ import Testing
     /// Every offset of `text` where a second half could start: every `<` and every byte of white
     /// space (a second half is kept only where the first half's next child starts after white
     /// space); with `all`, every offset.
-    static func offsets(_ text: String, all: Bool = false) -> [Int] {
-        let bytes = Array(text.utf8)
-        return bytes.indices.filter { all || [0x3C, 0x20, 0x0A, 0x0D, 0x09].contains(bytes[$0]) }
+    static func offsets(_ bytes: [UInt8], all: Bool = false) -> [Int] {
+        bytes.indices.filter { all || [0x3C, 0x20, 0x0A, 0x0D, 0x09].contains(bytes[$0]) }
     }
 
     /// Reads `text` in halves from every offset and compares each with the whole read; returns
@@ -133,11 +136,20 @@ import Testing
         _ text: String, options: GPXReadOptions = GPXReadOptions(keepsExtensionElements: false), all: Bool = false,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> [Int] {
-        try withFile(text) { path in
+        try expectSameEverywhere(
+            bytes: Array(text.utf8), options: options, all: all, sourceLocation: sourceLocation)
+    }
+
+    @discardableResult
+    static func expectSameEverywhere(
+        bytes: [UInt8], options: GPXReadOptions = GPXReadOptions(keepsExtensionElements: false), all: Bool = false,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [Int] {
+        try withFile(bytes: bytes) { path in
             let expected = whole(path, options)
             var joined: [Int] = []
             var differences = 0
-            for offset in offsets(text, all: all) {
+            for offset in offsets(bytes, all: all) {
                 let (actual, reading) = halves(path, options, at: offset)
                 if actual != expected {
                     differences += 1
@@ -299,6 +311,88 @@ import Testing
             tracks: [[(0..<8).map { Self.point($0, seconds: $0) }]],
             head: "<gpx version=\"1.0\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/0\">")
         #expect(try !Self.expectSameEverywhere(gpx10).isEmpty)
+    }
+
+    /// The start tags are compared byte for byte: under the same names, a segment or a track that
+    /// declares another default namespace puts its points elsewhere (GPX 1.0 keeps a foreign
+    /// element silently), and a second half given the first segment's tags would count them.
+    @Test func startTagsThatDifferUnderTheSameNamesAreNotJoined() throws {
+        let segment = """
+            <g:gpx xmlns:g="http://www.topografix.com/GPX/1/0" version="1.0"><g:trk>
+            <g:trkseg><trkpt lat="1" lon="1"/></g:trkseg>
+            <g:trkseg xmlns="urn:x">
+            <trkpt lat="2" lon="2"/></g:trkseg></g:trk></g:gpx>
+
+            """
+        let track = """
+            <g:gpx xmlns:g="http://www.topografix.com/GPX/1/0" version="1.0"><g:trk>
+            <g:trkseg><trkpt lat="1" lon="1"/></g:trkseg></g:trk><g:trk xmlns="urn:x">
+            <g:trkseg><trkpt lat="2" lon="2"/></g:trkseg></g:trk></g:gpx>
+
+            """
+        for (text, differing) in [(segment, "<g:trkseg xmlns"), (track, "<g:trk xmlns")] {
+            let joined = try Self.expectSameEverywhere(text, all: true)
+            let second = Self.offset(of: "<trkpt", in: text, last: true)
+            // Joined in the first segment, never under the start tag that differs.
+            #expect(joined.contains { $0 < Self.offset(of: differing, in: text) })
+            #expect(!joined.contains { (Self.offset(of: differing, in: text)...second).contains($0) })
+            try Self.withFile(text) { path in
+                let (outcome, _) = Self.halves(path, GPXReadOptions(keepsExtensionElements: false), at: second)
+                #expect(outcome.counts[6] == 1)
+            }
+        }
+    }
+
+    /// A Latin-1 file is transcoded, so its offsets are not the file's: it is read whole.
+    @Test func aTranscodedFileIsReadWhole() throws {
+        let points = (0..<8).map { Self.point($0, seconds: $0 * 10) }
+        let text = Self.document(
+            tracks: [[Array(points[..<4]), Array(points[4...])]],
+            head: "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<gpx version=\"1.1\" creator=\"t\" "
+                + "xmlns=\"http://www.topografix.com/GPX/1/1\">\n<metadata><desc>\u{E9}t\u{E9} \u{E0} "
+                + String(repeating: "\u{E8}", count: 200) + "</desc></metadata>\n")
+        let latin1 = text.unicodeScalars.map { UInt8($0.value) }
+        let joined = try Self.expectSameEverywhere(bytes: latin1)
+        #expect(joined.isEmpty)
+    }
+
+    /// Whitespace reported as text (extension elements kept verbatim), a byte order mark, an
+    /// empty first segment, and a prefix declared on the track and used in the second half.
+    @Test func otherReadingsAndLayoutsAreJoinedAsTheyCount() throws {
+        let points = (0..<10).map {
+            Self.point($0, seconds: $0 * 10, extra: $0 % 3 == 0 ? "<extensions><p:x>\($0)</p:x></extensions>" : "")
+        }
+        let text = Self.document(
+            tracks: [[Array(points[..<5]), Array(points[5...])]], trackTags: ["<trk xmlns:p=\"urn:p\">"]
+        )
+        .replacingOccurrences(
+            of: "<trk xmlns:p=\"urn:p\"><name>track 0</name>\n",
+            with: "<trk xmlns:p=\"urn:p\"><name>track 0</name>\n<trkseg/>\n")
+        #expect(text.contains("<trkseg/>"))
+        #expect(try !Self.expectSameEverywhere(text).isEmpty)
+        #expect(try !Self.expectSameEverywhere(text, options: GPXReadOptions(keepsExtensionElements: true)).isEmpty)
+        #expect(try !Self.expectSameEverywhere(bytes: [0xEF, 0xBB, 0xBF] + Array(text.utf8)).isEmpty)
+    }
+
+    /// Where a second half starts when none is chosen: the first track point's start tag from
+    /// an offset on, with or without a prefix, never a name that only ends in `trkpt`.
+    @Test func theSecondHalfStartsAtATrackPointStartTag() throws {
+        let text = """
+            <gpx><trk><trkseg><trkpt lat="1" lon="2"/> <xtrkpt/><a:trkptx/><x a="b:trkpt "/>
+            <g:trkpt lat="1" lon="2"/><trkpt\tlat="3" lon="4"/><long.prefix-1:trkpt/></trkseg></trk></gpx>
+            """
+        let bytes = Array(text.utf8)
+        try Self.withFile(text) { path in
+            let file = try ReplayFile(path: path)
+            let starts = [
+                Self.offset(of: "<trkpt", in: text), Self.offset(of: "<g:trkpt", in: text),
+                Self.offset(of: "<trkpt\t", in: text), Self.offset(of: "<long.prefix", in: text),
+            ]
+            for from in 0...bytes.count {
+                let expected = starts.first { $0 >= from }
+                #expect(ReplayCensus.trackPoint(in: file, from: from, before: bytes.count) == expected, "from \(from)")
+            }
+        }
     }
 
     /// Two tallies joined count as one tally of all their points, whenever they can be joined;

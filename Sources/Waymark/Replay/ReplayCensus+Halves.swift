@@ -27,7 +27,7 @@ extension ReplayCensus {
     /// Counts a GPX file as ``count(_:warnings:)`` does, reading a large one in two halves at
     /// once on two cores: the same census, warnings, bad points and errors, in the same order.
     ///
-    /// The second half starts at the first `<trkpt` after the middle of the file. It is read as
+    /// The second half starts at the first track point's start tag after the middle of the file. It is read as
     /// a document of its own: the file's head to the end of the `<gpx>` start tag, the start
     /// tags of the file's first track and segment, then the file from that `<trkpt` on. The
     /// first half, read by `reader` on the calling thread, watches for that offset, and keeps
@@ -121,7 +121,7 @@ private final class Halves: HalfWatch {
             reader.rootTagEnd <= 1 << 20
         else { return }
         let here = reader.position
-        guard let start = chosen ?? Self.trackPoint(in: file, from: max(here, size / 2), before: size),
+        guard let start = chosen ?? ReplayCensus.trackPoint(in: file, from: max(here, size / 2), before: size),
             start > here
         else { return }
         let head = file.bytes(from: 0, count: reader.rootTagEnd)
@@ -183,27 +183,49 @@ private final class Halves: HalfWatch {
         }
         half.census = census
     }
+}
 
-    /// The offset of the first `<trkpt` start tag from `offset` on, looking at most 1 MiB
-    /// ahead; nil if there is none.
-    private static func trackPoint(in file: ReplayFile, from offset: Int, before end: Int) -> Int? {
-        let name = Array("<trkpt".utf8)
+extension ReplayCensus {
+    /// The offset of the first track point's start tag (`<trkpt`, or with a prefix, `<g:trkpt`)
+    /// from `offset` on, looking at most 1 MiB ahead; nil if there is none.
+    static func trackPoint(in file: ReplayFile, from offset: Int, before end: Int) -> Int? {
+        let name = Array("trkpt".utf8)
         let chunk = 64 << 10
+        // Each chunk is read with the longest prefix and name before it and the byte after.
+        let margin = 64
         var at = offset
         while at < min(end, offset + (1 << 20)) {
-            let bytes = file.bytes(from: at, count: chunk + name.count)
-            guard bytes.count > name.count else { return nil }
-            var i = 0
-            while i + name.count < bytes.count {
-                if bytes[i] == 0x3C, bytes[i + 1] == 0x74, Array(bytes[i..<(i + name.count)]) == name {
-                    switch bytes[i + name.count] {
-                    case 0x20, 0x09, 0x0A, 0x0D, 0x3E, 0x2F: return at + i
-                    default: break
-                    }
+            let from = max(offset, at - margin)
+            let bytes = file.bytes(from: from, count: at - from + chunk + 1)
+            guard bytes.count > at - from + name.count else { return nil }
+            var i = at - from
+            while i + name.count < bytes.count && i < at - from + chunk {
+                if bytes[i] == 0x74, Array(bytes[i..<(i + name.count)]) == name,
+                    [0x20, 0x09, 0x0A, 0x0D, 0x3E, 0x2F].contains(bytes[i + name.count]),
+                    let open = tagStart(bytes, before: i), from + open >= offset
+                {
+                    return from + open
                 }
                 i += 1
             }
             at += chunk
+        }
+        return nil
+    }
+
+    /// Where the start tag whose local name begins at `i` begins: `<` right before it, or
+    /// before its prefix and colon.
+    private static func tagStart(_ bytes: [UInt8], before i: Int) -> Int? {
+        guard i > 0 else { return nil }
+        if bytes[i - 1] == 0x3C { return i - 1 }
+        guard bytes[i - 1] == 0x3A else { return nil }
+        var j = i - 2
+        while j >= 0 {
+            switch bytes[j] {
+            case 0x3C: return j < i - 2 ? j : nil
+            case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2E, 0x2D, 0x5F: j -= 1
+            default: return nil
+            }
         }
         return nil
     }
