@@ -59,10 +59,10 @@ public final class AppProcess {
     /// on at once when that code starts the service), and the outer call keeps its own updates.
     @inline(__always)
     func delivering(_ updates: [LocationUpdate], _ deliver: () -> Void) {
-        let outer = currentUpdates
-        currentUpdates = updates
+        var outer = updates
+        swap(&outer, &currentUpdates)
         deliver()
-        currentUpdates = outer
+        swap(&outer, &currentUpdates)
     }
 
     init(number: Int, cause: LifecycleCause, inBackground: Bool, app: any SimulatedApp) {

@@ -12,15 +12,21 @@ extension Simulation {
         buffers.actions = []
         actions.empty()
         let facts = rules.receiveFix(event, into: &actions)
-        if actions.count == 2, case .decided(let outcome) = actions[0],
+        // The decision is moved out of the buffer (an action that holds nothing left in its
+        // place), so that its outcome, and the location in it, is not copied.
+        if actions.count == 2, case .decided = actions[0],
             case .deliver(let count, let reason, let manager) = actions[1]
         {
             // One fix delivered: nothing runs between the decision and its record.
-            fixDecided(outcome, arrival: true, facts: facts)
+            var first = DeviceAction.deliver(count: 0, reason: reason, manager: manager)
+            swap(&first, &actions[0])
+            if case .decided(let outcome) = consume first { fixDecided(outcome, arrival: true, facts: facts) }
             deliver(count: count, reason: reason, manager: manager)
-        } else if actions.count == 1, case .decided(let outcome) = actions[0] {
+        } else if actions.count == 1, case .decided = actions[0] {
             // One fix held, dropped or ignored.
-            fixDecided(outcome, arrival: true, facts: facts)
+            var first = DeviceAction.deliver(count: 0, reason: .foreground, manager: 1)
+            swap(&first, &actions[0])
+            if case .decided(let outcome) = consume first { fixDecided(outcome, arrival: true, facts: facts) }
         } else {
             for action in actions { carryOut(action, arrivals: true) }
         }

@@ -124,8 +124,8 @@ extension Simulation {
     /// to it. The buffers are reused from fix to fix (and taken out while the app's code runs,
     /// which may start another delivery).
     func deliver(count: Int, reason: FixReason, manager number: Int) {
-        var updates = buffers.spare
-        buffers.spare = []
+        var updates: [LocationUpdate] = []
+        swap(&updates, &buffers.spare)
         updates.empty()
         if number == 1 {
             if count == buffers.pending.count {
@@ -139,7 +139,7 @@ extension Simulation {
             buffers.others[number] = nil
         }
         guard !updates.isEmpty else {
-            buffers.spare = updates
+            swap(&updates, &buffers.spare)
             return
         }
         if !appState.isForeground || reason == .resumed || reason == .alwaysGranted {
@@ -149,7 +149,7 @@ extension Simulation {
         if let process, !process.hasEnded, let manager = process.manager(number) {
             process.delivering(updates) { manager.deliver(updates, liveBlocked: rules.liveUpdates.blocked) }
         }
-        buffers.spare = updates
+        swap(&updates, &buffers.spare)
     }
 
     /// Sends a background upload to its server: a new file in ``uploadDirectory``, the first

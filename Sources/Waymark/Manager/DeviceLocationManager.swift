@@ -477,17 +477,18 @@ public final class DeviceLocationManager {
             for update in updates { yieldLive(LiveUpdate(location: update.location)) }
         }
         if let delegate {
-            var locations = spareLocations
-            spareLocations = []
+            // The buffers are swapped in and out rather than copied (this runs for every fix).
+            var locations: [Location] = []
+            swap(&locations, &spareLocations)
             locations.empty()
             for i in updates.indices { locations.append(updates[i].location) }
             // A delivery the delegate's code starts (a service's location, answered at once)
             // ends inside this one, which then still sees its own updates.
-            let outer = updatesBeingDelivered
-            updatesBeingDelivered = updates
+            var outer = updates
+            swap(&outer, &updatesBeingDelivered)
             delegate.locationManager(self, didUpdateLocations: locations)
-            updatesBeingDelivered = outer
-            spareLocations = locations
+            swap(&outer, &updatesBeingDelivered)
+            swap(&locations, &spareLocations)
         }
         guard !continuations.isEmpty else { return }
         var ended: [Int] = []

@@ -114,9 +114,9 @@ extension DeviceRules {
 
     /// One step of the location service (the per-fix path calls this with the driver's buffer).
     mutating func appendLocationAction(
-        _ step: LocationServiceStateMachine.Action, manager: Int = 1, to actions: inout [DeviceAction]
+        _ step: consuming LocationServiceStateMachine.Action, manager: Int = 1, to actions: inout [DeviceAction]
     ) {
-        switch step {
+        switch consume step {
         case .started: if manager == 1 { actions.append(.record(.updates(action: .started))) }
         case .stopped: if manager == 1 { actions.append(.record(.updates(action: .stopped))) }
         case .decided(var outcome):
@@ -153,7 +153,13 @@ extension DeviceRules {
     public mutating func receive(_ event: borrowing SourceEvent, into actions: inout [DeviceAction]) {
         var steps = fixSteps.take()
         location.receive(event, context(), into: &steps)
-        for i in steps.indices { appendLocationAction(steps[i], to: &actions) }
+        // Each step is moved out (a step that holds nothing left in its place), so that its
+        // outcome, and the location in it, is not copied on its way to the driver.
+        for i in steps.indices {
+            var step = LocationServiceStateMachine.Action.started
+            swap(&step, &steps[i])
+            appendLocationAction(step, to: &actions)
+        }
         fixSteps.keep(&steps)
         guard !otherUpdates.isEmpty else { return }
         for number in otherUpdates.keys.sorted() {
