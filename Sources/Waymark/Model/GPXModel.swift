@@ -150,6 +150,9 @@ public struct GPXExtensions: Sendable, Hashable, Codable {
 
     public var isEmpty: Bool { storedElements == nil && present == 0 }
 
+    /// Whether it keeps elements verbatim (without them, ``elements`` is empty).
+    var hasElements: Bool { storedElements != nil }
+
     /// Adds `other`'s elements after these, and its known values over these: a point with several
     /// `<extensions>` blocks (Apple Watch exports write one per sensor) keeps them all, as one.
     public mutating func merge(_ other: GPXExtensions) {

@@ -376,7 +376,8 @@ public struct GPXLocationMapping: Sendable, Hashable {
                 source: .file(path: file, index: index), isSimulatedBySoftware: true, fixMode: fixMode,
                 satellitesUsed: point.satellites, hdop: point.hdop, vdop: point.vdop, pdop: point.pdop,
                 differential: point.fix == .dgps ? .dgps : .none,
-                degradation: point.extensions.isEmpty ? nil : DegradingReader.degradation(of: point)))
+                // Only an element kept verbatim (`<waymark:truth>`) says how a point was degraded.
+                degradation: point.extensions.hasElements ? DegradingReader.degradation(of: point) : nil))
     }
 }
 

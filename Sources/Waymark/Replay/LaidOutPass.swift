@@ -134,7 +134,7 @@ final class LaidOutPass {
                 return try pass.next()
             }
             while let fix = try timeline.next(from: input, skipping: stopIfReleased) {
-                batch.append(Laid(fix: fix, dropped: timeline.droppedPoints))
+                batch.append(Laid(fix: consume fix, dropped: timeline.droppedPoints))
                 if batch.count == batchSize {
                     guard queue.send(&batch) else { return }
                 }

@@ -37,6 +37,8 @@ struct ReplayTimeline {
         var segment: Int
 
         var timed: (location: Location, seconds: Double) { (location, seconds) }
+        /// Its location and segment, the entry given up (its location moved, not copied).
+        consuming func parts() -> (location: Location, segment: Int) { (location, segment) }
         /// Where and when, without copying the location.
         var place: (coordinate: Coordinate, seconds: Double) { (location.coordinate, seconds) }
     }
@@ -110,11 +112,10 @@ struct ReplayTimeline {
             skipped &+= 1
             if skipped & 4095 == 0 { try skipping() }
             if entry.seconds >= startSeconds {
-                return ReplaySchedule.Fix(
-                    offset: try ReplaySchedule.duration(
-                        entry.seconds - startSeconds, file: file, index: entry.location.provenance.fileIndex),
-                    location: entry.location,
-                    segment: entry.segment)
+                let offset = try ReplaySchedule.duration(
+                    entry.seconds - startSeconds, file: file, index: entry.location.provenance.fileIndex)
+                let (location, segment) = entry.parts()
+                return ReplaySchedule.Fix(offset: offset, location: location, segment: segment)
             }
         }
         return nil
@@ -233,22 +234,24 @@ struct ReplayTimeline {
     // MARK: - Stage 3: speed and course
 
     private mutating func nextWithMotion(_ input: () throws -> ReplayInput?) throws -> Entry? {
+        // Entries are moved from stage to stage (`consume`), not copied with their locations.
         if motionCurrent == nil {
-            var first: Entry?
-            while first == nil {
-                switch try nextResampled(input) {
+            while true {
+                let item = try nextResampled(input)
+                switch consume item {
                 case nil: return nil
                 case .segmentEnd?: continue
-                case .entry(let e)?: first = e
+                case .entry(let e)?: motionCurrent = consume e
                 }
+                break
             }
-            motionCurrent = first
             motionBefore = nil
             motionEnded = false
         }
         if !motionEnded && motionAfter == nil {
-            if case .entry(let e)? = try nextResampled(input) {
-                motionAfter = e
+            let item = try nextResampled(input)
+            if case .entry(let e)? = consume item {
+                motionAfter = consume e
             } else {
                 motionEnded = true
             }
