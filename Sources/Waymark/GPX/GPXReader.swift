@@ -675,7 +675,7 @@ public final class GPXReader {
     private func readSegment() throws {
         if let halves, !tokenizer.isEmptyElement {
             segmentTag = tokenizer.tokenBytes()
-            try halves.enteredSegment(self)
+            halves.enteredSegment(self)
         }
         try handler(.segmentStart)
         openSegment = true
@@ -745,7 +745,7 @@ public final class GPXReader {
         let here = tokenizer.position
         guard here <= offset else {
             watchFrom = .max
-            halves.missed(self)
+            halves.missed()
             return
         }
         let gap = offset - here
@@ -760,7 +760,7 @@ public final class GPXReader {
         watchFrom = .max
         // Warnings not yet handed on would be lost if reading stopped here.
         if flushWarningsSoon {
-            halves.missed(self)
+            halves.missed()
         } else {
             try halves.reached(self)
         }

@@ -4,12 +4,12 @@ protocol HalfWatch: AnyObject {
     /// The offset the second half starts at (`Int.max` until it is chosen).
     var offset: Int { get }
     /// The reader has read a segment's start tag (not an empty one); its children come next.
-    func enteredSegment(_ reader: GPXReader) throws
+    func enteredSegment(_ reader: GPXReader)
     /// The next child of the segment being read starts exactly at ``offset``, with only white
     /// space before it. Throwing stops the reading there.
     func reached(_ reader: GPXReader) throws
-    /// The reader has gone past ``offset`` without reaching it.
-    func missed(_ reader: GPXReader)
+    /// The reader has gone past ``offset`` without reaching it (or cannot stop there).
+    func missed()
 }
 
 extension ReplayCensus {
@@ -27,12 +27,14 @@ extension ReplayCensus {
     /// Counts a GPX file as ``count(_:warnings:)`` does, reading a large one in two halves at
     /// once on two cores: the same census, warnings, bad points and errors, in the same order.
     ///
-    /// The second half starts at the first track point's start tag after the middle of the file. It is read as
-    /// a document of its own: the file's head to the end of the `<gpx>` start tag, the start
-    /// tags of the file's first track and segment, then the file from that `<trkpt` on. The
-    /// first half, read by `reader` on the calling thread, watches for that offset, and keeps
-    /// the second half's counts only when it is exactly as the second half began:
-    /// - the segment's next child starts at the offset, with only white space before it;
+    /// The second half starts at the first track point's start tag (`<trkpt`, or with a prefix)
+    /// within 1 MiB after the middle of the file. It is read as a document of its own: the
+    /// file's head to the end of the `<gpx>` start tag, the start tags of the track and segment
+    /// of the first segment that is not empty, then the file from that start tag on. The first
+    /// half, read by `reader` on the calling thread, watches for that offset, and keeps the
+    /// second half's counts only when it is exactly as the second half began:
+    /// - the segment's next child starts at the offset, with only white space before it, and no
+    ///   warning is held back to be given with the next point;
     /// - the track and segment it is in have start tags identical, byte for byte, to those the
     ///   second half was given (so the same namespaces are in scope, at the same depth);
     /// - the second half read to its end with no warning, no error, no bad point, no waypoint
@@ -40,12 +42,13 @@ extension ReplayCensus {
     /// - the two halves' tallies can be joined (``Tally/followed(by:)``).
     ///
     /// Otherwise `reader` reads on to the end, as if there were no second half. A file smaller
-    /// than ``halvesFrom``, transcoded from another encoding, or without a track point after
-    /// its middle is read whole.
+    /// than ``halvesFrom``, transcoded from another encoding, whose `<gpx>` start tag ends past
+    /// its first MiB, or without a track point within 1 MiB after its middle is read whole, and
+    /// so is any file when no thread can be started.
     ///
     /// - Parameters:
     ///   - reader: a reader of `file` from its start, with `readOptions`, that has read nothing.
-    ///   - secondHalfAt: where the second half starts, instead of the first `<trkpt` after the
+    ///   - secondHalfAt: where the second half starts, instead of the first track point after the
     ///     middle, and whatever the file's size (tests try every offset).
     /// - Returns: the census, the bad points a lenient reader left out, and how it was read.
     static func count(
@@ -113,7 +116,7 @@ private final class Halves: HalfWatch {
     }
 
     /// At the first segment: chooses where the second half starts, and starts reading it.
-    func enteredSegment(_ reader: GPXReader) throws {
+    func enteredSegment(_ reader: GPXReader) {
         guard !tried else { return }
         tried = true
         let size = file.byteCount
@@ -124,7 +127,7 @@ private final class Halves: HalfWatch {
         guard let start = chosen ?? ReplayCensus.trackPoint(in: file, from: max(here, size / 2), before: size),
             start > here
         else { return }
-        let head = file.bytes(from: 0, count: reader.rootTagEnd)
+        let head = file.contents(from: 0, count: reader.rootTagEnd)
         guard head.count == reader.rootTagEnd else { return }
         track = reader.trackTag
         segment = reader.segmentTag
@@ -152,7 +155,7 @@ private final class Halves: HalfWatch {
         throw Joined(census: all)
     }
 
-    func missed(_ reader: GPXReader) {
+    func missed() {
         stop()
     }
 
@@ -196,7 +199,7 @@ extension ReplayCensus {
         var at = offset
         while at < min(end, offset + (1 << 20)) {
             let from = max(offset, at - margin)
-            let bytes = file.bytes(from: from, count: at - from + chunk + 1)
+            let bytes = file.contents(from: from, count: at - from + chunk + 1)
             guard bytes.count > at - from + name.count else { return nil }
             var i = at - from
             while i + name.count < bytes.count && i < at - from + chunk {

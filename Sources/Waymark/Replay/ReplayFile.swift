@@ -89,7 +89,7 @@ final class ReplayFile: @unchecked Sendable {
 
     /// Up to `count` bytes from `offset` (counted from the document's start); fewer at the end
     /// of the file, none when it cannot be read.
-    func bytes(from offset: Int, count: Int) -> [UInt8] {
+    func contents(from offset: Int, count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
