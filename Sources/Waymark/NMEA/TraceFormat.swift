@@ -245,6 +245,12 @@ public final class PeekedByteSource: ByteSource {
         prefix = Array(bytes[0..<filled])
     }
 
+    /// Gives `prefix`, then `inner` (a document made of a head and the rest of a file).
+    init(prefix: [UInt8], then inner: ByteSource) {
+        self.inner = inner
+        self.prefix = prefix
+    }
+
     public func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) throws -> Int {
         if offset < prefix.count {
             let n = min(capacity, prefix.count - offset)

@@ -95,6 +95,9 @@ private final class Halves: HalfWatch {
 
     private struct Abandoned: Error {}
 
+    /// How far before the second half's start the first half looks at each segment's child.
+    private static let watchAhead = 8192
+
     private let file: ReplayFile
     private let name: String
     private let options: GPXReadOptions
@@ -142,7 +145,7 @@ private final class Halves: HalfWatch {
         self.second = second
         self.thread = thread
         offset = start
-        reader.watchFrom = max(here, start - 8192)
+        reader.watchFrom = max(here, start - Self.watchAhead)
     }
 
     func reached(_ reader: GPXReader) throws {

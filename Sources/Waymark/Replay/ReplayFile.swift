@@ -77,7 +77,7 @@ final class ReplayFile: @unchecked Sendable {
     /// A new byte source that gives `head`, then the file from `offset` (counted from the
     /// document's start) to its end.
     func bytes(after head: [UInt8], from offset: Int) -> ByteSource {
-        Spliced(head: head, rest: Reader(file: self, descriptor: descriptor, offset: start + off_t(offset)))
+        PeekedByteSource(prefix: head, then: Reader(file: self, descriptor: descriptor, offset: start + off_t(offset)))
     }
 
     /// The document's length in bytes, as the file is now.
@@ -90,38 +90,8 @@ final class ReplayFile: @unchecked Sendable {
     /// Up to `count` bytes from `offset` (counted from the document's start); fewer at the end
     /// of the file, none when it cannot be read.
     func contents(from offset: Int, count: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let n = bytes.withUnsafeMutableBufferPointer {
-                pread(descriptor, $0.baseAddress! + filled, count - filled, start + off_t(offset + filled))
-            }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            filled += n
-        }
-        bytes.removeLast(count - filled)
-        return bytes
-    }
-
-    /// `head`, then another source.
-    private final class Spliced: ByteSource {
-        private let head: [UInt8]
-        private var given = 0
-        private let rest: ByteSource
-
-        init(head: [UInt8], rest: ByteSource) {
-            self.head = head
-            self.rest = rest
-        }
-
-        func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) throws -> Int {
-            guard given < head.count else { return try rest.read(into: buffer, capacity: capacity) }
-            let n = min(capacity, head.count - given)
-            head.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress! + given, count: n) }
-            given += n
-            return n
-        }
+        let reader = Reader(file: self, descriptor: descriptor, offset: start + off_t(offset))
+        return (try? PeekedByteSource(reader, count: count))?.prefix ?? []
     }
 
     /// Copies everything `input` gives to an unlinked temporary file; returns its descriptor.

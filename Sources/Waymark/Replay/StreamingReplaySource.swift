@@ -75,7 +75,8 @@ public struct StreamingReplaySource: SynchronousLocationSource {
             try TraceFormat.reader(for: opened.bytes(), name: path, options: readOptions, readers: readers), degrade)
         let census: ReplayCensus
         let badPoints: Int
-        if degrade == nil, let gpx = reader as? GPXReader {
+        // A degraded replay's reader is a DegradingReader: it is counted in one pass.
+        if let gpx = reader as? GPXReader {
             (census, badPoints, censusReading) = try ReplayCensus.count(
                 gpx, file: opened, readOptions: readOptions, warnings: warnings)
         } else {
