@@ -74,28 +74,20 @@ final class DeviceRegistry: @unchecked Sendable {
 
     private static var currentTask: Int? { withUnsafeCurrentTask { $0?.hashValue } }
 
+    // Adding and removing read no device: every device removes itself as it ends (its deinit),
+    // so no entry needs its device read to be pruned. A device read here is held for a moment
+    // by the thread that reads it; read on another task's behalf, it would outlive the last
+    // reference its own code dropped, and end on that other thread (seen as a device that
+    // outlived its run while tests ran side by side).
+
     func add(_ device: Simulation) {
-        let task = Self.currentTask
-        locked { held in
-            entries.removeAll { entry in
-                guard let alive = entry.device else { return true }
-                held.append(alive)
-                return false
-            }
-            entries.append(Entry(device: device, id: ObjectIdentifier(device), task: task))
-        }
+        let entry = Entry(device: device, id: ObjectIdentifier(device), task: Self.currentTask)
+        locked { _ in entries.append(entry) }
     }
 
     func remove(_ device: Simulation) {
         let id = ObjectIdentifier(device)
-        locked { held in
-            entries.removeAll { entry in
-                if entry.id == id { return true }
-                guard let alive = entry.device else { return true }
-                held.append(alive)
-                return false
-            }
-        }
+        locked { _ in entries.removeAll { $0.id == id } }
     }
 
     /// The newest device alive created on the current task (outside any task: outside any task).
