@@ -776,6 +776,14 @@ public final class GPXReader {
     @exclusivity(unchecked) private(set) var scannerAttempts = 0
     /// Points the scanner read from its template of the previous point's layout.
     var templatedPoints: Int { scanner.templatedPoints }
+    /// Whether the scanner only checks the numbers of the points it reads, for a census that
+    /// counts points and their times (``TrackPointScanner/countsOnly``): the same points are
+    /// accepted, with the same warnings and errors, but a point it read carries no coordinate
+    /// or other number.
+    var countsOnly: Bool {
+        get { scanner.countsOnly }
+        set { scanner.countsOnly = newValue }
+    }
     /// A file whose points all take the general path (each with a <sat>, say) should not pay for
     /// a scan that fails every time: after 8 misses in a row the scanner leaves the next 1 024
     /// children of segments alone.

@@ -48,6 +48,11 @@ struct TrackPointScanner {
 
     /// Whether `<extensions>` may be read here: not when extension elements are kept verbatim.
     var readsExtensions: Bool
+    /// Whether the point's numbers are only checked, not read (a replay's first pass, which
+    /// counts points and their times): a number the parser certainly accepts, in range, is
+    /// skipped, and its field keeps its value (0 for the coordinate). Any other is read as ever,
+    /// so the same points are accepted and the same ones go to the general path.
+    var countsOnly = false
     /// Whether the default namespace is GPX's (or none), so that `<trkpt>` and its children are
     /// GPX elements. The owner sets it, and calls ``forgetPrefixes()``, whenever the namespaces
     /// in scope change.
@@ -187,15 +192,19 @@ struct TrackPointScanner {
     ) -> Bool {
         switch slot {
         case .latitude:
+            if countsOnly, c.skipNumber(until: stop, integerBelow: 90) { break }
             guard let v = c.number(until: stop), abs(v) <= 90 else { return false }
             latitude = v
         case .longitude:
+            if countsOnly, c.skipNumber(until: stop, integerBelow: 180) { break }
             guard let v = c.number(until: stop), abs(v) <= 180 else { return false }
             longitude = v
         case .number(let field):
+            if countsOnly, c.skipNumber(until: stop, integerBelow: .max) { break }
             guard let v = c.number(until: stop) else { return false }
             set(field, v, in: &point)
         case .value(let field):
+            if countsOnly, c.skipNumber(until: stop, integerBelow: .max) { break }
             guard let v = c.number(until: stop) else { return false }
             point.extensions.set(field, v)
         case .time:
@@ -341,6 +350,19 @@ struct TrackPointScanner {
             }
             guard let text = until(stop) else { return nil }
             return ValueParsing.decimal(text)
+        }
+
+        /// Moves past the number from here up to `stop` (not consumed) when ``number(until:)``
+        /// would certainly read it as a value whose integer part is below `limit`
+        /// (``ValueParsing/plainDecimalEnd(from:to:integerBelow:)``); false, with nothing
+        /// consumed, when only reading it can tell.
+        @inline(__always)
+        mutating func skipNumber(until stop: UInt8, integerBelow limit: Int) -> Bool {
+            guard let next = ValueParsing.plainDecimalEnd(from: p, to: end, integerBelow: limit), next < end,
+                next.pointee == stop
+            else { return false }
+            p = next
+            return true
         }
 
         /// The text of a `<time>` element, up to the next `<` (not consumed). The common

@@ -287,6 +287,38 @@ package enum ValueParsing {
         return (negative ? -v : v, q)
     }
 
+    /// Where the number at `p` ends, when ``longPlainDecimal(from:to:)`` (or ``decimal(_:)``
+    /// after it, for the text up to there) certainly reads it as a finite value whose integer
+    /// part is below `limit`: found without working the value out, for a reader that only checks
+    /// values (a replay's first pass). Nil when only reading the value can tell.
+    ///
+    /// Both accept `[-+]digits[.digits]`, with a digit somewhere, shorter than 128 bytes, and
+    /// such a number is finite (below 10^128). A value whose integer part is below `limit` lies
+    /// below `limit` itself, and so does its rounding to the nearest double, since `limit` is a
+    /// double too: `abs(value) <= limit` holds for it.
+    static func plainDecimalEnd(
+        from p: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>, integerBelow limit: Int
+    ) -> UnsafePointer<UInt8>? {
+        var q = p
+        if q < end && (q.pointee == UInt8(ascii: "-") || q.pointee == UInt8(ascii: "+")) { q += 1 }
+        let integer = q
+        let integerCount = digitRunLength(q, end)
+        q += integerCount
+        var fractionCount = 0
+        if q < end && q.pointee == UInt8(ascii: ".") {
+            fractionCount = digitRunLength(q + 1, end)
+            q += 1 + fractionCount
+        }
+        guard integerCount + fractionCount > 0, q - p < 128 else { return nil }
+        guard limit < Int.max else { return q }
+        var zeros = 0
+        while zeros < integerCount && integer[zeros] == UInt8(ascii: "0") { zeros += 1 }
+        guard integerCount - zeros <= 18 else { return nil }
+        var whole: UInt64 = 0
+        appendDigits(integer + zeros, count: integerCount - zeros, to: &whole)
+        return whole < UInt64(limit) ? q : nil
+    }
+
     /// How many ASCII digits begin at `q`, counted eight at a time.
     @inline(__always)
     private static func digitRunLength(_ q: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Int {

@@ -41,7 +41,9 @@ extension ReplayCensus {
     ///   and no route;
     /// - the two halves' tallies can be joined (``Tally/followed(by:)``).
     ///
-    /// Otherwise `reader` reads on to the end, as if there were no second half. A file smaller
+    /// Otherwise `reader` reads on to the end, as if there were no second half. Both halves only
+    /// check the numbers of the points the track point scanner reads (``GPXReader/countsOnly``).
+    /// A file smaller
     /// than ``halvesFrom``, transcoded from another encoding, whose `<gpx>` start tag ends past
     /// its first MiB, or without a track point within 1 MiB after its middle is read whole, and
     /// so is any file when no thread can be started.
@@ -56,8 +58,11 @@ extension ReplayCensus {
         secondHalfAt: Int? = nil
     ) throws -> (census: ReplayCensus, droppedPoints: Int, reading: Reading) {
         let split = Halves(file: file, name: reader.fileName, options: readOptions, chosen: secondHalfAt)
+        // The census reads times alone: the other numbers are only checked.
+        reader.countsOnly = true
         reader.halves = split
         defer {
+            reader.countsOnly = false
             reader.halves = nil
             reader.watchFrom = .max
             split.stop()
@@ -139,7 +144,9 @@ private final class Halves: HalfWatch {
         let (name, options) = (name, options)
         guard
             let thread = ReaderThread({
-                Self.read(GPXReader(source: source, name: name, options: options), into: second)
+                let reader = GPXReader(source: source, name: name, options: options)
+                reader.countsOnly = true
+                Self.read(reader, into: second)
             })
         else { return }
         self.second = second
