@@ -51,4 +51,38 @@ import WaymarkScenarioFile
         #expect(device() == nil, "the device outlived its run: a reference cycle keeps it")
         #expect(app() == nil, "the app outlived its device")
     }
+
+    /// The tutorial app's delegate relay is public as its manager's delegate, and holds its app
+    /// without retaining it: kept past the app's life, it still forwards calls, and finds no app
+    /// rather than freed memory.
+    @Test func theTutorialAppsRelayKeptPastItsAppFindsNoApp() throws {
+        final class Counting: DeviceLocationManagerDelegate {
+            var updates = 0
+            var pauses = 0
+            func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
+                updates += 1
+            }
+            func locationManagerDidPauseLocationUpdates(_ manager: DeviceLocationManager) { pauses += 1 }
+        }
+        let counting = Counting()
+        var kept: (any DeviceLocationManagerDelegate)?
+        var manager: DeviceLocationManager?
+        weak var app: AnyObject?
+        do {
+            let simulation = Simulation(scenario: Scenario(), epoch: Date(timeIntervalSince1970: 1_714_550_400))
+            simulation.manager.delegate = counting
+            simulation.start(source: "kept")
+            simulation.advance(to: .seconds(1))
+            kept = simulation.manager.delegate
+            manager = simulation.manager
+            app = simulation.app as AnyObject
+            _ = simulation.finish(at: .seconds(60))
+        }
+        let relay = try #require(kept)
+        #expect(relay !== counting, "the app's relay is the manager's delegate")
+        #expect(app == nil, "the app outlived its device")
+        relay.locationManager(try #require(manager), didUpdateLocations: [])
+        relay.locationManagerDidPauseLocationUpdates(try #require(manager))
+        #expect(counting.updates == 1 && counting.pauses == 1)
+    }
 }

@@ -65,12 +65,19 @@ public final class AppProcess {
         swap(&outer, &currentUpdates)
     }
 
+    /// How the objects it creates know it.
+    let reference: ProcessReference
+
     init(number: Int, cause: LifecycleCause, inBackground: Bool, app: any SimulatedApp) {
         self.number = number
         self.cause = cause
         self.inBackground = inBackground
         self.app = app
+        reference = ProcessReference(number: number)
+        reference.process = self
     }
+
+    deinit { reference.process = nil }
 
     /// The managers still alive, with their numbers.
     var liveManagers: [(number: Int, manager: DeviceLocationManager)] {
@@ -129,15 +136,18 @@ public final class AppProcess {
     }
 }
 
-/// A process as the objects it created know it: weakly, so that an app's objects and its process
-/// (which holds the app) form no cycle, and by its number, which outlives it.
+/// A process as the objects it created know it: by its number, which outlives it, and while it
+/// is alive. The process holds its reference and lets go of itself as it is freed, so that an
+/// app's objects and their process (which holds the app) form no cycle.
+///
+/// Not a `weak` reference: a weakly referenced object keeps its counts in a side table, and
+/// every retain and release of the process, on every fix's delivery, then goes through it.
+/// Both are used on the device's isolation alone, as the process is.
 final class ProcessReference {
-    weak var process: AppProcess?
+    /// The process, until it is freed.
+    unowned(unsafe) fileprivate(set) var process: AppProcess?
     let number: Int
-    init(_ process: AppProcess) {
-        self.process = process
-        number = process.number
-    }
+    fileprivate init(number: Int) { self.number = number }
     /// Whether the process ended (a process that is gone ended).
     var hasEnded: Bool { process?.hasEnded ?? true }
 }

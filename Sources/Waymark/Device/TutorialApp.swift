@@ -86,7 +86,14 @@ public final class TutorialApp: SimulatedApp {
     public var fetchSink: (any FetchSink)?
 
     private weak var system: Simulation?
-    private lazy var relay = DelegateRelay(app: self)
+    /// Its delegate relay, once made.
+    private var madeRelay: DelegateRelay?
+    private var relay: DelegateRelay {
+        if let madeRelay { return madeRelay }
+        let relay = DelegateRelay(app: self)
+        madeRelay = relay
+        return relay
+    }
     private var syncedCount = 0
     private var arrivedWhileAway = 0
     private var away = false
@@ -95,6 +102,8 @@ public final class TutorialApp: SimulatedApp {
     private var launchTask: BackgroundTaskIdentifier?
     private var uploadedCount = 0
     private let resubmitDelay: Duration
+
+    deinit { madeRelay?.appEnded() }
 
     public init(scenario: Scenario) {
         behaviour = scenario.app
@@ -291,16 +300,22 @@ public final class TutorialApp: SimulatedApp {
 
 /// The tutorial app's delegate: it keeps what the app needs and passes every call on.
 private final class DelegateRelay: DeviceLocationManagerDelegate {
-    /// The app owns its relay, so it outlives it. Unowned, not unmanaged: the relay is public as
-    /// the manager's delegate, and code that kept it past its app must stop at a check, not read
-    /// freed memory.
-    unowned let app: TutorialApp
+    /// The app, until it is freed: the app owns its relay, which outlives it only when other
+    /// code kept it (it is public as the manager's delegate), and then finds no app rather than
+    /// freed memory. Not `unowned`: the app is also referenced weakly (by the work it schedules),
+    /// so its counts live in a side table, and a strong reference made from an unowned one on
+    /// every fix would go through it. While a location is delivered, the app's process, which
+    /// the device holds, holds the app.
+    private var app: Unmanaged<TutorialApp>?
     weak var next: (any DeviceLocationManagerDelegate)?
 
-    init(app: TutorialApp) { self.app = app }
+    init(app: TutorialApp) { self.app = .passUnretained(app) }
+
+    /// The app is being freed.
+    func appEnded() { app = nil }
 
     func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
-        app.received(manager.updatesBeingDelivered)
+        app?._withUnsafeGuaranteedRef { $0.received(manager.updatesBeingDelivered) }
         next?.locationManager(manager, didUpdateLocations: locations)
     }
     func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {
@@ -310,7 +325,7 @@ private final class DelegateRelay: DeviceLocationManagerDelegate {
         next?.locationManagerDidChangeAuthorization(manager)
     }
     func locationManagerDidPauseLocationUpdates(_ manager: DeviceLocationManager) {
-        app.paused()
+        app?._withUnsafeGuaranteedRef { $0.paused() }
         next?.locationManagerDidPauseLocationUpdates(manager)
     }
     func locationManagerDidResumeLocationUpdates(_ manager: DeviceLocationManager) {

@@ -249,7 +249,7 @@ public final class DeviceLocationManager {
 
     /// A process of `device` adopts the manager as its manager `number`.
     func adopt(by device: Simulation, process: AppProcess, number: Int) {
-        binding = .adopted(DeviceReference(device), ProcessReference(process), number: number)
+        binding = .adopted(DeviceReference(device), process.reference, number: number)
     }
 
     /// What was set before the run started, once.
