@@ -52,37 +52,56 @@ import WaymarkScenarioFile
         #expect(app() == nil, "the app outlived its device")
     }
 
-    /// The tutorial app's delegate relay is public as its manager's delegate, and holds its app
-    /// without retaining it: kept past the app's life, it still forwards calls, and finds no app
-    /// rather than freed memory.
-    @Test func theTutorialAppsRelayKeptPastItsAppFindsNoApp() throws {
+    /// The tutorial app listens to its manager through a tap, beside the delegate: a delegate set
+    /// before or after its launch is called, and the app keeps every location all the same. The
+    /// tap holds its app without retaining it: kept by the manager past the app's life, it finds
+    /// no app rather than freed memory.
+    @Test func theTutorialAppsTapLeavesTheDelegateAloneAndOutlivesItsApp() throws {
         final class Counting: DeviceLocationManagerDelegate {
             var updates = 0
             var pauses = 0
             func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
-                updates += 1
+                updates += locations.count
             }
             func locationManagerDidPauseLocationUpdates(_ manager: DeviceLocationManager) { pauses += 1 }
         }
-        let counting = Counting()
-        var kept: (any DeviceLocationManagerDelegate)?
+        let before = Counting()
+        let after = Counting()
         var manager: DeviceLocationManager?
+        var stored = 0
         weak var app: AnyObject?
         do {
             let simulation = Simulation(scenario: Scenario(), epoch: Date(timeIntervalSince1970: 1_714_550_400))
-            simulation.manager.delegate = counting
+            simulation.manager.delegate = before
             simulation.start(source: "kept")
             simulation.advance(to: .seconds(1))
-            kept = simulation.manager.delegate
+            #expect(simulation.manager.delegate === before, "the app left the delegate alone")
+            simulation.receive(Self.fix(0))
+            simulation.manager.delegate = after
+            for i in 1..<4 { simulation.receive(Self.fix(i)) }
+            stored = simulation.tutorialApp?.storedCount ?? -1
             manager = simulation.manager
             app = simulation.app as AnyObject
-            _ = simulation.finish(at: .seconds(60))
+            _ = simulation.finish(at: .seconds(600))
         }
-        let relay = try #require(kept)
-        #expect(relay !== counting, "the app's relay is the manager's delegate")
+        #expect(before.updates == 1 && after.updates == 3)
+        #expect(stored == 4, "the app kept every location, whoever the delegate was")
         #expect(app == nil, "the app outlived its device")
-        relay.locationManager(try #require(manager), didUpdateLocations: [])
-        relay.locationManagerDidPauseLocationUpdates(try #require(manager))
-        #expect(counting.updates == 1 && counting.pauses == 1)
+        let kept = try #require(manager)
+        guard case .fix(let location) = Self.fix(9).kind else { return }
+        let update = LocationUpdate(location: location, appState: .active, reason: .foreground, index: 9, segment: 0)
+        kept.deliver([update], liveBlocked: false)
+        kept.tell(.didPauseLocationUpdates)
+        #expect(after.updates == 4 && after.pauses == 1)
+    }
+
+    static func fix(_ i: Int) -> SourceEvent {
+        let location = Location(
+            coordinate: Coordinate(latitude: 51.5 + Double(i) * 1e-4, longitude: -0.12), altitude: 40,
+            horizontalAccuracy: 5, verticalAccuracy: 8, speed: 1.4, course: 0,
+            timestamp: Date(timeIntervalSince1970: 1_714_550_400 + Double(i) * 60),
+            provenance: Provenance(
+                source: .file(path: "kept.gpx", index: i), isSimulatedBySoftware: false, fixMode: .threeD))
+        return SourceEvent(offset: .seconds(i * 60 + 1), kind: .fix(location), index: i, segment: 0)
     }
 }

@@ -59,8 +59,8 @@ public struct StoredLocation: Sendable, Hashable {
 /// - With `uploadsInBackground` it uploads the locations it stored through a background URL
 ///   session each time it leaves the foreground.
 ///
-/// It becomes the manager's delegate at launch and forwards every call to the delegate set
-/// before it launched, if any.
+/// It hears its manager's deliveries and pauses through a tap of its own, before the manager's
+/// delegate does: the delegate stays whatever the code around it set, before or after launch.
 public final class TutorialApp: SimulatedApp {
     /// The identifier of its `BGAppRefreshTaskRequest`s.
     public static let refreshTaskIdentifier = "waymark.tutorial.refresh"
@@ -86,13 +86,13 @@ public final class TutorialApp: SimulatedApp {
     public var fetchSink: (any FetchSink)?
 
     private weak var system: Simulation?
-    /// Its delegate relay, once made.
-    private var madeRelay: DelegateRelay?
-    private var relay: DelegateRelay {
-        if let madeRelay { return madeRelay }
-        let relay = DelegateRelay(app: self)
-        madeRelay = relay
-        return relay
+    /// Its tap on the manager, once made.
+    private var madeTap: Tap?
+    private var tap: Tap {
+        if let madeTap { return madeTap }
+        let tap = Tap(app: self)
+        madeTap = tap
+        return tap
     }
     private var syncedCount = 0
     private var arrivedWhileAway = 0
@@ -103,7 +103,7 @@ public final class TutorialApp: SimulatedApp {
     private var uploadedCount = 0
     private let resubmitDelay: Duration
 
-    deinit { madeRelay?.appEnded() }
+    deinit { madeTap?.appEnded() }
 
     public init(scenario: Scenario) {
         behaviour = scenario.app
@@ -124,10 +124,7 @@ public final class TutorialApp: SimulatedApp {
         pausedBySystem = false
         launchTask = nil
         let m = system.manager
-        if m.delegate !== relay {
-            relay.next = m.delegate
-            m.delegate = relay
-        }
+        m.tap = tap
         let s = managerSettings
         m.desiredAccuracy = s.desiredAccuracy
         m.distanceFilter = s.distanceFilter
@@ -298,59 +295,25 @@ public final class TutorialApp: SimulatedApp {
     fileprivate func paused() { pausedBySystem = true }
 }
 
-/// The tutorial app's delegate: it keeps what the app needs and passes every call on.
-private final class DelegateRelay: DeviceLocationManagerDelegate {
-    /// The app, until it is freed: the app owns its relay, which outlives it only when other
-    /// code kept it (it is public as the manager's delegate), and then finds no app rather than
-    /// freed memory. Not `unowned`: the app is also referenced weakly (by the work it schedules),
-    /// so its counts live in a side table, and a strong reference made from an unowned one on
-    /// every fix would go through it. While a location is delivered, the app's process, which
-    /// the device holds, holds the app.
+/// The tutorial app's tap on its manager: what the app keeps of each delivery and pause.
+private final class Tap: LocationManagerTap {
+    /// The app, until it is freed: the app owns its tap, which outlives it only when its
+    /// manager does, and then finds no app rather than freed memory. Not `unowned`: the app is
+    /// also referenced weakly (by the work it schedules), so its counts live in a side table,
+    /// and a strong reference made from an unowned one on every fix would go through it. While
+    /// a location is delivered, the app's process, which the device holds, holds the app.
     private var app: Unmanaged<TutorialApp>?
-    weak var next: (any DeviceLocationManagerDelegate)?
 
     init(app: TutorialApp) { self.app = .passUnretained(app) }
 
     /// The app is being freed.
     func appEnded() { app = nil }
 
-    func locationManager(_ manager: DeviceLocationManager, didUpdateLocations locations: [Location]) {
+    func managerDelivers(_ manager: DeviceLocationManager) {
         app?._withUnsafeGuaranteedRef { $0.received(manager.updatesBeingDelivered) }
-        next?.locationManager(manager, didUpdateLocations: locations)
     }
-    func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {
-        next?.locationManager(manager, didFailWithError: error)
-    }
-    func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) {
-        next?.locationManagerDidChangeAuthorization(manager)
-    }
-    func locationManagerDidPauseLocationUpdates(_ manager: DeviceLocationManager) {
+
+    func managerPaused(_ manager: DeviceLocationManager) {
         app?._withUnsafeGuaranteedRef { $0.paused() }
-        next?.locationManagerDidPauseLocationUpdates(manager)
-    }
-    func locationManagerDidResumeLocationUpdates(_ manager: DeviceLocationManager) {
-        next?.locationManagerDidResumeLocationUpdates(manager)
-    }
-    func locationManager(_ manager: DeviceLocationManager, didEnterRegion region: CircularRegion) {
-        next?.locationManager(manager, didEnterRegion: region)
-    }
-    func locationManager(_ manager: DeviceLocationManager, didExitRegion region: CircularRegion) {
-        next?.locationManager(manager, didExitRegion: region)
-    }
-    func locationManager(
-        _ manager: DeviceLocationManager, didDetermineState state: RegionState, for region: CircularRegion
-    ) {
-        next?.locationManager(manager, didDetermineState: state, for: region)
-    }
-    func locationManager(_ manager: DeviceLocationManager, didStartMonitoringFor region: CircularRegion) {
-        next?.locationManager(manager, didStartMonitoringFor: region)
-    }
-    func locationManager(
-        _ manager: DeviceLocationManager, monitoringDidFailFor region: CircularRegion, withError error: LocationError
-    ) {
-        next?.locationManager(manager, monitoringDidFailFor: region, withError: error)
-    }
-    func locationManager(_ manager: DeviceLocationManager, didVisit visit: Visit) {
-        next?.locationManager(manager, didVisit: visit)
     }
 }

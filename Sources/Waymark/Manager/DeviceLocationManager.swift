@@ -143,6 +143,10 @@ public final class DeviceLocationManager {
     public static let distanceFilterNone: Double = -1
 
     public weak var delegate: (any DeviceLocationManagerDelegate)?
+    /// Waymark's own app code listening to the manager (``TutorialApp``'s): it hears each
+    /// delivery and pause before the delegate does, and leaves the delegate to the code around
+    /// it. Held strongly, so that reading it on every fix costs no weak reference's side table.
+    var tap: (any LocationManagerTap)?
 
     /// Where the manager stands.
     enum Binding {
@@ -476,14 +480,20 @@ public final class DeviceLocationManager {
         if !liveContinuations.isEmpty && !liveBlocked {
             for update in updates { yieldLive(LiveUpdate(location: update.location)) }
         }
+        if let tap {
+            // A delivery the tap's or the delegate's code starts (a service's location, answered
+            // at once) ends inside this one, which then still sees its own updates.
+            var outer = updates
+            swap(&outer, &updatesBeingDelivered)
+            tap.managerDelivers(self)
+            swap(&outer, &updatesBeingDelivered)
+        }
         if let delegate {
             // The buffers are swapped in and out rather than copied (this runs for every fix).
             var locations: [Location] = []
             swap(&locations, &spareLocations)
             locations.empty()
             for i in updates.indices { locations.append(updates[i].location) }
-            // A delivery the delegate's code starts (a service's location, answered at once)
-            // ends inside this one, which then still sees its own updates.
             var outer = updates
             swap(&outer, &updatesBeingDelivered)
             delegate.locationManager(self, didUpdateLocations: locations)
@@ -502,8 +512,9 @@ public final class DeviceLocationManager {
         for id in ended { continuations[id] = nil }
     }
 
-    /// Calls the delegate's method.
+    /// Calls the delegate's method (a pause is heard by the tap first).
     func tell(_ call: DelegateCall) {
+        if case .didPauseLocationUpdates = call { tap?.managerPaused(self) }
         guard let delegate else { return }
         switch call {
         case .didChangeAuthorization: delegate.locationManagerDidChangeAuthorization(self)
@@ -543,4 +554,12 @@ public final class DeviceLocationManager {
         binding = .ended(d, process: process.number)
         finishUpdates()
     }
+}
+
+/// Waymark's own app code listening to a manager beside its delegate (``DeviceLocationManager/tap``).
+protocol LocationManagerTap: AnyObject {
+    /// The manager delivers ``DeviceLocationManager/updatesBeingDelivered``.
+    func managerDelivers(_ manager: DeviceLocationManager)
+    /// The system paused the manager's updates.
+    func managerPaused(_ manager: DeviceLocationManager)
 }
