@@ -27,7 +27,10 @@ final class LaidOutPass {
 
     /// A fix, with the timeline's count of dropped points when it was made.
     struct Laid: Sendable {
-        var fix: ReplaySchedule.Fix
+        /// Taken out by the replay (nil after): the fix, and its location, then have one owner,
+        /// and the batch goes back to the laying-out thread holding no reference to them, which
+        /// that thread would count down while the replay's thread counts them up.
+        var fix: ReplaySchedule.Fix?
         var dropped: Int
     }
 
@@ -101,9 +104,8 @@ final class LaidOutPass {
             }
         }
         position += 1
-        let laid = batch[position - 1]
-        droppedPoints = laid.dropped
-        return laid.fix
+        droppedPoints = batch[position - 1].dropped
+        return batch[position - 1].fix.take()
     }
 
     /// The laying-out thread: the pass and the timeline, to the end of the play, an error, or
