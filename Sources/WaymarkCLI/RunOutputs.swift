@@ -134,7 +134,9 @@ final class RunOutputs: SimulationObserver {
     /// `--geojson-points`, `--only`, `--no-coordinate-properties`.
     private let geojson: GeoJSONOptions
     private var streamError: (any Error)?
-    private var reporters: [any SimulationObserver] = []
+    /// Every observer of the run's audit events, in order: a constant, so that handing each event
+    /// on (for every fix) reads them without counting references to the array and each of them.
+    private let reporters: [any SimulationObserver]
     /// The first error of the store or the live GPX file; the run should stop.
     private(set) var recordingFailure: (any Error)?
     /// Called once, with the first recording error.
@@ -156,7 +158,7 @@ final class RunOutputs: SimulationObserver {
         self.liveGPX = liveGPX
         let ui: ConsoleReporter.UIMode = format != .text ? .none : (output == nil ? .standardOutput : .collect)
         console = ConsoleReporter(epoch: simulation.epoch, ui: ui, quiet: quiet, flushEachLine: live)
-        reporters.append(console)
+        var reporters: [any SimulationObserver] = [console]
         self.audit = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: simulation.epoch) }
         if let writer = self.audit { reporters.append(writer) }
         self.report = try report.map {
@@ -181,6 +183,7 @@ final class RunOutputs: SimulationObserver {
         } else {
             ndjson = nil
         }
+        self.reporters = reporters
         // The app keeps only what its fetch has yet to sync, so that a long replay or recording
         // runs in bounded memory. GeoJSON is read back from the store at the end, or, without
         // one, written as the app stores each location (the writer spills to a temporary file).
