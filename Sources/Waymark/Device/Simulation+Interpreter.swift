@@ -87,8 +87,9 @@ extension Simulation {
     // MARK: - Fixes and deliveries
 
     /// One fix decided: counted, kept for the hand-over when delivered, and recorded with
-    /// `facts`, the app's state and authorization now.
-    func fixDecided(_ o: LocationServiceStateMachine.Outcome, arrival: Bool, facts: DeviceRules.FixFacts) {
+    /// `facts`, the app's state and authorization now. The outcome is given up: its parts go
+    /// into the record as they are, not copied.
+    func fixDecided(_ o: consuming LocationServiceStateMachine.Outcome, arrival: Bool, facts: DeviceRules.FixFacts) {
         let appState = facts.appState
         if let delivered = o.delivered, o.decision == .delivered {
             let update = LocationUpdate(
@@ -115,9 +116,9 @@ extension Simulation {
                     AuditEvent.FixRecord(
                         index: o.index, segment: o.segment, decision: o.decision, reason: o.reason, appState: appState,
                         authorization: facts.authorization, accuracy: facts.accuracy,
-                        coordinate: o.coordinate, delivered: o.delivered,
+                        coordinate: o.coordinate, delivered: o.delivered.take(),
                         backgroundTimeRemaining: facts.backgroundTimeRemaining, indicator: o.indicator,
-                        positioning: o.positioning, manager: o.manager, degradation: o.degradation))))
+                        positioning: o.positioning, manager: o.manager, degradation: o.degradation.take()))))
     }
 
     /// Calls the manager's delegate once with the last `count` locations decided as delivered

@@ -119,10 +119,16 @@ extension DeviceRules {
         switch consume step {
         case .started: if manager == 1 { actions.append(.record(.updates(action: .started))) }
         case .stopped: if manager == 1 { actions.append(.record(.updates(action: .stopped))) }
-        case .decided(var outcome):
-            outcome.manager = manager
-            if outcome.decision == .dropped, liveListeners, manager == 1,
-                let d = LiveUpdate.Diagnostic(outcome.reason),
+        case .decided(let outcome):
+            // Moved on as it is for the first manager (the machine's outcomes are its), not
+            // bound as a variable to be changed, which copies it.
+            guard manager == 1 else {
+                var other = outcome
+                other.manager = manager
+                actions.append(.decided(other))
+                return
+            }
+            if outcome.decision == .dropped, liveListeners, let d = LiveUpdate.Diagnostic(outcome.reason),
                 d != .authorizationRequestInProgress || authorization.pendingPrompt != nil
             {
                 actions += sendLiveDiagnostic(d)
