@@ -332,41 +332,49 @@ public struct GPXLocationMapping: Sendable, Hashable {
 
     /// The location for `point`, the `index`-th point of `file`, fixed at `timestamp`.
     public func location(for point: GPXPoint, file: String, index: Int, timestamp: Date) -> Location {
+        withUnsafePointer(to: point) { location(forPointAt: $0, file: file, index: index, timestamp: timestamp) }
+    }
+
+    /// ``location(for:file:index:timestamp:)`` for the point at `p`, read where it lies: the
+    /// replay's timeline reads every point where its reader put it (loading it whole would copy
+    /// it).
+    @inline(__always)
+    func location(forPointAt p: UnsafePointer<GPXPoint>, file: String, index: Int, timestamp: Date) -> Location {
         let horizontal: Double
-        if let own = point.horizontalAccuracy, own >= 0 {
+        if let own = p.pointee.horizontalAccuracy, own >= 0 {
             horizontal = own  // the file's own accuracy beats the DOP model
-        } else if let hdop = point.hdop, hdop >= 0 {
+        } else if let hdop = p.pointee.hdop, hdop >= 0 {
             horizontal = hdop * uere
-        } else if let pdop = point.pdop, pdop >= 0 {
+        } else if let pdop = p.pointee.pdop, pdop >= 0 {
             horizontal = pdop * uere
         } else {
             horizontal = defaultHorizontalAccuracy
         }
         var vertical = -1.0
-        if point.elevation != nil {
-            if let own = point.verticalAccuracy, own > 0 {
+        if p.pointee.elevation != nil {
+            if let own = p.pointee.verticalAccuracy, own > 0 {
                 vertical = own
-            } else if let vdop = point.vdop, vdop > 0 {
+            } else if let vdop = p.pointee.vdop, vdop > 0 {
                 vertical = vdop * uere
             } else {
                 vertical = defaultVerticalAccuracy
             }
         }
         let fixMode: Provenance.FixMode
-        switch point.fix {
+        switch p.pointee.fix {
         case .none?: fixMode = .none
         case .twoD?: fixMode = .twoD
         case .threeD?, .dgps?, .pps?: fixMode = .threeD
-        case nil: fixMode = point.elevation == nil ? .twoD : .threeD
+        case nil: fixMode = p.pointee.elevation == nil ? .twoD : .threeD
         }
         if fixMode != .threeD { vertical = -1 }
-        let speed = point.speed ?? point.extensions.speed
-        let course = point.course ?? point.extensions.course
-        let elevation = point.elevation ?? 0
+        let speed = p.pointee.speed ?? p.pointee.extensions.speed
+        let course = p.pointee.course ?? p.pointee.extensions.course
+        let elevation = p.pointee.elevation ?? 0
         return Location(
-            coordinate: point.coordinate,
+            coordinate: p.pointee.coordinate,
             altitude: elevation,
-            ellipsoidalAltitude: point.elevation.flatMap { e in point.geoidHeight.map { e + $0 } },
+            ellipsoidalAltitude: p.pointee.elevation.flatMap { e in p.pointee.geoidHeight.map { e + $0 } },
             horizontalAccuracy: fixMode == .none ? -1 : horizontal,
             verticalAccuracy: vertical,
             speed: speed.map { $0 >= 0 ? $0 : -1 } ?? -1,
@@ -374,10 +382,10 @@ public struct GPXLocationMapping: Sendable, Hashable {
             timestamp: timestamp,
             provenance: Provenance(
                 source: .file(path: file, index: index), isSimulatedBySoftware: true, fixMode: fixMode,
-                satellitesUsed: point.satellites, hdop: point.hdop, vdop: point.vdop, pdop: point.pdop,
-                differential: point.fix == .dgps ? .dgps : .none,
+                satellitesUsed: p.pointee.satellites, hdop: p.pointee.hdop, vdop: p.pointee.vdop, pdop: p.pointee.pdop,
+                differential: p.pointee.fix == .dgps ? .dgps : .none,
                 // Only an element kept verbatim (`<waymark:truth>`) says how a point was degraded.
-                degradation: point.extensions.hasElements ? DegradingReader.degradation(of: point) : nil))
+                degradation: p.pointee.extensions.hasElements ? DegradingReader.degradation(of: p.pointee) : nil))
     }
 }
 

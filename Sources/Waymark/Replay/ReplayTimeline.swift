@@ -161,7 +161,7 @@ struct ReplayTimeline {
                     stamp = options.untimedStart.addingTimeInterval(seconds)
                 }
                 segmentHasEntries = true
-                let location = options.mapping.location(for: point.pointee, file: file, index: index, timestamp: stamp)
+                let location = options.mapping.location(forPointAt: point, file: file, index: index, timestamp: stamp)
                 return .entry(Entry(location: location, seconds: seconds, segment: segment))
             }
         }
