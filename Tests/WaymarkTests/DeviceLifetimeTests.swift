@@ -16,15 +16,7 @@ import WaymarkScenarioFile
         do {
             let simulation = Simulation(scenario: scenario, epoch: Date(timeIntervalSince1970: 1_714_550_400))
             simulation.start(source: "lifetime")
-            for i in 0..<5 {
-                let location = Location(
-                    coordinate: Coordinate(latitude: 51.5 + Double(i) * 1e-4, longitude: -0.12), altitude: 40,
-                    horizontalAccuracy: 5, verticalAccuracy: 8, speed: 1.4, course: 0,
-                    timestamp: Date(timeIntervalSince1970: 1_714_550_400 + Double(i) * 60),
-                    provenance: Provenance(
-                        source: .file(path: "lifetime.gpx", index: i), isSimulatedBySoftware: false, fixMode: .threeD))
-                simulation.receive(SourceEvent(offset: .seconds(i * 60), kind: .fix(location), index: i, segment: 0))
-            }
+            for i in 0..<5 { simulation.receive(Self.fix(i, at: 0)) }
             simulation.advance(to: .seconds(86_400))
             _ = simulation.finish(at: .seconds(86_400))
             device = simulation
@@ -95,13 +87,14 @@ import WaymarkScenarioFile
         #expect(after.updates == 4 && after.pauses == 1)
     }
 
-    static func fix(_ i: Int) -> SourceEvent {
+    /// The `i`-th fix of a walk, a minute apart, the first `at` seconds into the run.
+    static func fix(_ i: Int, at start: Int = 1) -> SourceEvent {
         let location = Location(
             coordinate: Coordinate(latitude: 51.5 + Double(i) * 1e-4, longitude: -0.12), altitude: 40,
             horizontalAccuracy: 5, verticalAccuracy: 8, speed: 1.4, course: 0,
             timestamp: Date(timeIntervalSince1970: 1_714_550_400 + Double(i) * 60),
             provenance: Provenance(
-                source: .file(path: "kept.gpx", index: i), isSimulatedBySoftware: false, fixMode: .threeD))
-        return SourceEvent(offset: .seconds(i * 60 + 1), kind: .fix(location), index: i, segment: 0)
+                source: .file(path: "lifetime.gpx", index: i), isSimulatedBySoftware: false, fixMode: .threeD))
+        return SourceEvent(offset: .seconds(i * 60 + start), kind: .fix(location), index: i, segment: 0)
     }
 }
