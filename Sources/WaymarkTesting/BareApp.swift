@@ -2,9 +2,9 @@ import Waymark
 
 /// An app with no code of its own: the test, or the view model under test, drives the manager.
 ///
-/// Its launch configures nothing, requests nothing and starts nothing; it does not become the
-/// manager's delegate. Use it when the code under test owns the ``Waymark/DeviceLocationManager``'s
-/// delegate, as an app's view model does:
+/// Its launch configures nothing, requests nothing and starts nothing, and it listens to no
+/// manager. Use it when the code under test drives the ``Waymark/DeviceLocationManager`` and is
+/// its delegate, as an app's view model does:
 ///
 /// ```swift
 /// let device = TestDevice(scenario: scenario, trace: walk, app: BareApp())

@@ -9,8 +9,8 @@ import Waymark
 /// A simulated device that a test steps through virtual time, synchronously.
 ///
 /// It wraps a ``Waymark/Simulation`` of a ``Waymark/Scenario``, running an app (by default the
-/// scenario's ``Waymark/TutorialApp``; ``BareApp`` for code that owns the manager's delegate
-/// itself), fed by a replay source (``TraceSource``). Nothing happens until the test says so:
+/// scenario's ``Waymark/TutorialApp``; ``BareApp`` for code that drives the manager itself),
+/// fed by a replay source (``TraceSource``). Nothing happens until the test says so:
 ///
 /// - ``launch()`` launches the app; ``advance(by:)`` and ``advance(to:)`` move time on,
 ///   delivering the trace's fixes and firing the system's timers on the way; ``runToEnd()``

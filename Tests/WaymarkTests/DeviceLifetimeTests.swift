@@ -72,6 +72,7 @@ import WaymarkScenarioFile
             simulation.manager.delegate = after
             for i in 1..<4 { simulation.receive(Self.fix(i)) }
             stored = simulation.tutorialApp?.storedCount ?? -1
+            #expect((simulation.manager.tap as? TutorialAppTap)?.hasApp == true)
             manager = simulation.manager
             app = simulation.app as AnyObject
             _ = simulation.finish(at: .seconds(600))
@@ -80,6 +81,7 @@ import WaymarkScenarioFile
         #expect(stored == 4, "the app kept every location, whoever the delegate was")
         #expect(app == nil, "the app outlived its device")
         let kept = try #require(manager)
+        #expect((kept.tap as? TutorialAppTap)?.hasApp == false, "the tap was told its app ended")
         guard case .fix(let location) = Self.fix(9).kind else { return }
         let update = LocationUpdate(location: location, appState: .active, reason: .foreground, index: 9, segment: 0)
         kept.deliver([update], liveBlocked: false)

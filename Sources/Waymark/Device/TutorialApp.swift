@@ -87,10 +87,10 @@ public final class TutorialApp: SimulatedApp {
 
     private weak var system: Simulation?
     /// Its tap on the manager, once made.
-    private var madeTap: Tap?
-    private var tap: Tap {
+    private var madeTap: TutorialAppTap?
+    private var tap: TutorialAppTap {
         if let madeTap { return madeTap }
-        let tap = Tap(app: self)
+        let tap = TutorialAppTap(app: self)
         madeTap = tap
         return tap
     }
@@ -269,9 +269,9 @@ public final class TutorialApp: SimulatedApp {
         return .newData
     }
 
-    /// The app's code for `updates`, the updates behind the locations of one
-    /// `didUpdateLocations` call (read from the manager, as `system.currentUpdates` would give
-    /// them: the simulation, held weakly, is read only to time a location the app keeps).
+    /// The app's code for `updates`, the updates of one delivery of its manager (read from the
+    /// manager by its tap, as `system.currentUpdates` would give them: the simulation, held
+    /// weakly, is read only to time a location the app keeps).
     fileprivate func received(_ updates: [LocationUpdate]) {
         storedCount += updates.count
         let keeps = retainsStoredLocations || fetchEnabled || behaviour.uploadsInBackground
@@ -296,13 +296,21 @@ public final class TutorialApp: SimulatedApp {
 }
 
 /// The tutorial app's tap on its manager: what the app keeps of each delivery and pause.
-private final class Tap: LocationManagerTap {
+final class TutorialAppTap: LocationManagerTap {
     /// The app, until it is freed: the app owns its tap, which outlives it only when its
     /// manager does, and then finds no app rather than freed memory. Not `unowned`: the app is
     /// also referenced weakly (by the work it schedules), so its counts live in a side table,
-    /// and a strong reference made from an unowned one on every fix would go through it. While
-    /// a location is delivered, the app's process, which the device holds, holds the app.
+    /// and a strong reference made from an unowned one on every fix would go through it.
+    ///
+    /// It is called without a reference of its own, which is sound because the manager calls
+    /// the tap only while the device carries out a delivery or a pause for the app's process:
+    /// the device then holds that process in a local (`Simulation.deliver`, its delegate
+    /// calls), and the process holds its app in a constant (``AppProcess/app``), so the app
+    /// lives through the call whatever its code (or `onStored`) lets go of.
     private var app: Unmanaged<TutorialApp>?
+
+    /// Whether the app is still there (tests check that it says so once the app is freed).
+    var hasApp: Bool { app != nil }
 
     init(app: TutorialApp) { self.app = .passUnretained(app) }
 

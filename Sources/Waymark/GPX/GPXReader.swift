@@ -778,8 +778,8 @@ public final class GPXReader {
     var templatedPoints: Int { scanner.templatedPoints }
     /// Whether the scanner only checks the numbers of the points it reads, for a census that
     /// counts points and their times (``TrackPointScanner/countsOnly``): the same points are
-    /// accepted, with the same warnings and errors, but a point it read carries no coordinate
-    /// or other number.
+    /// accepted, with the same warnings and errors, but the coordinate and the other decimal
+    /// numbers of a point it read are not the file's.
     var countsOnly: Bool {
         get { scanner.countsOnly }
         set { scanner.countsOnly = newValue }

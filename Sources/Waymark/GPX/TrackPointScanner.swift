@@ -50,7 +50,8 @@ struct TrackPointScanner {
     var readsExtensions: Bool
     /// Whether the point's numbers are only checked, not read (a replay's first pass, which
     /// counts points and their times): a number the parser certainly accepts, in range, is
-    /// skipped, and its field keeps its value (0 for the coordinate). Any other is read as ever,
+    /// skipped, and its field keeps whatever it held (a coordinate, the last one read). Any
+    /// other is read as ever,
     /// so the same points are accepted and the same ones go to the general path.
     var countsOnly = false
     /// Whether the default namespace is GPX's (or none), so that `<trkpt>` and its children are

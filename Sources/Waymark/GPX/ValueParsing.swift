@@ -292,10 +292,10 @@ package enum ValueParsing {
     /// part is below `limit`: found without working the value out, for a reader that only checks
     /// values (a replay's first pass). Nil when only reading the value can tell.
     ///
-    /// Both accept `[-+]digits[.digits]`, with a digit somewhere, shorter than 128 bytes, and
-    /// such a number is finite (below 10^128). A value whose integer part is below `limit` lies
-    /// below `limit` itself, and so does its rounding to the nearest double, since `limit` is a
-    /// double too: `abs(value) <= limit` holds for it.
+    /// Both accept `[-+]digits[.digits]` with a digit on either side of the point or both (`5.`
+    /// and `.5` too), shorter than 128 bytes, and such a number is finite (below 10^128). A value
+    /// whose integer part is below `limit` lies below `limit`, and its rounding to the nearest
+    /// double is at most `limit` (a double too): `abs(value) <= limit` holds for it.
     static func plainDecimalEnd(
         from p: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>, integerBelow limit: Int
     ) -> UnsafePointer<UInt8>? {

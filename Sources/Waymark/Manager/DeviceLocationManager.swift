@@ -298,9 +298,9 @@ public final class DeviceLocationManager {
     var hasLiveStreams: Bool { !liveContinuations.isEmpty }
     /// The array handed to the delegate, reused from call to call.
     private var spareLocations: [Location] = []
-    /// The updates behind the locations the delegate is being handed (empty between calls): a
-    /// delegate inside Waymark reads their app state and reason here, without going through the
-    /// simulation and its process.
+    /// The updates being delivered (empty between calls): the tap, or a delegate inside Waymark,
+    /// reads their app state and reason here, without going through the simulation and its
+    /// process.
     private(set) var updatesBeingDelivered: [LocationUpdate] = []
     private var nextContinuationID = 0
 
@@ -408,8 +408,9 @@ public final class DeviceLocationManager {
     public func requestTemporaryFullAccuracyAuthorization(
         withPurposeKey purposeKey: String, completion: ((LocationError?) -> Void)? = nil
     ) {
-        if case .adopted(let d, let reference, _) = binding, d.device != nil, let process = reference.process,
-            !process.hasEnded, d.device?.appCodeRuns == true
+        // The device is held while its process is read: it holds the process.
+        if case .adopted(let d, let reference, _) = binding, let device = d.device, let process = reference.process,
+            !process.hasEnded, device.appCodeRuns
         {
             process.temporaryFullAccuracyCompletion = completion
         }
@@ -472,7 +473,7 @@ public final class DeviceLocationManager {
         if !ended.isEmpty { device?.liveListenersChanged() }
     }
 
-    /// Hands `updates` to the delegate and the streams (`liveBlocked`: the live-update streams
+    /// Hands `updates` to the tap, the delegate and the streams (`liveBlocked`: the live-update streams
     /// carry no location without a service session).
     func deliver(_ updates: [LocationUpdate], liveBlocked: Bool) {
         guard !updates.isEmpty else { return }

@@ -197,6 +197,9 @@ final class HandOff<Element: Sendable>: @unchecked Sendable {
             while queue.count >= depth && !cancelled { gate.wait() }
             guard !cancelled else { return false }
             queue.append(batch)
+            // Let go of it before the consumer can take it: a batch it holds alone it changes in
+            // place (taking its fixes out), one still held here it would copy whole.
+            batch = []
             gate.broadcast()
             return true
         }
