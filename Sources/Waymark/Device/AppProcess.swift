@@ -22,14 +22,15 @@ public final class AppProcess {
     // them outlives the statement that makes it.
 
     /// Whether the process has ended.
-    @exclusivity(unchecked) public private(set) var hasEnded = false
+    public var hasEnded: Bool { endCause != nil }
     /// Whether its launch code has run (managers created after it hear their authorization on
     /// their own).
     package internal(set) var launched = false
     /// The managers created after the launch whose delegates have yet to hear the authorization.
     @exclusivity(unchecked) var awaitingCreationCallback: [Int] = []
-    /// Why it ended, once it has.
-    public private(set) var endCause: TerminationCause?
+    /// Why it ended, once it has (nil while it runs). Read on every fix, through ``hasEnded``:
+    /// no dynamic exclusivity check, as no access to it outlives the statement that makes it.
+    @exclusivity(unchecked) public private(set) var endCause: TerminationCause?
 
     /// Its location managers, in the order the app's code created them (numbered from 1).
     @exclusivity(unchecked) private var managers: [DeviceLocationManager] = []
@@ -114,7 +115,6 @@ public final class AppProcess {
     /// monitors finish, its tasks count as ended.
     func end(_ cause: TerminationCause) {
         guard !hasEnded else { return }
-        hasEnded = true
         endCause = cause
         expirationHandlers = [:]
         work = [:]
