@@ -3,6 +3,11 @@
 #else
     import Foundation
 #endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One fix, as CoreLocation's `CLLocation` models it.
 ///
@@ -16,62 +21,62 @@
 public struct Location: Sendable, Hashable, Codable, CustomReflectable {
     /// Latitude and longitude, degrees WGS 84.
     public var coordinate: Coordinate {
-        get { storage.coordinate }
-        set { unique().coordinate = newValue }
+        get { storage.fields.coordinate }
+        set { unique().fields.coordinate = newValue }
     }
     /// Metres above mean sea level; valid when ``verticalAccuracy`` > 0.
     public var altitude: Double {
-        get { storage.altitude }
-        set { unique().altitude = newValue }
+        get { storage.fields.altitude }
+        set { unique().fields.altitude = newValue }
     }
     /// Metres above the WGS 84 ellipsoid; nil when the source gives no geoid separation
     /// (CoreLocation always reports one; a GPX file often cannot).
     public var ellipsoidalAltitude: Double? {
-        get { storage.ellipsoidalAltitude }
-        set { unique().ellipsoidalAltitude = newValue }
+        get { storage.fields.ellipsoidalAltitude }
+        set { unique().fields.ellipsoidalAltitude = newValue }
     }
     /// Radius of uncertainty of the coordinate in metres; negative when the coordinate is invalid.
     public var horizontalAccuracy: Double {
-        get { storage.horizontalAccuracy }
-        set { unique().horizontalAccuracy = newValue }
+        get { storage.fields.horizontalAccuracy }
+        set { unique().fields.horizontalAccuracy = newValue }
     }
     /// Uncertainty of the altitudes in metres; zero or negative when they are invalid.
     public var verticalAccuracy: Double {
-        get { storage.verticalAccuracy }
-        set { unique().verticalAccuracy = newValue }
+        get { storage.fields.verticalAccuracy }
+        set { unique().fields.verticalAccuracy = newValue }
     }
     /// Metres per second over ground; negative when invalid.
     public var speed: Double {
-        get { storage.speed }
-        set { unique().speed = newValue }
+        get { storage.fields.speed }
+        set { unique().fields.speed = newValue }
     }
     /// Metres per second; negative when invalid.
     public var speedAccuracy: Double {
-        get { storage.speedAccuracy }
-        set { unique().speedAccuracy = newValue }
+        get { storage.fields.speedAccuracy }
+        set { unique().fields.speedAccuracy = newValue }
     }
     /// Degrees from true north, 0..<360; negative when invalid.
     public var course: Double {
-        get { storage.course }
-        set { unique().course = newValue }
+        get { storage.fields.course }
+        set { unique().fields.course = newValue }
     }
     /// Degrees; negative when invalid.
     public var courseAccuracy: Double {
-        get { storage.courseAccuracy }
-        set { unique().courseAccuracy = newValue }
+        get { storage.fields.courseAccuracy }
+        set { unique().fields.courseAccuracy = newValue }
     }
     /// The time of the fix.
     public var timestamp: Date {
-        get { storage.timestamp }
-        set { unique().timestamp = newValue }
+        get { storage.fields.timestamp }
+        set { unique().fields.timestamp = newValue }
     }
     /// Where the fix came from and how good the receiver said it was.
     ///
     /// Lent in place, not copied: reading one of its fields (`location.provenance.fixMode`, for
     /// every fix of a replay) or changing one touches neither its file's name nor its faults.
     public var provenance: Provenance {
-        _read { yield storage.provenance }
-        _modify { yield &unique().provenance }
+        _read { yield storage.fields.provenance }
+        _modify { yield &unique().fields.provenance }
     }
 
     /// The fields, shared by copies until one of them changes.
@@ -83,10 +88,25 @@ public struct Location: Sendable, Hashable, Codable, CustomReflectable {
         course: Double = -1, courseAccuracy: Double = -1, timestamp: Date, provenance: Provenance
     ) {
         storage = Storage(
-            coordinate: coordinate, altitude: altitude, ellipsoidalAltitude: ellipsoidalAltitude,
-            horizontalAccuracy: horizontalAccuracy, verticalAccuracy: verticalAccuracy, speed: speed,
-            speedAccuracy: speedAccuracy, course: course, courseAccuracy: courseAccuracy, timestamp: timestamp,
-            provenance: provenance)
+            fields: Fields(
+                coordinate: coordinate, altitude: altitude, ellipsoidalAltitude: ellipsoidalAltitude,
+                horizontalAccuracy: horizontalAccuracy, verticalAccuracy: verticalAccuracy, speed: speed,
+                speedAccuracy: speedAccuracy, course: course, courseAccuracy: courseAccuracy, timestamp: timestamp,
+                provenance: provenance))
+    }
+
+    /// A location of `fields`, boxed where it is made: a replay lays its fixes out as fields, on a
+    /// thread of its own, and boxes each on the device's thread, which frees it (memory freed on
+    /// the thread that took it is taken again without a lock).
+    @inline(__always)
+    init(fields: consuming Fields) {
+        storage = Storage(fields: fields)
+    }
+
+    /// The fields, read in place; changing them gives this copy a box of its own first.
+    var fields: Fields {
+        _read { yield storage.fields }
+        _modify { yield &unique().fields }
     }
 
     /// True when the altitudes are usable (`verticalAccuracy` > 0).
@@ -98,12 +118,8 @@ public struct Location: Sendable, Hashable, Codable, CustomReflectable {
         return storage
     }
 
-    /// The fields of a location.
-    ///
-    /// `@unchecked Sendable`: a box is changed only through ``Location/unique()``, that is only
-    /// while a single value refers to it; a box that copies share is never changed, so no lock
-    /// is needed.
-    private final class Storage: @unchecked Sendable {
+    /// The fields of a location, as one value.
+    struct Fields: Sendable {
         var coordinate: Coordinate
         var altitude: Double
         var ellipsoidalAltitude: Double?
@@ -116,31 +132,22 @@ public struct Location: Sendable, Hashable, Codable, CustomReflectable {
         var timestamp: Date
         var provenance: Provenance
 
-        init(
-            coordinate: Coordinate, altitude: Double, ellipsoidalAltitude: Double?, horizontalAccuracy: Double,
-            verticalAccuracy: Double, speed: Double, speedAccuracy: Double, course: Double, courseAccuracy: Double,
-            timestamp: Date, provenance: Provenance
-        ) {
-            self.coordinate = coordinate
-            self.altitude = altitude
-            self.ellipsoidalAltitude = ellipsoidalAltitude
-            self.horizontalAccuracy = horizontalAccuracy
-            self.verticalAccuracy = verticalAccuracy
-            self.speed = speed
-            self.speedAccuracy = speedAccuracy
-            self.course = course
-            self.courseAccuracy = courseAccuracy
-            self.timestamp = timestamp
-            self.provenance = provenance
-        }
+        /// True when the altitudes are usable (`verticalAccuracy` > 0).
+        var hasValidAltitude: Bool { verticalAccuracy > 0 }
+    }
 
-        func copy() -> Storage {
-            Storage(
-                coordinate: coordinate, altitude: altitude, ellipsoidalAltitude: ellipsoidalAltitude,
-                horizontalAccuracy: horizontalAccuracy, verticalAccuracy: verticalAccuracy, speed: speed,
-                speedAccuracy: speedAccuracy, course: course, courseAccuracy: courseAccuracy, timestamp: timestamp,
-                provenance: provenance)
-        }
+    /// The box of a location's fields.
+    ///
+    /// `@unchecked Sendable`: a box is changed only through ``Location/unique()``, that is only
+    /// while a single value refers to it; a box that copies share is never changed, so no lock
+    /// is needed.
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+
+        @inline(__always)
+        init(fields: consuming Fields) { self.fields = fields }
+
+        func copy() -> Storage { Storage(fields: fields) }
     }
 }
 
@@ -149,8 +156,8 @@ public struct Location: Sendable, Hashable, Codable, CustomReflectable {
 // under the fields' names.
 extension Location {
     public static func == (a: Location, b: Location) -> Bool {
-        let x = a.storage
-        let y = b.storage
+        let x = a.storage.fields
+        let y = b.storage.fields
         return x.coordinate == y.coordinate && x.altitude == y.altitude
             && x.ellipsoidalAltitude == y.ellipsoidalAltitude && x.horizontalAccuracy == y.horizontalAccuracy
             && x.verticalAccuracy == y.verticalAccuracy && x.speed == y.speed && x.speedAccuracy == y.speedAccuracy
@@ -159,7 +166,7 @@ extension Location {
     }
 
     public func hash(into hasher: inout Hasher) {
-        let x = storage
+        let x = storage.fields
         hasher.combine(x.coordinate)
         hasher.combine(x.altitude)
         hasher.combine(x.ellipsoidalAltitude)
@@ -208,7 +215,7 @@ extension Location {
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        let x = storage
+        let x = storage.fields
         try c.encode(x.coordinate, forKey: .coordinate)
         try c.encode(x.altitude, forKey: .altitude)
         try c.encodeIfPresent(x.ellipsoidalAltitude, forKey: .ellipsoidalAltitude)
@@ -243,13 +250,17 @@ public struct Provenance: Sendable, Hashable, Codable {
         case none, dgps, rtkFloat, rtkFixed
     }
 
-    public var source: Source
+    /// The file or device the fix came from.
+    public var source: Source {
+        get { origin.source }
+        set { origin = Origin(newValue) }
+    }
+    /// ``source``, held without a reference: copying a provenance (several times for every fix
+    /// of a replay) then copies bytes and counts no reference.
+    var origin: Origin
 
     /// The point's index in its file, or 0 for a live fix.
-    var fileIndex: Int {
-        if case .file(_, let index) = source { return index }
-        return 0
-    }
+    var fileIndex: Int { origin.isFile ? origin.index : 0 }
     /// True for fixes that software made up or replayed, as CoreLocation's
     /// `sourceInformation.isSimulatedBySoftware`.
     public var isSimulatedBySoftware: Bool
@@ -285,8 +296,22 @@ public struct Provenance: Sendable, Hashable, Codable {
         vdop: Double? = nil, pdop: Double? = nil, differential: Differential = .none, speedIsDerived: Bool = false,
         courseIsDerived: Bool = false, degradation: Degradation? = nil
     ) {
+        self.init(
+            origin: Origin(source), isSimulatedBySoftware: isSimulatedBySoftware, fixMode: fixMode,
+            satellitesUsed: satellitesUsed, hdop: hdop, vdop: vdop, pdop: pdop, differential: differential,
+            speedIsDerived: speedIsDerived, courseIsDerived: courseIsDerived, degradation: degradation)
+    }
+
+    /// A provenance whose source is already an ``Origin``: a replay names its file once, not for
+    /// every point.
+    @inline(__always)
+    init(
+        origin: Origin, isSimulatedBySoftware: Bool, fixMode: FixMode, satellitesUsed: Int?, hdop: Double?,
+        vdop: Double?, pdop: Double?, differential: Differential, speedIsDerived: Bool, courseIsDerived: Bool,
+        degradation: Degradation?
+    ) {
         self.degradation = degradation
-        self.source = source
+        self.origin = origin
         self.isSimulatedBySoftware = isSimulatedBySoftware
         self.fixMode = fixMode
         self.satellitesUsed = satellitesUsed
@@ -296,6 +321,141 @@ public struct Provenance: Sendable, Hashable, Codable {
         self.differential = differential
         self.speedIsDerived = speedIsDerived
         self.courseIsDerived = courseIsDerived
+    }
+}
+
+extension Provenance {
+    /// A ``Provenance/Source`` without a reference: whether it is a file, its file's or device's
+    /// name as a number that ``OriginNames`` gives, and the point's index in its file.
+    struct Origin: Sendable, Hashable {
+        var isFile: Bool
+        var name: UInt32
+        /// The point's index in its file; 0 for a device.
+        var index: Int
+
+        @inline(__always)
+        init(isFile: Bool, name: UInt32, index: Int) {
+            self.isFile = isFile
+            self.name = name
+            self.index = index
+        }
+
+        init(_ source: Source) {
+            switch source {
+            case .gpsd(let device): self.init(isFile: false, name: OriginNames.number(for: device), index: 0)
+            case .file(let path, let index): self.init(isFile: true, name: OriginNames.number(for: path), index: index)
+            }
+        }
+
+        /// The `index`-th point of the file named by `name`.
+        @inline(__always)
+        static func file(_ name: UInt32, index: Int) -> Origin { Origin(isFile: true, name: name, index: index) }
+
+        var source: Source {
+            let text = OriginNames.name(name)
+            return isFile ? .file(path: text, index: index) : .gpsd(device: text)
+        }
+    }
+}
+
+/// The names of the files and devices that fixes came from, each given a number the first time
+/// it is seen and kept for the life of the process (a process reads few files and devices).
+///
+/// Names are told apart by their bytes, as the file system does: two spellings of one accented
+/// name are two files.
+enum OriginNames {
+    private static let table = Table()
+
+    /// The number of `name`, given now if it has none yet.
+    static func number(for name: String) -> UInt32 { table.number(for: name) }
+
+    /// The name numbered `number`.
+    static func name(_ number: UInt32) -> String { table.name(number) }
+
+    /// `@unchecked Sendable`: `mutex` guards `numbers` and `names`.
+    private final class Table: @unchecked Sendable {
+        private struct Key: Hashable {
+            let text: String
+            static func == (a: Key, b: Key) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+            func hash(into hasher: inout Hasher) {
+                hasher.combine(text.utf8.count)
+                for byte in text.utf8 { hasher.combine(byte) }
+            }
+        }
+
+        private var mutex = pthread_mutex_t()
+        private var numbers: [Key: UInt32] = [:]
+        private var names: [String] = []
+
+        init() { pthread_mutex_init(&mutex, nil) }
+        deinit { pthread_mutex_destroy(&mutex) }
+
+        func number(for name: String) -> UInt32 {
+            pthread_mutex_lock(&mutex)
+            defer { pthread_mutex_unlock(&mutex) }
+            if let n = numbers[Key(text: name)] { return n }
+            let n = UInt32(names.count)
+            names.append(name)
+            numbers[Key(text: name)] = n
+            return n
+        }
+
+        func name(_ number: UInt32) -> String {
+            pthread_mutex_lock(&mutex)
+            defer { pthread_mutex_unlock(&mutex) }
+            return names[Int(number)]
+        }
+    }
+}
+
+// Coded and shown as before the source became a number: under the fields' names, with the
+// source as a ``Provenance/Source``.
+extension Provenance: CustomReflectable {
+    private enum CodingKeys: String, CodingKey {
+        case source, isSimulatedBySoftware, fixMode, satellitesUsed, hdop, vdop, pdop, differential
+        case speedIsDerived, courseIsDerived, degradation
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            source: try c.decode(Source.self, forKey: .source),
+            isSimulatedBySoftware: try c.decode(Bool.self, forKey: .isSimulatedBySoftware),
+            fixMode: try c.decode(FixMode.self, forKey: .fixMode),
+            satellitesUsed: try c.decodeIfPresent(Int.self, forKey: .satellitesUsed),
+            hdop: try c.decodeIfPresent(Double.self, forKey: .hdop),
+            vdop: try c.decodeIfPresent(Double.self, forKey: .vdop),
+            pdop: try c.decodeIfPresent(Double.self, forKey: .pdop),
+            differential: try c.decode(Differential.self, forKey: .differential),
+            speedIsDerived: try c.decode(Bool.self, forKey: .speedIsDerived),
+            courseIsDerived: try c.decode(Bool.self, forKey: .courseIsDerived),
+            degradation: try c.decodeIfPresent(Degradation.self, forKey: .degradation))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(source, forKey: .source)
+        try c.encode(isSimulatedBySoftware, forKey: .isSimulatedBySoftware)
+        try c.encode(fixMode, forKey: .fixMode)
+        try c.encodeIfPresent(satellitesUsed, forKey: .satellitesUsed)
+        try c.encodeIfPresent(hdop, forKey: .hdop)
+        try c.encodeIfPresent(vdop, forKey: .vdop)
+        try c.encodeIfPresent(pdop, forKey: .pdop)
+        try c.encode(differential, forKey: .differential)
+        try c.encode(speedIsDerived, forKey: .speedIsDerived)
+        try c.encode(courseIsDerived, forKey: .courseIsDerived)
+        try c.encodeIfPresent(degradation, forKey: .degradation)
+    }
+
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "source": source, "isSimulatedBySoftware": isSimulatedBySoftware, "fixMode": fixMode,
+                "satellitesUsed": satellitesUsed as Any, "hdop": hdop as Any, "vdop": vdop as Any, "pdop": pdop as Any,
+                "differential": differential, "speedIsDerived": speedIsDerived, "courseIsDerived": courseIsDerived,
+                "degradation": degradation as Any,
+            ], displayStyle: .struct)
     }
 }
 
@@ -332,14 +492,24 @@ public struct GPXLocationMapping: Sendable, Hashable {
 
     /// The location for `point`, the `index`-th point of `file`, fixed at `timestamp`.
     public func location(for point: GPXPoint, file: String, index: Int, timestamp: Date) -> Location {
-        withUnsafePointer(to: point) { location(forPointAt: $0, file: file, index: index, timestamp: timestamp) }
+        withUnsafePointer(to: point) {
+            location(forPointAt: $0, file: OriginNames.number(for: file), index: index, timestamp: timestamp)
+        }
     }
 
     /// ``location(for:file:index:timestamp:)`` for the point at `p`, read where it lies: the
     /// replay's timeline reads every point where its reader put it (loading it whole would copy
     /// it).
+    /// `file` is the file's number from ``OriginNames``.
     @inline(__always)
-    func location(forPointAt p: UnsafePointer<GPXPoint>, file: String, index: Int, timestamp: Date) -> Location {
+    func location(forPointAt p: UnsafePointer<GPXPoint>, file: UInt32, index: Int, timestamp: Date) -> Location {
+        Location(fields: fields(forPointAt: p, file: file, index: index, timestamp: timestamp))
+    }
+
+    /// The fields of ``location(forPointAt:file:index:timestamp:)``, not yet boxed: what the
+    /// replay's timeline lays out.
+    @inline(__always)
+    func fields(forPointAt p: UnsafePointer<GPXPoint>, file: UInt32, index: Int, timestamp: Date) -> Location.Fields {
         let horizontal: Double
         if let own = p.pointee.horizontalAccuracy, own >= 0 {
             horizontal = own  // the file's own accuracy beats the DOP model
@@ -371,19 +541,19 @@ public struct GPXLocationMapping: Sendable, Hashable {
         let speed = p.pointee.speed ?? p.pointee.extensions.speed
         let course = p.pointee.course ?? p.pointee.extensions.course
         let elevation = p.pointee.elevation ?? 0
-        return Location(
+        return Location.Fields(
             coordinate: p.pointee.coordinate,
             altitude: elevation,
             ellipsoidalAltitude: p.pointee.elevation.flatMap { e in p.pointee.geoidHeight.map { e + $0 } },
             horizontalAccuracy: fixMode == .none ? -1 : horizontal,
             verticalAccuracy: vertical,
-            speed: speed.map { $0 >= 0 ? $0 : -1 } ?? -1,
-            course: course.map { $0 >= 0 && $0 < 360 ? $0 : -1 } ?? -1,
+            speed: speed.map { $0 >= 0 ? $0 : -1 } ?? -1, speedAccuracy: -1,
+            course: course.map { $0 >= 0 && $0 < 360 ? $0 : -1 } ?? -1, courseAccuracy: -1,
             timestamp: timestamp,
             provenance: Provenance(
-                source: .file(path: file, index: index), isSimulatedBySoftware: true, fixMode: fixMode,
+                origin: .file(file, index: index), isSimulatedBySoftware: true, fixMode: fixMode,
                 satellitesUsed: p.pointee.satellites, hdop: p.pointee.hdop, vdop: p.pointee.vdop, pdop: p.pointee.pdop,
-                differential: p.pointee.fix == .dgps ? .dgps : .none,
+                differential: p.pointee.fix == .dgps ? .dgps : .none, speedIsDerived: false, courseIsDerived: false,
                 // Only an element kept verbatim (`<waymark:truth>`) says how a point was degraded.
                 degradation: p.pointee.extensions.hasElements ? DegradingReader.degradation(of: p.pointee) : nil))
     }

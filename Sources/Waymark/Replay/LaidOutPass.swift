@@ -30,7 +30,7 @@ final class LaidOutPass {
         /// Taken out by the replay (nil after): the fix, and its location, then have one owner,
         /// and the batch goes back to the laying-out thread holding no reference to them, which
         /// that thread would count down while the replay's thread counts them up.
-        var fix: ReplaySchedule.Fix?
+        var fix: ReplayTimeline.Fix?
         var dropped: Int
     }
 
@@ -105,7 +105,8 @@ final class LaidOutPass {
         }
         position += 1
         droppedPoints = batch[position - 1].dropped
-        return batch[position - 1].fix.take()
+        // Boxed here, on the replay's thread, which frees the box (see `Location(fields:)`).
+        return batch[position - 1].fix.take()?.boxed()
     }
 
     /// The laying-out thread: the pass and the timeline, to the end of the play, an error, or

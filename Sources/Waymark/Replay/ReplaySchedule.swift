@@ -210,6 +210,14 @@ extension ReplaySchedule {
     static func interpolate(
         from a: (location: Location, seconds: Double), to b: (location: Location, seconds: Double), at t: Double
     ) -> Location {
+        Location(fields: interpolate(from: (a.location.fields, a.seconds), to: (b.location.fields, b.seconds), at: t))
+    }
+
+    /// ``interpolate(from:to:at:)`` of the fields the replay's timeline lays out.
+    static func interpolate(
+        from a: (location: Location.Fields, seconds: Double), to b: (location: Location.Fields, seconds: Double),
+        at t: Double
+    ) -> Location.Fields {
         let span = b.seconds - a.seconds
         let fraction = span > 0 ? min(1, max(0, (t - a.seconds) / span)) : 0
         var location = a.location
@@ -232,14 +240,15 @@ extension ReplaySchedule {
         of location: inout Location, before: (location: Location, seconds: Double),
         after: (location: Location, seconds: Double)
     ) {
+        guard location.speed < 0 || location.course < 0 else { return }
         deriveMotion(
-            of: &location, before: (before.location.coordinate, before.seconds),
+            of: &location.fields, before: (before.location.coordinate, before.seconds),
             after: (after.location.coordinate, after.seconds))
     }
 
     /// The same, from the neighbours' positions and times alone.
     static func deriveMotion(
-        of location: inout Location, before: (coordinate: Coordinate, seconds: Double),
+        of location: inout Location.Fields, before: (coordinate: Coordinate, seconds: Double),
         after: (coordinate: Coordinate, seconds: Double)
     ) {
         guard location.speed < 0 || location.course < 0 else { return }

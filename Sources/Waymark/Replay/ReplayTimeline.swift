@@ -30,15 +30,28 @@ enum ReplayInput {
 ///
 /// The whole-file fact it needs (whether every chosen point has a time) comes from outside.
 struct ReplayTimeline {
+    /// A laid-out fix: ``ReplaySchedule/Fix`` with its location's fields not yet boxed (the
+    /// replay's thread boxes them; see ``Location/init(fields:)``).
+    struct Fix: Sendable {
+        var offset: Duration
+        var fields: Location.Fields
+        var segment: Int
+
+        /// The fix, its location boxed here.
+        consuming func boxed() -> ReplaySchedule.Fix {
+            ReplaySchedule.Fix(offset: offset, location: Location(fields: fields), segment: segment)
+        }
+    }
+
     /// A fix and its time on the raw timeline, before the start offset.
     struct Entry {
-        var location: Location
+        var location: Location.Fields
         var seconds: Double
         var segment: Int
 
-        var timed: (location: Location, seconds: Double) { (location, seconds) }
+        var timed: (location: Location.Fields, seconds: Double) { (location, seconds) }
         /// Its location and segment, the entry given up (its location moved, not copied).
-        consuming func parts() -> (location: Location, segment: Int) { (location, segment) }
+        consuming func parts() -> (location: Location.Fields, segment: Int) { (location, segment) }
         /// Where and when, without copying the location.
         var place: (coordinate: Coordinate, seconds: Double) { (location.coordinate, seconds) }
     }
@@ -49,6 +62,8 @@ struct ReplayTimeline {
     }
 
     private let file: String
+    /// `file`'s number, which each fix's provenance holds.
+    private let fileNumber: UInt32
     private let options: ReplaySchedule.Options
     private let isTimed: Bool
     private let step: Double?
@@ -91,6 +106,7 @@ struct ReplayTimeline {
     /// The options must be valid (``ReplaySchedule/ScheduleError`` is the caller's to throw).
     init(file: String, options: ReplaySchedule.Options, isTimed: Bool) {
         self.file = file
+        fileNumber = OriginNames.number(for: file)
         self.options = options
         self.isTimed = isTimed
         step = options.interval.map(ReplaySchedule.seconds)
@@ -106,7 +122,7 @@ struct ReplayTimeline {
     ///   point of a timed trace has no time (the file changed since it was counted).
     mutating func next(
         from input: () throws -> ReplayInput?, skipping: () throws -> Void = {}
-    ) throws -> ReplaySchedule.Fix? {
+    ) throws -> Fix? {
         var skipped = 0
         while let entry = try nextWithMotion(input) {
             skipped &+= 1
@@ -115,7 +131,7 @@ struct ReplayTimeline {
                 let offset = try ReplaySchedule.duration(
                     entry.seconds - startSeconds, file: file, index: entry.location.provenance.fileIndex)
                 let (location, segment) = entry.parts()
-                return ReplaySchedule.Fix(offset: offset, location: location, segment: segment)
+                return Fix(offset: offset, fields: location, segment: segment)
             }
         }
         return nil
@@ -161,8 +177,8 @@ struct ReplayTimeline {
                     stamp = options.untimedStart.addingTimeInterval(seconds)
                 }
                 segmentHasEntries = true
-                let location = options.mapping.location(forPointAt: point, file: file, index: index, timestamp: stamp)
-                return .entry(Entry(location: location, seconds: seconds, segment: segment))
+                let fields = options.mapping.fields(forPointAt: point, file: fileNumber, index: index, timestamp: stamp)
+                return .entry(Entry(location: fields, seconds: seconds, segment: segment))
             }
         }
         return segmentHasEntries ? endSegment() : nil
