@@ -75,13 +75,14 @@ public final class TutorialApp: SimulatedApp {
     /// only those background fetch has not synced yet).
     public private(set) var stored: [StoredLocation] = []
     /// How many locations the app stored in all.
-    public private(set) var storedCount = 0
+    // Read or counted for every fix, on the device's isolation: no dynamic exclusivity checks.
+    @exclusivity(unchecked) public private(set) var storedCount = 0
     /// Whether ``stored`` keeps every location (the default). Off, it keeps only what background
     /// fetch has yet to sync, so that a recording of days runs in bounded memory.
-    public var retainsStoredLocations = true
+    @exclusivity(unchecked) public var retainsStoredLocations = true
     /// Called with each location as the app stores it (after it is in ``stored``, if kept
     /// there): a run's outputs stream them from here instead of reading ``stored`` at the end.
-    public var onStored: ((StoredLocation) -> Void)?
+    @exclusivity(unchecked) public var onStored: ((StoredLocation) -> Void)?
     /// Where background fetch syncs stored locations; nil syncs nowhere (every fetch succeeds).
     public var fetchSink: (any FetchSink)?
 
@@ -95,7 +96,7 @@ public final class TutorialApp: SimulatedApp {
         return tap
     }
     private var syncedCount = 0
-    private var arrivedWhileAway = 0
+    @exclusivity(unchecked) private var arrivedWhileAway = 0
     private var away = false
     private var needsForegroundSetup = true
     private var pausedBySystem = false
@@ -269,9 +270,9 @@ public final class TutorialApp: SimulatedApp {
         return .newData
     }
 
-    /// The app's code for `updates`, the updates of one delivery of its manager (read from the
-    /// manager by its tap, as `system.currentUpdates` would give them: the simulation, held
-    /// weakly, is read only to time a location the app keeps).
+    /// The app's code for `updates`, the updates of one delivery of its manager (handed to its
+    /// tap, as `system.currentUpdates` would give them: the simulation, held weakly, is read
+    /// only to time a location the app keeps).
     fileprivate func received(_ updates: [LocationUpdate]) {
         storedCount += updates.count
         let keeps = retainsStoredLocations || fetchEnabled || behaviour.uploadsInBackground
@@ -317,8 +318,8 @@ final class TutorialAppTap: LocationManagerTap {
     /// The app is being freed.
     func appEnded() { app = nil }
 
-    func managerDelivers(_ manager: DeviceLocationManager) {
-        app?._withUnsafeGuaranteedRef { $0.received(manager.updatesBeingDelivered) }
+    func managerDelivers(_ manager: DeviceLocationManager, _ updates: [LocationUpdate]) {
+        app?._withUnsafeGuaranteedRef { $0.received(updates) }
     }
 
     func managerPaused(_ manager: DeviceLocationManager) {

@@ -161,9 +161,11 @@ final class EventBatch: @unchecked Sendable {
     private let events: UnsafeMutablePointer<GPXEvent>
     private let points: UnsafeMutablePointer<GPXPoint>
     private let capacity: Int
-    private(set) var count = 0
-    private var eventCount = 0
-    private var pointCount = 0
+    // Read for every event, by one thread at a time (the pipe's lock orders the hand-overs):
+    // no dynamic exclusivity checks.
+    @exclusivity(unchecked) private(set) var count = 0
+    @exclusivity(unchecked) private var eventCount = 0
+    @exclusivity(unchecked) private var pointCount = 0
 
     init(capacity: Int) {
         self.capacity = capacity

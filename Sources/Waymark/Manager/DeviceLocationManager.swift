@@ -146,7 +146,7 @@ public final class DeviceLocationManager {
     /// Waymark's own app code listening to the manager (``TutorialApp``'s): it hears each
     /// delivery and pause before the delegate does, and leaves the delegate to the code around
     /// it. Held strongly, so that reading it on every fix costs no weak reference's side table.
-    var tap: (any LocationManagerTap)?
+    @exclusivity(unchecked) var tap: (any LocationManagerTap)?
 
     /// Where the manager stands.
     enum Binding {
@@ -284,23 +284,25 @@ public final class DeviceLocationManager {
     /// the `location` background mode.
     func refuseBackgroundUpdates() { settings.allowsBackgroundLocationUpdates = false }
 
+    // The manager is used on its device's isolation alone, and these are read or set for every
+    // fix: no dynamic exclusivity checks.
     /// The most recently delivered location.
-    public internal(set) var location: Location?
+    @exclusivity(unchecked) public internal(set) var location: Location?
     /// Whether the app has asked for updates and not stopped them (paused updates count).
     public var isUpdatingLocation: Bool {
         guard case .adopted(let d, _, let number) = binding, let device = d.device else { return false }
         return device.rules.isUpdating(manager: number)
     }
 
-    private var continuations: [Int: DeviceStreamBuffer<LocationUpdate>] = [:]
-    private var liveContinuations: [Int: DeviceStreamBuffer<LiveUpdate>] = [:]
+    @exclusivity(unchecked) private var continuations: [Int: DeviceStreamBuffer<LocationUpdate>] = [:]
+    @exclusivity(unchecked) private var liveContinuations: [Int: DeviceStreamBuffer<LiveUpdate>] = [:]
     /// Whether live-update streams are open on it.
     var hasLiveStreams: Bool { !liveContinuations.isEmpty }
     /// The array handed to the delegate, reused from call to call.
     private var spareLocations: [Location] = []
-    /// The updates being delivered (empty between calls): the tap, or a delegate inside Waymark,
-    /// reads their app state and reason here, without going through the simulation and its
-    /// process.
+    /// The updates being delivered to the delegate (empty between calls): a delegate inside
+    /// Waymark reads their app state and reason here, without going through the simulation and
+    /// its process. The tap is handed them.
     private(set) var updatesBeingDelivered: [LocationUpdate] = []
     private var nextContinuationID = 0
 
@@ -481,14 +483,10 @@ public final class DeviceLocationManager {
         if !liveContinuations.isEmpty && !liveBlocked {
             for update in updates { yieldLive(LiveUpdate(location: update.location)) }
         }
-        if let tap {
-            // A delivery the tap's or the delegate's code starts (a service's location, answered
-            // at once) ends inside this one, which then still sees its own updates.
-            var outer = updates
-            swap(&outer, &updatesBeingDelivered)
-            tap.managerDelivers(self)
-            swap(&outer, &updatesBeingDelivered)
-        }
+        // The tap is handed the updates; the delegate reads them here. A delivery the
+        // delegate's code starts (a service's location, answered at once) ends inside this
+        // one, which then still sees its own updates.
+        tap?.managerDelivers(self, updates)
         if let delegate {
             // The buffers are swapped in and out rather than copied (this runs for every fix).
             var locations: [Location] = []
@@ -559,8 +557,8 @@ public final class DeviceLocationManager {
 
 /// Waymark's own app code listening to a manager beside its delegate (``DeviceLocationManager/tap``).
 protocol LocationManagerTap: AnyObject {
-    /// The manager delivers ``DeviceLocationManager/updatesBeingDelivered``.
-    func managerDelivers(_ manager: DeviceLocationManager)
+    /// The manager delivers `updates`, before its delegate hears of them.
+    func managerDelivers(_ manager: DeviceLocationManager, _ updates: [LocationUpdate])
     /// The system paused the manager's updates.
     func managerPaused(_ manager: DeviceLocationManager)
 }

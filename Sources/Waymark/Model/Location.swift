@@ -141,8 +141,11 @@ public struct Location: Sendable, Hashable, Codable, CustomReflectable {
     /// `@unchecked Sendable`: a box is changed only through ``Location/unique()``, that is only
     /// while a single value refers to it; a box that copies share is never changed, so no lock
     /// is needed.
+    ///
+    /// Its fields skip dynamic exclusivity checks (read for every field of every fix): they are
+    /// changed only in place through `unique()`, while this copy alone refers to the box.
     private final class Storage: @unchecked Sendable {
-        var fields: Fields
+        @exclusivity(unchecked) var fields: Fields
 
         @inline(__always)
         init(fields: consuming Fields) { self.fields = fields }

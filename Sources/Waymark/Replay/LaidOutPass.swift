@@ -88,8 +88,22 @@ final class LaidOutPass {
     ///
     /// - Throws: what the reader or the timeline threw, after the fixes made before it.
     func next() throws -> ReplaySchedule.Fix? {
+        if position == batch.count {
+            guard try refill() else { return nil }
+        }
+        position += 1
+        droppedPoints = batch[position - 1].dropped
+        // Boxed here, on the replay's thread, which frees the box (see `Location(fields:)`).
+        return batch[position - 1].fix.take()?.boxed()
+    }
+
+    /// Takes the next batch; false when the play has ended. Out of line, so that the fix's
+    /// path does not begin the accesses to the queue and the thread (the optimizer began them
+    /// on every call).
+    @inline(never)
+    private func refill() throws -> Bool {
         while position == batch.count {
-            if ended { return nil }
+            if ended { return false }
             if !batch.isEmpty { queue.recycle(&batch) }
             position = 0
             switch queue.receive() {
@@ -103,10 +117,7 @@ final class LaidOutPass {
                 if let error { throw error }
             }
         }
-        position += 1
-        droppedPoints = batch[position - 1].dropped
-        // Boxed here, on the replay's thread, which frees the box (see `Location(fields:)`).
-        return batch[position - 1].fix.take()?.boxed()
+        return true
     }
 
     /// The laying-out thread: the pass and the timeline, to the end of the play, an error, or

@@ -201,23 +201,8 @@ final class ReplayPass {
     /// - Throws: the reader's error, after the points before it.
     func next() throws -> ReplayInput? {
         while true {
-            while batch == nil || position == batch!.count {
-                if let done = batch {
-                    batch = nil
-                    pipe.recycle(done)
-                }
-                if ended { return nil }
-                position = 0
-                pointsRead = 0
-                othersRead = 0
-                switch pipe.receive() {
-                case .batch(let next):
-                    batch = next
-                case .end:
-                    ended = true
-                    thread.join()
-                    if let error = pipe.failure { throw error }
-                }
+            if batch == nil || position == batch!.count {
+                guard try refill() else { return nil }
             }
             let batch = batch!
             position += 1
@@ -243,6 +228,31 @@ final class ReplayPass {
                 continue
             }
         }
+    }
+
+    /// Takes the next batch; false when the read has ended. Out of line, so that the point's
+    /// path does not begin the accesses to the pipe and the thread.
+    @inline(never)
+    private func refill() throws -> Bool {
+        while batch == nil || position == batch!.count {
+            if let done = batch {
+                batch = nil
+                pipe.recycle(done)
+            }
+            if ended { return false }
+            position = 0
+            pointsRead = 0
+            othersRead = 0
+            switch pipe.receive() {
+            case .batch(let next):
+                batch = next
+            case .end:
+                ended = true
+                thread.join()
+                if let error = pipe.failure { throw error }
+            }
+        }
+        return true
     }
 
     /// The reader thread: reads everything, sends the events that matter in batches.
