@@ -26,6 +26,10 @@ public enum GPXLayout: String, CaseIterable, Sendable {
     /// Apple Health's export: `lon` before `lat`, times with a zone offset, unprefixed
     /// `<speed>`, `<course>`, `<hAcc>` and `<vAcc>`.
     case appleHealth
+    /// A Garmin-style walk with its fix's quality, the shape of the replay engine's target walk:
+    /// 9-decimal coordinates, `<sat>` and `<hdop>` on every point, `gpxtpx:` TrackPointExtension
+    /// with atemp, hr and cad.
+    case garminWithFixQuality
 
     /// How the layout is named in the benchmark's table.
     public var title: String {
@@ -37,6 +41,7 @@ public enum GPXLayout: String, CaseIterable, Sendable {
         case .gpslogger: return "GPSLogger 1.0"
         case .minimalTabsCRLF: return "tabs+CRLF"
         case .appleHealth: return "Apple Health"
+        case .garminWithFixQuality: return "Garmin, sat+hdop"
         }
     }
 
@@ -168,13 +173,26 @@ public enum GPXLayout: String, CaseIterable, Sendable {
                     <trkseg>
 
                 """
+        case .garminWithFixQuality:
+            return """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <gpx creator="Garmin Edge 830" version="1.1" xmlns="http://www.topografix.com/GPX/1/1"                 xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1"                 xmlns:gpxx="http://www.garmin.com/xmlschemas/GpxExtensions/v3"                 xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"                 xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/11.xsd">
+                  <metadata>
+                    <time>2024-05-01T08:00:00Z</time>
+                  </metadata>
+                  <trk>
+                    <name>Morning walk</name>
+                    <type>walking</type>
+                    <trkseg>
+
+                """
         }
     }
 
     private var segmentBreak: String {
         switch self {
         case .gpxlogger: return "  </trkseg>\n  <trkseg>\n"
-        case .garminConnect: return "    </trkseg>\n    <trkseg>\n"
+        case .garminConnect, .garminWithFixQuality: return "    </trkseg>\n    <trkseg>\n"
         case .strava: return "  </trkseg>\n  <trkseg>\n"
         case .osmand: return "    </trkseg>\n    <trkseg>\n"
         case .gpslogger: return "</trkseg><trkseg>"
@@ -186,7 +204,7 @@ public enum GPXLayout: String, CaseIterable, Sendable {
     private var footer: String {
         switch self {
         case .gpxlogger: return "  </trkseg>\n </trk>\n</gpx>\n"
-        case .garminConnect: return "    </trkseg>\n  </trk>\n</gpx>\n"
+        case .garminConnect, .garminWithFixQuality: return "    </trkseg>\n  </trk>\n</gpx>\n"
         case .strava: return "  </trkseg>\n </trk>\n</gpx>\n"
         case .osmand: return "    </trkseg>\n  </trk>\n</gpx>\n"
         case .gpslogger: return "</trkseg></trk></gpx>"
@@ -224,6 +242,17 @@ public enum GPXLayout: String, CaseIterable, Sendable {
             s += "            <ns3:hr>\(w.heartRate)</ns3:hr>\n"
             s += "            <ns3:cad>\(w.cadence)</ns3:cad>\n"
             s += "          </ns3:TrackPointExtension>\n        </extensions>\n      </trkpt>\n"
+            return s
+        case .garminWithFixQuality:
+            var s = "      <trkpt lat=\"\(w.fixed(w.lat, 9))\" lon=\"\(w.fixed(w.lon, 9))\">\n"
+            s += "        <ele>\(w.fixed(w.ele, 1))</ele>\n"
+            s += "        <time>\(w.time(fraction: ""))</time>\n"
+            s += "        <sat>\(w.satellites)</sat>\n        <hdop>\(w.fixed(w.hdop, 1))</hdop>\n"
+            s += "        <extensions>\n          <gpxtpx:TrackPointExtension>\n"
+            s += "            <gpxtpx:atemp>\(w.fixed(w.temperature, 1))</gpxtpx:atemp>\n"
+            s += "            <gpxtpx:hr>\(w.heartRate)</gpxtpx:hr>\n"
+            s += "            <gpxtpx:cad>\(w.cadence)</gpxtpx:cad>\n"
+            s += "          </gpxtpx:TrackPointExtension>\n        </extensions>\n      </trkpt>\n"
             return s
         case .strava:
             var s = "   <trkpt lat=\"\(w.fixed(w.lat, 7))\" lon=\"\(w.fixed(w.lon, 7))\">\n"

@@ -98,9 +98,9 @@ enum LayoutBench {
     }
 
     /// Generates the file (the same bytes every run); the number of points it has.
-    static func generate(_ layout: GPXLayout, path: String, bytes: Int) throws -> Int {
+    static func generate(_ layout: GPXLayout, path: String, bytes: Int, segmentLength: Int = 3600) throws -> Int {
         guard let file = fopen(path + ".tmp", "w") else { throw POSIXError(.EIO) }
-        let points = layout.generate(bytes: bytes) { fputs($0, file) }
+        let points = layout.generate(bytes: bytes, segmentLength: segmentLength) { fputs($0, file) }
         fclose(file)
         guard rename(path + ".tmp", path) == 0 else { throw POSIXError(.EIO) }
         return points

@@ -2,7 +2,8 @@
 // against gpsbabel reading the same file (gpsbabel -i gpx … -o geojson) and `waymark render` of
 // it, in the same run: fixes per second and peak RSS, on walks in every layout of GPXLayouts (the
 // writers people use: gpxlogger, Garmin Connect with its TrackPointExtension, Strava, OsmAnd,
-// GPSLogger, tabs and CRLF, Apple Health) and a day with stops (one track, one segment). With
+// GPSLogger, tabs and CRLF, Apple Health, and the engine's target walk: Garmin's extension with
+// `<sat>` and `<hdop>`, in 4 segments) and a day with stops (one track, one segment). With
 // `--peer PATH`, another waymark build (the previous commit's, main's) replays the same files in
 // the same run, alternately, and the ratio says how much faster this one is. Each run is a child
 // process (wait4's ru_maxrss); the time is the best of three.
@@ -113,7 +114,9 @@ enum ReplayCLIBench {
     static func generate(_ layout: GPXLayout, path: String, points: Int) throws {
         let sample = layout.generate(bytes: 1_000_000) { _ in }
         let bytes = Int(Double(points) / Double(max(1, sample)) * 1_000_000)
-        _ = try LayoutBench.generate(layout, path: path, bytes: bytes)
+        // The target walk (issue 25) has 4 segments; the other layouts pause every hour.
+        let segmentLength = layout == .garminWithFixQuality ? (points + 3) / 4 : 3600
+        _ = try LayoutBench.generate(layout, path: path, bytes: bytes, segmentLength: segmentLength)
     }
 
     /// The fastest of three runs of `argv` and of `peer`, run alternately, with the largest peak

@@ -5,8 +5,9 @@ import Testing
 @_spi(Testing) @testable import Waymark
 
 /// The reader's fast path on the point layouts of the writers people use (gpxlogger, Garmin
-/// Connect, Strava, OsmAnd, GPSLogger 1.0, tabs and CRLF, Apple Health): it must read every point
-/// of each, from the template of the layout, and give exactly what the general path gives.
+/// Connect, Strava, OsmAnd, GPSLogger 1.0, tabs and CRLF, Apple Health, Garmin with sat and hdop):
+/// it must read every point of each, from the template of the layout, and give exactly what the
+/// general path gives.
 @Suite struct GPXLayoutTests {
     /// A few thousand points, with segment breaks and the irregularities of each writer.
     static func document(_ layout: GPXLayout) -> [UInt8] {
