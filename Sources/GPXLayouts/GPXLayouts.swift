@@ -176,7 +176,11 @@ public enum GPXLayout: String, CaseIterable, Sendable {
         case .garminWithFixQuality:
             return """
                 <?xml version="1.0" encoding="UTF-8"?>
-                <gpx creator="Garmin Edge 830" version="1.1" xmlns="http://www.topografix.com/GPX/1/1"                 xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1"                 xmlns:gpxx="http://www.garmin.com/xmlschemas/GpxExtensions/v3"                 xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"                 xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/11.xsd">
+                <gpx creator="Garmin Edge 830" version="1.1" xmlns="http://www.topografix.com/GPX/1/1" \
+                xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1" \
+                xmlns:gpxx="http://www.garmin.com/xmlschemas/GpxExtensions/v3" \
+                xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
+                xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/11.xsd">
                   <metadata>
                     <time>2024-05-01T08:00:00Z</time>
                   </metadata>

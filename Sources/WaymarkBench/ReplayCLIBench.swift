@@ -114,8 +114,10 @@ enum ReplayCLIBench {
     static func generate(_ layout: GPXLayout, path: String, points: Int) throws {
         let sample = layout.generate(bytes: 1_000_000) { _ in }
         let bytes = Int(Double(points) / Double(max(1, sample)) * 1_000_000)
-        // The target walk (issue 25) has 4 segments; the other layouts pause every hour.
-        let segmentLength = layout == .garminWithFixQuality ? (points + 3) / 4 : 3600
+        // The target walk (issue 25) has 4 segments; the other layouts pause every hour. The
+        // file is made to a length in bytes, so its count of points is near `points`, not
+        // exactly it: the segments are 2 % longer than a quarter, and the last the shortest.
+        let segmentLength = layout == .garminWithFixQuality ? points / 4 + points / 50 : 3600
         _ = try LayoutBench.generate(layout, path: path, bytes: bytes, segmentLength: segmentLength)
     }
 

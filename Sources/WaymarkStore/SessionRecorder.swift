@@ -59,7 +59,8 @@ public final class SessionRecorder: SimulationObserver {
     private var failureReported = false
     /// Origin ids by kind and name, as stored in `origin`, and the last one used.
     private var origins: [String: Int64] = [:]
-    private var lastOrigin: (source: Provenance.Source, id: Int64)?
+    /// The last origin's file or device (the point index differs from fix to fix), and its row.
+    private var lastOrigin: (isFile: Bool, name: UInt32, id: Int64)?
 
     struct State {
         var failure: StoreError?
@@ -103,7 +104,7 @@ public final class SessionRecorder: SimulationObserver {
         do {
             if case .fix(let f) = event.kind, let location = f.delivered {
                 pending.appendLocation(
-                    location, record: f, offset: event.offset, origin: try originID(location.provenance.source))
+                    location, record: f, offset: event.offset, origin: try originID(location.provenance))
             } else {
                 pending.appendEvent(event)
             }
@@ -174,10 +175,11 @@ public final class SessionRecorder: SimulationObserver {
 
     /// The `origin` row of a fix's file or device, created the first time (a rare synchronous
     /// write, ordered before the batches that use it by the store's serial queue).
-    private func originID(_ source: Provenance.Source) throws -> Int64 {
-        if let last = lastOrigin, last.source == source { return last.id }
+    private func originID(_ provenance: Provenance) throws -> Int64 {
+        let origin = provenance.origin
+        if let last = lastOrigin, last.isFile == origin.isFile, last.name == origin.name { return last.id }
         let (kind, name): (String, String)
-        switch source {
+        switch provenance.source {
         case .file(let path, _): (kind, name) = ("file", path)
         case .gpsd(let device): (kind, name) = ("gpsd", device)
         }
@@ -193,8 +195,7 @@ public final class SessionRecorder: SimulationObserver {
             }
             origins[key] = id
         }
-        // The point index differs from fix to fix; only the file or device matters here.
-        lastOrigin = (source, id)
+        lastOrigin = (origin.isFile, origin.name, id)
         return id
     }
 
@@ -285,7 +286,7 @@ struct PreparedBatch: Sendable {
         flags |= StoreCodes.code(f.positioning ?? .satellite, in: StoreCodes.positioning) << 4
         integer(flags)
         integer(origin)
-        if case .file(_, let index) = p.source { integer(Int64(index)) } else { integer(nil) }
+        if p.origin.isFile { integer(Int64(p.origin.index)) } else { integer(nil) }
         integer(Int64(f.index))
         integer(Int64(f.segment))
         integer(StoreCodes.code(f.appState, in: StoreCodes.appState))

@@ -4,9 +4,11 @@ import Testing
 @testable import Waymark
 
 /// A provenance holds its source as an ``Provenance/Origin``: its file's or device's name as a
-/// number, so that a fix is copied without counting a reference to the name. Nothing a user sees
-/// may change with that: the source read back, equality, hashing, coding and the fields a replay
-/// lays out before it boxes them.
+/// number, so that a fix is copied without counting a reference to the name. The source reads
+/// back byte for byte, coding and reflection are what the compiler wrote for the stored fields,
+/// and a location boxed from its fields is the location. One change is meant: names are told
+/// apart by their bytes, so the two spellings of an accented file name (equal as strings) are
+/// two sources, and their provenances are unequal (before, they were equal).
 @Suite struct ProvenanceOriginTests {
     /// The provenance as it was before the source became a number: the same fields, stored,
     /// with the conformances the compiler writes.
@@ -81,13 +83,19 @@ import Testing
         let a = Provenance(source: composed, isSimulatedBySoftware: true, fixMode: .threeD)
         let b = Provenance(source: decomposed, isSimulatedBySoftware: true, fixMode: .threeD)
         #expect(a != b)
-        guard case .file(let path, _) = b.source else { return }
+        #expect(a.source == b.source, "as strings, the two names are equal")
+        guard case .file(let path, _) = b.source else {
+            Issue.record("the source is no longer a file: \(b.source)")
+            return
+        }
         #expect(Array(path.utf8) == Array("/tmp/cafe\u{301}.gpx".utf8))
     }
 
-    /// Equal, hashed and coded as the stored fields were: pairs drawn from few names are often
-    /// equal, and then hash alike; JSON (keys sorted) is byte for byte what the compiler's
-    /// coding of the fields writes, and decodes to an equal provenance.
+    /// Equal when the stored fields are, the source's name compared by its bytes, and then
+    /// hashed alike (pairs drawn from few names are often equal); JSON with sorted keys is byte
+    /// for byte what the compiler's coding of the fields writes (without `.sortedKeys`,
+    /// Foundation's encoder orders keys by their hashes, seeded per process, for any type), and
+    /// decodes to an equal provenance; reflection (`dump`, test failures) shows the same fields.
     @Test func equalityHashingAndCodingAreTheFields() throws {
         var r = PropertyRandom(seed: 42)
         let encoder = JSONEncoder()
@@ -115,6 +123,10 @@ import Testing
             let json = try encoder.encode(p)
             #expect(String(decoding: json, as: UTF8.self) == String(decoding: try encoder.encode(s), as: UTF8.self))
             #expect(try JSONDecoder().decode(Provenance.self, from: json) == p)
+            func shown(_ value: Any) -> [String] {
+                Mirror(reflecting: value).children.map { "\($0.label ?? "?")=\(String(reflecting: $0.value))" }
+            }
+            #expect(shown(p) == shown(s))
         }
         #expect(equalPairs > 500)
     }

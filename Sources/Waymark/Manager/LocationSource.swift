@@ -97,7 +97,8 @@ public struct GPXReplaySource: SynchronousLocationSource, Sendable {
         let fix = schedule.fixes[position]
         position += 1
         let index: Int
-        if case .file(_, let i) = fix.location.provenance.source { index = i } else { index = position - 1 }
+        let origin = fix.location.provenance.origin
+        index = origin.isFile ? origin.index : position - 1
         var location = fix.location
         var offset = fix.offset
         if loop > 0 {

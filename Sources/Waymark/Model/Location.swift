@@ -3,11 +3,6 @@
 #else
     import Foundation
 #endif
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// One fix, as CoreLocation's `CLLocation` models it.
 ///
@@ -259,8 +254,9 @@ public struct Provenance: Sendable, Hashable, Codable {
         set { origin = Origin(newValue) }
     }
     /// ``source``, held without a reference: copying a provenance (several times for every fix
-    /// of a replay) then copies bytes and counts no reference.
-    var origin: Origin
+    /// of a replay) then copies bytes and counts no reference. The store reads it for every fix
+    /// to tell whether the file or device changed, without reading the name.
+    package var origin: Origin
 
     /// The point's index in its file, or 0 for a live fix.
     var fileIndex: Int { origin.isFile ? origin.index : 0 }
@@ -330,11 +326,11 @@ public struct Provenance: Sendable, Hashable, Codable {
 extension Provenance {
     /// A ``Provenance/Source`` without a reference: whether it is a file, its file's or device's
     /// name as a number that ``OriginNames`` gives, and the point's index in its file.
-    struct Origin: Sendable, Hashable {
-        var isFile: Bool
-        var name: UInt32
+    package struct Origin: Sendable, Hashable {
+        package var isFile: Bool
+        package var name: UInt32
         /// The point's index in its file; 0 for a device.
-        var index: Int
+        package var index: Int
 
         @inline(__always)
         init(isFile: Bool, name: UInt32, index: Int) {
@@ -364,8 +360,9 @@ extension Provenance {
 /// The names of the files and devices that fixes came from, each given a number the first time
 /// it is seen and kept for the life of the process (a process reads few files and devices).
 ///
-/// Names are told apart by their bytes, as the file system does: two spellings of one accented
-/// name are two files.
+/// Names are told apart by their bytes, as Linux's file systems tell file names apart: the two
+/// spellings of an accented name (composed, decomposed) are two names, and a provenance of one is
+/// not equal to a provenance of the other.
 enum OriginNames {
     private static let table = Table()
 
@@ -375,38 +372,40 @@ enum OriginNames {
     /// The name numbered `number`.
     static func name(_ number: UInt32) -> String { table.name(number) }
 
-    /// `@unchecked Sendable`: `mutex` guards `numbers` and `names`.
+    /// `@unchecked Sendable`: `gate` guards `numbers` and `names`.
     private final class Table: @unchecked Sendable {
+        /// A name, hashed and compared by its UTF-8 bytes.
         private struct Key: Hashable {
-            let text: String
-            static func == (a: Key, b: Key) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+            var text: String
+
+            static func == (a: Key, b: Key) -> Bool {
+                var a = a.text
+                var b = b.text
+                return a.withUTF8 { x in b.withUTF8 { y in x.elementsEqual(y) } }
+            }
+
             func hash(into hasher: inout Hasher) {
-                hasher.combine(text.utf8.count)
-                for byte in text.utf8 { hasher.combine(byte) }
+                var text = self.text
+                text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
             }
         }
 
-        private var mutex = pthread_mutex_t()
+        private let gate = ThreadGate()
         private var numbers: [Key: UInt32] = [:]
         private var names: [String] = []
 
-        init() { pthread_mutex_init(&mutex, nil) }
-        deinit { pthread_mutex_destroy(&mutex) }
-
         func number(for name: String) -> UInt32 {
-            pthread_mutex_lock(&mutex)
-            defer { pthread_mutex_unlock(&mutex) }
-            if let n = numbers[Key(text: name)] { return n }
-            let n = UInt32(names.count)
-            names.append(name)
-            numbers[Key(text: name)] = n
-            return n
+            gate.locked {
+                if let n = numbers[Key(text: name)] { return n }
+                let n = UInt32(names.count)
+                names.append(name)
+                numbers[Key(text: name)] = n
+                return n
+            }
         }
 
         func name(_ number: UInt32) -> String {
-            pthread_mutex_lock(&mutex)
-            defer { pthread_mutex_unlock(&mutex) }
-            return names[Int(number)]
+            gate.locked { names[Int(number)] }
         }
     }
 }
@@ -503,6 +502,7 @@ public struct GPXLocationMapping: Sendable, Hashable {
     /// ``location(for:file:index:timestamp:)`` for the point at `p`, read where it lies: the
     /// replay's timeline reads every point where its reader put it (loading it whole would copy
     /// it).
+    ///
     /// `file` is the file's number from ``OriginNames``.
     @inline(__always)
     func location(forPointAt p: UnsafePointer<GPXPoint>, file: UInt32, index: Int, timestamp: Date) -> Location {

@@ -145,14 +145,16 @@ public struct ReplaySchedule: Sendable, Hashable {
         }
 
         let startSeconds = Self.seconds(options.startOffset)
+        // Named once: each fix's provenance holds the file's number.
+        let fileNumber = OriginNames.number(for: file)
         var fixes: [Fix] = []
         for (segmentNumber, segment) in raw.enumerated() {
             var located: [(location: Location, seconds: Double)] = segment.map { entry in
                 let stamp = timed ? entry.point.time! : options.untimedStart.addingTimeInterval(entry.seconds)
-                return (
-                    options.mapping.location(for: entry.point, file: file, index: entry.index, timestamp: stamp),
-                    entry.seconds
-                )
+                let location = withUnsafePointer(to: entry.point) {
+                    options.mapping.location(forPointAt: $0, file: fileNumber, index: entry.index, timestamp: stamp)
+                }
+                return (location, entry.seconds)
             }
             if let interval = options.interval {
                 located = Self.resample(located, every: Self.seconds(interval))
