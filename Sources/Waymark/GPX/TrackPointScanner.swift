@@ -51,8 +51,8 @@ struct TrackPointScanner {
     /// Whether the point's numbers are only checked, not read (a replay's first pass, which
     /// counts points and their times): a number the parser certainly accepts, in range, is
     /// skipped, and its field keeps whatever it held (a coordinate, the last one read). Any
-    /// other is read as ever,
-    /// so the same points are accepted and the same ones go to the general path.
+    /// other is read as ever, so the same points are accepted and the same ones go to the
+    /// general path.
     var countsOnly = false
     /// Whether the default namespace is GPX's (or none), so that `<trkpt>` and its children are
     /// GPX elements. The owner sets it, and calls ``forgetPrefixes()``, whenever the namespaces

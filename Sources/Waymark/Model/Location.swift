@@ -105,7 +105,7 @@ public struct Location: Sendable, Hashable, Codable, CustomReflectable {
     }
 
     /// True when the altitudes are usable (`verticalAccuracy` > 0).
-    public var hasValidAltitude: Bool { verticalAccuracy > 0 }
+    public var hasValidAltitude: Bool { storage.fields.hasValidAltitude }
 
     /// The box, this copy's own before it is changed.
     private mutating func unique() -> Storage {
