@@ -45,7 +45,7 @@ final class LineThread {
         var reason: FixReason
     }
 
-    static let batchSize = 256
+    static let batchSize = 1024
     static let depth = 4
 
     private let queue: LineQueue

@@ -22,7 +22,7 @@
 /// thousand points or fixes that send nothing: before the start offset, or going back in time)
 /// and joins its thread.
 final class LaidOutPass {
-    static let batchSize = 256
+    static let batchSize = 1024
     static let depth = 4
 
     /// A fix, with the timeline's count of dropped points when it was made.

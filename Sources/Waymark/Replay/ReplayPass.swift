@@ -153,8 +153,8 @@ struct ReplayCensus {
 /// memory stays bounded whatever the file's length. Releasing the pass stops the reader at its
 /// next batch (or within a few thousand skipped events) and joins its thread.
 final class ReplayPass {
-    static let batchSize = 256
-    static let depth = 4
+    static let batchSize = 512
+    static let depth = 3
 
     private let pipe: EventPipe
     private let thread: ReaderThread
