@@ -90,6 +90,55 @@ import Testing
         #expect { _ = try Self.trace(bytes) } throws: { ($0 as? GPXError)?.message.contains("not US-ASCII") == true }
     }
 
+    /// Every element's line and column is the one counted byte by byte from the file's start,
+    /// whatever the chunk size: the window counts the lines it lets go of 32 bytes at a time and
+    /// sums its counters every 255 blocks, so the documents have runs of line feeds only (a
+    /// counter's limit), long lines with none, and everything between, 300 KB in all.
+    @Test func lineAndColumnMatchACountFromTheStart() throws {
+        for seed: UInt64 in 1...6 {
+            var rng = SplitMix64(seed: seed)
+            var bytes = Array("<r>".utf8)
+            var expected: [(line: Int, column: Int)] = []
+            var line = 1
+            var lineStart = 0
+            while bytes.count < 300_000 {
+                // A run of text: all line feeds, none, or a mixture of a random density.
+                let length = Int.random(in: 1...12_000, using: &rng)
+                let feedsPerHundred = [100, 0, Int.random(in: 1...60, using: &rng)].randomElement(using: &rng)!
+                for _ in 0..<length {
+                    if Int.random(in: 0..<100, using: &rng) < feedsPerHundred {
+                        bytes.append(0x0A)
+                        line += 1
+                        lineStart = bytes.count
+                    } else {
+                        bytes.append(UInt8(ascii: "x"))
+                    }
+                }
+                expected.append((line, bytes.count - lineStart + 1))
+                bytes += Array("<e/>".utf8)
+            }
+            bytes += Array("</r>".utf8)
+            for chunk in [256 << 10, 64 << 10, 8_161, 100] {
+                let t = XMLTokenizer(
+                    source: MemoryByteSource(bytes, pieceSize: .max), fileName: "t.xml",
+                    limits: XMLLimits(chunkBytes: chunk))
+                var seen: [(line: Int, column: Int)] = []
+                while true {
+                    let token = try t.next()
+                    if token == .endOfDocument { break }
+                    if token == .startElement, t.qualifiedName.string == "e" { seen.append(t.tokenLocation) }
+                }
+                #expect(seen.count == expected.count, "seed \(seed), chunk \(chunk)")
+                for (got, want) in zip(seen, expected) where got != want {
+                    Issue.record(
+                        "seed \(seed), chunk \(chunk): <e/> at \(got.line):\(got.column), counted \(want.line):\(want.column)"
+                    )
+                    break
+                }
+            }
+        }
+    }
+
     /// The same tokens whatever the chunk and read sizes, over our fixtures and the corpus.
     @Test func chunkBoundariesDoNotMatter() throws {
         var files = Paths.files(under: Paths.fixtures.appendingPathComponent("gpx"), suffix: ".gpx").map {

@@ -483,22 +483,24 @@ final class XMLTokenizer {
 
     private func accountLines(upTo index: Int) {
         // Counted 32 bytes at a time (logs have a line every 20 bytes or so, too short for a
-        // memchr per line); the last line feed is then found from the end.
+        // memchr per line); the last line feed is then found from the end. The loop reads a
+        // local pointer with unchecked arithmetic (the bounds are checked once, by the loop's
+        // condition), so that it is compare-and-add alone.
+        let bytes = UnsafeRawPointer(buf)
         var lines = 0
         var i = 0
         let feed = SIMD32<UInt8>(repeating: 0x0A)
-        while index - i >= 32 {
-            // A true lane is all ones: −1 as a signed byte. Each lane adds up at most 127 of
-            // them before the lanes are summed, so that the sum across lanes is rare.
-            var counts = SIMD32<Int8>(repeating: 0)
-            var rounds = 0
-            while index - i >= 32, rounds < 127 {
-                let v = UnsafeRawPointer(buf + i).loadUnaligned(as: SIMD32<UInt8>.self)
-                counts &+= unsafeBitCast(v .== feed, to: SIMD32<Int8>.self)
-                i += 32
-                rounds += 1
+        while index &- i >= 32 {
+            // A true lane is all ones, 255: subtracting it adds one. A lane counts at most 255
+            // blocks before the lanes are summed, so it never wraps.
+            var counts = SIMD32<UInt8>(repeating: 0)
+            let blocks = min((index &- i) / 32, 255)
+            for _ in 0..<blocks {
+                let v = bytes.loadUnaligned(fromByteOffset: i, as: SIMD32<UInt8>.self)
+                counts &-= unsafeBitCast(v .== feed, to: SIMD32<UInt8>.self)
+                i &+= 32
             }
-            lines &-= Int(SIMD32<Int16>(truncatingIfNeeded: counts).wrappedSum())
+            lines &+= Self.byteSum(counts)
         }
         while i < index {
             if buf[i] == 0x0A { lines += 1 }
@@ -509,6 +511,19 @@ final class XMLTokenizer {
         guard lines > 0 else { return }
         linesBefore += lines
         lineStartOffset = baseOffset + last + 1
+    }
+
+    /// The sum of the 32 bytes of `v`: added in pairs into the 16-bit fields of four 64-bit
+    /// words (at most 510 each), the words added (at most 2 040 a field), then the fields (at
+    /// most 8 160): no sum carries into the next field.
+    @inline(__always)
+    private static func byteSum(_ v: SIMD32<UInt8>) -> Int {
+        let words = unsafeBitCast(v, to: SIMD4<UInt64>.self)
+        let low = SIMD4<UInt64>(repeating: 0x00FF_00FF_00FF_00FF)
+        let pairs = (words & low) &+ ((words &>> 8) & low)
+        let total = pairs[0] &+ pairs[1] &+ pairs[2] &+ pairs[3]
+        // The four 16-bit fields of `total` added into the top one.
+        return Int(truncatingIfNeeded: (total &* 0x0001_0001_0001_0001) &>> 48)
     }
 
     /// Appends single-byte-encoded bytes to the window as UTF-8.
