@@ -81,7 +81,9 @@ extension Simulation {
 
     /// Hands `event` to the observers.
     func tell(_ event: AuditEvent) {
-        for observer in observers { observer.simulation(self, didRecord: event) }
+        // By index: observers are only ever added, and an observer added by another's call hears
+        // the next event, as when the array is iterated.
+        for i in observers.indices { observers[i].simulation(self, didRecord: event) }
     }
 
     // MARK: - Fixes and deliveries

@@ -375,7 +375,7 @@ public struct LocationServiceStateMachine: Sendable {
                         positioning: source))
                 actions.append(.decided(outcome))
             } else {
-                outcome.delivered = candidate
+                outcome.delivered = consume candidate
                 outcome.indicator = reason == .backgroundSession && showsIndicator(c)
                 actions.append(.decided(outcome))
                 actions.append(.deliver(count: 1, reason: reason))
