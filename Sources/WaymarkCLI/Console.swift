@@ -53,6 +53,10 @@ final class ConsoleReporter: SimulationObserver {
     /// What the logger has seen.
     private(set) var tally = LoggerTally()
 
+    /// Whether it shows nothing of a fix (`--quiet` with no UI, not a logger): the run's
+    /// outputs then leave it out of every fix's event.
+    var ignoresFixes: Bool { !speaksGPS && quiet && ui == .none }
+
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
         if speaksGPS {
             logGPS(event)

@@ -236,6 +236,12 @@ final class RunOutputs: SimulationObserver {
                 return
             }
         }
+        if case .fix = event.kind, console.ignoresFixes {
+            // The console (the first reporter) would return at once: it is not called for each
+            // fix of a quiet run.
+            for i in reporters.indices.dropFirst() { reporters[i].simulation(simulation, didRecord: event) }
+            return
+        }
         for reporter in reporters { reporter.simulation(simulation, didRecord: event) }
     }
 
