@@ -64,7 +64,7 @@ final class ConsoleReporter: SimulationObserver {
         }
         // Formatted only for the events that are shown: most fixes are not, at --quiet.
         var time: String { Self.offset(event.offset) }
-        if quiet && ui == .none, case .fix = event.kind { return }
+        if ignoresFixes, case .fix = event.kind { return }
         switch event.kind {
         case .fix(let f):
             guard let l = f.delivered else { return }

@@ -158,6 +158,7 @@ final class RunOutputs: SimulationObserver {
         self.liveGPX = liveGPX
         let ui: ConsoleReporter.UIMode = format != .text ? .none : (output == nil ? .standardOutput : .collect)
         console = ConsoleReporter(epoch: simulation.epoch, ui: ui, quiet: quiet, flushEachLine: live)
+        // The console first: a quiet run's fixes skip it (simulation(_:didRecord:)).
         var reporters: [any SimulationObserver] = [console]
         self.audit = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: simulation.epoch) }
         if let writer = self.audit { reporters.append(writer) }
@@ -239,7 +240,7 @@ final class RunOutputs: SimulationObserver {
         if case .fix = event.kind, console.ignoresFixes {
             // The console (the first reporter) would return at once: it is not called for each
             // fix of a quiet run.
-            for i in reporters.indices.dropFirst() { reporters[i].simulation(simulation, didRecord: event) }
+            for reporter in reporters.dropFirst() { reporter.simulation(simulation, didRecord: event) }
             return
         }
         for reporter in reporters { reporter.simulation(simulation, didRecord: event) }
