@@ -134,9 +134,6 @@ final class RunOutputs: SimulationObserver {
     /// `--geojson-points`, `--only`, `--no-coordinate-properties`.
     private let geojson: GeoJSONOptions
     private var streamError: (any Error)?
-    /// Every observer of the run's audit events, in order: a constant, so that handing each event
-    /// on (for every fix) reads them without counting references to the array and each of them.
-    private let reporters: [any SimulationObserver]
     /// The first error of the store or the live GPX file; the run should stop.
     private(set) var recordingFailure: (any Error)?
     /// Called once, with the first recording error.
@@ -158,10 +155,7 @@ final class RunOutputs: SimulationObserver {
         self.liveGPX = liveGPX
         let ui: ConsoleReporter.UIMode = format != .text ? .none : (output == nil ? .standardOutput : .collect)
         console = ConsoleReporter(epoch: simulation.epoch, ui: ui, quiet: quiet, flushEachLine: live)
-        // The console first: a quiet run's fixes skip it (simulation(_:didRecord:)).
-        var reporters: [any SimulationObserver] = [console]
         self.audit = try audit.map { AuditLogWriter(sink: try FileSink(atomicPath: $0), epoch: simulation.epoch) }
-        if let writer = self.audit { reporters.append(writer) }
         self.report = try report.map {
             ReportCollector(
                 writer: SessionReportWriter(
@@ -169,7 +163,6 @@ final class RunOutputs: SimulationObserver {
                     options: SessionReportWriter.Options(title: $0.title, sourceName: $0.path)),
                 epoch: simulation.epoch)
         }
-        if let report = self.report { reporters.append(report) }
         sink = format == .gpx ? FileSink.standardOutput() : try openOutput(output)
         if format == .ndjson {
             // To a file, with no store to commit before each block and no pace to keep, the
@@ -179,12 +172,10 @@ final class RunOutputs: SimulationObserver {
             let writer = DeliveredNDJSON(
                 ahead ? try LocationNDJSONWriter.writingAhead(to: sink) : LocationNDJSONWriter(sink: sink),
                 flushEachLine: live && output == nil)
-            reporters.append(writer)
             ndjson = writer
         } else {
             ndjson = nil
         }
-        self.reporters = reporters
         // The app keeps only what its fetch has yet to sync, so that a long replay or recording
         // runs in bounded memory. GeoJSON is read back from the store at the end, or, without
         // one, written as the app stores each location (the writer spills to a temporary file).
@@ -237,13 +228,14 @@ final class RunOutputs: SimulationObserver {
                 return
             }
         }
-        if case .fix = event.kind, console.ignoresFixes {
-            // The console (the first reporter) would return at once: it is not called for each
-            // fix of a quiet run.
-            for reporter in reporters.dropFirst() { reporter.simulation(simulation, didRecord: event) }
-            return
-        }
-        for reporter in reporters { reporter.simulation(simulation, didRecord: event) }
+        // The reporters, in order: the console, the audit log, the report, the delivered
+        // lines. Each is called through its constant, not bound to a name or held in an array
+        // of observers, so that handing on an event (every fix) counts no reference to them. A
+        // quiet console would return at once: it is not called for each fix of a quiet run.
+        if !console.ignoresFixes || !event.isFix { console.simulation(simulation, didRecord: event) }
+        audit?.simulation(simulation, didRecord: event)
+        report?.simulation(simulation, didRecord: event)
+        ndjson?.simulation(simulation, didRecord: event)
     }
 
     private func fail(_ error: any Error) {
@@ -407,5 +399,13 @@ final class ReportCollector: SimulationObserver {
         if let failure { throw failure }
         try writer.finish()
         try writer.commit()
+    }
+}
+
+extension AuditEvent {
+    /// True for a fix's record (the event of every fix).
+    fileprivate var isFix: Bool {
+        if case .fix = kind { return true }
+        return false
     }
 }

@@ -113,8 +113,10 @@ public final class LocationNDJSONWriter {
     }
 
     public func write(_ location: StoredLocation) throws {
-        if let ahead {
-            ahead.add(
+        // `ahead` is called through the constant, not bound to a name: a binding counts a
+        // reference to the thread around the call, for every line.
+        if ahead != nil {
+            ahead?.add(
                 LineThread.Line(
                     fields: LocationNDJSONLine.Fields(location.location), index: location.index,
                     segment: location.segment, appState: location.appState, reason: location.reason))
@@ -129,16 +131,18 @@ public final class LocationNDJSONWriter {
     /// Writes the location a fix record says was delivered, if any: the same line as
     /// ``write(_:)`` of its ``StoredLocation``.
     public func write(delivered record: borrowing AuditEvent.FixRecord) throws {
-        guard let location = record.delivered else { return }
-        if let ahead {
-            ahead.add(
+        // The location is read where it lies, not bound to a name (which counts a reference).
+        guard record.delivered != nil else { return }
+        if ahead != nil {
+            ahead?.add(
                 LineThread.Line(
-                    fields: LocationNDJSONLine.Fields(location), index: record.index, segment: record.segment,
+                    fields: LocationNDJSONLine.Fields(record.delivered!), index: record.index, segment: record.segment,
                     appState: record.appState, reason: record.reason))
             return
         }
         LocationNDJSONLine.append(
-            location, index: record.index, segment: record.segment, appState: record.appState, reason: record.reason,
+            record.delivered!, index: record.index, segment: record.segment, appState: record.appState,
+            reason: record.reason,
             to: sink.buffer, cache: &cache)
         try sink.flushIfNeeded()
     }
