@@ -156,7 +156,12 @@ extension StreamingReplaySource {
 
         // Read for every fix, by the replay's thread alone: no dynamic exclusivity checks.
         /// The play being read and laid out, on threads of its own.
-        @exclusivity(unchecked) private var pass: LaidOutPass?
+        @exclusivity(unchecked) private var pass: LaidOutPass? {
+            didSet { playing = pass.map { Unmanaged.passUnretained($0) } }
+        }
+        /// ``pass``, not counted: the fix's path calls it without a reference count around each
+        /// call. `pass` holds it, and is changed only here, between calls.
+        @exclusivity(unchecked) private var playing: Unmanaged<LaidOutPass>?
         /// A fix taken ahead by a peek; `.some(nil)` when the source has ended.
         @exclusivity(unchecked) private var peeked: ReplaySchedule.Fix??
         @exclusivity(unchecked) private var finished = false
@@ -229,7 +234,7 @@ extension StreamingReplaySource {
                         timeline: ReplayTimeline(file: fileName, options: options, isTimed: census.isTimed))
                     fixesThisPlay = 0
                 }
-                if let fix = try pass?.next() {
+                if let fix = try playing?._withUnsafeGuaranteedRef({ try $0.next() }) {
                     if loop == 0 { lastOfFirstPlay = (fix.offset, fix.segment) }
                     fixesThisPlay += 1
                     return shifted(fix)
