@@ -134,6 +134,19 @@ public struct LocationServiceStateMachine: Sendable {
         public var manager = 1
         /// The source fix's degradation, when it was made bad on purpose.
         public var degradation: Provenance.Degradation? = nil
+
+        /// This outcome, moved out, leaving one that holds nothing. Appended as an action, an
+        /// outcome built in a variable is copied (its location counted once more and once
+        /// less, for every fix); taken, it is moved.
+        @inline(__always)
+        mutating func take() -> Outcome {
+            var taken = Outcome(
+                index: 0, segment: 0, decision: .dropped, reason: .noFix,
+                coordinate: Coordinate(latitude: 0, longitude: 0),
+                delivered: nil, positioning: nil, indicator: false)
+            swap(&taken, &self)
+            return taken
+        }
     }
 
     public enum Action: Sendable, Hashable {
@@ -232,7 +245,13 @@ public struct LocationServiceStateMachine: Sendable {
     /// The same as `handle(.source(event, context), into: &actions)`, for the hot path: one fix
     /// without wrapping it in an ``Event``.
     public mutating func receive(_ event: borrowing SourceEvent, _ context: Context, into actions: inout [Action]) {
-        decide(copy event, context, into: &actions)
+        // The fix's location is copied out of the event, once, for the outcome; the event is
+        // not copied (that counted a reference to the location once more and once less).
+        if case .fix(let location) = event.kind {
+            decide(location, index: event.index, segment: event.segment, context, into: &actions)
+        } else {
+            decide(copy event, context, into: &actions)
+        }
     }
 
     private mutating func apply(_ event: Event) -> [Action] {
@@ -311,9 +330,16 @@ public struct LocationServiceStateMachine: Sendable {
                         indicator: false)))
             return
         }
-        if event.segment != lastSegment {
+        decide(location, index: event.index, segment: event.segment, c, into: &actions)
+    }
+
+    /// One fix's decision: `location` is the fix, moved into the outcome when it is delivered.
+    private mutating func decide(
+        _ location: consuming Location, index: Int, segment: Int, _ c: Context, into actions: inout [Action]
+    ) {
+        if segment != lastSegment {
             // After a loss of signal, stillness is measured afresh.
-            lastSegment = event.segment
+            lastSegment = segment
             detector.reset()
         }
         if case .updating(let startedInUse) = state, c.isRunning, c.authorization.isAuthorized,
@@ -333,7 +359,7 @@ public struct LocationServiceStateMachine: Sendable {
             isProvisionalAlways: c.isProvisionalAlways)
         var (decision, reason) = DeliveryPolicy.decide(policy)
         var outcome = Outcome(
-            index: event.index, segment: event.segment, decision: decision, reason: reason,
+            index: index, segment: segment, decision: decision, reason: reason,
             coordinate: location.coordinate, delivered: nil, positioning: nil, indicator: false,
             degradation: location.provenance.degradation)
 
@@ -341,9 +367,9 @@ public struct LocationServiceStateMachine: Sendable {
             // Using location out of use needs Always: the event waits for the user's answer.
             if awaitingAlways == nil {
                 let source = positioning(c)
-                let candidate = AccuracyModel.apply(source, to: location)
+                let candidate = AccuracyModel.apply(source, to: consume location)
                 awaitingAlways = Held(
-                    location: candidate, index: event.index, segment: event.segment, at: c.now, positioning: source)
+                    location: candidate, index: index, segment: segment, at: c.now, positioning: source)
                 (decision, reason) = (.held, .awaitingAlways)
                 outcome.positioning = source
                 actions.append(.needsAlways)
@@ -359,25 +385,25 @@ public struct LocationServiceStateMachine: Sendable {
         switch decision {
         case .delivered, .held:
             let source = positioning(c)
-            let candidate = AccuracyModel.apply(source, to: location)
+            let candidate = AccuracyModel.apply(source, to: consume location)
             outcome.positioning = source
             if let filtered = filter(candidate, source, c) {
                 outcome.decision = .dropped
                 outcome.reason = filtered
-                actions.append(.decided(outcome))
+                actions.append(.decided(outcome.take()))
                 return
             }
             lastGenerated = (candidate.coordinate, c.now, source)
             if decision == .held {
                 enqueue(
                     Held(
-                        location: candidate, index: event.index, segment: event.segment, at: c.now,
+                        location: candidate, index: index, segment: segment, at: c.now,
                         positioning: source))
                 actions.append(.decided(outcome))
             } else {
                 outcome.delivered = consume candidate
                 outcome.indicator = reason == .backgroundSession && showsIndicator(c)
-                actions.append(.decided(outcome))
+                actions.append(.decided(outcome.take()))
                 actions.append(.deliver(count: 1, reason: reason))
             }
         case .dropped:
