@@ -238,14 +238,21 @@ public struct AutoPause: Sendable, Hashable {
         let dLat = abs(c.latitude - a.latitude)
         let dLon = abs(c.longitude - a.longitude)
         if abs(a.latitude) < 85 && abs(c.latitude) < 85 && dLon < 1 && dLat < 1 {
+            // Each test first without the longitude's cosine (at most 1): both are then
+            // stricter than with it, so what they settle the full tests settle the same way,
+            // and most fixes of a walk are settled without a cosine.
+            let r2 = radius * radius
+            let y0 = dLat * 110_574
+            if y0 * y0 > r2 * 1.0001 { return false }
+            let y1 = dLat * 111_694
+            let x = dLon * 111_694
+            if y1 * y1 + x * x < r2 * 0.9999 { return true }
             let north = max(abs(a.latitude), abs(c.latitude)) * .pi / 180
             let south = min(abs(a.latitude), abs(c.latitude)) * .pi / 180
-            let y0 = dLat * 110_574
             let x0 = dLon * 111_319 * cos(north)
-            if y0 * y0 + x0 * x0 > radius * radius * 1.0001 { return false }
-            let y1 = dLat * 111_694
-            let x1 = dLon * 111_694 * cos(south)
-            if y1 * y1 + x1 * x1 < radius * radius * 0.9999 { return true }
+            if y0 * y0 + x0 * x0 > r2 * 1.0001 { return false }
+            let x1 = x * cos(south)
+            if y1 * y1 + x1 * x1 < r2 * 0.9999 { return true }
         }
         return Geodesic.distance(a, c) <= radius
     }
