@@ -433,7 +433,8 @@ final class RecordingDelegate: DeviceLocationManagerDelegate {
         // near 1) and at every latitude, on both sides of it.
         var inside = 0
         for i in 0..<20_000 {
-            let latitude = i % 2 == 0 ? Double.random(in: -3...3, using: &rng) : Double.random(in: -84...84, using: &rng)
+            let latitude =
+                i % 2 == 0 ? Double.random(in: -3...3, using: &rng) : Double.random(in: -84...84, using: &rng)
             let a = Coordinate(latitude: latitude, longitude: Double.random(in: -180..<180, using: &rng))
             let metres = AutoPause.radius + Double.random(in: -0.5...0.5, using: &rng)
             let b = Geodesic.destination(from: a, bearing: Double.random(in: 0..<360, using: &rng), distance: metres)
