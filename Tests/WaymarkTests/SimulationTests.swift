@@ -442,7 +442,7 @@ final class RecordingDelegate: DeviceLocationManagerDelegate {
             #expect(AutoPause.isNear(a, b) == exact, "\(a) → \(b): \(metres) m")
             if exact { inside += 1 }
         }
-        #expect(inside > 5000 && inside < 15_000)
+        #expect(inside > 8000 && inside < 12_000)
     }
 
     @Test func sourcesWithoutSatellitesDropAltitudeSpeedAndCourse() {

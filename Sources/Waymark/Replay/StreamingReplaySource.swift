@@ -160,7 +160,8 @@ extension StreamingReplaySource {
             didSet { playing = pass.map { Unmanaged.passUnretained($0) } }
         }
         /// ``pass``, not counted: the fix's path calls it without a reference count around each
-        /// call. `pass` holds it, and is changed only here, between calls.
+        /// call. `pass` holds it; `didSet` keeps this in step, and `pass` is assigned only in
+        /// `advance()` and `endPass()`, never during a call of `next()`.
         @exclusivity(unchecked) private var playing: Unmanaged<LaidOutPass>?
         /// A fix taken ahead by a peek; `.some(nil)` when the source has ended.
         @exclusivity(unchecked) private var peeked: ReplaySchedule.Fix??

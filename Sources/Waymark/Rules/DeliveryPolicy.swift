@@ -238,9 +238,10 @@ public struct AutoPause: Sendable, Hashable {
         let dLat = abs(c.latitude - a.latitude)
         let dLon = abs(c.longitude - a.longitude)
         if abs(a.latitude) < 85 && abs(c.latitude) < 85 && dLon < 1 && dLat < 1 {
-            // Each test first without the longitude's cosine (at most 1): both are then
-            // stricter than with it, so what they settle the full tests settle the same way,
-            // and most fixes of a walk are settled without a cosine.
+            // First without cosines: the far test without its longitude term (at least 0), the
+            // near test with the cosine taken as 1 (at most 1). Both are then stricter than the
+            // full tests, so what they settle the full tests settle the same way, and most
+            // fixes of a walk are settled without a cosine.
             let r2 = radius * radius
             let y0 = dLat * 110_574
             if y0 * y0 > r2 * 1.0001 { return false }

@@ -333,7 +333,8 @@ public struct LocationServiceStateMachine: Sendable {
         decide(location, index: event.index, segment: event.segment, c, into: &actions)
     }
 
-    /// One fix's decision: `location` is the fix, moved into the outcome when it is delivered.
+    /// One fix's decision: `location` is the fix, given to the accuracy model, whose candidate
+    /// is moved into the outcome when it is delivered.
     private mutating func decide(
         _ location: consuming Location, index: Int, segment: Int, _ c: Context, into actions: inout [Action]
     ) {
