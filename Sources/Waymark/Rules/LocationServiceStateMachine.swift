@@ -245,13 +245,7 @@ public struct LocationServiceStateMachine: Sendable {
     /// The same as `handle(.source(event, context), into: &actions)`, for the hot path: one fix
     /// without wrapping it in an ``Event``.
     public mutating func receive(_ event: borrowing SourceEvent, _ context: Context, into actions: inout [Action]) {
-        // The fix's location is copied out of the event, once, for the outcome; the event is
-        // not copied (that counted a reference to the location once more and once less).
-        if case .fix(let location) = event.kind {
-            decide(location, index: event.index, segment: event.segment, context, into: &actions)
-        } else {
-            decide(copy event, context, into: &actions)
-        }
+        decide(event, context, into: &actions)
     }
 
     private mutating func apply(_ event: Event) -> [Action] {
@@ -317,7 +311,10 @@ public struct LocationServiceStateMachine: Sendable {
 
     // MARK: - Fixes
 
-    private mutating func decide(_ event: consuming SourceEvent, _ c: Context, into actions: inout [Action]) {
+    /// One event from the source, borrowed: a fix's location is copied out of it once, for
+    /// the outcome (copying the event counted a reference to the location once more and once
+    /// less).
+    private mutating func decide(_ event: borrowing SourceEvent, _ c: Context, into actions: inout [Action]) {
         guard case .fix(let location) = event.kind else {
             if isUpdating && c.authorization.isAuthorized && c.isRunning {
                 actions.append(.report(LocationError(.locationUnknown, reason: "noFix")))
