@@ -126,6 +126,55 @@ struct ActivityReaderErrorTests {
         #expect(lenient.points.map { $0.time?.timeIntervalSince1970 } == [1_704_067_200, 1_704_067_201])
     }
 
+    /// A `<gx:Track>` reports its bad positions and its count mismatch at its end, after its
+    /// text may have left the tokenizer: each still names the line and column where it was
+    /// read, whole and in pieces of every size (the fuzzer found 12:4 for 11:5 at 7 bytes).
+    @Test func aGxTrackNamesItsBadPositionsWhereverTheReadsEnd() {
+        let padding = String(repeating: "<name>padding so that the start leaves the window</name>\n", count: 20)
+        func kml(_ coords: [String]) -> String {
+            """
+            <kml xmlns="http://www.opengis.net/kml/2.2" xmlns:gx="http://www.google.com/kml/ext/2.2"><Placemark>
+            \t<gx:Track>
+            \t\t<when>2024-01-01T00:00:00Z</when><when>2024-01-01T00:00:01Z</when><when>2024-01-01T00:00:02Z</when>
+
+            """ + coords.map { "\t\t<gx:coord>\($0)</gx:coord>\n" }.joined()
+                + "\t\t<ExtendedData>\(padding)</ExtendedData>\n\t</gx:Track></Placemark></kml>\n"
+        }
+        let limits = XMLLimits(maxDepth: 64, maxTokenBytes: 4096, chunkBytes: 64)
+        func read(_ text: String, _ piece: Int, lenient: Bool) -> (warnings: [String], error: String?) {
+            var warnings: [String] = []
+            let reader = KMLReader(
+                source: MemoryByteSource(Array(text.utf8), pieceSize: piece), name: "t.kml",
+                options: GPXReadOptions(lenient: lenient, limits: limits))
+            do {
+                try reader.readEvents { event in
+                    if case .warning(let w) = event { warnings.append(w.description) }
+                }
+                return (warnings, nil)
+            } catch {
+                return (warnings, "\(error)")
+            }
+        }
+        // Lenient: a latitude out of range, a number that is not one, and a fourth position
+        // for three times.
+        let four = kml(["2 1 0", "2 95 0", "4 x 0", "4 3 0"])
+        let lenient = read(four, .max, lenient: true)
+        #expect(lenient.warnings.count == 4, "\(lenient.warnings)")
+        #expect(
+            lenient.warnings.contains { $0.hasPrefix("t.kml:5:3: warning: <gx:coord>'s coordinates: latitude 95.0") })
+        #expect(
+            lenient.warnings.contains { $0.hasPrefix("t.kml:6:3: warning: <gx:coord>'s coordinates: latitude nan") })
+        #expect(lenient.warnings.contains { $0.hasPrefix("t.kml:2:2: warning: <gx:Track> has 3 <when> and 4") })
+        // Strict: the latitude out of range is the error, found at the track's end.
+        let three = kml(["2 1 0", "2 95 0", "4 3 0"])
+        let strict = read(three, .max, lenient: false)
+        #expect(strict.error?.hasPrefix("t.kml:5:3: ") == true, "\(String(describing: strict.error))")
+        for piece in [1, 7, 64, 65, 4093] {
+            #expect(read(four, piece, lenient: true) == lenient, "\(piece)-byte reads")
+            #expect(read(three, piece, lenient: false) == strict, "\(piece)-byte reads")
+        }
+    }
+
     @Test func aGeoJSONSyntaxErrorNamesItsLineAndColumn() {
         let json =
             "{\"type\": \"FeatureCollection\", \"features\": [\n  {\"type\": \"Feature\", \"geometry\": {\"type\": \"Point\", \"coordinates\": [1, 2]} \"properties\": {}}\n]}\n"

@@ -226,10 +226,14 @@ public final class KMLReader: TraceEventReader {
     }
 
     /// A `<gx:Track>`: its times, positions and value arrays, paired by index at its end.
+    ///
+    /// Its points are made, and bad ones reported, at its end, when the text of its start and
+    /// of a bad `<gx:coord>` may have left the tokenizer: their lines and columns are kept as
+    /// they are read (a bad coordinate's only, since finding a line costs a scan).
     private func readTrack() throws {
-        let start = tokenizer.absoluteTokenStart
+        let start = walker.place(ofAbsolute: tokenizer.absoluteTokenStart)
         var times: [Date?] = []
-        var positions: [(values: [Double], at: Int)] = []
+        var positions: [(values: [Double], at: Int, place: (line: Int, column: Int)?)] = []
         var arrays: [(field: GPXExtensions.Field, values: [Double?])] = []
         try walker.forEachChild { name in
             if name.equals("when") {
@@ -242,7 +246,9 @@ public final class KMLReader: TraceEventReader {
                 if numbers.contains(nil) {
                     try walker.badValue(at: at, "<gx:coord> holds something that is not a number")
                 }
-                positions.append((numbers.map { $0 ?? .nan }, at))
+                let values = numbers.map { $0 ?? .nan }
+                let place = Self.problem(values) == nil ? nil : walker.place(ofAbsolute: at)
+                positions.append((values, at, place))
             } else if name.equals("ExtendedData") {
                 try readArrays(into: &arrays)
             } else {
@@ -258,7 +264,8 @@ public final class KMLReader: TraceEventReader {
         }
         var open = false
         for (i, position) in positions.enumerated() {
-            guard var point = try makePoint(position.values, at: position.at, kind: "gx:coord") else { continue }
+            guard var point = try makePoint(position.values, at: position.at, place: position.place, kind: "gx:coord")
+            else { continue }
             if i < times.count { point.time = times[i] }
             for (field, values) in arrays where i < values.count {
                 if let v = values[i] { point.extensions.set(field, v) }
@@ -316,19 +323,25 @@ public final class KMLReader: TraceEventReader {
         }
     }
 
+    /// What is wrong with a tuple of longitude, latitude and altitude as a position, if anything.
+    static func problem(_ values: [Double]) -> String? {
+        XMLTraceWalker.problem(latitude: values.count > 1 ? values[1] : nil, longitude: values.first)
+    }
+
     /// A point from a tuple of longitude, latitude and altitude; nil (lenient) when the position
-    /// is bad.
-    private func makePoint(_ values: [Double], at start: Int, kind: String) throws -> GPXPoint? {
-        let longitude = values.count > 0 ? values[0] : nil
-        let latitude = values.count > 1 ? values[1] : nil
-        if let problem = XMLTraceWalker.problem(latitude: latitude, longitude: longitude) {
+    /// is bad, reported at `place` if given (read earlier), else at the byte `start`.
+    private func makePoint(
+        _ values: [Double], at start: Int, place: (line: Int, column: Int)? = nil, kind: String
+    ) throws -> GPXPoint? {
+        if let problem = Self.problem(values) {
             let message = "<\(kind)>'s coordinates: \(problem) (KML gives longitude first, then latitude)"
-            guard walker.lenient else { throw walker.error(.invalidCoordinate, at: start, message) }
+            let place = place ?? walker.place(ofAbsolute: start)
+            guard walker.lenient else { throw walker.error(.invalidCoordinate, at: place, message) }
             droppedPoints += 1
-            walker.warn(at: start, message + "; the point is dropped")
+            walker.warn(at: place, message + "; the point is dropped")
             return nil
         }
-        var point = GPXPoint(coordinate: Coordinate(latitude: latitude!, longitude: longitude!))
+        var point = GPXPoint(coordinate: Coordinate(latitude: values[1], longitude: values[0]))
         if values.count > 2, values[2].isFinite { point.elevation = values[2] }
         return point
     }

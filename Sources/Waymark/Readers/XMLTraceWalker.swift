@@ -138,13 +138,27 @@ final class XMLTraceWalker {
     }
 
     func error(_ code: GPXError.Code, at absolute: Int, _ message: String) -> GPXError {
-        let (line, column) = tokenizer.location(ofAbsolute: absolute)
-        return GPXError(code: code, file: fileName, line: line, column: column, message: message)
+        error(code, at: place(ofAbsolute: absolute), message)
     }
 
     func warn(at absolute: Int, _ message: String) {
-        let (line, column) = tokenizer.location(ofAbsolute: absolute)
-        pending.append(GPXWarning(file: fileName, line: line, column: column, message: message))
+        warn(at: place(ofAbsolute: absolute), message)
+    }
+
+    /// The line and column of an absolute offset, kept for a report made later. Once the
+    /// tokenizer has let go of the text there (how soon depends on how the input arrives), an
+    /// offset's location is the current token's: a reader that reports a place after reading
+    /// on takes its line and column while the text is still held.
+    func place(ofAbsolute absolute: Int) -> (line: Int, column: Int) {
+        tokenizer.location(ofAbsolute: absolute)
+    }
+
+    func error(_ code: GPXError.Code, at place: (line: Int, column: Int), _ message: String) -> GPXError {
+        GPXError(code: code, file: fileName, line: place.line, column: place.column, message: message)
+    }
+
+    func warn(at place: (line: Int, column: Int), _ message: String) {
+        pending.append(GPXWarning(file: fileName, line: place.line, column: place.column, message: message))
     }
 
     /// A warning at the current token, given once per text: further ones are not reported.
