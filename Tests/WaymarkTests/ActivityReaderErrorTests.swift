@@ -175,6 +175,87 @@ struct ActivityReaderErrorTests {
         }
     }
 
+    /// The other elements whose problems show at their end, a KML `<Point>`, a `<LineString>`'s
+    /// `<coordinates>` and a TCX `<Trackpoint>`, are reported at their start, read whole or in
+    /// pieces of any size (the start tag has long left the tokenizer by then).
+    @Test func elementsJudgedAtTheirEndNameTheirStartWhereverTheReadsEnd() {
+        let padding = String(repeating: "<name>padding so that the start leaves the window</name>\n", count: 20)
+        let limits = XMLLimits(maxDepth: 64, maxTokenBytes: 4096, chunkBytes: 64)
+        func read(_ text: String, _ piece: Int, lenient: Bool, tcx: Bool) -> [String] {
+            var out: [String] = []
+            let source = MemoryByteSource(Array(text.utf8), pieceSize: piece)
+            let options = GPXReadOptions(lenient: lenient, limits: limits)
+            let reader: any TraceEventReader =
+                tcx
+                ? TCXReader(source: source, name: "t.tcx", options: options)
+                : KMLReader(source: source, name: "t.kml", options: options)
+            do {
+                try reader.readEvents { event in
+                    if case .warning(let w) = event { out.append(w.description) }
+                }
+            } catch {
+                out.append("error: \(error)")
+            }
+            return out
+        }
+        let kml = """
+            <kml xmlns="http://www.opengis.net/kml/2.2"><Document>
+            <Placemark><Point>
+            \t<coordinates>200,10</coordinates><ExtendedData>\(padding)</ExtendedData>
+            </Point></Placemark>
+            <Placemark><LineString>
+            \t<coordinates>1,2 x,3 4,5
+            1,95 \(String(repeating: "6,7 ", count: 40))
+            </coordinates>
+            </LineString></Placemark>
+            </Document></kml>
+
+            """
+        let tcx = """
+            <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2">
+            <Activities><Activity Sport="Running"><Lap StartTime="2024-01-01T00:00:00Z"><Track>
+              <Trackpoint><Time>2024-01-01T00:00:00Z</Time>
+                <HeartRateBpm><Value>120</Value></HeartRateBpm><Extensions>\(padding)</Extensions>
+              </Trackpoint>
+              <Trackpoint><Time>2024-01-01T00:00:01Z</Time>
+                <Position><LatitudeDegrees>95</LatitudeDegrees><LongitudeDegrees>1</LongitudeDegrees></Position>
+                <Extensions>\(padding)</Extensions>
+              </Trackpoint>
+            </Track></Lap></Activity></Activities></TrainingCenterDatabase>
+
+            """
+        let cases: [(text: String, tcx: Bool, lenient: [String], strict: String)] = [
+            (
+                kml, false,
+                [
+                    "t.kml:2:12: warning: <Point>'s coordinates: longitude 200.0",
+                    "t.kml:26:2: warning: <LineString>'s coordinates: latitude 95.0",
+                    "t.kml:26:2: warning: <coordinates> holds 'x'",
+                ], "t.kml:2:12: "
+            ),
+            (
+                tcx, true,
+                [
+                    "t.tcx:26:3: warning: <Trackpoint>'s <Position>: latitude 95.0",
+                    "t.tcx:3:3: warning: 1 trackpoint(s) have no <Position>",
+                ], "t.tcx:26:3: "
+            ),
+        ]
+        for c in cases {
+            let lenient = read(c.text, .max, lenient: true, tcx: c.tcx)
+            #expect(lenient.count == c.lenient.count, "\(lenient)")
+            for (got, want) in zip(lenient, c.lenient) {
+                #expect(got.hasPrefix(want), "\(got) (wanted \(want)...)")
+            }
+            let strict = read(c.text, .max, lenient: false, tcx: c.tcx)
+            #expect(strict.last?.hasPrefix("error: " + c.strict) == true, "\(strict)")
+            for piece in [1, 7, 64, 65, 4093] {
+                #expect(read(c.text, piece, lenient: true, tcx: c.tcx) == lenient, "\(piece)-byte reads")
+                #expect(read(c.text, piece, lenient: false, tcx: c.tcx) == strict, "\(piece)-byte reads")
+            }
+        }
+    }
+
     @Test func aGeoJSONSyntaxErrorNamesItsLineAndColumn() {
         let json =
             "{\"type\": \"FeatureCollection\", \"features\": [\n  {\"type\": \"Feature\", \"geometry\": {\"type\": \"Point\", \"coordinates\": [1, 2]} \"properties\": {}}\n]}\n"

@@ -139,6 +139,89 @@ import Testing
         }
     }
 
+    /// A mark keeps the line and column of the token it was made at, however far the reads go on
+    /// and however the input arrives: nested elements, each marked at its start and asked for its
+    /// place at its end, against a count from the document's start.
+    @Test func aMarkKeepsItsPlaceHoweverTheInputArrives() {
+        struct Element: CustomStringConvertible, Sendable {
+            var text: String
+            var children: [Element]
+            var description: String { "<e>" + text + children.map(\.description).joined() + "</e>" }
+        }
+        @Sendable func element(_ r: inout PropertyRandom, depth: Int) -> Element {
+            // Text of every shape: runs of line feeds, long lines, short lines.
+            let text = r.array(0...4) { r in
+                r.pick([
+                    "\n", String(repeating: "\n", count: r.int(1...300)), String(repeating: "x", count: r.int(1...500)),
+                    "ab\ncd",
+                ])
+            }.joined()
+            let children = depth > 2 ? [] : r.array(0...3) { element(&$0, depth: depth + 1) }
+            return Element(text: text, children: children)
+        }
+        Property<[Element]>(
+            name: "marks", count: 40,
+            generate: { r in r.array(1...6) { element(&$0, depth: 0) } },
+            shrink: { shrinkArray($0) },
+            describe: { $0.map(\.description).joined() }
+        ).check { elements in
+            let bytes = Array(("<r>\n" + elements.map(\.description).joined(separator: "\n") + "</r>").utf8)
+            // Where each <e> starts, counted from the start, in document order.
+            var expected: [(line: Int, column: Int)] = []
+            var line = 1
+            var lineStart = 0
+            for (i, b) in bytes.enumerated() {
+                if b == UInt8(ascii: "<"), i + 2 < bytes.count, bytes[i + 1] == UInt8(ascii: "e"),
+                    bytes[i + 2] == UInt8(ascii: ">")
+                {
+                    expected.append((line, i - lineStart + 1))
+                }
+                if b == 0x0A {
+                    line += 1
+                    lineStart = i + 1
+                }
+            }
+            var problems = Problems()
+            for piece in [1, 7, 64, 65, 4093, Int.max] {
+                for chunk in [64, 100, 256 << 10] {
+                    let t = XMLTokenizer(
+                        source: MemoryByteSource(bytes, pieceSize: piece), fileName: "t.xml",
+                        limits: XMLLimits(chunkBytes: chunk))
+                    var open: [(mark: Int, order: Int)] = []
+                    var got: [(order: Int, place: (line: Int, column: Int))] = []
+                    var starts = 0
+                    do {
+                        reading: while true {
+                            switch try t.next() {
+                            case .startElement where t.qualifiedName.string == "e":
+                                open.append((t.markTokenStart(), starts))
+                                starts += 1
+                            case .endElement where t.qualifiedName.string == "e":
+                                let last = open.removeLast()
+                                got.append((last.order, t.place(ofMark: last.mark)))
+                                t.unmark(last.mark)
+                            case .endOfDocument: break reading
+                            default: continue
+                            }
+                        }
+                    } catch {
+                        problems.expect(false, "\(piece)-byte reads, \(chunk)-byte chunks: \(error)")
+                        continue
+                    }
+                    problems.expect(got.count == expected.count, "\(got.count) marks for \(expected.count) elements")
+                    for (order, place) in got where order < expected.count && place != expected[order] {
+                        problems.expect(
+                            false,
+                            "\(piece)-byte reads, \(chunk)-byte chunks: <e> #\(order) at \(place.line):\(place.column), counted \(expected[order].line):\(expected[order].column)"
+                        )
+                        break
+                    }
+                }
+            }
+            return problems.list
+        }
+    }
+
     /// The same tokens whatever the chunk and read sizes, over our fixtures and the corpus.
     @Test func chunkBoundariesDoNotMatter() throws {
         var files = Paths.files(under: Paths.fixtures.appendingPathComponent("gpx"), suffix: ".gpx").map {

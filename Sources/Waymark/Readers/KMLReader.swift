@@ -185,18 +185,21 @@ public final class KMLReader: TraceEventReader {
     /// A `<Point>`: a waypoint at its first coordinate tuple, sent (`emitting`) or returned.
     @discardableResult
     private func readPoint(_ info: PlacemarkInfo, emitting: Bool = true) throws -> GPXPoint? {
-        let start = tokenizer.absoluteTokenStart
-        var tuple: [Double]?
-        try walker.forEachChild { name in
-            guard name.equals("coordinates") else {
-                try walker.skipElement()
-                return
+        // Its position is judged at its end: its start is marked to be reported.
+        let made = try walker.marking { start in
+            var tuple: [Double]?
+            try walker.forEachChild { name in
+                guard name.equals("coordinates") else {
+                    try walker.skipElement()
+                    return
+                }
+                try readCoordinates { values, _ in
+                    if tuple == nil { tuple = values }
+                }
             }
-            try readCoordinates { values, _ in
-                if tuple == nil { tuple = values }
-            }
+            return try makePoint(tuple ?? [], at: walker.place(ofMark: start), kind: "Point")
         }
-        guard var point = try makePoint(tuple ?? [], at: start, kind: "Point") else { return nil }
+        guard var point = made else { return nil }
         point.name = info.name
         point.description = info.description
         point.time = info.time
@@ -213,8 +216,10 @@ public final class KMLReader: TraceEventReader {
                 try walker.skipElement()
                 return
             }
-            try readCoordinates { values, at in
-                guard let point = try makePoint(values, at: at, kind: "LineString") else { return }
+            try readCoordinates { values, start in
+                guard let point = try makePoint(values, at: walker.place(ofMark: start), kind: "LineString") else {
+                    return
+                }
                 if !open {
                     open = true
                     try emit(.segmentStart)
@@ -228,12 +233,15 @@ public final class KMLReader: TraceEventReader {
     /// A `<gx:Track>`: its times, positions and value arrays, paired by index at its end.
     ///
     /// Its points are made, and bad ones reported, at its end, when the text of its start and
-    /// of a bad `<gx:coord>` may have left the tokenizer: their lines and columns are kept as
-    /// they are read (a bad coordinate's only, since finding a line costs a scan).
+    /// of a bad `<gx:coord>` may have left the tokenizer: both are marked as they are read (a
+    /// bad coordinate only).
     private func readTrack() throws {
-        let start = walker.place(ofAbsolute: tokenizer.absoluteTokenStart)
+        try walker.marking { start in try readTrack(from: start) }
+    }
+
+    private func readTrack(from start: Int) throws {
         var times: [Date?] = []
-        var positions: [(values: [Double], at: Int, place: (line: Int, column: Int)?)] = []
+        var positions: [(values: [Double], mark: Int?)] = []
         var arrays: [(field: GPXExtensions.Field, values: [Double?])] = []
         try walker.forEachChild { name in
             if name.equals("when") {
@@ -247,8 +255,7 @@ public final class KMLReader: TraceEventReader {
                     try walker.badValue(at: at, "<gx:coord> holds something that is not a number")
                 }
                 let values = numbers.map { $0 ?? .nan }
-                let place = Self.problem(values) == nil ? nil : walker.place(ofAbsolute: at)
-                positions.append((values, at, place))
+                positions.append((values, Self.problem(values) == nil ? nil : walker.mark(absolute: at)))
             } else if name.equals("ExtendedData") {
                 try readArrays(into: &arrays)
             } else {
@@ -258,14 +265,20 @@ public final class KMLReader: TraceEventReader {
         if !times.isEmpty && times.count != positions.count {
             let message =
                 "<gx:Track> has \(times.count) <when> and \(positions.count) <gx:coord>; KML pairs them one to one"
-            guard walker.lenient else { throw walker.error(.invalidValue, at: start, message) }
-            walker.warn(at: start, message + "; the first \(min(times.count, positions.count)) pairs are kept")
+            let place = walker.place(ofMark: start)
+            guard walker.lenient else { throw walker.error(.invalidValue, at: place, message) }
+            walker.warn(at: place, message + "; the first \(min(times.count, positions.count)) pairs are kept")
             positions.removeLast(max(0, positions.count - times.count))
         }
         var open = false
         for (i, position) in positions.enumerated() {
-            guard var point = try makePoint(position.values, at: position.at, place: position.place, kind: "gx:coord")
-            else { continue }
+            // A bad position was marked as it was read (a good one has no mark).
+            guard
+                var point = try makePoint(
+                    position.values, at: walker.place(ofMark: position.mark ?? start), kind: "gx:coord")
+            else {
+                continue
+            }
             if i < times.count { point.time = times[i] }
             for (field, values) in arrays where i < values.count {
                 if let v = values[i] { point.extensions.set(field, v) }
@@ -329,13 +342,13 @@ public final class KMLReader: TraceEventReader {
     }
 
     /// A point from a tuple of longitude, latitude and altitude; nil (lenient) when the position
-    /// is bad, reported at `place` if given (read earlier), else at the byte `start`.
+    /// is bad, reported at `place` (asked for only then).
     private func makePoint(
-        _ values: [Double], at start: Int, place: (line: Int, column: Int)? = nil, kind: String
+        _ values: [Double], at place: @autoclosure () -> (line: Int, column: Int), kind: String
     ) throws -> GPXPoint? {
         if let problem = Self.problem(values) {
             let message = "<\(kind)>'s coordinates: \(problem) (KML gives longitude first, then latitude)"
-            let place = place ?? walker.place(ofAbsolute: start)
+            let place = place()
             guard walker.lenient else { throw walker.error(.invalidCoordinate, at: place, message) }
             droppedPoints += 1
             walker.warn(at: place, message + "; the point is dropped")
@@ -364,15 +377,18 @@ public final class KMLReader: TraceEventReader {
     }
 
     /// Reads a `<coordinates>` element (the tokenizer is at its start tag), handing each tuple
-    /// to `body` with the byte where the element starts, as its text arrives: a line of a
-    /// million points is never held whole.
-    private func readCoordinates(_ body: ([Double], Int) throws -> Void) throws {
-        let start = tokenizer.absoluteTokenStart
-        var scanner = CoordinateTupleScanner()
+    /// to `body` with a mark of the element's start (``XMLTraceWalker/place(ofMark:)``), as its
+    /// text arrives: a line of a million points is never held whole.
+    private func readCoordinates(_ body: ([Double], _ start: Int) throws -> Void) throws {
         if tokenizer.isEmptyElement {
             _ = try next()
             return
         }
+        try walker.marking { start in try readCoordinates(from: start, body) }
+    }
+
+    private func readCoordinates(from start: Int, _ body: ([Double], Int) throws -> Void) throws {
+        var scanner = CoordinateTupleScanner()
         var failure: Error?
         while true {
             switch try next() {
@@ -387,7 +403,8 @@ public final class KMLReader: TraceEventReader {
                 try walker.skipElement()
             case .endElement, .endOfDocument:
                 if let bad = scanner.bad {
-                    try walker.badValue(at: start, "<coordinates> holds '\(bad)', which is not a number")
+                    try walker.badValue(
+                        at: walker.place(ofMark: start), "<coordinates> holds '\(bad)', which is not a number")
                 }
                 scanner.finish { tuple in
                     if failure == nil {

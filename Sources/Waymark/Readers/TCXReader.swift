@@ -193,9 +193,13 @@ public final class TCXReader: TraceEventReader {
     }
 
     /// A `<Trackpoint>` or `<CoursePoint>`; nil when it has no position (counted) or a bad one
-    /// (lenient: dropped with a warning).
+    /// (lenient: dropped with a warning). Its position is judged at its end, and reported at its
+    /// start, marked.
     private func readPoint(kind: String) throws -> GPXPoint? {
-        let start = tokenizer.absoluteTokenStart
+        try walker.marking { start in try readPoint(kind: kind, start: start) }
+    }
+
+    private func readPoint(kind: String, start: Int) throws -> GPXPoint? {
         var latitude: Double?
         var longitude: Double?
         var hasPosition = false
@@ -242,15 +246,16 @@ public final class TCXReader: TraceEventReader {
         }
         if point.extensions.cadence == nil, let runCadence { point.extensions.cadence = runCadence }
         guard hasPosition else {
-            if positionless == 0 { firstPositionless = tokenizer.location(ofAbsolute: start) }
+            if positionless == 0 { firstPositionless = walker.place(ofMark: start) }
             positionless += 1
             return nil
         }
         if let problem = XMLTraceWalker.problem(latitude: latitude, longitude: longitude) {
             let message = "<\(kind)>'s <Position>: \(problem)"
-            guard walker.lenient else { throw walker.error(.invalidCoordinate, at: start, message) }
+            let place = walker.place(ofMark: start)
+            guard walker.lenient else { throw walker.error(.invalidCoordinate, at: place, message) }
             droppedPoints += 1
-            walker.warn(at: start, message + "; the point is dropped")
+            walker.warn(at: place, message + "; the point is dropped")
             return nil
         }
         point.coordinate = Coordinate(latitude: latitude!, longitude: longitude!)

@@ -137,6 +137,12 @@ final class XMLTraceWalker {
         warn(at: absolute, message + "; the value is left out")
     }
 
+    /// ``badValue(at:_:)`` at a place kept for a report made later.
+    func badValue(at place: (line: Int, column: Int), _ message: String) throws {
+        guard lenient else { throw error(.invalidValue, at: place, message) }
+        warn(at: place, message + "; the value is left out")
+    }
+
     func error(_ code: GPXError.Code, at absolute: Int, _ message: String) -> GPXError {
         error(code, at: place(ofAbsolute: absolute), message)
     }
@@ -151,6 +157,26 @@ final class XMLTraceWalker {
     /// on takes its line and column while the text is still held.
     func place(ofAbsolute absolute: Int) -> (line: Int, column: Int) {
         tokenizer.location(ofAbsolute: absolute)
+    }
+
+    /// Runs `body` with a mark where the current token starts, whose place (``place(ofMark:)``)
+    /// stays right however far `body` reads: for an element whose problems show at its end.
+    /// Unlike ``place(ofAbsolute:)`` taken at once, it costs no scan until it is asked for.
+    func marking<T>(_ body: (_ mark: Int) throws -> T) rethrows -> T {
+        let mark = tokenizer.markTokenStart()
+        defer { tokenizer.unmark(mark) }
+        return try body(mark)
+    }
+
+    /// Marks `absolute`, an offset still in the window, until the end of the innermost
+    /// ``marking(_:)``: for a leaf whose problem is reported at its parent's end.
+    func mark(absolute: Int) -> Int {
+        tokenizer.mark(absolute: absolute)
+    }
+
+    /// The line and column of a mark made by ``marking(_:)`` or ``mark(absolute:)``.
+    func place(ofMark mark: Int) -> (line: Int, column: Int) {
+        tokenizer.place(ofMark: mark)
     }
 
     func error(_ code: GPXError.Code, at place: (line: Int, column: Int), _ message: String) -> GPXError {

@@ -232,8 +232,54 @@ final class XMLTokenizer {
     var absoluteTokenStart: Int { baseOffset + tokenStart }
 
     /// The location of an absolute offset, if it is still in the window; else of the current token.
+    /// A reader that reports a place after reading on marks it instead (``markTokenStart()``).
     func location(ofAbsolute offset: Int) -> (line: Int, column: Int) {
         offset >= baseOffset ? location(ofIndex: offset - baseOffset) : tokenLocation
+    }
+
+    // MARK: Marks
+
+    /// A place a reader reports after reading on: an element's start, reported at its end.
+    private struct Mark {
+        var offset: Int
+        /// Its line and column, worked out when the window let go of its text.
+        var place: (line: Int, column: Int)?
+    }
+
+    /// The marks made and not yet let go, in the order made; those waiting for their places are
+    /// in the order of their offsets.
+    @exclusivity(unchecked) private var marks: [Mark] = []
+
+    /// Marks where the current token starts, for a report made after reading on; returns the
+    /// mark's handle, for ``place(ofMark:)`` and ``unmark(_:)``.
+    ///
+    /// Unlike ``pin``, a mark does not keep its text in the window: when the window lets go of
+    /// it, its line and column are worked out in the same count of lines that moves the window
+    /// on, so a mark costs nothing until it is asked for, and its place is the same however the
+    /// input arrives.
+    func markTokenStart() -> Int { mark(absolute: absoluteTokenStart) }
+
+    /// Marks an absolute offset the window still holds (a leaf just read, say); see
+    /// ``markTokenStart()``. One the window has let go of, or one before a mark still waiting
+    /// for its place, takes its place at once (``location(ofAbsolute:)``).
+    func mark(absolute offset: Int) -> Int {
+        var mark = Mark(offset: offset)
+        if offset < baseOffset || marks.last(where: { $0.place == nil }).map({ offset < $0.offset }) == true {
+            mark.place = location(ofAbsolute: offset)
+        }
+        marks.append(mark)
+        return marks.count - 1
+    }
+
+    /// The line and column of the mark `handle`.
+    func place(ofMark handle: Int) -> (line: Int, column: Int) {
+        let mark = marks[handle]
+        return mark.place ?? location(ofAbsolute: mark.offset)
+    }
+
+    /// Lets go of the mark `handle` and of every mark made after it.
+    func unmark(_ handle: Int) {
+        if handle < marks.count { marks.removeSubrange(handle...) }
     }
 
     private func uriSpan(_ index: Int) -> ByteSpan {
@@ -433,7 +479,16 @@ final class XMLTokenizer {
         var start = tokenIndex
         if let pin { start = max(0, min(start, pin - baseOffset)) }
         if start > 0 {
-            accountLines(upTo: start)
+            var counted = 0
+            // The marks the window lets go of take their places on the way.
+            for i in marks.indices where marks[i].place == nil {
+                let index = marks[i].offset - baseOffset
+                guard index < start else { break }
+                accountLines(from: counted, upTo: index)
+                counted = index
+                marks[i].place = (linesBefore + 1, marks[i].offset - lineStartOffset + 1)
+            }
+            accountLines(from: counted, upTo: start)
             (buf).update(from: buf + start, count: end - start)
             baseOffset += start
             end -= start
@@ -481,14 +536,15 @@ final class XMLTokenizer {
             .limitExceeded, at: 0, "a single XML construct is longer than the \(limits.maxTokenBytes / 1024) KiB limit")
     }
 
-    private func accountLines(upTo index: Int) {
+    /// Counts the lines of `buf[from..<index]`, about to leave the window.
+    private func accountLines(from: Int, upTo index: Int) {
         // Counted 32 bytes at a time (logs have a line every 20 bytes or so, too short for a
         // memchr per line); the last line feed is then found from the end. The loop reads a
         // local pointer with unchecked arithmetic (the bounds are checked once, by the loop's
         // condition), so that it is compare-and-add alone.
         let bytes = UnsafeRawPointer(buf)
         var lines = 0
-        var i = 0
+        var i = from
         let feed = SIMD32<UInt8>(repeating: 0x0A)
         while index &- i >= 32 {
             // A true lane is all ones, 255: subtracting it adds one. A lane counts at most 255
