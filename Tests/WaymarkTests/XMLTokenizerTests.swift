@@ -222,6 +222,37 @@ import Testing
         }
     }
 
+    /// A mark made out of order (an offset before a mark still waiting, while the window holds
+    /// both) takes its place at once, and the marks around it still take theirs as the window
+    /// moves on.
+    @Test func aMarkMadeOutOfOrderTakesItsPlaceAtOnce() throws {
+        let lines = String(repeating: "text that makes the window move on\n", count: 40)
+        let bytes = Array("<r>\n<a/>\n<b>\(lines)<c>\(lines)</c></b></r>".utf8)
+        for piece in [1, 7, 64, Int.max] {
+            let t = XMLTokenizer(
+                source: MemoryByteSource(bytes, pieceSize: piece), fileName: "t.xml", limits: XMLLimits(chunkBytes: 64))
+            var marks: [String: Int] = [:]
+            while true {
+                let token = try t.next()
+                if token == .endOfDocument { break }
+                guard token == .startElement else { continue }
+                switch t.qualifiedName.string {
+                case "a": t.pin = t.absoluteTokenStart  // kept in the window until <b>
+                case "b":
+                    marks["b"] = t.markTokenStart()  // waits
+                    marks["a"] = t.mark(absolute: t.pin!)  // before it, a line up: placed now
+                    t.pin = nil
+                case "c": marks["c"] = t.markTokenStart()
+                default: break
+                }
+            }
+            let places = marks.mapValues { t.place(ofMark: $0) }
+            #expect(places["a"]! == (2, 1), "\(piece)-byte reads: \(places)")
+            #expect(places["b"]! == (3, 1), "\(piece)-byte reads: \(places)")
+            #expect(places["c"]! == (43, 1), "\(piece)-byte reads: \(places)")
+        }
+    }
+
     /// The same tokens whatever the chunk and read sizes, over our fixtures and the corpus.
     @Test func chunkBoundariesDoNotMatter() throws {
         var files = Paths.files(under: Paths.fixtures.appendingPathComponent("gpx"), suffix: ".gpx").map {

@@ -249,9 +249,13 @@ final class XMLTokenizer {
     /// The marks made and not yet let go, in the order made; those waiting for their places are
     /// in the order of their offsets.
     @exclusivity(unchecked) private var marks: [Mark] = []
+    /// Every mark before this one has its place: the window goes over each mark once, however
+    /// many stay (a track's bad positions, say).
+    @exclusivity(unchecked) private var firstWaiting = 0
 
     /// Marks where the current token starts, for a report made after reading on; returns the
-    /// mark's handle, for ``place(ofMark:)`` and ``unmark(_:)``.
+    /// mark's handle, for ``place(ofMark:)`` and ``unmark(_:)``. A handle is good until it, or
+    /// a mark made before it, is let go of.
     ///
     /// Unlike ``pin``, a mark does not keep its text in the window: when the window lets go of
     /// it, its line and column are worked out in the same count of lines that moves the window
@@ -264,7 +268,8 @@ final class XMLTokenizer {
     /// for its place, takes its place at once (``location(ofAbsolute:)``).
     func mark(absolute offset: Int) -> Int {
         var mark = Mark(offset: offset)
-        if offset < baseOffset || marks.last(where: { $0.place == nil }).map({ offset < $0.offset }) == true {
+        let lastWaiting = marks[firstWaiting...].last { $0.place == nil }
+        if offset < baseOffset || lastWaiting.map({ offset < $0.offset }) == true {
             mark.place = location(ofAbsolute: offset)
         }
         marks.append(mark)
@@ -279,7 +284,9 @@ final class XMLTokenizer {
 
     /// Lets go of the mark `handle` and of every mark made after it.
     func unmark(_ handle: Int) {
-        if handle < marks.count { marks.removeSubrange(handle...) }
+        guard handle >= 0, handle < marks.count else { return }
+        marks.removeSubrange(handle...)
+        firstWaiting = min(firstWaiting, marks.count)
     }
 
     private func uriSpan(_ index: Int) -> ByteSpan {
@@ -481,13 +488,18 @@ final class XMLTokenizer {
         if start > 0 {
             var counted = 0
             // The marks the window lets go of take their places on the way.
-            for i in marks.indices where marks[i].place == nil {
-                let index = marks[i].offset - baseOffset
-                guard index < start else { break }
-                accountLines(from: counted, upTo: index)
-                counted = index
-                marks[i].place = (linesBefore + 1, marks[i].offset - lineStartOffset + 1)
+            var i = firstWaiting
+            while i < marks.count {
+                if marks[i].place == nil {
+                    let index = marks[i].offset - baseOffset
+                    if index >= start { break }
+                    accountLines(from: counted, upTo: index)
+                    counted = index
+                    marks[i].place = (linesBefore + 1, marks[i].offset - lineStartOffset + 1)
+                }
+                i += 1
             }
+            firstWaiting = i
             accountLines(from: counted, upTo: start)
             (buf).update(from: buf + start, count: end - start)
             baseOffset += start
