@@ -224,7 +224,28 @@ struct ActivityReaderErrorTests {
             </Track></Lap></Activity></Activities></TrainingCenterDatabase>
 
             """
+        // A <LineString> alone, so that the strict read stops at its <coordinates>.
+        let line = """
+            <kml xmlns="http://www.opengis.net/kml/2.2"><Placemark><ExtendedData>\(padding)</ExtendedData>
+            <LineString><coordinates>
+            1,2 \(String(repeating: "6,7 ", count: 40))
+            3,4 5,-91
+            </coordinates></LineString></Placemark></kml>
+
+            """
+        // A course's point, after padding in its notes.
+        let course = """
+            <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2">
+            <Courses><Course><Name>c</Name>
+              <CoursePoint><Name>turn</Name><Notes>\(String(repeating: "notes that push the start out\n", count: 20))</Notes>
+                <Position><LatitudeDegrees>1</LatitudeDegrees><LongitudeDegrees>181</LongitudeDegrees></Position>
+              </CoursePoint>
+            </Course></Courses></TrainingCenterDatabase>
+
+            """
         let cases: [(text: String, tcx: Bool, lenient: [String], strict: String)] = [
+            (line, false, ["t.kml:22:13: warning: <LineString>'s coordinates: latitude -91.0"], "t.kml:22:13: "),
+            (course, true, ["t.tcx:3:3: warning: <CoursePoint>'s <Position>: longitude 181.0"], "t.tcx:3:3: "),
             (
                 kml, false,
                 [
