@@ -1284,7 +1284,9 @@ final class XMLTokenizer {
         elementCount += 1
         // Resolve attribute prefixes and reject duplicates: pairwise for the few attributes of
         // a usual tag, through hashes of the names beyond that, so that a tag with a hundred
-        // thousand attributes costs linear time, not quadratic.
+        // thousand attributes costs linear time, not quadratic. Most tags have none (a TCX or
+        // KML file's): they make no tables.
+        guard !attributes.isEmpty else { return }
         let hashed = attributes.count > 16
         var qualifiedNames: [Int: [Int]] = [:]
         var namespacedNames: [Int: [Int]] = [:]
