@@ -133,8 +133,7 @@ final class XMLTraceWalker {
     /// A bad value (not a position): strict, an error; lenient, a warning, and the value is left
     /// out.
     func badValue(at absolute: Int, _ message: String) throws {
-        guard lenient else { throw error(.invalidValue, at: absolute, message) }
-        warn(at: absolute, message + "; the value is left out")
+        try badValue(at: place(ofAbsolute: absolute), message)
     }
 
     /// ``badValue(at:_:)`` at a place kept for a report made later.
@@ -151,17 +150,18 @@ final class XMLTraceWalker {
         warn(at: place(ofAbsolute: absolute), message)
     }
 
-    /// The line and column of an absolute offset, kept for a report made later. Once the
-    /// tokenizer has let go of the text there (how soon depends on how the input arrives), an
-    /// offset's location is the current token's: a reader that reports a place after reading
-    /// on takes its line and column while the text is still held.
-    func place(ofAbsolute absolute: Int) -> (line: Int, column: Int) {
+    /// The line and column of an absolute offset the tokenizer still holds: the current token,
+    /// or a leaf ``readLeaf()`` has just read (it pins the leaf's start). Once the tokenizer has
+    /// let go of the text there (how soon depends on how the input arrives), an offset's
+    /// location is the current token's: a place reported after reading on is marked instead
+    /// (``marking(_:)``, ``mark(absolute:)``).
+    private func place(ofAbsolute absolute: Int) -> (line: Int, column: Int) {
         tokenizer.location(ofAbsolute: absolute)
     }
 
     /// Runs `body` with a mark where the current token starts, whose place (``place(ofMark:)``)
     /// stays right however far `body` reads: for an element whose problems show at its end.
-    /// Unlike ``place(ofAbsolute:)`` taken at once, it costs no scan until it is asked for.
+    /// It costs no scan of the window's lines until it is asked for.
     func marking<T>(_ body: (_ mark: Int) throws -> T) rethrows -> T {
         let mark = tokenizer.markTokenStart()
         defer { tokenizer.unmark(mark) }
