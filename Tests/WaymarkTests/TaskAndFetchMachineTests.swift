@@ -21,8 +21,9 @@ import Testing
 
     /// Events at 10 s (the warning at 25 s: a 30 s budget, warned 5 s ahead).
     static let events: [String: Machine.Event] = [
-        "begin": .begin(at: .seconds(10)), "end": .end(task: nil, at: .seconds(10)),
-        "end2": .end(task: 2, at: .seconds(10)), "launchFg": .launched(inBackground: false, at: .seconds(10)),
+        "begin": .begin(name: "sync", at: .seconds(10)), "end": .end(task: nil, name: nil, at: .seconds(10)),
+        "end2": .end(task: 2, name: "upload", at: .seconds(10)),
+        "launchFg": .launched(inBackground: false, at: .seconds(10)),
         "launchBg": .launched(inBackground: true, at: .seconds(10)), "enterBg": .enteredBackground(at: .seconds(10)),
         "enterFg": .enteredForeground, "suspended": .appSuspended, "warning": .warningDue(at: .seconds(25)),
         "deadline": .deadlineDue,
@@ -31,29 +32,33 @@ import Testing
 
     static let table: [(String, String, String, String)] = [
         ("N", "launchFg", "F0", ""), ("N", "launchBg", "B0", ""),
-        ("F0", "begin", "F3", "began 3"), ("F0", "enterBg", "B0", ""), ("F0", "launchBg", "B0", ""),
+        ("F0", "begin", "F3", "began 3 sync"), ("F0", "enterBg", "B0", ""), ("F0", "launchBg", "B0", ""),
         ("F0", "launchFg", "F0", ""), ("F0", "terminated", "N", ""),
-        ("F1", "begin", "F1+3", "began 3"), ("F1", "end", "F0", "ended 1 -"),
+        ("F1", "begin", "F1+3", "began 3 sync"), ("F1", "end", "F0", "ended 1 -"),
         // The budget starts when the app leaves with a task outstanding.
-        ("F1", "enterBg", "R1@10", "expiry 35 40"), ("F1", "launchFg", "F0", ""), ("F1", "launchBg", "B0", ""),
+        ("F1", "enterBg", "R1@10", "warn 35 deadline 40"), ("F1", "launchFg", "F0", ""), ("F1", "launchBg", "B0", ""),
         ("F1", "terminated", "N", ""),
-        ("B0", "begin", "R3@10", "began 3 expiry 35 40"), ("B0", "enterFg", "F0", ""), ("B0", "launchFg", "F0", ""),
+        ("B0", "begin", "R3@10", "began 3 sync warn 35 deadline 40"), ("B0", "enterFg", "F0", ""),
+        ("B0", "launchFg", "F0", ""),
         ("B0", "launchBg", "B0", ""), ("B0", "terminated", "N", ""),
         // A task begun while others run shares the stay's budget.
-        ("R1", "begin", "R13", "began 3"), ("R1", "end", "R0", "ended 1 20 -expiry"),
-        ("R1", "enterFg", "F1", "-expiry"), ("R1", "warning", "X1", "expiring 1 5"), ("R1", "deadline", "R1", "kill"),
-        ("R1", "terminated", "N", "-expiry"), ("R1", "launchFg", "F0", ""), ("R1", "launchBg", "B0", ""),
-        ("X1", "begin", "X13", "began 3"), ("X1", "end", "X0", "ended 1 20 -expiry"),
-        ("X1", "enterFg", "F1", "-expiry"), ("X1", "deadline", "X1", "kill"), ("X1", "terminated", "N", "-expiry"),
+        ("R1", "begin", "R13", "began 3 sync"), ("R1", "end", "R0", "ended 1 20 -warn -deadline"),
+        ("R1", "enterFg", "F1", "-warn -deadline"), ("R1", "warning", "X1", "expiring 5 handlers 1"),
+        ("R1", "deadline", "R1", "kill"),
+        ("R1", "terminated", "N", "-warn -deadline"), ("R1", "launchFg", "F0", ""), ("R1", "launchBg", "B0", ""),
+        ("X1", "begin", "X13", "began 3 sync"), ("X1", "end", "X0", "ended 1 20 -warn -deadline"),
+        ("X1", "enterFg", "F1", "-warn -deadline"), ("X1", "deadline", "X1", "kill"),
+        ("X1", "terminated", "N", "-warn -deadline"),
         ("X1", "launchFg", "F0", ""), ("X1", "launchBg", "B0", ""),
         // After the tasks ended, a new one gets what is left of the stay's budget.
-        ("R0", "begin", "R3", "began 3 expiry 25 30"),
+        ("R0", "begin", "R3", "began 3 sync warn 25 deadline 30"),
         // Suspended, the stay is over: a wake (for a fetch, say) starts a fresh budget.
         ("R0", "suspended", "B0", ""), ("R0", "enterFg", "F0", ""), ("R0", "terminated", "N", ""),
         ("R0", "launchFg", "F0", ""), ("R0", "launchBg", "B0", ""),
-        ("R12", "end", "R2", "ended 1 20"), ("R12", "end2", "R1", "ended 2 20"), ("R12", "begin", "R123", "began 3"),
-        ("R12", "warning", "X12", "expiring 1,2 5"), ("R12", "deadline", "R12", "kill"),
-        ("R12", "enterFg", "F12", "-expiry"), ("R12", "terminated", "N", "-expiry"),
+        ("R12", "end", "R2", "ended 1 20"), ("R12", "end2", "R1", "ended 2 20 upload"),
+        ("R12", "begin", "R123", "began 3 sync"),
+        ("R12", "warning", "X12", "expiring 5 handlers 1,2"), ("R12", "deadline", "R12", "kill"),
+        ("R12", "enterFg", "F12", "-warn -deadline"), ("R12", "terminated", "N", "-warn -deadline"),
         ("R12", "launchFg", "F0", ""), ("R12", "launchBg", "B0", ""),
     ]
 
@@ -81,16 +86,26 @@ import Testing
         }
     }
 
-    static func describe(_ actions: [Machine.Action]) -> String {
-        actions.map { action -> String in
+    /// The device's actions, short: `began 3 sync` (a task and its name), `ended 1 20` (the time
+    /// left), `warn 35`/`deadline 40` (the timers set), `-warn`/`-deadline` (cancelled),
+    /// `expiring 5` (the time left), `handlers 1,2` (whose expiration handlers run), `kill` (the
+    /// watchdog).
+    static func describe(_ actions: [DeviceAction]) -> String {
+        let seconds = { (d: Duration?) in d.map { "\($0.components.seconds)" } ?? "-" }
+        return actions.map { action -> String in
             switch action {
-            case .began(let task): "began \(task)"
-            case .ended(let task, let remaining): "ended \(task) \(remaining.map { "\($0.components.seconds)" } ?? "-")"
-            case .scheduleExpiry(let w, let d): "expiry \(w.components.seconds) \(d.components.seconds)"
-            case .cancelExpiry: "-expiry"
-            case .expiring(let tasks, let remaining):
-                "expiring \(tasks.map(String.init).joined(separator: ",")) \(remaining.components.seconds)"
-            case .terminateApp: "kill"
+            case .record(.backgroundTask(.began, let task?, nil, let name)):
+                "began \(task)" + (name.map { " \($0)" } ?? "")
+            case .record(.backgroundTask(.ended, let task?, let remaining, let name)):
+                "ended \(task) \(seconds(remaining))" + (name.map { " \($0)" } ?? "")
+            case .record(.backgroundTask(.expiring, nil, let remaining?, "budget")): "expiring \(seconds(remaining))"
+            case .schedule(.taskWarning, let at): "warn \(seconds(at))"
+            case .schedule(.taskDeadline, let at): "deadline \(seconds(at))"
+            case .cancel(.taskWarning): "-warn"
+            case .cancel(.taskDeadline): "-deadline"
+            case .call(.taskExpiration(let tasks)): "handlers \(tasks.map(String.init).joined(separator: ","))"
+            case .post(.lifecycle(.terminate(.watchdog))): "kill"
+            default: "unexpected \(action)"
             }
         }.joined(separator: " ")
     }
@@ -128,7 +143,7 @@ import Testing
     typealias Machine = BackgroundFetchStateMachine
 
     /// D disabled; W a wake due at 100 s; Df deferred; F fetching since 100 s. Every state has a
-    /// 60 s interval set (D has none).
+    /// 60 s interval set (D has none); the last fetch begun was fetch 1.
     static let states: [String: (Machine.State, Duration?)] = [
         "D": (.disabled, nil), "W": (.waiting(nextWake: .seconds(100)), .seconds(60)), "Df": (.deferred, .seconds(60)),
         "F": (.fetching(since: .seconds(100)), .seconds(60)),
@@ -143,21 +158,27 @@ import Testing
         "wakeNotRunning": .wakeDue(at: .seconds(100), app: .notRunning, terminatedByUser: false),
         "wakeSwipedAway": .wakeDue(at: .seconds(100), app: .notRunning, terminatedByUser: true),
         "enteredBackground": .appEnteredBackground(at: .seconds(100)),
-        "completed": .completed(.newData, at: .seconds(110)), "deadline": .deadlineDue(at: .seconds(130)),
+        "completed": .completed(id: 1, .newData, note: nil, at: .seconds(110)),
+        "completedNoted": .completed(id: 1, .noData, note: AppNote(synced: 3, note: "queue"), at: .seconds(110)),
+        // The completion of an earlier fetch than the last begun.
+        "completedEarlier": .completed(id: 0, .newData, note: nil, at: .seconds(110)),
+        "deadline": .deadlineDue(at: .seconds(130)),
         "terminated": .appTerminated(at: .seconds(100)),
     ]
 
     static let table: [(String, String, String, String)] = [
         ("D", "set60", "W160", "wake 160"), ("D", "setNever", "D", ""),
         ("W", "set60", "W", ""), ("W", "setNever", "D", "-wake"),
-        ("W", "wakeActive", "Df", "deferred"), ("W", "wakeBackground", "F", "begin none 130"),
-        ("W", "wakeSuspended", "F", "begin resume 130"), ("W", "wakeNotRunning", "F", "begin launch 130"),
+        ("W", "wakeActive", "Df", "deferred"), ("W", "wakeBackground", "F", "began deadline 130 handler 2"),
+        ("W", "wakeSuspended", "F", "woken began deadline 130 handler 2"),
+        ("W", "wakeNotRunning", "F", "woken began deadline 130 handler 2"),
         ("W", "wakeSwipedAway", "W160", "wake 160 skipped"),
         // A fetch deferred in the foreground runs once the app is in the background.
-        ("Df", "enteredBackground", "F", "begin none 130"), ("Df", "terminated", "W", "wake 100"),
+        ("Df", "enteredBackground", "F", "began deadline 130 handler 2"), ("Df", "terminated", "W", "wake 100"),
         ("Df", "set60", "Df", ""), ("Df", "setNever", "D", ""),
-        ("F", "completed", "W160", "-deadline completed:newData wake 160"),
-        ("F", "deadline", "W220", "expired wake 220"), ("F", "terminated", "W160", "-deadline wake 160"),
+        ("F", "completed", "W160", "-deadline completed:newData 0 wake 160"),
+        ("F", "completedNoted", "W160", "-deadline completed:noData 3 queue wake 160"),
+        ("F", "deadline", "W220", "expired kill wake 220"), ("F", "terminated", "W160", "-deadline wake 160"),
         ("F", "set60", "F", ""), ("F", "setNever", "F", ""),
     ]
 
@@ -169,17 +190,27 @@ import Testing
         }
     }
 
-    static func describe(_ actions: [Machine.Action]) -> String {
+    /// The device's actions, short: `wake 160`/`-wake` (the wake timer), `deferred`, `skipped`,
+    /// `woken` (the app is launched or resumed), `began`, `deadline 130`/`-deadline` (the
+    /// handler's), `handler 2` (fetch 2's handler is called), `completed:newData 3 queue` (what the
+    /// app synced, and its note), `expired`, `kill` (the app is terminated).
+    static func describe(_ actions: [DeviceAction]) -> String {
         actions.map { action -> String in
             switch action {
-            case .scheduleWake(let at): "wake \(at.components.seconds)"
-            case .cancelWake: "-wake"
-            case .deferred: "deferred"
-            case .skippedUserTerminated: "skipped"
-            case .begin(let wake, let deadline): "begin \(wake) \(deadline.components.seconds)"
-            case .completed(let r): "completed:\(r.rawValue)"
-            case .cancelDeadline: "-deadline"
-            case .expired: "expired"
+            case .schedule(.fetchWake, let at): "wake \(at.components.seconds)"
+            case .cancel(.fetchWake): "-wake"
+            case .record(.fetch(.deferred, nil, nil, .appInForeground, nil)): "deferred"
+            case .record(.fetch(.skipped, nil, nil, .userTerminated, nil)): "skipped"
+            case .post(.lifecycle(.wake(.backgroundFetch))): "woken"
+            case .record(.fetch(.began, nil, nil, nil, nil)): "began"
+            case .schedule(.fetchDeadline, let at): "deadline \(at.components.seconds)"
+            case .call(.performFetch(let id)): "handler \(id)"
+            case .record(.fetch(.completed, let result?, let synced?, nil, let note)):
+                "completed:\(result.rawValue) \(synced)" + (note.map { " \($0)" } ?? "")
+            case .cancel(.fetchDeadline): "-deadline"
+            case .record(.fetch(.expired, nil, nil, .budget, nil)): "expired"
+            case .post(.lifecycle(.terminate(.fetchBudgetExceeded))): "kill"
+            default: "unexpected \(action)"
             }
         }.joined(separator: " ")
     }
@@ -188,7 +219,7 @@ import Testing
     func eachTransition(_ row: Int) throws {
         let (from, event, to, actions) = Self.table[row]
         let (state, interval) = try #require(Self.states[from])
-        var machine = Machine(hasFetchMode: true, budget: .seconds(30), state: state, interval: interval)
+        var machine = Machine(hasFetchMode: true, budget: .seconds(30), state: state, interval: interval, lastID: 1)
         let done = machine.handle(try #require(Self.events[event]))
         #expect(machine.state == (try #require(Self.state(to))), "\(from) + \(event)")
         #expect(Self.describe(done) == actions, "\(from) + \(event)")
@@ -198,7 +229,7 @@ import Testing
     @Test func everyPairNotInTheTableIsIgnored() {
         expectUnlistedPairsAreIgnored(states: Self.states, events: Self.events, listed: Self.table.map { ($0.0, $0.1) })
         {
-            var machine = Machine(hasFetchMode: true, budget: .seconds(30), state: $0.0, interval: $0.1)
+            var machine = Machine(hasFetchMode: true, budget: .seconds(30), state: $0.0, interval: $0.1, lastID: 1)
             return (machine.handle($1).isEmpty, machine.state == $0.0)
         }
     }

@@ -6,7 +6,9 @@ public enum FetchResult: String, Sendable, Hashable, Codable, CaseIterable {
 /// Background fetch (`setMinimumBackgroundFetchInterval`, deprecated from iOS 13 but still
 /// working): a pure state machine.
 ///
-/// It holds no clock and does no I/O; times come with the events. The rules:
+/// It holds no clock and does no I/O; times come with the events. It answers in the device's
+/// actions (``DeviceAction``): the audit events, the wake and deadline timers, the app's handler,
+/// and the wake or termination it asks of the app's lifecycle. The rules:
 ///
 /// - Fetch needs the `fetch` background mode and an interval other than never, which the app
 ///   sets (usually at launch). The first wake comes one interval after it is set.
@@ -29,16 +31,6 @@ public struct BackgroundFetchStateMachine: Sendable, Hashable {
         case fetching(since: Duration)
     }
 
-    /// What a fetch does to the app before its handler runs.
-    public enum Wake: Sendable, Hashable {
-        /// It runs already (in the background).
-        case none
-        /// Resume it from suspension into the background.
-        case resume
-        /// Launch it into the background.
-        case launch
-    }
-
     public enum Event: Sendable, Hashable {
         /// The app sets its minimum interval; nil is never.
         case setInterval(Duration?, at: Duration)
@@ -49,25 +41,12 @@ public struct BackgroundFetchStateMachine: Sendable, Hashable {
         case wakeSkipped(at: Duration)
         /// The app entered the background (it may still run, or be suspended after).
         case appEnteredBackground(at: Duration)
-        /// The handler called its completion.
-        case completed(FetchResult, at: Duration)
+        /// The handler of fetch `id` called its completion, the app having synced what `note`
+        /// says (nil: nothing). A completion of another fetch than the last begun is ignored.
+        case completed(id: Int, FetchResult, note: AppNote?, at: Duration)
         /// The budget ran out.
         case deadlineDue(at: Duration)
         case appTerminated(at: Duration)
-    }
-
-    public enum Action: Sendable, Hashable {
-        case scheduleWake(at: Duration)
-        case cancelWake
-        case deferred
-        /// Not launched: the user swiped the app away.
-        case skippedUserTerminated
-        /// Wake the app as said, call its handler, and set the deadline.
-        case begin(Wake, deadline: Duration)
-        case completed(FetchResult)
-        case cancelDeadline
-        /// The handler overran: the app is terminated.
-        case expired
     }
 
     public let hasFetchMode: Bool
@@ -83,11 +62,13 @@ public struct BackgroundFetchStateMachine: Sendable, Hashable {
         self.budget = budget
     }
 
-    /// A machine in `state` with `interval` set (for tests of every transition).
-    init(hasFetchMode: Bool, budget: Duration, state: State, interval: Duration?) {
+    /// A machine in `state` with `interval` set, fetch `lastID` the last begun (for tests of
+    /// every transition).
+    init(hasFetchMode: Bool, budget: Duration, state: State, interval: Duration?, lastID: Int) {
         self.init(hasFetchMode: hasFetchMode, budget: budget)
         self.state = state
         self.interval = interval
+        self.lastID = lastID
     }
 
     /// Whether the handler is running.
@@ -99,86 +80,98 @@ public struct BackgroundFetchStateMachine: Sendable, Hashable {
     /// The id of the last fetch begun (a completion for another is ignored).
     public private(set) var lastID = 0
 
-    /// The id of the fetch that begins.
-    mutating func nextID() -> Int {
-        lastID += 1
-        return lastID
-    }
-
-    public mutating func handle(_ event: Event) -> [Action] {
+    public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch (event, state) {
         case (.setInterval(let interval, let now), _):
             self.interval = interval
             guard hasFetchMode, let interval else {
                 let wasWaiting = if case .waiting = state { true } else { false }
                 if !isFetching { state = .disabled }
-                return wasWaiting ? [.cancelWake] : []
+                return wasWaiting ? [.cancel(.fetchWake)] : []
             }
             guard case .disabled = state else { return [] }
             state = .waiting(nextWake: now + interval)
-            return [.scheduleWake(at: now + interval)]
+            return [.schedule(.fetchWake, at: now + interval)]
 
         case (.wakeDue(let now, let app, let byUser), .waiting):
             switch app {
             case .active, .inactive:
                 state = .deferred
-                return [.deferred]
+                return [.record(.fetch(action: .deferred, result: nil, synced: nil, reason: .appInForeground))]
             case .notRunning where byUser:
-                return rescheduled(from: now) + [.skippedUserTerminated]
-            case .notRunning:
-                return begin(.launch, at: now)
-            case .suspended:
-                return begin(.resume, at: now)
+                return rescheduled(from: now, at: now)
+                    + [.record(.fetch(action: .skipped, result: nil, synced: nil, reason: .userTerminated))]
+            case .notRunning, .suspended:
+                // Launched into the background, or resumed there: the lifecycle says which.
+                return begin(waking: true, at: now)
             case .background:
-                return begin(.none, at: now)
+                return begin(waking: false, at: now)
             }
         case (.wakeDue, _):
             return []
 
         case (.wakeSkipped(let now), .waiting):
-            return rescheduled(from: now)
+            return rescheduled(from: now, at: now)
         case (.wakeSkipped, _):
             return []
 
         case (.appEnteredBackground(let now), .deferred):
-            return begin(.none, at: now)
+            return begin(waking: false, at: now)
         case (.appEnteredBackground, _):
             return []
 
-        case (.completed(let result, _), .fetching(let since)):
-            return [.cancelDeadline, .completed(result)] + rescheduled(from: since)
+        case (.completed(let id, let result, let note, let now), .fetching(let since)) where id == lastID:
+            return [
+                .cancel(.fetchDeadline),
+                .record(
+                    .fetch(
+                        action: .completed, result: result, synced: note?.synced ?? 0, reason: nil, detail: note?.note)),
+            ] + rescheduled(from: since, at: now)
         case (.completed, _):
             return []
 
-        case (.deadlineDue, .fetching(let since)):
+        case (.deadlineDue(let now), .fetching(let since)):
             spacing *= 2
-            return [.expired] + rescheduled(from: since)
+            // The handler overran: the app is terminated.
+            return [
+                .record(.fetch(action: .expired, result: nil, synced: nil, reason: .budget)),
+                .post(.lifecycle(.terminate(.fetchBudgetExceeded))),
+            ] + rescheduled(from: since, at: now)
         case (.deadlineDue, _):
             return []
 
-        case (.appTerminated, .fetching(let since)):
-            return [.cancelDeadline] + rescheduled(from: since)
+        case (.appTerminated(let now), .fetching(let since)):
+            return [.cancel(.fetchDeadline)] + rescheduled(from: since, at: now)
         case (.appTerminated(let now), .deferred):
             // The deferred wake is decided again now that the app is gone.
             state = .waiting(nextWake: now)
-            return [.scheduleWake(at: now)]
+            return [.schedule(.fetchWake, at: now)]
         case (.appTerminated, _):
             return []
         }
     }
 
-    private mutating func begin(_ wake: Wake, at now: Duration) -> [Action] {
+    /// A fetch begins: the app is woken first if it is not running in the background, then its
+    /// handler is called, with ``budget`` to complete.
+    private mutating func begin(waking: Bool, at now: Duration) -> [DeviceAction] {
         state = .fetching(since: now)
-        return [.begin(wake, deadline: now + budget)]
+        lastID += 1
+        return (waking ? [.post(.lifecycle(.wake(.backgroundFetch)))] : [])
+            + [
+                .record(.fetch(action: .began, result: nil, synced: nil, reason: nil)),
+                .schedule(.fetchDeadline, at: now + budget),
+                .call(.performFetch(id: lastID)),
+            ]
     }
 
-    private mutating func rescheduled(from start: Duration) -> [Action] {
+    /// The next wake, the spacing after `start`; a wake already past is due now.
+    private mutating func rescheduled(from start: Duration, at now: Duration) -> [DeviceAction] {
         guard hasFetchMode, let interval else {
             state = .disabled
             return []
         }
         let next = start + interval * spacing
         state = .waiting(nextWake: next)
-        return [.scheduleWake(at: next)]
+        return [.schedule(.fetchWake, at: max(now, next))]
     }
 }

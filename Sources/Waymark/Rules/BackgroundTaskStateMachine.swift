@@ -1,7 +1,9 @@
 /// The app's background tasks (`beginBackgroundTask(expirationHandler:)`): a pure state machine.
 ///
 /// It holds no clock and does no I/O; times come with the events as offsets from the start of
-/// the run. The rules:
+/// the run. It answers in the device's actions (``DeviceAction``): the audit events, the two
+/// timers of the stay's budget, the app's expiration handlers, and the watchdog's termination.
+/// The rules:
 ///
 /// - `beginBackgroundTask` succeeds whenever the app's code runs (in the foreground or the
 ///   background). There is no rule tied to an earlier expiry: whether an app that lost its time
@@ -29,10 +31,10 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
     }
 
     public enum Event: Sendable, Hashable {
-        /// The app calls `beginBackgroundTask`.
-        case begin(at: Duration)
-        /// The app calls `endBackgroundTask` for `task` (nil: the oldest).
-        case end(task: Int?, at: Duration)
+        /// The app calls `beginBackgroundTask`, naming the task `name` (the audit log's reason).
+        case begin(name: String?, at: Duration)
+        /// The app calls `endBackgroundTask` for `task` (nil: the oldest), named `name`.
+        case end(task: Int?, name: String?, at: Duration)
         case launched(inBackground: Bool, at: Duration)
         case enteredBackground(at: Duration)
         case enteredForeground
@@ -43,19 +45,6 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
         /// The budget ran out.
         case deadlineDue
         case appTerminated
-    }
-
-    public enum Action: Sendable, Hashable {
-        case began(task: Int)
-        /// `remaining` is nil in the foreground.
-        case ended(task: Int, remaining: Duration?)
-        /// Set the two timers, at offsets from the start.
-        case scheduleExpiry(warning: Duration, deadline: Duration)
-        case cancelExpiry
-        /// Call the expiration handlers of these tasks.
-        case expiring(tasks: [Int], remaining: Duration)
-        /// Tasks outlived the budget: the watchdog terminates the app.
-        case terminateApp
     }
 
     /// The time the app gets in one stay in the background.
@@ -93,17 +82,17 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
         return left > .zero ? left : .zero
     }
 
-    public mutating func handle(_ event: Event) -> [Action] {
+    public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch (event, state) {
         case (.begin, .notRunning):
             return []
-        case (.begin, .foreground(let tasks)):
+        case (.begin(let name, _), .foreground(let tasks)):
             counter += 1
             state = .foreground(tasks: tasks + [counter])
-            return [.began(task: counter)]
-        case (.begin(let now), .background(let tasks, let budget)):
+            return [Self.began(counter, name)]
+        case (.begin(let name, let now), .background(let tasks, let budget)):
             counter += 1
-            var actions: [Action] = [.began(task: counter)]
+            var actions = [Self.began(counter, name)]
             if tasks.isEmpty, case .running(let since, _) = budget {
                 // A task after the others ended: the stay's budget runs on.
                 state = .background(tasks: [counter], budget: .running(since: since, expiring: false))
@@ -116,17 +105,17 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
             }
             return actions
 
-        case (.end(let task, _), .foreground(var tasks)):
+        case (.end(let task, let name, _), .foreground(var tasks)):
             guard let i = Self.index(of: task, in: tasks) else { return [] }
             let ended = tasks.remove(at: i)
             state = .foreground(tasks: tasks)
-            return [.ended(task: ended, remaining: nil)]
-        case (.end(let task, let now), .background(var tasks, let budget)):
+            return [Self.ended(ended, remaining: nil, name)]
+        case (.end(let task, let name, let now), .background(var tasks, let budget)):
             guard let i = Self.index(of: task, in: tasks) else { return [] }
             let remaining = remaining(at: now)
             let ended = tasks.remove(at: i)
             state = .background(tasks: tasks, budget: budget)
-            return [.ended(task: ended, remaining: remaining)] + (tasks.isEmpty ? [.cancelExpiry] : [])
+            return [Self.ended(ended, remaining: remaining, name)] + (tasks.isEmpty ? Self.cancelExpiry : [])
         case (.end, .notRunning):
             return []
 
@@ -146,7 +135,7 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
 
         case (.enteredForeground, .background(let tasks, let budget)):
             state = .foreground(tasks: tasks)
-            if case .running = budget, !tasks.isEmpty { return [.cancelExpiry] }
+            if case .running = budget, !tasks.isEmpty { return Self.cancelExpiry }
             return []
         case (.enteredForeground, _):
             return []
@@ -159,18 +148,25 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
 
         case (.warningDue(let now), .background(let tasks, .running(let since, false))) where !tasks.isEmpty:
             state = .background(tasks: tasks, budget: .running(since: since, expiring: true))
-            return [.expiring(tasks: tasks, remaining: remaining(at: now) ?? .zero)]
+            // The app's expiration handlers run, for every task still outstanding.
+            return [
+                .record(
+                    .backgroundTask(
+                        action: .expiring, task: nil, remaining: remaining(at: now) ?? .zero, reason: "budget")),
+                .call(.taskExpiration(tasks)),
+            ]
         case (.warningDue, _):
             return []
 
         case (.deadlineDue, .background(let tasks, .running)) where !tasks.isEmpty:
-            return [.terminateApp]
+            // Tasks outlived the budget: the watchdog terminates the app.
+            return [.post(.lifecycle(.terminate(.watchdog)))]
         case (.deadlineDue, _):
             return []
 
         case (.appTerminated, let old):
             state = .notRunning
-            if case .background(let tasks, .running) = old, !tasks.isEmpty { return [.cancelExpiry] }
+            if case .background(let tasks, .running) = old, !tasks.isEmpty { return Self.cancelExpiry }
             return []
         }
     }
@@ -180,7 +176,22 @@ public struct BackgroundTaskStateMachine: Sendable, Hashable {
         return tasks.firstIndex(of: task)
     }
 
-    private func expiry(since start: Duration, at now: Duration) -> [Action] {
-        [.scheduleExpiry(warning: max(now, start + budget - warning), deadline: max(now, start + budget))]
+    /// The two timers of the stay's budget, at offsets from the start: the warning, then the end.
+    private func expiry(since start: Duration, at now: Duration) -> [DeviceAction] {
+        [
+            .schedule(.taskWarning, at: max(now, start + budget - warning)),
+            .schedule(.taskDeadline, at: max(now, start + budget)),
+        ]
+    }
+
+    private static let cancelExpiry: [DeviceAction] = [.cancel(.taskWarning), .cancel(.taskDeadline)]
+
+    private static func began(_ task: Int, _ name: String?) -> DeviceAction {
+        .record(.backgroundTask(action: .began, task: task, remaining: nil, reason: name))
+    }
+
+    /// `remaining` is nil in the foreground.
+    private static func ended(_ task: Int, remaining: Duration?, _ name: String?) -> DeviceAction {
+        .record(.backgroundTask(action: .ended, task: task, remaining: remaining, reason: name))
     }
 }

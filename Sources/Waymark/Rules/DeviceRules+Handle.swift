@@ -28,11 +28,12 @@ extension DeviceRules {
         case .beginBackgroundTask(let name): return beginBackgroundTask(name: name)
         case .endBackgroundTask(let task, let name):
             guard appCodeRuns else { return [] }
-            return tasksActions(tasks.handle(.end(task: task, at: now)), name: name)
+            return tasks.handle(.end(task: task, name: name, at: now))
         case .setFetchInterval(let interval):
             guard appCodeRuns else { return [] }
-            return fetchActions(fetch.handle(.setInterval(interval, at: now)))
-        case .fetchCompleted(let id, let result, let note): return fetchCompleted(id, result, note)
+            return fetch.handle(.setInterval(interval, at: now))
+        case .fetchCompleted(let id, let result, let note):
+            return fetch.handle(.completed(id: id, result, note: note, at: now))
         case .pushCompleted(let id, let result, let note): return pushCompleted(id, result, note)
         case .submitTaskRequest(let request): return submitTaskRequest(request)
         case .cancelTaskRequests(let identifier): return cancelTaskRequests(identifier)
@@ -62,7 +63,7 @@ extension DeviceRules {
         case .appWillEnterForeground: return appWillEnterForeground()
         case .appBecameActive: return []
         case .appEnteredBackground: return appEnteredBackground()
-        case .appSuspended: return tasksActions(tasks.handle(.appSuspended)) + servicesAppStopped(terminated: nil)
+        case .appSuspended: return tasks.handle(.appSuspended) + servicesAppStopped(terminated: nil)
         case .appTerminated(let cause): return appTerminated(cause)
         case .appLaunched(let inBackground): return appLaunched(inBackground: inBackground)
         case .appResumed: return locationActions(location.handle(.appResumed(context())))
@@ -78,8 +79,8 @@ extension DeviceRules {
         case .askForServiceSessionAuthorization: return askForServiceSessionAuthorization()
         case .deliverHeldPush: return deliverHeldPush()
         case .launchFinished: return launchFinished()
-        case .tasksEnteredForeground: return tasksActions(tasks.handle(.enteredForeground))
-        case .tasksEnteredBackground: return tasksActions(tasks.handle(.enteredBackground(at: now)))
+        case .tasksEnteredForeground: return tasks.handle(.enteredForeground)
+        case .tasksEnteredBackground: return tasks.handle(.enteredBackground(at: now))
         case .scheduledTaskWarning(let id, let reason): return scheduledTaskWarningDue(id, reason: reason)
         case .completeScheduledTaskIfRunning(let id):
             guard scheduler.running[id] != nil else { return [] }
@@ -111,16 +112,16 @@ extension DeviceRules {
     mutating func fire(_ key: TimerKey) -> [DeviceAction] {
         switch key {
         case .gracePeriodEnd: return [.post(.lifecycle(.gracePeriodEnded))]
-        case .taskWarning: return tasksActions(tasks.handle(.warningDue(at: now)))
-        case .taskDeadline: return tasksActions(tasks.handle(.deadlineDue))
+        case .taskWarning: return tasks.handle(.warningDue(at: now))
+        case .taskDeadline: return tasks.handle(.deadlineDue)
         case .fetchWake:
             if let off = power.backgroundRefreshOffReason {
                 // Background fetch is one of the behaviours the switch turns off.
                 return [.record(.fetch(action: .skipped, result: nil, synced: nil, reason: off))]
-                    + fetchActions(fetch.handle(.wakeSkipped(at: now)))
+                    + fetch.handle(.wakeSkipped(at: now))
             }
-            return fetchActions(fetch.handle(.wakeDue(at: now, app: appState, terminatedByUser: lifecycle.swipedAway)))
-        case .fetchDeadline: return fetchActions(fetch.handle(.deadlineDue(at: now)))
+            return fetch.handle(.wakeDue(at: now, app: appState, terminatedByUser: lifecycle.swipedAway))
+        case .fetchDeadline: return fetch.handle(.deadlineDue(at: now))
         case .answer(let alert): return answer(alert)
         case .serviceWakeEnd:
             serviceEvents.wakeUntil = nil

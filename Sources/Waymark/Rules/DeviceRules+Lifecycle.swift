@@ -79,7 +79,7 @@ extension DeviceRules {
     /// A new process: the background tasks' rules learn of it, the manager's creation is
     /// recorded (the app's code creates its manager at launch).
     mutating func appLaunched(inBackground: Bool) -> [DeviceAction] {
-        tasksActions(tasks.handle(.launched(inBackground: inBackground, at: now)))
+        tasks.handle(.launched(inBackground: inBackground, at: now))
             + [
                 .record(
                     .managerCreated(
@@ -123,7 +123,7 @@ extension DeviceRules {
     /// The app left the screen (after its `didEnterBackground` ran): fetch may wake it later,
     /// handlers and tasks still running get their budgets afresh, and due `BGTask`s may run.
     mutating func appEnteredBackground() -> [DeviceAction] {
-        var actions = fetchActions(fetch.handle(.appEnteredBackground(at: now)))
+        var actions = fetch.handle(.appEnteredBackground(at: now))
         for (id, timed) in pushes.handlers.sorted(by: { $0.key < $1.key }) where !timed {
             pushes.handlers[id] = true
             actions.append(.schedule(.pushDeadline(id), at: now + system.pushBudget))
@@ -143,8 +143,8 @@ extension DeviceRules {
         var actions: [DeviceAction] = [.record(.terminated(reason: cause))]
         actions += locationActions(location.handle(.appTerminated))
         actions += endOtherUpdates()
-        actions += tasksActions(tasks.handle(.appTerminated))
-        actions += fetchActions(fetch.handle(.appTerminated(at: now)))
+        actions += tasks.handle(.appTerminated)
+        actions += fetch.handle(.appTerminated(at: now))
         actions += servicesAppStopped(terminated: cause)
         return actions
     }

@@ -5,78 +5,13 @@
 extension DeviceRules {
     // MARK: - UIApplication's background tasks
 
-    /// `beginBackgroundTask`: the id of the task it began is ``BackgroundTaskStateMachine/lastBegan``.
+    /// `beginBackgroundTask`.
     mutating func beginBackgroundTask(name: String) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        return tasksActions(tasks.handle(.begin(at: now)), name: name)
-    }
-
-    /// The background tasks' steps, as the device carries them out; `name` is the app's name for
-    /// the task a step concerns.
-    mutating func tasksActions(_ steps: [BackgroundTaskStateMachine.Action], name: String? = nil) -> [DeviceAction] {
-        var actions: [DeviceAction] = []
-        for step in steps {
-            switch step {
-            case .began(let task):
-                actions.append(.record(.backgroundTask(action: .began, task: task, remaining: nil, reason: name)))
-            case .ended(let task, let remaining):
-                actions.append(.record(.backgroundTask(action: .ended, task: task, remaining: remaining, reason: name)))
-            case .scheduleExpiry(let warning, let deadline):
-                actions.append(.schedule(.taskWarning, at: warning))
-                actions.append(.schedule(.taskDeadline, at: deadline))
-            case .cancelExpiry:
-                actions.append(.cancel(.taskWarning))
-                actions.append(.cancel(.taskDeadline))
-            case .expiring(let ids, let remaining):
-                actions.append(
-                    .record(.backgroundTask(action: .expiring, task: nil, remaining: remaining, reason: "budget")))
-                actions.append(.call(.taskExpiration(ids)))
-            case .terminateApp:
-                actions.append(.post(.lifecycle(.terminate(.watchdog))))
-            }
-        }
-        return actions
+        return tasks.handle(.begin(name: name, at: now))
     }
 
     // MARK: - Background fetch
-
-    /// The fetch machine's steps, as the device carries them out.
-    mutating func fetchActions(_ steps: [BackgroundFetchStateMachine.Action]) -> [DeviceAction] {
-        var actions: [DeviceAction] = []
-        for step in steps {
-            switch step {
-            case .scheduleWake(let at): actions.append(.schedule(.fetchWake, at: max(now, at)))
-            case .cancelWake: actions.append(.cancel(.fetchWake))
-            case .deferred:
-                actions.append(.record(.fetch(action: .deferred, result: nil, synced: nil, reason: .appInForeground)))
-            case .skippedUserTerminated:
-                actions.append(.record(.fetch(action: .skipped, result: nil, synced: nil, reason: .userTerminated)))
-            case .begin(let wake, let deadline):
-                if wake != .none { actions.append(.post(.lifecycle(.wake(.backgroundFetch)))) }
-                actions.append(.record(.fetch(action: .began, result: nil, synced: nil, reason: nil)))
-                actions.append(.schedule(.fetchDeadline, at: deadline))
-                actions.append(.call(.performFetch(id: fetch.nextID())))
-            case .completed(let result):
-                actions.append(.record(.fetch(action: .completed, result: result, synced: 0, reason: nil)))
-            case .cancelDeadline: actions.append(.cancel(.fetchDeadline))
-            case .expired:
-                actions.append(.record(.fetch(action: .expired, result: nil, synced: nil, reason: .budget)))
-                actions.append(.post(.lifecycle(.terminate(.fetchBudgetExceeded))))
-            }
-        }
-        return actions
-    }
-
-    /// The app's fetch handler called its completion.
-    mutating func fetchCompleted(_ id: Int, _ result: FetchResult, _ note: AppNote?) -> [DeviceAction] {
-        guard id == fetch.lastID else { return [] }
-        return fetchActions(fetch.handle(.completed(result, at: now))).map { action in
-            // The completion's event carries what the app synced.
-            guard case .record(.fetch(.completed, let result, _, _, _)) = action else { return action }
-            return .record(
-                .fetch(action: .completed, result: result, synced: note?.synced ?? 0, reason: nil, detail: note?.note))
-        }
-    }
 
     // MARK: - Background pushes
 
