@@ -39,12 +39,12 @@ struct ServiceAntimeridianTests {
             var m = VisitStateMachine(radius: 100, minimumStay: .seconds(60))
             _ = m.handle(.start)
             let t0 = Date(timeIntervalSince1970: 1_700_000_000)
-            var actions: [VisitStateMachine.Action] = []
+            var actions: [DeviceAction] = []
             for (i, c) in ([place.first] + place.others).enumerated() {
                 actions += m.handle(.fix(c, date: t0.addingTimeInterval(Double(i * 30)), at: .seconds(i * 30)))
             }
             var problems = Problems()
-            guard case .visit(let visit)? = actions.first else {
+            guard case .post(.serviceEvent(.visit(let visit)))? = actions.first else {
                 problems.expect(false, "no arrival after \(place.others.count * 30) s within 60 m")
                 return problems.list
             }
@@ -77,7 +77,7 @@ struct ServiceAntimeridianTests {
             for (i, c) in place.others.enumerated() { actions += m.handle(.fix(c, at: .seconds(10 + i * 15))) }
             var problems = Problems()
             problems.expect(
-                actions == [.crossed(region, .inside)],
+                actions == [.post(.serviceEvent(.region(region, .inside)))],
                 "fixes within 80 m of the centre \(place.first) across the meridian give \(actions)")
             return problems.list
         }

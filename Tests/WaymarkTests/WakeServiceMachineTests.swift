@@ -22,6 +22,52 @@ import Testing
         Geodesic.destination(from: origin, bearing: 90, distance: metres)
     }
 
+    /// The significant-change service's audit event, the app in state `app`.
+    static func significant(_ action: ServiceLocationAction, _ app: AppState = .background) -> DeviceAction {
+        .record(.serviceLocation(.init(service: .significantLocationChange, action: action, appState: app)))
+    }
+
+    /// A significant change handed to the rules to deliver.
+    static func report(_ fix: SignificantChangeStateMachine.Fix) -> DeviceAction {
+        .post(.serviceEvent(.significantChange(fix)))
+    }
+
+    /// A region's start as the manager's regions have it: the audit event and `didStartMonitoring`.
+    static func started(_ region: CircularRegion) -> [DeviceAction] {
+        [
+            .record(.region(action: .started, identifier: region.identifier, state: nil, decision: nil, reason: nil)),
+            .call(.delegate(.didStartMonitoring(region), to: .all)),
+        ]
+    }
+
+    /// `requestState(for:)`'s answer: the audit event and `didDetermineState`.
+    static func determined(_ region: CircularRegion, _ state: RegionState) -> [DeviceAction] {
+        [
+            .record(
+                .region(action: .determined, identifier: region.identifier, state: state, decision: nil, reason: nil)),
+            .call(.delegate(.didDetermineState(state, region), to: .all)),
+        ]
+    }
+
+    /// A region's failure: the audit event and `monitoringDidFail` with `regionMonitoringFailure`.
+    static func failed(_ region: CircularRegion, _ failure: RegionMonitorStateMachine.Failure) -> [DeviceAction] {
+        [
+            .record(
+                .region(
+                    action: .failed, identifier: region.identifier, state: nil, decision: nil,
+                    reason: failure.auditReason)),
+            .call(
+                .delegate(
+                    .monitoringDidFail(region, LocationError(.regionMonitoringFailure, reason: failure.rawValue)),
+                    to: .all)),
+        ]
+    }
+
+    /// A crossing handed to the rules to deliver.
+    static func crossed(_ region: CircularRegion, _ state: RegionState) -> [DeviceAction] {
+        [.post(.serviceEvent(.region(region, state)))]
+    }
+
     // MARK: - Significant-change service (W1)
 
     /// "Apps can expect a notification as soon as the device moves 500 meters or more from its
@@ -29,18 +75,18 @@ import Testing
     /// five minutes." (startMonitoringSignificantLocationChanges())
     @Test func aSignificantChangeNeedsFiveHundredMetresAndFiveMinutes() {
         var m = SignificantChangeStateMachine()
-        #expect(m.handle(.start(at: .zero, cached: nil)) == [.started])
+        #expect(m.handle(.start(at: .zero, cached: nil, app: .active)) == [Self.significant(.started, .active)])
         // The first fix after the start is the first event ("usually the most recently cached").
-        #expect(m.handle(.fix(Self.fix(0), at: .seconds(1))) == [.report(Self.fix(0))])
+        #expect(m.handle(.fix(Self.fix(0), at: .seconds(1))) == [Self.report(Self.fix(0))])
         // 2 km in 2 minutes: far enough, too soon.
         #expect(m.handle(.fix(Self.fix(2000), at: .seconds(121))).isEmpty)
         // 10 minutes later, 400 m away: late enough, not far enough.
         var still = m
         #expect(still.handle(.fix(Self.fix(400), at: .seconds(601))).isEmpty)
         // 5 minutes and 500 m: an event; the next is measured from it.
-        #expect(m.handle(.fix(Self.fix(500), at: .seconds(301))) == [.report(Self.fix(500))])
+        #expect(m.handle(.fix(Self.fix(500), at: .seconds(301))) == [Self.report(Self.fix(500))])
         #expect(m.handle(.fix(Self.fix(999), at: .seconds(700))).isEmpty)
-        #expect(m.handle(.fix(Self.fix(1000), at: .seconds(701))) == [.report(Self.fix(1000))])
+        #expect(m.handle(.fix(Self.fix(1000), at: .seconds(701))) == [Self.report(Self.fix(1000))])
     }
 
     /// "Calling stopMonitoringSignificantLocationChanges() in between, however, does cause a new
@@ -48,14 +94,18 @@ import Testing
     /// runs does not.
     @Test func onlyAStopThenAStartSendsANewInitialEvent() {
         var m = SignificantChangeStateMachine()
-        _ = m.handle(.start(at: .zero, cached: nil))
+        _ = m.handle(.start(at: .zero, cached: nil, app: .background))
         _ = m.handle(.fix(Self.fix(0), at: .zero))
-        #expect(m.handle(.start(at: .seconds(10), cached: nil)).isEmpty)
+        #expect(m.handle(.start(at: .seconds(10), cached: nil, app: .background)).isEmpty)
         #expect(m.handle(.fix(Self.fix(10), at: .seconds(20))).isEmpty)
-        #expect(m.handle(.stop) == [.stopped])
+        #expect(m.handle(.stop(app: .suspended)) == [Self.significant(.stopped, .suspended)])
+        #expect(m.handle(.stop(app: .suspended)).isEmpty, "stopped already")
         #expect(m.handle(.fix(Self.fix(5000), at: .seconds(1000))).isEmpty, "stopped: no events")
-        _ = m.handle(.start(at: .seconds(1001), cached: nil))
-        #expect(m.handle(.fix(Self.fix(5001), at: .seconds(1002))) == [.report(Self.fix(5001))])
+        // A cached fix passed at the start is the first event at once.
+        #expect(
+            m.handle(.start(at: .seconds(1001), cached: Self.fix(5001), app: .active))
+                == [Self.significant(.started, .active), Self.report(Self.fix(5001))])
+        #expect(m.handle(.fix(Self.fix(5002), at: .seconds(1400))).isEmpty, "measured from the cached fix")
     }
 
     // MARK: - Region monitoring (W2)
@@ -68,16 +118,21 @@ import Testing
         var m = RegionMonitorStateMachine()
         for i in 0..<20 {
             let r = CircularRegion(center: Self.origin, radius: 100, identifier: "r\(i)")
-            #expect(m.handle(.start(r)) == [.started(r)])
+            #expect(m.handle(.start(r)) == Self.started(r))
         }
         let extra = CircularRegion(center: Self.origin, radius: 100, identifier: "r20")
-        #expect(m.handle(.start(extra)) == [.failed(extra, .limitReached)])
+        #expect(m.handle(.start(extra)) == Self.failed(extra, .limitReached))
         let again = CircularRegion(center: Self.east(1000), radius: 300, identifier: "r3")
-        #expect(m.handle(.start(again)) == [.started(again)], "a replacement is not one more")
+        #expect(m.handle(.start(again)) == Self.started(again), "a replacement is not one more")
         #expect(m.regions.count == 20 && m.regions.contains { $0.region == again })
         var one = RegionMonitorStateMachine()
         let huge = CircularRegion(center: Self.origin, radius: 1e7, identifier: "huge")
-        #expect(one.handle(.start(huge)) == [.failed(huge, .radiusTooLarge)])
+        #expect(one.handle(.start(huge)) == Self.failed(huge, .radiusTooLarge))
+        // The limit counts the regions the app monitors elsewhere (its monitors' conditions).
+        let small = CircularRegion(center: Self.origin, radius: 100, identifier: "small")
+        #expect(one.handle(.start(small, elsewhere: 20)) == Self.failed(small, .limitReached))
+        #expect(one.handle(.start(small, elsewhere: 19)) == Self.started(small))
+        #expect(one.handle(.start(small, elsewhere: 20)) == Self.started(small), "a replacement is not one more")
     }
 
     /// "The user must travel a minimum distance over the boundary and remain on the same side of
@@ -88,21 +143,54 @@ import Testing
         var m = RegionMonitorStateMachine(hysteresis: 100)
         let home = CircularRegion(center: Self.origin, radius: 500, identifier: "home")
         _ = m.handle(.start(home))
-        #expect(m.handle(.requestState(identifier: "home")) == [.determined(home, .unknown)])
+        #expect(m.handle(.requestState(identifier: "home")) == Self.determined(home, .unknown))
         #expect(m.handle(.fix(Self.east(1000), at: .zero)).isEmpty, "the first fix sets the state silently")
-        #expect(m.handle(.requestState(identifier: "home")) == [.determined(home, .outside)])
+        #expect(m.handle(.requestState(identifier: "home")) == Self.determined(home, .outside))
+        // With reduced accuracy region monitoring is unavailable: the state is not known.
+        #expect(
+            m.handle(.requestState(identifier: "home", reducedAccuracy: true)) == Self.determined(home, .unknown))
         // Just inside the boundary, within the hysteresis: nothing, however long.
         #expect(m.handle(.fix(Self.east(450), at: .seconds(10))).isEmpty)
         #expect(m.handle(.fix(Self.east(450), at: .seconds(60))).isEmpty)
         // 100 m past it: the dwell starts; 19 s is not enough, 20 s is.
         #expect(m.handle(.fix(Self.east(390), at: .seconds(70))).isEmpty)
         #expect(m.handle(.fix(Self.east(380), at: .seconds(89))).isEmpty)
-        #expect(m.handle(.fix(Self.east(370), at: .seconds(90))) == [.crossed(home, .inside)])
+        #expect(m.handle(.fix(Self.east(370), at: .seconds(90))) == Self.crossed(home, .inside))
         // Out again, but back into the band before 20 s: the dwell starts over.
         #expect(m.handle(.fix(Self.east(700), at: .seconds(100))).isEmpty)
         #expect(m.handle(.fix(Self.east(520), at: .seconds(110))).isEmpty)
         #expect(m.handle(.fix(Self.east(700), at: .seconds(125))).isEmpty, "15 s since it left the band again")
-        #expect(m.handle(.fix(Self.east(700), at: .seconds(145))) == [.crossed(home, .outside)])
+        #expect(m.handle(.fix(Self.east(700), at: .seconds(145))) == Self.crossed(home, .outside))
+    }
+
+    /// A `CLMonitor`'s conditions answer as the monitor's: its audit `monitor` events, no delegate
+    /// call, the first state an event too ("The initial state is unknown", then satisfied or
+    /// unsatisfied), and their crossings handed on as the monitor's condition events.
+    @Test func aMonitorsConditionsAnswerAsTheMonitor() {
+        var m = RegionMonitorStateMachine(hysteresis: 100, owner: .monitor(name: "trips"))
+        let home = CircularRegion(center: Self.origin, radius: 500, identifier: "home")
+        #expect(
+            m.handle(.start(home))
+                == [.record(.monitor(name: "trips", identifier: "home", action: .added, decision: nil, reason: nil))])
+        let huge = CircularRegion(center: Self.origin, radius: 1e7, identifier: "huge")
+        #expect(
+            m.handle(.start(huge))
+                == [
+                    .record(
+                        .monitor(
+                            name: "trips", identifier: "huge", action: .failed, decision: nil, reason: .radiusTooLarge))
+                ])
+        #expect(m.handle(.requestState(identifier: "home")).isEmpty, "a monitor has no requestState")
+        #expect(
+            m.handle(.fix(Self.east(1000), at: .zero))
+                == [.post(.serviceEvent(.condition(monitor: "trips", identifier: "home", state: .outside)))])
+        _ = m.handle(.fix(Self.east(300), at: .seconds(10)))
+        #expect(
+            m.handle(.fix(Self.east(300), at: .seconds(30)))
+                == [.post(.serviceEvent(.condition(monitor: "trips", identifier: "home", state: .inside)))])
+        #expect(
+            m.handle(.stop(identifier: "home"))
+                == [.record(.monitor(name: "trips", identifier: "home", action: .removed, decision: nil, reason: nil))])
     }
 
     /// `notifyOnEntry` and `notifyOnExit` choose which crossings are reported; the state follows
@@ -114,9 +202,9 @@ import Testing
         _ = m.handle(.fix(Self.east(1000), at: .zero))
         _ = m.handle(.fix(Self.east(0), at: .seconds(10)))
         #expect(m.handle(.fix(Self.east(0), at: .seconds(30))).isEmpty)
-        #expect(m.handle(.requestState(identifier: "exit-only")) == [.determined(r, .inside)])
+        #expect(m.handle(.requestState(identifier: "exit-only")) == Self.determined(r, .inside))
         _ = m.handle(.fix(Self.east(1000), at: .seconds(40)))
-        #expect(m.handle(.fix(Self.east(1000), at: .seconds(60))) == [.crossed(r, .outside)])
+        #expect(m.handle(.fix(Self.east(1000), at: .seconds(60))) == Self.crossed(r, .outside))
     }
 
     // MARK: - Visits (W3)
@@ -127,15 +215,16 @@ import Testing
     /// model: a stay within the radius for the minimum time.
     @Test func aVisitIsAnArrivalThenADeparture() {
         var m = VisitStateMachine(radius: 100, minimumStay: .seconds(600))
-        _ = m.handle(.start)
+        #expect(m.handle(.start) == [.record(.visit(action: .started, visit: nil, decision: nil, reason: nil))])
+        #expect(m.handle(.start).isEmpty, "started already")
         let t0 = Date(timeIntervalSince1970: 1_714_550_400)
-        func at(_ s: Int, _ metres: Double) -> [VisitStateMachine.Action] {
+        func at(_ s: Int, _ metres: Double) -> [DeviceAction] {
             m.handle(.fix(Self.east(metres), date: t0.addingTimeInterval(Double(s)), at: .seconds(s)))
         }
         #expect(at(0, 0).isEmpty)
         #expect(at(300, 30).isEmpty)
         let arrival = at(600, 20)
-        guard case .visit(let v)? = arrival.first else {
+        guard case .post(.serviceEvent(.visit(let v)))? = arrival.first, arrival.count == 1 else {
             Issue.record("no arrival after the minimum stay")
             return
         }
@@ -143,13 +232,14 @@ import Testing
         #expect(Geodesic.distance(v.coordinate, Self.east(50.0 / 3)) < 0.5, "the mean of the stay's fixes")
         #expect(v.horizontalAccuracy == 100)
         #expect(at(900, 40).isEmpty)
-        guard case .visit(let whole)? = at(1000, 500).first else {
+        guard case .post(.serviceEvent(.visit(let whole)))? = at(1000, 500).first else {
             Issue.record("no departure when the device left")
             return
         }
         #expect(!whole.isArrival && whole.arrivalDate == t0 && whole.departureDate == t0.addingTimeInterval(900))
         // A stop shorter than the minimum is no visit.
         #expect(at(1200, 520).isEmpty && at(1500, 3000).isEmpty)
+        #expect(m.handle(.stop) == [.record(.visit(action: .stopped, visit: nil, decision: nil, reason: nil))])
     }
 
     // MARK: - Where an event goes (W4, W5)

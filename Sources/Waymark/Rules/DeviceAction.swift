@@ -6,7 +6,7 @@
 /// the rules, and runs the app's code. An action that hands an event on (``post(_:)``) is handled
 /// before the actions after it, exactly as a call would be, so a list reads as the script of what
 /// happens.
-public enum DeviceAction: Sendable {
+public enum DeviceAction: Sendable, Equatable {
     /// Write an event to the audit log, at the device's current time.
     case record(AuditEvent.Kind)
     /// Set a system timer; a later schedule of the same key replaces it.
@@ -33,7 +33,7 @@ public enum DeviceAction: Sendable {
 /// The app's code that the system runs: the app delegate's methods, the location manager
 /// delegate's, and the handlers the app gave the system. The driver runs them in the app's
 /// current process; an ended process runs nothing.
-public enum AppCall: Sendable {
+public enum AppCall: Sendable, Equatable {
     /// `application(_:didFinishLaunchingWithOptions:)`: a new process starts.
     case finishLaunching(inBackground: Bool, cause: LifecycleCause)
     /// `applicationDidBecomeActive(_:)`.
@@ -89,7 +89,7 @@ public enum Managers: Sendable, Hashable {
 }
 
 /// A `CLLocationManagerDelegate` method, with what it carries.
-public enum DelegateCall: Sendable {
+public enum DelegateCall: Sendable, Equatable {
     case didChangeAuthorization
     case didFailWithError(LocationError)
     case didPauseLocationUpdates

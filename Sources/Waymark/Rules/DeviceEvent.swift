@@ -1,7 +1,7 @@
 /// Something that happens to the device, for its rules (``DeviceRules/handle(_:)``): the user's
 /// and the system's actions, the app's calls into the system, timers, and what one rule hands
 /// another (``DeviceAction/post(_:)``).
-public enum DeviceEvent: Sendable {
+public enum DeviceEvent: Sendable, Equatable {
     // MARK: The user and the system
 
     /// The user opens, leaves, interrupts or swipes away the app; a service wakes it.
@@ -161,7 +161,7 @@ public enum DeviceEvent: Sendable {
     case deliverServiceEvent(PendingServiceEvent)
 
     /// The location service's events that need the context at the time they are handled.
-    public enum LocationEvent: Sendable {
+    public enum LocationEvent: Sendable, Equatable {
         case appEnteredForeground
         case appResumed
         case appTerminated

@@ -15,15 +15,11 @@ extension DeviceRules {
         if locationRequest.isWaiting { actions += answerLocationRequest(location, event) }
         if significantChanges.observe(location.coordinate, at: now) {
             let fix = SignificantChangeStateMachine.Fix(location: location, index: event.index, segment: event.segment)
-            actions.append(.post(.serviceEvent(.significantChange(fix))))
+            actions.append(SignificantChangeStateMachine.report(fix))
         }
-        if regionMonitor.isMonitoring {
-            for step in regionMonitor.handle(.fix(location.coordinate, at: now)) { actions += regionActions(step) }
-        }
+        if regionMonitor.isMonitoring { actions += regionMonitor.handle(.fix(location.coordinate, at: now)) }
         if visits.isMonitoring {
-            for case .visit(let visit) in visits.handle(.fix(location.coordinate, date: location.timestamp, at: now)) {
-                actions.append(.post(.serviceEvent(.visit(visit))))
-            }
+            actions += visits.handle(.fix(location.coordinate, date: location.timestamp, at: now))
         }
         if !conditions.monitors.isEmpty { actions += conditionsObserve(location.coordinate) }
         return actions
@@ -229,26 +225,14 @@ extension DeviceRules {
     mutating func startSignificantChanges() -> [DeviceAction] {
         guard appCodeRuns else { return [] }
         serviceEvents.significantChangesListening = true
-        var actions: [DeviceAction] = []
-        if significantChanges.handle(.start(at: now, cached: nil)).contains(.started) {
-            actions.append(
-                .record(
-                    .serviceLocation(.init(service: .significantLocationChange, action: .started, appState: appState)))
-            )
-        }
-        return actions + deliverPendingServiceEvents(only: .significantChange)
+        return significantChanges.handle(.start(at: now, cached: nil, app: appState))
+            + deliverPendingServiceEvents(only: .significantChange)
     }
 
     mutating func stopSignificantChanges() -> [DeviceAction] {
         guard appCodeRuns else { return [] }
         serviceEvents.significantChangesListening = false
-        var actions: [DeviceAction] = []
-        if significantChanges.handle(.stop).contains(.stopped) {
-            actions.append(
-                .record(
-                    .serviceLocation(.init(service: .significantLocationChange, action: .stopped, appState: appState)))
-            )
-        }
+        let actions = significantChanges.handle(.stop(app: appState))
         serviceEvents.waiting.removeAll { $0.event.kind == .significantChange }
         return actions
     }
@@ -270,83 +254,30 @@ extension DeviceRules {
         }
         // The 20 are the app's, regions and CLMonitor conditions together (*assumption* for the
         // conditions: Apple gives no number for CLMonitor).
-        let replacing = regionMonitor.regions.contains { $0.region.identifier == region.identifier }
-        if !replacing && regionMonitor.regions.count + conditions.count >= RegionMonitorStateMachine.limit {
-            return regionActions(.failed(region, .limitReached))
-        }
-        return regionMonitor.handle(.start(region)).flatMap { regionActions($0) }
+        return regionMonitor.handle(.start(region, elsewhere: conditions.count))
     }
 
     mutating func stopMonitoring(_ identifier: String) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        return regionMonitor.handle(.stop(identifier: identifier)).flatMap { regionActions($0) }
+        return regionMonitor.handle(.stop(identifier: identifier))
     }
 
     mutating func requestState(_ identifier: String) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        return regionMonitor.handle(.requestState(identifier: identifier)).flatMap { step in
-            guard case .determined(let region, _) = step, authorization.accuracy == .reducedAccuracy else {
-                return regionActions(step)
-            }
-            // Region monitoring is unavailable with reduced accuracy: the state is not known
-            // (*assumption*: Apple does not say what requestState answers then).
-            return regionActions(.determined(region, .unknown))
-        }
-    }
-
-    func regionActions(_ step: RegionMonitorStateMachine.Action) -> [DeviceAction] {
-        switch step {
-        case .started(let region):
-            var actions: [DeviceAction] = [
-                .record(
-                    .region(action: .started, identifier: region.identifier, state: nil, decision: nil, reason: nil))
-            ]
-            if appCodeRuns { actions.append(.call(.delegate(.didStartMonitoring(region), to: .all))) }
-            return actions
-        case .failed(let region, let failure):
-            var actions: [DeviceAction] = [
-                .record(
-                    .region(
-                        action: .failed, identifier: region.identifier, state: nil, decision: nil,
-                        reason: failure.auditReason))
-            ]
-            if appCodeRuns {
-                actions.append(
-                    .call(
-                        .delegate(
-                            .monitoringDidFail(
-                                region, LocationError(.regionMonitoringFailure, reason: failure.rawValue)), to: .all)))
-            }
-            return actions
-        case .stopped(let identifier):
-            return [.record(.region(action: .stopped, identifier: identifier, state: nil, decision: nil, reason: nil))]
-        case .crossed(let region, let state):
-            return [.post(.serviceEvent(.region(region, state)))]
-        case .determined(let region, let state):
-            var actions: [DeviceAction] = [
-                .record(
-                    .region(
-                        action: .determined, identifier: region.identifier, state: state, decision: nil, reason: nil))
-            ]
-            if appCodeRuns { actions.append(.call(.delegate(.didDetermineState(state, region), to: .all))) }
-            return actions
-        }
+        return regionMonitor.handle(
+            .requestState(identifier: identifier, reducedAccuracy: authorization.accuracy == .reducedAccuracy))
     }
 
     // MARK: - Visits
 
     mutating func startVisits() -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        guard visits.handle(.start).contains(.started) else { return [] }
-        return [.record(.visit(action: .started, visit: nil, decision: nil, reason: nil))]
+        return visits.handle(.start)
     }
 
     mutating func stopVisits() -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        var actions: [DeviceAction] = []
-        if visits.handle(.stop).contains(.stopped) {
-            actions.append(.record(.visit(action: .stopped, visit: nil, decision: nil, reason: nil)))
-        }
+        let actions = visits.handle(.stop)
         serviceEvents.waiting.removeAll { $0.event.kind == .visit }
         return actions
     }
@@ -457,39 +388,20 @@ extension DeviceRules {
         region.notifyOnExit = true
         var machine =
             conditions.monitors[name]
-            ?? RegionMonitorStateMachine(hysteresis: system.regionHysteresis, reportsInitialState: true)
-        let total = regionMonitor.regions.count + conditions.count
-        let replacing = machine.regions.contains { $0.region.identifier == identifier }
-        if !replacing && total >= RegionMonitorStateMachine.limit {
-            return [
-                .record(
-                    .monitor(name: name, identifier: identifier, action: .failed, decision: nil, reason: .limitReached))
-            ]
-        }
-        var actions: [DeviceAction] = []
-        for step in machine.handle(.start(region)) {
-            switch step {
-            case .started:
-                actions.append(
-                    .record(.monitor(name: name, identifier: identifier, action: .added, decision: nil, reason: nil)))
-            case .failed(_, let failure):
-                actions.append(
-                    .record(
-                        .monitor(
-                            name: name, identifier: identifier, action: .failed, decision: nil,
-                            reason: failure.auditReason)))
-            default: break
-            }
-        }
-        conditions.store(machine, as: name)
+            ?? RegionMonitorStateMachine(hysteresis: system.regionHysteresis, owner: .monitor(name: name))
+        let elsewhere = regionMonitor.regions.count + conditions.count - machine.regions.count
+        let actions = machine.handle(.start(region, elsewhere: elsewhere))
+        // A monitor keeps conditions only: one whose first condition failed holds none.
+        conditions.store(machine.regions.isEmpty ? nil : machine, as: name)
         return actions
     }
 
     mutating func removeCondition(_ identifier: String, from name: String) -> [DeviceAction] {
         guard appCodeRuns, var machine = conditions.monitors[name] else { return [] }
-        guard !machine.handle(.stop(identifier: identifier)).isEmpty else { return [] }
+        let actions = machine.handle(.stop(identifier: identifier))
+        guard !actions.isEmpty else { return [] }
         conditions.store(machine.regions.isEmpty ? nil : machine, as: name)
-        return [.record(.monitor(name: name, identifier: identifier, action: .removed, decision: nil, reason: nil))]
+        return actions
     }
 
     /// Every monitor's conditions see the fix.
@@ -497,12 +409,8 @@ extension DeviceRules {
         var actions: [DeviceAction] = []
         for name in conditions.names {
             guard var machine = conditions.monitors[name] else { continue }
-            let steps = machine.handle(.fix(coordinate, at: now))
+            actions += machine.handle(.fix(coordinate, at: now))
             conditions.monitors[name] = machine
-            for case .crossed(let region, let state) in steps {
-                actions.append(
-                    .post(.serviceEvent(.condition(monitor: name, identifier: region.identifier, state: state))))
-            }
         }
         return actions
     }

@@ -4,15 +4,21 @@
     import Darwin
 #endif
 
-/// Region monitoring (`startMonitoring(for:)` with circular regions): a pure state machine.
+/// Region monitoring (`startMonitoring(for:)` with circular regions, and the circular conditions
+/// of a `CLMonitor`): a pure state machine.
 ///
-/// It holds no clock and does no I/O; times come with the events. Whether an event reaches the
-/// app, wakes it or relaunches it is the owner's decision (``ServiceDelivery``). The rules:
+/// It holds no clock and does no I/O; times come with the events. It answers in the device's
+/// actions (``DeviceAction``), as its ``owner`` has them: the manager's regions are audit
+/// `region` events and delegate calls, a monitor's conditions are audit `monitor` events. A
+/// crossing is handed to the rules as a service event: whether it reaches the app, wakes it or
+/// relaunches it is decided in one place for every location service (``ServiceDelivery``). The
+/// rules:
 ///
 /// - An app monitors at most ``limit`` (20) regions ("Core Location limits to 20 the number of
-///   regions that may be simultaneously monitored by a single app"); one more fails with
-///   `regionMonitoringFailure`, as does a radius above ``maximumRadius``
-///   (`maximumRegionMonitoringDistance`). Monitoring an identifier again replaces its region.
+///   regions that may be simultaneously monitored by a single app"), its regions and its
+///   monitors' conditions together; one more fails with `regionMonitoringFailure`, as does a
+///   radius above ``maximumRadius`` (`maximumRegionMonitoringDistance`). Monitoring an
+///   identifier again replaces its region.
 /// - Regions persist while the app is suspended or terminated, until the app stops them.
 /// - The first fix after monitoring begins sets the state (inside when within the radius) and
 ///   reports nothing: only a crossing is an event.
@@ -22,8 +28,18 @@
 ///   distance for at least 20 seconds before the notifications are reported". Apple gives no
 ///   figure for the distance: it is ``hysteresis`` (100 m by default, an assumption; the scenario
 ///   key `system.regionHysteresis`). The event comes with the first fix that completes the dwell.
-/// - `requestState(for:)` reports the current state (unknown before the first fix).
+/// - `requestState(for:)` reports the current state (unknown before the first fix, and with
+///   reduced accuracy).
+/// - A monitor's conditions report their first state too (`CLMonitor` sends an event for it).
 public struct RegionMonitorStateMachine: Sendable, Hashable {
+    /// Whose regions the machine holds.
+    public enum Owner: Sendable, Hashable {
+        /// The app's `CLCircularRegion`s (`startMonitoring(for:)`), for every location manager.
+        case regions
+        /// The conditions of the app's `CLMonitor` of that name.
+        case monitor(name: String)
+    }
+
     /// The most regions one app monitors.
     public static let limit = 20
     /// How long the device must stay past the hysteresis distance.
@@ -73,72 +89,69 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
     }
 
     public enum Event: Sendable, Hashable {
-        /// `startMonitoring(for:)`.
-        case start(CircularRegion)
+        /// `startMonitoring(for:)`, or a monitor's `add`; the app monitors `elsewhere` regions
+        /// beside this machine's (they count toward ``limit``).
+        case start(CircularRegion, elsewhere: Int = 0)
         /// `stopMonitoring(for:)` by identifier.
         case stop(identifier: String)
-        /// `requestState(for:)`.
-        case requestState(identifier: String)
+        /// `requestState(for:)`; with `reducedAccuracy` region monitoring is unavailable.
+        case requestState(identifier: String, reducedAccuracy: Bool = false)
         /// A fix of the device.
         case fix(Coordinate, at: Duration)
     }
 
-    public enum Action: Sendable, Hashable {
-        case started(CircularRegion)
-        case failed(CircularRegion, Failure)
-        case stopped(identifier: String)
-        /// The device entered (`.inside`) or left (`.outside`) the region, and the region asks to
-        /// hear of it.
-        case crossed(CircularRegion, RegionState)
-        /// The answer to `requestState(for:)`.
-        case determined(CircularRegion, RegionState)
-    }
-
     /// Metres past the boundary before a crossing counts.
     public let hysteresis: Double
+    /// Whose regions these are.
+    public let owner: Owner
     /// Whether the first state of a region is an event too (`CLMonitor`'s conditions), rather than
     /// set silently (`CLCircularRegion`).
-    public let reportsInitialState: Bool
+    public var reportsInitialState: Bool { owner != .regions }
     /// The monitored regions, in the order they were started.
     public private(set) var regions: [Monitored] = []
 
-    public init(hysteresis: Double = 100, reportsInitialState: Bool = false) {
+    public init(hysteresis: Double = 100, owner: Owner = .regions) {
         self.hysteresis = hysteresis
-        self.reportsInitialState = reportsInitialState
+        self.owner = owner
     }
 
     /// Whether any region is monitored.
     public var isMonitoring: Bool { !regions.isEmpty }
 
-    public mutating func handle(_ event: Event) -> [Action] {
+    public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
-        case .start(let region):
+        case .start(let region, let elsewhere):
+            let existing = regions.firstIndex { $0.region.identifier == region.identifier }
+            // A replacement is not one more.
+            guard existing != nil || regions.count + elsewhere < Self.limit else {
+                return failed(region, .limitReached)
+            }
             guard region.radius > 0, region.radius <= Self.maximumRadius else {
-                return [.failed(region, .radiusTooLarge)]
+                return failed(region, .radiusTooLarge)
             }
-            if let i = regions.firstIndex(where: { $0.region.identifier == region.identifier }) {
-                regions[i] = Monitored(region: region, state: .unknown, hysteresis: hysteresis)
-            } else {
-                guard regions.count < Self.limit else { return [.failed(region, .limitReached)] }
-                regions.append(Monitored(region: region, state: .unknown, hysteresis: hysteresis))
-            }
-            return [.started(region)]
+            let monitored = Monitored(region: region, state: .unknown, hysteresis: hysteresis)
+            if let existing { regions[existing] = monitored } else { regions.append(monitored) }
+            return started(region)
         case .stop(let identifier):
             guard let i = regions.firstIndex(where: { $0.region.identifier == identifier }) else { return [] }
             regions.remove(at: i)
-            return [.stopped(identifier: identifier)]
-        case .requestState(let identifier):
+            return stopped(identifier)
+        case .requestState(let identifier, let reducedAccuracy):
             guard let m = regions.first(where: { $0.region.identifier == identifier }) else { return [] }
-            return [.determined(m.region, m.state)]
+            // Region monitoring is unavailable with reduced accuracy: the state is not known
+            // (*assumption*: Apple does not say what requestState answers then).
+            return determined(m.region, reducedAccuracy ? .unknown : m.state)
         case .fix(let coordinate, let now):
-            var actions: [Action] = []
+            var actions: [DeviceAction] = []
             for i in regions.indices {
                 if regions[i].state == .outside && regions[i].pendingState == nil
                     && regions[i].isSurelyOutside(coordinate)
                 {
                     continue  // far away and known to be: nothing to do
                 }
-                if let crossed = observe(&regions[i], coordinate, now) { actions.append(crossed) }
+                if let crossed = observe(&regions[i], coordinate, now) {
+                    actions.append(crossing(regions[i].region, crossed))
+                }
             }
             return actions
         }
@@ -147,13 +160,14 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
     /// The hot path: every fix against every region. ``Geodesic/distanceBounds(_:_:)`` settles
     /// the clear cases (a region far away, a device deep inside); the geodesic decides near a
     /// threshold.
-    private func observe(_ m: inout Monitored, _ c: Coordinate, _ now: Duration) -> Action? {
+    /// The state the region is reported in, if it is.
+    private func observe(_ m: inout Monitored, _ c: Coordinate, _ now: Duration) -> RegionState? {
         let r = m.region.radius
         let (lower, upper) = Geodesic.distanceBounds(m.region.center, c)
         if m.state == .unknown {
             let inside = upper <= r || (lower <= r && Geodesic.distance(m.region.center, c) <= r)
             m.state = inside ? .inside : .outside
-            return reportsInitialState ? .crossed(m.region, m.state) : nil
+            return reportsInitialState ? m.state : nil
         }
         // A small region cannot hold the whole distance inside it: half its radius then.
         let h = min(hysteresis, r / 2)
@@ -181,7 +195,75 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         m.state = beyond
         m.pendingState = nil
         let wanted = beyond == .inside ? m.region.notifyOnEntry : m.region.notifyOnExit
-        return wanted ? .crossed(m.region, beyond) : nil
+        return wanted ? beyond : nil
+    }
+}
+
+/// The machine's answers, as its owner has them.
+extension RegionMonitorStateMachine {
+    private func started(_ region: CircularRegion) -> [DeviceAction] {
+        switch owner {
+        case .regions:
+            [
+                .record(
+                    .region(action: .started, identifier: region.identifier, state: nil, decision: nil, reason: nil)),
+                .call(.delegate(.didStartMonitoring(region), to: .all)),
+            ]
+        case .monitor(let name):
+            [.record(.monitor(name: name, identifier: region.identifier, action: .added, decision: nil, reason: nil))]
+        }
+    }
+
+    private func failed(_ region: CircularRegion, _ failure: Failure) -> [DeviceAction] {
+        switch owner {
+        case .regions:
+            [
+                .record(
+                    .region(
+                        action: .failed, identifier: region.identifier, state: nil, decision: nil,
+                        reason: failure.auditReason)),
+                .call(
+                    .delegate(
+                        .monitoringDidFail(region, LocationError(.regionMonitoringFailure, reason: failure.rawValue)),
+                        to: .all)),
+            ]
+        case .monitor(let name):
+            [
+                .record(
+                    .monitor(
+                        name: name, identifier: region.identifier, action: .failed, decision: nil,
+                        reason: failure.auditReason))
+            ]
+        }
+    }
+
+    private func stopped(_ identifier: String) -> [DeviceAction] {
+        switch owner {
+        case .regions:
+            [.record(.region(action: .stopped, identifier: identifier, state: nil, decision: nil, reason: nil))]
+        case .monitor(let name):
+            [.record(.monitor(name: name, identifier: identifier, action: .removed, decision: nil, reason: nil))]
+        }
+    }
+
+    /// The answer to `requestState(for:)` (a monitor's conditions have none: nothing).
+    private func determined(_ region: CircularRegion, _ state: RegionState) -> [DeviceAction] {
+        guard owner == .regions else { return [] }
+        return [
+            .record(
+                .region(action: .determined, identifier: region.identifier, state: state, decision: nil, reason: nil)),
+            .call(.delegate(.didDetermineState(state, region), to: .all)),
+        ]
+    }
+
+    /// The device entered (`.inside`) or left (`.outside`) the region, and the region asks to hear
+    /// of it: a service event for the rules to deliver.
+    private func crossing(_ region: CircularRegion, _ state: RegionState) -> DeviceAction {
+        switch owner {
+        case .regions: .post(.serviceEvent(.region(region, state)))
+        case .monitor(let name):
+            .post(.serviceEvent(.condition(monitor: name, identifier: region.identifier, state: state)))
+        }
     }
 }
 

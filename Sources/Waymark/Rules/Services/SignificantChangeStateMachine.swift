@@ -1,8 +1,11 @@
 /// The significant-change location service (`startMonitoringSignificantLocationChanges()`): a
 /// pure state machine that decides which fixes of the device become events.
 ///
-/// It holds no clock and does no I/O; times come with the events. Whether an event reaches the
-/// app, wakes it or relaunches it is the owner's decision (``ServiceDelivery``). The rules:
+/// It holds no clock and does no I/O; times and the app's state come with the events. It answers
+/// in the device's actions (``DeviceAction``): its start and stop are audit events, and a
+/// significant change is handed to the rules as a service event, whose delivery (to the running
+/// app, waking or relaunching it, or dropped) is decided in one place for every location service
+/// (``ServiceDelivery``). The rules:
 ///
 /// - Starting the service reports `cached` at once when the owner passes one ("The first event to
 ///   be delivered is usually the most recently cached location event (if any) but may be a newer
@@ -32,18 +35,13 @@ public struct SignificantChangeStateMachine: Sendable, Hashable {
     }
 
     public enum Event: Sendable, Hashable {
-        /// The app starts the service; `cached` is the device's most recent fix, if any.
-        case start(at: Duration, cached: Fix?)
-        case stop
+        /// The app, in state `app`, starts the service; `cached` is the device's most recent fix,
+        /// if any.
+        case start(at: Duration, cached: Fix?, app: AppState)
+        /// The app, in state `app`, stops the service.
+        case stop(app: AppState)
         /// A fix of the device (``observe(_:at:)`` is the same without building a ``Fix``).
         case fix(Fix, at: Duration)
-    }
-
-    public enum Action: Sendable, Hashable {
-        case started
-        case stopped
-        /// The fix is a significant change: an event for the app.
-        case report(Fix)
     }
 
     public private(set) var isMonitoring = false
@@ -56,23 +54,33 @@ public struct SignificantChangeStateMachine: Sendable, Hashable {
 
     public init() {}
 
-    public mutating func handle(_ event: Event) -> [Action] {
+    public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
-        case .start(let now, let cached):
+        case .start(let now, let cached, let app):
             guard !isMonitoring else { return [] }
             isMonitoring = true
             last = nil
-            guard let cached else { return [.started] }
+            let started = Self.record(.started, app)
+            guard let cached else { return [started] }
             last = Last(coordinate: cached.location.coordinate, at: now)
-            return [.started, .report(cached)]
-        case .stop:
+            return [started, Self.report(cached)]
+        case .stop(let app):
             guard isMonitoring else { return [] }
             isMonitoring = false
             last = nil
-            return [.stopped]
+            return [Self.record(.stopped, app)]
         case .fix(let fix, let now):
-            return observe(fix.location.coordinate, at: now) ? [.report(fix)] : []
+            return observe(fix.location.coordinate, at: now) ? [Self.report(fix)] : []
         }
+    }
+
+    /// The fix is a significant change: an event for the app.
+    public static func report(_ fix: Fix) -> DeviceAction {
+        .post(.serviceEvent(.significantChange(fix)))
+    }
+
+    private static func record(_ action: ServiceLocationAction, _ app: AppState) -> DeviceAction {
+        .record(.serviceLocation(.init(service: .significantLocationChange, action: action, appState: app)))
     }
 
     /// The hot path: whether a fix at `coordinate` is an event (it then becomes the last one).

@@ -7,6 +7,10 @@
 /// The visits service (`startMonitoringVisits()`): a pure state machine that finds the places
 /// where the device stayed.
 ///
+/// It answers in the device's actions (``DeviceAction``): its start and stop are audit events,
+/// and a visit is handed to the rules as a service event, whose delivery (to the running app,
+/// waking or relaunching it, or dropped) is decided in one place for every location service.
+///
 /// Apple describes a visit as a place where the user spent time, reported with an arrival and
 /// a departure, without publishing how it is found. Waymark's model, its numbers all
 /// assumptions that scenarios can change (`system.visitRadius`, `system.visitMinimumStay`):
@@ -27,13 +31,6 @@ public struct VisitStateMachine: Sendable, Hashable {
         case stop
         /// A fix of the device at `date`, at the offset `at`.
         case fix(Coordinate, date: Date, at: Duration)
-    }
-
-    public enum Action: Sendable, Hashable {
-        case started
-        case stopped
-        /// An arrival or a whole visit.
-        case visit(Visit)
     }
 
     /// Metres a stay may wander from its first fix.
@@ -78,18 +75,18 @@ public struct VisitStateMachine: Sendable, Hashable {
         self.minimumStay = minimumStay
     }
 
-    public mutating func handle(_ event: Event) -> [Action] {
+    public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
         case .start:
             guard !isMonitoring else { return [] }
             isMonitoring = true
             stay = nil
-            return [.started]
+            return [.record(.visit(action: .started, visit: nil, decision: nil, reason: nil))]
         case .stop:
             guard isMonitoring else { return [] }
             isMonitoring = false
             stay = nil
-            return [.stopped]
+            return [.record(.visit(action: .stopped, visit: nil, decision: nil, reason: nil))]
         case .fix(let c, let date, let now):
             guard isMonitoring else { return [] }
             guard var current = stay else {
@@ -99,14 +96,14 @@ public struct VisitStateMachine: Sendable, Hashable {
             guard Geodesic.isWithin(radius, current.anchor, c) else {
                 stay = Self.begin(c, date, now)
                 guard current.arrived else { return [] }
-                return [.visit(visit(current, departure: current.lastInside))]
+                return [.post(.serviceEvent(.visit(visit(current, departure: current.lastInside))))]
             }
             current.add(c)
             current.lastInside = date
-            var actions: [Action] = []
+            var actions: [DeviceAction] = []
             if !current.arrived && now - current.since >= minimumStay {
                 current.arrived = true
-                actions.append(.visit(visit(current, departure: .distantFuture)))
+                actions.append(.post(.serviceEvent(.visit(visit(current, departure: .distantFuture)))))
             }
             stay = current
             return actions
