@@ -7,14 +7,60 @@ import Testing
     typealias Machine = AuthorizationStateMachine
     static let both = LocationUsageDescriptions(whenInUse: true, alwaysAndWhenInUse: true)
 
+    /// A prompt put up: its audit event, then the alert.
+    static func shown(_ prompt: Machine.Prompt) -> [DeviceAction] {
+        [
+            .record(.prompt(prompt: Machine.name(prompt), phase: .shown, answer: nil)),
+            .post(.showAlert(.authorization(prompt))),
+        ]
+    }
+
+    /// The app's request, prompted: its audit event, then the prompt.
+    static func requested(_ request: Scenario.AuthorizationRequest, _ prompt: Machine.Prompt) -> [DeviceAction] {
+        [.record(.authorizationRequest(request: request, outcome: .prompted, reason: nil))] + shown(prompt)
+    }
+
+    /// A prompt taken down unanswered: its audit event, the alert taken down, and for the Always
+    /// prompt the event held for it decided.
+    static func dismissed(_ prompt: Machine.Prompt) -> [DeviceAction] {
+        [
+            .record(.prompt(prompt: Machine.name(prompt), phase: .dismissed, answer: nil)),
+            .post(.hideAlert(.authorization(prompt))),
+        ] + (prompt == .always ? [.post(.alwaysPromptGone)] : [])
+    }
+
+    /// What the app reads changed: recorded, then reported (its delegate, the location service).
+    static func changed(_ from: AuthorizationStatus, _ to: AuthorizationStatus) -> [DeviceAction] {
+        [.record(.authorizationChanged(from: from, to: to)), .post(.authorizationChangeReported)]
+    }
+
+    /// An event the machine ignores, said in a diagnostic.
+    static func ignored(_ reason: Machine.IgnoredReason) -> [DeviceAction] {
+        [.record(.diagnostic(message: "ignored: \(reason.rawValue)"))]
+    }
+
+    /// The app's request, ignored: "request reason" from its audit event, when nothing but
+    /// diagnostics follows it (no prompt, no change); nil otherwise.
+    static func refusal(_ actions: [DeviceAction]) -> String? {
+        guard case .record(.authorizationRequest(let request, .ignored, let reason?))? = actions.first else {
+            return nil
+        }
+        for action in actions.dropFirst() {
+            guard case .record(.diagnostic) = action else { return nil }
+        }
+        return "\(request.rawValue) \(reason.rawValue)"
+    }
+
     @Test func whenInUsePromptAndItsThreeAnswers() {
         for (answer, status) in [
             (WhenInUseAnswer.allowOnce, AuthorizationStatus.authorizedWhenInUse),
             (.allowWhileUsing, .authorizedWhenInUse), (.dontAllow, .denied),
         ] {
             var m = Machine(descriptions: Self.both)
-            #expect(m.handle(.requestWhenInUse(inForeground: true)) == [.showPrompt(.whenInUse(forAlways: false))])
-            #expect(m.handle(.answerWhenInUse(answer)) == [.statusChanged(from: .notDetermined, to: status)])
+            #expect(
+                m.handle(.requestWhenInUse(inForeground: true))
+                    == Self.requested(.whenInUse, .whenInUse(forAlways: false)))
+            #expect(m.handle(.answerWhenInUse(answer)) == Self.changed(.notDetermined, status))
             #expect(m.status == status && m.pendingPrompt == nil)
             #expect(m.isTemporary == (answer == .allowOnce))
         }
@@ -22,16 +68,18 @@ import Testing
 
     @Test func requestsFromTheBackgroundAreIgnored() {
         var m = Machine(descriptions: Self.both)
-        #expect(m.handle(.requestWhenInUse(inForeground: false)) == [.ignored(.notInForeground)])
-        #expect(m.handle(.requestAlways(inForeground: false)) == [.ignored(.notInForeground)])
+        #expect(Self.refusal(m.handle(.requestWhenInUse(inForeground: false))) == "whenInUse notInForeground")
+        #expect(Self.refusal(m.handle(.requestAlways(inForeground: false))) == "always notInForeground")
         #expect(m.status == .notDetermined && m.pendingPrompt == nil)
     }
 
     @Test func missingUsageDescriptionsIgnoreTheRequest() {
         var none = Machine(descriptions: LocationUsageDescriptions(whenInUse: false))
-        #expect(none.handle(.requestWhenInUse(inForeground: true)) == [.ignored(.missingWhenInUseDescription)])
+        #expect(
+            Self.refusal(none.handle(.requestWhenInUse(inForeground: true))) == "whenInUse missingWhenInUseDescription")
         var whenInUseOnly = Machine(descriptions: LocationUsageDescriptions(whenInUse: true, alwaysAndWhenInUse: false))
-        #expect(whenInUseOnly.handle(.requestAlways(inForeground: true)) == [.ignored(.missingAlwaysDescription)])
+        #expect(
+            Self.refusal(whenInUseOnly.handle(.requestAlways(inForeground: true))) == "always missingAlwaysDescription")
         #expect(whenInUseOnly.status == .notDetermined)
     }
 
@@ -40,7 +88,7 @@ import Testing
         _ = m.handle(.requestWhenInUse(inForeground: true))
         _ = m.handle(.answerWhenInUse(.allowOnce))
         #expect(m.allowsLocation)
-        #expect(m.handle(.appNoLongerInUse) == [.statusChanged(from: .authorizedWhenInUse, to: .notDetermined)])
+        #expect(m.handle(.appNoLongerInUse) == Self.changed(.authorizedWhenInUse, .notDetermined))
         #expect(!m.isTemporary)
         // A permanent grant does not revert.
         _ = m.handle(.requestWhenInUse(inForeground: true))
@@ -51,20 +99,16 @@ import Testing
 
     @Test func alwaysFromNotDeterminedIsProvisionalUntilTheSecondPrompt() {
         var m = Machine(descriptions: Self.both)
-        #expect(m.handle(.requestAlways(inForeground: true)) == [.showPrompt(.whenInUse(forAlways: true))])
+        #expect(m.handle(.requestAlways(inForeground: true)) == Self.requested(.always, .whenInUse(forAlways: true)))
         #expect(
-            m.handle(.answerWhenInUse(.allowWhileUsing)) == [
-                .statusChanged(from: .notDetermined, to: .authorizedAlways)
-            ])
+            m.handle(.answerWhenInUse(.allowWhileUsing)) == Self.changed(.notDetermined, .authorizedAlways))
         #expect(m.isProvisionalAlways)
         // The second prompt comes at the first event that needs Always, once.
-        #expect(m.handle(.neededAlways) == [.showPrompt(.always)])
+        #expect(m.handle(.neededAlways) == Self.shown(.always))
         #expect(m.handle(.neededAlways) == [])
         // Keep When In Use ends the provisional grant.
         #expect(
-            m.handle(.answerAlways(.keepWhenInUse)) == [
-                .statusChanged(from: .authorizedAlways, to: .authorizedWhenInUse)
-            ])
+            m.handle(.answerAlways(.keepWhenInUse)) == Self.changed(.authorizedAlways, .authorizedWhenInUse))
         #expect(!m.isProvisionalAlways)
         #expect(m.handle(.neededAlways) == [])
     }
@@ -83,12 +127,10 @@ import Testing
         var m = Machine(descriptions: Self.both)
         _ = m.handle(.requestWhenInUse(inForeground: true))
         _ = m.handle(.answerWhenInUse(.allowWhileUsing))
-        #expect(m.handle(.requestAlways(inForeground: true)) == [.showPrompt(.always)])
+        #expect(m.handle(.requestAlways(inForeground: true)) == Self.requested(.always, .always))
         #expect(
-            m.handle(.answerAlways(.changeToAlways)) == [
-                .statusChanged(from: .authorizedWhenInUse, to: .authorizedAlways)
-            ])
-        #expect(m.handle(.requestAlways(inForeground: true)) == [.ignored(.alwaysAlreadyRequested)])
+            m.handle(.answerAlways(.changeToAlways)) == Self.changed(.authorizedWhenInUse, .authorizedAlways))
+        #expect(Self.refusal(m.handle(.requestAlways(inForeground: true))) == "always alwaysAlreadyRequested")
     }
 
     @Test func keepWhenInUseFromWhenInUseChangesNothing() {
@@ -102,47 +144,54 @@ import Testing
         var m = Machine(descriptions: Self.both)
         _ = m.handle(.requestWhenInUse(inForeground: true))
         _ = m.handle(.answerWhenInUse(.allowOnce))
-        #expect(m.handle(.requestAlways(inForeground: true)) == [.ignored(.temporaryAuthorization)])
+        #expect(Self.refusal(m.handle(.requestAlways(inForeground: true))) == "always temporaryAuthorization")
     }
 
     @Test func furtherRequestsHaveNoEffect() {
         var m = Machine(descriptions: Self.both)
         _ = m.handle(.requestWhenInUse(inForeground: true))
-        #expect(m.handle(.requestWhenInUse(inForeground: true)) == [.ignored(.promptAlreadyShowing)])
+        #expect(Self.refusal(m.handle(.requestWhenInUse(inForeground: true))) == "whenInUse promptAlreadyShowing")
         _ = m.handle(.answerWhenInUse(.dontAllow))
-        #expect(m.handle(.requestWhenInUse(inForeground: true)) == [.ignored(.alreadyDetermined)])
-        #expect(m.handle(.requestAlways(inForeground: true)) == [.ignored(.alreadyDetermined)])
+        #expect(Self.refusal(m.handle(.requestWhenInUse(inForeground: true))) == "whenInUse alreadyDetermined")
+        #expect(Self.refusal(m.handle(.requestAlways(inForeground: true))) == "always alreadyDetermined")
         // `restricted` is set on the device (parental controls): no request prompts.
         var restricted = Machine(descriptions: Self.both, status: .restricted)
-        #expect(restricted.handle(.requestWhenInUse(inForeground: true)) == [.ignored(.restricted)])
+        #expect(Self.refusal(restricted.handle(.requestWhenInUse(inForeground: true))) == "whenInUse restricted")
         #expect(!restricted.allowsLocation)
     }
 
     @Test func answersWithoutAPromptAreIgnored() {
         var m = Machine(descriptions: Self.both)
-        #expect(m.handle(.answerWhenInUse(.allowWhileUsing)) == [.ignored(.noPromptShowing)])
-        #expect(m.handle(.answerAlways(.changeToAlways)) == [.ignored(.noPromptShowing)])
+        #expect(m.handle(.answerWhenInUse(.allowWhileUsing)) == Self.ignored(.noPromptShowing))
+        #expect(m.handle(.answerAlways(.changeToAlways)) == Self.ignored(.noPromptShowing))
         #expect(m.status == .notDetermined)
     }
 
     @Test func settingsChangesApplyAtOnceAndAreReported() {
         var m = Machine(descriptions: Self.both, status: .authorizedAlways)
-        #expect(m.handle(.setAuthorization(.denied)) == [.statusChanged(from: .authorizedAlways, to: .denied)])
-        #expect(m.handle(.setPreciseLocation(false)) == [.accuracyChanged(from: .fullAccuracy, to: .reducedAccuracy)])
+        #expect(m.handle(.setAuthorization(.denied)) == Self.changed(.authorizedAlways, .denied))
+        #expect(
+            m.handle(.setPreciseLocation(false)) == [
+                .record(.accuracyChanged(from: .fullAccuracy, to: .reducedAccuracy)),
+                .post(.authorizationChangeReported),
+            ])
         #expect(m.handle(.setPreciseLocation(false)) == [])
-        #expect(m.handle(.setLocationServices(false)) == [.locationServicesChanged(enabled: false)])
+        #expect(
+            m.handle(.setLocationServices(false)) == [
+                .record(.locationServicesChanged(enabled: false)), .post(.authorizationChangeReported),
+            ])
         _ = m.handle(.setAuthorization(.authorizedWhenInUse))
         #expect(!m.allowsLocation, "location services are off")
         _ = m.handle(.setLocationServices(true))
         #expect(m.allowsLocation)
         // "Ask Next Time" lets the app ask again, Always included.
         _ = m.handle(.setAuthorization(.notDetermined))
-        #expect(m.handle(.requestAlways(inForeground: true)) == [.showPrompt(.whenInUse(forAlways: true))])
+        #expect(m.handle(.requestAlways(inForeground: true)) == Self.requested(.always, .whenInUse(forAlways: true)))
         // The same for the Always prompt a When In Use app asked for.
         var upgrade = Machine(descriptions: Self.both, status: .authorizedWhenInUse)
-        #expect(upgrade.handle(.requestAlways(inForeground: true)) == [.showPrompt(.always)])
-        #expect(upgrade.handle(.dismissPrompt) == [.promptDismissed(.always)])
-        #expect(upgrade.handle(.requestAlways(inForeground: true)) == [.showPrompt(.always)])
+        #expect(upgrade.handle(.requestAlways(inForeground: true)) == Self.requested(.always, .always))
+        #expect(upgrade.handle(.dismissPrompt) == Self.dismissed(.always))
+        #expect(upgrade.handle(.requestAlways(inForeground: true)) == Self.requested(.always, .always))
     }
 
     @Test func reducedAccuracyByDefaultFollowsTheInfoKey() {
@@ -158,17 +207,21 @@ import Testing
         var m = Machine(descriptions: Self.both, status: .authorizedAlways)
         #expect(
             m.handle(.setLocationServices(false)) == [
-                .locationServicesChanged(enabled: false), .statusChanged(from: .authorizedAlways, to: .denied),
+                .record(.locationServicesChanged(enabled: false)),
+                .record(.authorizationChanged(from: .authorizedAlways, to: .denied)),
+                .post(.authorizationChangeReported),
             ])
         #expect(m.status == .denied && m.userStatus == .authorizedAlways && !m.allowsLocation)
         #expect(
             m.handle(.setLocationServices(true)) == [
-                .locationServicesChanged(enabled: true), .statusChanged(from: .denied, to: .authorizedAlways),
+                .record(.locationServicesChanged(enabled: true)),
+                .record(.authorizationChanged(from: .denied, to: .authorizedAlways)),
+                .post(.authorizationChangeReported),
             ])
         #expect(m.handle(.setLocationServices(true)).isEmpty)
         // Off, the app reads denied: its own request shows nothing.
         var fresh = Machine(descriptions: Self.both, locationServicesEnabled: false)
-        #expect(fresh.handle(.requestWhenInUse(inForeground: true)) == [.ignored(.locationServicesOff)])
+        #expect(Self.refusal(fresh.handle(.requestWhenInUse(inForeground: true))) == "whenInUse locationServicesOff")
         #expect(fresh.pendingPrompt == nil && fresh.status == .denied && fresh.userStatus == .notDetermined)
     }
 
@@ -177,22 +230,22 @@ import Testing
     /// CLAuthorizationStatus.restricted), not an answer the user gives.
     @Test func restrictedIsADeviceSettingNotAUserChoice() {
         var m = Machine(descriptions: Self.both, status: .authorizedWhenInUse)
-        #expect(m.handle(.setAuthorization(.restricted)) == [.ignored(.notAUserChoice)])
+        #expect(m.handle(.setAuthorization(.restricted)) == Self.ignored(.notAUserChoice))
         #expect(
-            m.handle(.setRestricted(true)) == [.statusChanged(from: .authorizedWhenInUse, to: .restricted)])
-        #expect(m.handle(.requestAlways(inForeground: true)) == [.ignored(.restricted)])
+            m.handle(.setRestricted(true)) == Self.changed(.authorizedWhenInUse, .restricted))
+        #expect(Self.refusal(m.handle(.requestAlways(inForeground: true))) == "always restricted")
         #expect(
-            m.handle(.setRestricted(false)) == [.statusChanged(from: .restricted, to: .authorizedWhenInUse)])
+            m.handle(.setRestricted(false)) == Self.changed(.restricted, .authorizedWhenInUse))
     }
 
     /// Rule 4: a prompt left unanswered when the app leaves is dismissed; the app may ask again.
     @Test func aDismissedPromptLetsTheAppAskAgain() {
         var m = Machine(descriptions: Self.both)
-        #expect(m.handle(.requestAlways(inForeground: true)) == [.showPrompt(.whenInUse(forAlways: true))])
-        #expect(m.handle(.dismissPrompt) == [.promptDismissed(.whenInUse(forAlways: true))])
+        #expect(m.handle(.requestAlways(inForeground: true)) == Self.requested(.always, .whenInUse(forAlways: true)))
+        #expect(m.handle(.dismissPrompt) == Self.dismissed(.whenInUse(forAlways: true)))
         #expect(m.pendingPrompt == nil && m.status == .notDetermined)
         #expect(m.handle(.dismissPrompt).isEmpty)
-        #expect(m.handle(.requestAlways(inForeground: true)) == [.showPrompt(.whenInUse(forAlways: true))])
+        #expect(m.handle(.requestAlways(inForeground: true)) == Self.requested(.always, .whenInUse(forAlways: true)))
     }
 
     /// Up to iOS 12 there is no Allow Once and no provisional Always: a request for Always from
@@ -202,15 +255,15 @@ import Testing
     @Test func iOS12AsksForAlwaysAtOnceAndHasNoAllowOnce() {
         let ios12 = IOSVersion(major: 12)!
         var m = Machine(descriptions: Self.both, version: ios12)
-        #expect(m.handle(.requestAlways(inForeground: true)) == [.showPrompt(.alwaysOrWhenInUse)])
+        #expect(m.handle(.requestAlways(inForeground: true)) == Self.requested(.always, .alwaysOrWhenInUse))
         #expect(
             m.handle(.answerAlwaysOrWhenInUse(.authorizedAlways))
-                == [.statusChanged(from: .notDetermined, to: .authorizedAlways)])
+                == Self.changed(.notDetermined, .authorizedAlways))
         #expect(!m.isProvisionalAlways)
         var once = Machine(descriptions: Self.both, version: ios12)
         _ = once.handle(.requestWhenInUse(inForeground: true))
-        #expect(once.handle(.answerWhenInUse(.allowOnce)) == [.ignored(.notInThisVersion)])
-        #expect(once.handle(.setPreciseLocation(false)) == [.ignored(.notInThisVersion)])
+        #expect(once.handle(.answerWhenInUse(.allowOnce)) == Self.ignored(.notInThisVersion))
+        #expect(once.handle(.setPreciseLocation(false)) == Self.ignored(.notInThisVersion))
         let reduced = Machine(
             descriptions: LocationUsageDescriptions(defaultsToReducedAccuracy: true), version: IOSVersion(major: 13)!)
         #expect(reduced.accuracy == .fullAccuracy)

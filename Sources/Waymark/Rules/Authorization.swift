@@ -50,7 +50,11 @@ public enum AlwaysAnswer: String, Sendable, Hashable, Codable, CaseIterable {
 /// Location authorization as iOS grants it, version by version: a pure state machine.
 ///
 /// It holds no clock and does no I/O: the owner feeds it events and carries out the actions it
-/// returns (show a prompt, tell the delegate, log a diagnostic). The rules:
+/// returns, in the device's actions (``DeviceAction``): the audit events of requests, prompts and
+/// changes, a prompt put up or taken down (``DeviceEvent/showAlert(_:)``,
+/// ``DeviceEvent/hideAlert(_:)``), and, once what the app reads changed,
+/// ``DeviceEvent/authorizationChangeReported`` for its delegate and the location service. The
+/// rules:
 ///
 /// - A prompt is shown only to an app in the foreground whose Info declares the matching usage
 ///   description; otherwise the request is ignored with a reason. Requests from a restricted
@@ -128,7 +132,8 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
     }
 
     /// What the owner must do.
-    public enum Action: Sendable, Hashable {
+    /// What one event did, before it is said in the device's actions.
+    private enum Step: Sendable, Hashable {
         case showPrompt(Prompt)
         case promptDismissed(Prompt)
         case statusChanged(from: AuthorizationStatus, to: AuthorizationStatus)
@@ -191,14 +196,83 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
     public var allowsLocation: Bool { status.isAuthorized }
 
     /// Applies one event and returns what the owner must do, in order.
-    public mutating func handle(_ event: Event) -> [Action] {
+    public mutating func handle(_ event: Event) -> [DeviceAction] {
         let before = status
-        var actions = apply(event)
-        if status != before { actions.append(.statusChanged(from: before, to: status)) }
+        var steps = apply(event)
+        if status != before { steps.append(.statusChanged(from: before, to: status)) }
+        switch event {
+        case .requestWhenInUse: return Self.request(.whenInUse, steps)
+        case .requestAlways: return Self.request(.always, steps)
+        default: return Self.actions(steps)
+        }
+    }
+
+    /// The audit log's name of a prompt.
+    public static func name(_ prompt: Prompt) -> PromptKind {
+        switch prompt {
+        case .whenInUse(let forAlways): forAlways ? .whenInUseForAlways : .whenInUse
+        case .always: .always
+        case .alwaysOrWhenInUse: .alwaysOrWhenInUse
+        }
+    }
+
+    /// The app's request: recorded as prompted or ignored (with a diagnostic that says why, where
+    /// the app's author can do something about it), then its prompt.
+    private static func request(_ request: Scenario.AuthorizationRequest, _ steps: [Step]) -> [DeviceAction] {
+        guard case .ignored(let reason)? = steps.first else {
+            return [.record(.authorizationRequest(request: request, outcome: .prompted, reason: nil))] + actions(steps)
+        }
+        var actions: [DeviceAction] = [
+            .record(.authorizationRequest(request: request, outcome: .ignored, reason: reason))
+        ]
+        let message: String? =
+            switch reason {
+            case .missingWhenInUseDescription, .missingAlwaysDescription:
+                "the Info has no usage description for this request; no prompt is shown"
+            case .notInForeground:
+                "a location authorization prompt needs the app in the foreground; the request is ignored"
+            case .locationServicesOff:
+                "Location Services are off: the app reads denied and its request shows no prompt"
+            default: nil
+            }
+        if let message { actions.append(.record(.diagnostic(message: message))) }
         return actions
     }
 
-    private mutating func apply(_ event: Event) -> [Action] {
+    /// The steps in the device's actions: each recorded, prompts put up and taken down, and the
+    /// change of what the app reads reported once, after them.
+    private static func actions(_ steps: [Step]) -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        var changed = false
+        var alwaysPromptGone = false
+        for step in steps {
+            switch step {
+            case .showPrompt(let prompt):
+                actions.append(.record(.prompt(prompt: name(prompt), phase: .shown, answer: nil)))
+                actions.append(.post(.showAlert(.authorization(prompt))))
+            case .promptDismissed(let prompt):
+                actions.append(.record(.prompt(prompt: name(prompt), phase: .dismissed, answer: nil)))
+                actions.append(.post(.hideAlert(.authorization(prompt))))
+                if prompt == .always { alwaysPromptGone = true }
+            case .statusChanged(let from, let to):
+                actions.append(.record(.authorizationChanged(from: from, to: to)))
+                changed = true
+            case .accuracyChanged(let from, let to):
+                actions.append(.record(.accuracyChanged(from: from, to: to)))
+                changed = true
+            case .locationServicesChanged(let enabled):
+                actions.append(.record(.locationServicesChanged(enabled: enabled)))
+                changed = true
+            case .ignored(let reason):
+                actions.append(.record(.diagnostic(message: "ignored: \(reason.rawValue)")))
+            }
+        }
+        if alwaysPromptGone { actions.append(.post(.alwaysPromptGone)) }
+        if changed { actions.append(.post(.authorizationChangeReported)) }
+        return actions
+    }
+
+    private mutating func apply(_ event: Event) -> [Step] {
         switch event {
         case .requestWhenInUse(let inForeground):
             if let reason = promptBlocker(inForeground: inForeground, needsAlways: false) { return [.ignored(reason)] }
@@ -292,7 +366,7 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
             guard newStatus != .restricted else { return [.ignored(.notAUserChoice)] }
             isTemporary = false
             isProvisionalAlways = false
-            var actions: [Action] = []
+            var actions: [Step] = []
             if let prompt = pendingPrompt {
                 pendingPrompt = nil
                 actions.append(.promptDismissed(prompt))

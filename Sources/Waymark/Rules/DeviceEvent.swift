@@ -137,6 +137,10 @@ public enum DeviceEvent: Sendable, Equatable {
     case completeScheduledTaskIfRunning(id: Int)
     /// The user swiped the app away in the app switcher (it was running or not).
     case swipedAway(wasRunning: Bool)
+    /// A system alert goes up (over the app when it is on screen), its scripted answer scheduled.
+    case showAlert(SystemAlert)
+    /// A system alert goes away, answered or no longer asked.
+    case hideAlert(SystemAlert)
     /// What the app reads changed: its delegate, then the location service, hear of it.
     case authorizationChangeReported
     /// The Always prompt went away: the event held for it follows what the user now has.

@@ -6,66 +6,12 @@ extension DeviceRules {
     /// `requestWhenInUseAuthorization()` / `requestAlwaysAuthorization()`.
     mutating func requestAuthorization(always: Bool) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        let request: Scenario.AuthorizationRequest = always ? .always : .whenInUse
         let inForeground = appState.isForeground
-        let steps = authorization.handle(
+        return authorization.handle(
             always ? .requestAlways(inForeground: inForeground) : .requestWhenInUse(inForeground: inForeground))
-        if case .ignored(let reason)? = steps.first {
-            var actions: [DeviceAction] = [
-                .record(.authorizationRequest(request: request, outcome: .ignored, reason: reason))
-            ]
-            let message: String? =
-                switch reason {
-                case .missingWhenInUseDescription, .missingAlwaysDescription:
-                    "the Info has no usage description for this request; no prompt is shown"
-                case .notInForeground:
-                    "a location authorization prompt needs the app in the foreground; the request is ignored"
-                case .locationServicesOff:
-                    "Location Services are off: the app reads denied and its request shows no prompt"
-                default: nil
-                }
-            if let message { actions.append(.record(.diagnostic(message: message))) }
-            return actions
-        }
-        return [.record(.authorizationRequest(request: request, outcome: .prompted, reason: nil))]
-            + performAuthorization(steps)
     }
 
-    // MARK: - Carrying out authorization's steps
-
-    /// Records the authorization machine's steps, puts prompts up and takes them down, and tells
-    /// the app and the location service when what the app reads changed.
-    mutating func performAuthorization(_ steps: [AuthorizationStateMachine.Action]) -> [DeviceAction] {
-        var actions: [DeviceAction] = []
-        var changed = false
-        var alwaysPromptGone = false
-        for step in steps {
-            switch step {
-            case .showPrompt(let prompt):
-                actions.append(.record(.prompt(prompt: Self.name(prompt), phase: .shown, answer: nil)))
-                actions += show(.authorization(prompt))
-            case .promptDismissed(let prompt):
-                actions.append(.record(.prompt(prompt: Self.name(prompt), phase: .dismissed, answer: nil)))
-                actions += alerts.hide(.authorization(prompt))
-                if prompt == .always { alwaysPromptGone = true }
-            case .statusChanged(let from, let to):
-                actions.append(.record(.authorizationChanged(from: from, to: to)))
-                changed = true
-            case .accuracyChanged(let from, let to):
-                actions.append(.record(.accuracyChanged(from: from, to: to)))
-                changed = true
-            case .locationServicesChanged(let enabled):
-                actions.append(.record(.locationServicesChanged(enabled: enabled)))
-                changed = true
-            case .ignored(let reason):
-                actions.append(.record(.diagnostic(message: "ignored: \(reason.rawValue)")))
-            }
-        }
-        if alwaysPromptGone { actions.append(.post(.alwaysPromptGone)) }
-        guard changed else { return actions }
-        actions.append(.post(.authorizationChangeReported))
-        return actions
-    }
+    // MARK: - What follows authorization's actions
 
     /// What the app reads changed: its delegate hears of it now, or when it runs again ("Core
     /// Location always calls locationManagerDidChangeAuthorization(_:) when the user's action
@@ -81,14 +27,6 @@ extension DeviceRules {
         return actions
     }
 
-    static func name(_ prompt: AuthorizationStateMachine.Prompt) -> PromptKind {
-        switch prompt {
-        case .whenInUse(let forAlways): forAlways ? .whenInUseForAlways : .whenInUse
-        case .always: .always
-        case .alwaysOrWhenInUse: .alwaysOrWhenInUse
-        }
-    }
-
     // MARK: - System alerts and the scripted user's answers
 
     /// Puts an alert up, and schedules the scenario user's answer if there is one.
@@ -102,7 +40,7 @@ extension DeviceRules {
         guard let alert = alerts.leave() else { return [] }
         var actions: [DeviceAction] = [.cancel(.answer(alert))]
         switch alert {
-        case .authorization: actions += performAuthorization(authorization.handle(.dismissPrompt))
+        case .authorization: actions += authorization.handle(.dismissPrompt)
         case .locationServices:
             actions.append(.record(.prompt(prompt: .locationServices, phase: .dismissed, answer: nil)))
         case .temporaryFullAccuracy: actions += answerTemporaryFullAccuracy(nil)
@@ -190,8 +128,10 @@ extension DeviceRules {
             return [.record(.prompt(prompt: .locationServices, phase: .answered, answer: text))] + alerts.hide(alert)
         }
         guard case .authorization(let prompt) = alert, authorization.pendingPrompt == prompt else { return [] }
-        var actions: [DeviceAction] = [.record(.prompt(prompt: Self.name(prompt), phase: .answered, answer: text))]
-        actions += performAuthorization(authorization.handle(event))
+        var actions: [DeviceAction] = [
+            .record(.prompt(prompt: AuthorizationStateMachine.name(prompt), phase: .answered, answer: text))
+        ]
+        actions += authorization.handle(event)
         actions += alerts.hide(alert)
         if prompt == .always { actions.append(.post(.alwaysPromptAnswered)) }
         return actions
@@ -245,7 +185,7 @@ extension DeviceRules {
         ]
         if allow {
             temporaryAccuracy.state = .granted
-            actions += performAuthorization(authorization.handle(.setPreciseLocation(true)))
+            actions += authorization.handle(.setPreciseLocation(true))
         }
         actions.append(.post(.temporaryFullAccuracyCompleted))
         return actions
@@ -255,6 +195,6 @@ extension DeviceRules {
     mutating func endTemporaryFullAccuracy() -> [DeviceAction] {
         guard temporaryAccuracy.state == .granted else { return [] }
         temporaryAccuracy.state = .none
-        return performAuthorization(authorization.handle(.setPreciseLocation(false)))
+        return authorization.handle(.setPreciseLocation(false))
     }
 }

@@ -67,7 +67,7 @@ extension DeviceRules {
         case .appTerminated(let cause): return appTerminated(cause)
         case .appLaunched(let inBackground): return appLaunched(inBackground: inBackground)
         case .appResumed: return locationActions(location.handle(.appResumed(context())))
-        case .authorization(let event): return performAuthorization(authorization.handle(event))
+        case .authorization(let event): return authorization.handle(event)
         case .location(let event): return location(event)
         case .serviceEvent(let event): return locationServiceEvent(event)
         case .deliverPendingServiceEvents(let kind): return deliverPendingServiceEvents(only: kind)
@@ -86,6 +86,8 @@ extension DeviceRules {
             guard scheduler.running[id] != nil else { return [] }
             return completeTask(id, success: false, nil)
         case .swipedAway(let wasRunning): return swipedAway(wasRunning: wasRunning)
+        case .showAlert(let alert): return show(alert)
+        case .hideAlert(let alert): return alerts.hide(alert)
         case .authorizationChangeReported: return authorizationChangeReported()
         case .alwaysPromptGone:
             let granted = authorization.status == .authorizedAlways && !authorization.isProvisionalAlways
@@ -140,13 +142,13 @@ extension DeviceRules {
 
     mutating func userSetting(_ action: Scenario.Action) -> [DeviceAction] {
         switch action {
-        case .setAuthorization(let status): return performAuthorization(authorization.handle(.setAuthorization(status)))
-        case .setRestricted(let on): return performAuthorization(authorization.handle(.setRestricted(on)))
+        case .setAuthorization(let status): return authorization.handle(.setAuthorization(status))
+        case .setRestricted(let on): return authorization.handle(.setRestricted(on))
         case .setPreciseLocation(let precise):
             // The user's own choice replaces a temporary grant: it is not undone when it ends.
             if temporaryAccuracy.state == .granted { temporaryAccuracy.state = .none }
-            return performAuthorization(authorization.handle(.setPreciseLocation(precise)))
-        case .setLocationServices(let on): return performAuthorization(authorization.handle(.setLocationServices(on)))
+            return authorization.handle(.setPreciseLocation(precise))
+        case .setLocationServices(let on): return authorization.handle(.setLocationServices(on))
         case .setBackgroundAppRefresh(let on): return power.handle(.backgroundAppRefresh(on))
         case .setAppBackgroundAppRefresh(let on): return power.handle(.appBackgroundAppRefresh(on))
         case .setLowPowerMode(let on): return power.handle(.lowPowerMode(on))
