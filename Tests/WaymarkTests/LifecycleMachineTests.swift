@@ -24,10 +24,11 @@ import Testing
         "terminate": .terminate(.watchdog),
     ]
 
-    /// One row: from a state, an event, to a state, with the actions in order. Actions: `A>I`
-    /// a state change (with its cause after a colon), `launch`/`launchBg` finish launching,
-    /// `active` became active, `willFg` will enter foreground, `bg` entered background, `grace`
-    /// start the grace period, `-grace` cancel it, `suspended`, `terminated`.
+    /// One row: from a state, an event, to a state, with the steps in order. Steps: `A>I` a state
+    /// change (with its cause after a colon), `launch`/`launchBg` finish launching, `active`
+    /// became active, `willFg` will enter foreground, `bg` entered background, `grace` start the
+    /// grace period, `-grace` cancel it, `suspended`, `terminated`. Each step's device actions
+    /// are spelled out in ``token(_:wasRunning:)``.
     static let table: [(String, String, String, String)] = [
         ("N", "launch", "A", "notRunning>inactive:userLaunch launch inactive>active:userLaunch active"),
         ("N", "launchBg", "B", "notRunning>background:backgroundFetch launchBg"),
@@ -79,33 +80,60 @@ import Testing
         ("S", "terminate", "N", "suspended>notRunning:watchdog terminated"),
     ]
 
-    static func describe(_ actions: [Machine.Action]) -> String {
-        actions.map { action -> String in
-            switch action {
-            case .stateChanged(let from, let to, let cause): "\(from.rawValue)>\(to.rawValue):\(cause.rawValue)"
-            case .finishLaunching(let inBackground): inBackground ? "launchBg" : "launch"
-            case .becameActive: "active"
-            case .willEnterForeground: "willFg"
-            case .enteredBackground: "bg"
-            case .startGracePeriod: "grace"
-            case .cancelGracePeriod: "-grace"
-            case .suspended: "suspended"
-            case .terminated: "terminated"
-            }
-        }.joined(separator: " ")
+    /// The event's time: the grace period ends 5 s after it.
+    static let now: Duration = .seconds(100)
+
+    /// A step's name in the table, if its device actions are exactly what that name means;
+    /// `wasRunning`: the app ran before the event (it hears of its termination).
+    static func token(_ step: [DeviceAction], wasRunning: Bool) -> String {
+        if case .post(.appStateChanged(let from, let to, let cause))? = step.last {
+            // Leaving active, the app's willResignActive runs first.
+            let resign: [DeviceAction] = from == .active && to == .inactive ? [.call(.willResignActive)] : []
+            guard step.dropLast().elementsEqual(resign) else { return "unexpected \(step)" }
+            return "\(from.rawValue)>\(to.rawValue):\(cause.rawValue)"
+        }
+        let launched = { (background: Bool, cause: LifecycleCause) -> [DeviceAction] in
+            [
+                .post(.appLaunched(inBackground: background)),
+                .call(.finishLaunching(inBackground: background, cause: cause)), .post(.launchFinished),
+            ]
+        }
+        let steps: [String: [DeviceAction]] = [
+            "launch": launched(false, .userLaunch), "launchBg": launched(true, .backgroundFetch),
+            "active": [
+                .post(.appBecameActive), .call(.becomeActive), .post(.askForServiceSessionAuthorization),
+                .post(.deliverHeldPush),
+            ],
+            "willFg": [.post(.appWillEnterForeground), .call(.willEnterForeground)],
+            "bg": [
+                .post(.alertDismissedOnLeaving), .post(.tasksEnteredBackground), .call(.didEnterBackground),
+                .post(.appEnteredBackground),
+            ],
+            "grace": [.schedule(.gracePeriodEnd, at: now + .seconds(5))], "-grace": [.cancel(.gracePeriodEnd)],
+            "suspended": [.post(.appSuspended)],
+            // A running app hears it is terminated; a suspended one gets no notice.
+            "terminated": (wasRunning ? [.call(.willTerminate)] : [])
+                + [.post(.alertDismissedOnLeaving), .post(.appTerminated(.watchdog)), .call(.terminated(.watchdog))],
+        ]
+        return steps.first { $0.value == step }?.key ?? "unexpected \(step)"
+    }
+
+    static func describe(_ steps: [[DeviceAction]], from: String) -> String {
+        let wasRunning = !["N", "Nu", "S"].contains(from)
+        return steps.map { token($0, wasRunning: wasRunning) }.joined(separator: " ")
     }
 
     @Test(arguments: table.indices)
     func eachTransition(_ row: Int) throws {
         let (from, event, to, actions) = Self.table[row]
         var machine = Machine(gracePeriod: .seconds(5), state: try #require(Self.states[from]))
-        let done = machine.handle(try #require(Self.events[event]))
+        let done = machine.handle(try #require(Self.events[event]), at: Self.now)
         let expected = try #require(Self.states[to])
         // A swiped-away app that is terminated again keeps its cause; the watchdog's row ends in N.
         #expect(
             machine.state == expected || (to == "N" && machine.state == .notRunning(terminated: .watchdog)),
             "\(from) + \(event)")
-        #expect(Self.describe(done) == actions, "\(from) + \(event)")
+        #expect(Self.describe(done, from: from) == actions, "\(from) + \(event)")
     }
 
     /// Every other pair of state and event is ignored: no change, no action. With the table,
@@ -114,7 +142,7 @@ import Testing
         expectUnlistedPairsAreIgnored(states: Self.states, events: Self.events, listed: Self.table.map { ($0.0, $0.1) })
         {
             var machine = Machine(gracePeriod: .seconds(5), state: $0)
-            return (machine.handle($1).isEmpty, machine.state == $0)
+            return (machine.handle($1, at: Self.now).isEmpty, machine.state == $0)
         }
     }
 

@@ -93,7 +93,7 @@ struct RulesHarness {
             rules.terminationPending = terminationQueued
             for step in rules.lifecycleSteps(next) {
                 if terminationQueued { break }
-                perform(rules.lifecycleActions(for: step))
+                perform(step)
             }
         }
         lifecycleRunning = false

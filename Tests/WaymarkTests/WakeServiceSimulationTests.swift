@@ -877,10 +877,10 @@ import Testing
     @Test func aSwipeOfASystemEndedAppMarksItSwiped() {
         var m = AppLifecycleStateMachine(gracePeriod: .seconds(5), state: .notRunning(terminated: .system))
         #expect(!m.wasTerminatedByUser)
-        #expect(m.handle(.terminate(.user)).isEmpty)
+        #expect(m.handle(.terminate(.user), at: .zero).isEmpty)
         #expect(m.wasTerminatedByUser && m.state == .notRunning(terminated: .user))
         var never = AppLifecycleStateMachine(gracePeriod: .seconds(5))
-        #expect(never.handle(.terminate(.user)).isEmpty)
+        #expect(never.handle(.terminate(.user), at: .zero).isEmpty)
         #expect(!never.wasTerminatedByUser)
     }
 }

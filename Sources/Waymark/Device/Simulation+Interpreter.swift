@@ -50,7 +50,7 @@ extension Simulation {
             rules.terminationPending = lifecycleQueue.terminationPending
             for step in rules.lifecycleSteps(next) {
                 if lifecycleQueue.terminationPending { break }
-                perform(rules.lifecycleActions(for: step))
+                perform(step)
             }
         }
         rules.terminationPending = false

@@ -132,19 +132,15 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
         case terminate(TerminationCause)
     }
 
-    public enum Action: Sendable, Hashable {
+    /// What one step of a transition does, before it is said in the device's actions.
+    private enum Step: Sendable, Hashable {
         case stateChanged(from: AppState, to: AppState, cause: LifecycleCause)
-        /// Run the app's `didFinishLaunching`.
-        case finishLaunching(inBackground: Bool)
-        /// Run the app's `didBecomeActive`.
+        case finishLaunching(inBackground: Bool, cause: LifecycleCause)
         case becameActive
-        /// Run the app's `willEnterForeground` (it was in the background or suspended).
         case willEnterForeground
-        /// Run the app's `didEnterBackground`.
         case enteredBackground
-        case startGracePeriod(Duration)
+        case startGracePeriod
         case cancelGracePeriod
-        /// The app stopped running code (suspended).
         case suspended
         case terminated(TerminationCause)
     }
@@ -165,10 +161,11 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
 
     public init(gracePeriod: Duration) { self.gracePeriod = gracePeriod }
 
-    /// A machine in `state` (for tests of every transition).
+    /// A machine in `state`, which the app saw (for tests of every transition).
     init(gracePeriod: Duration, state: State) {
         self.gracePeriod = gracePeriod
         self.state = state
+        self.reported = appState
     }
 
     /// The state as UIKit names it.
@@ -201,16 +198,65 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
     /// Whether the user swiped the app away (and it has not been launched since).
     public var wasTerminatedByUser: Bool { state == .notRunning(terminated: .user) }
 
-    public mutating func handle(_ event: Event) -> [Action] {
-        var actions: [Action] = []
+    /// Applies one event at `now` and returns its transition, step by step, in the device's
+    /// actions. The owner carries the steps out in order and drops those left when a termination
+    /// comes (the app's code stopped running), so a step the app never reached goes unreported.
+    /// A state change is handed on (``DeviceEvent/appStateChanged(from:to:cause:)``): it is
+    /// recorded, and what other rules do about it decided, when it is carried out.
+    public mutating func handle(_ event: Event, at now: Duration) -> [[DeviceAction]] {
+        let wasRunning = [.active, .inactive, .background].contains(reported)
+        return steps(event).map { actions(for: $0, at: now, wasRunning: wasRunning) }
+    }
+
+    /// One step in the device's actions.
+    private func actions(for step: Step, at now: Duration, wasRunning: Bool) -> [DeviceAction] {
+        switch step {
+        case .stateChanged(let from, let to, let cause):
+            return (from == .active && to == .inactive ? [.call(.willResignActive)] : [])
+                + [.post(.appStateChanged(from: from, to: to, cause: cause))]
+        case .finishLaunching(let inBackground, let cause):
+            return [
+                .post(.appLaunched(inBackground: inBackground)),
+                .call(.finishLaunching(inBackground: inBackground, cause: cause)),
+                .post(.launchFinished),
+            ]
+        case .becameActive:
+            // "If the user launches the app, the system immediately delivers the held
+            // notification."
+            return [
+                .post(.appBecameActive), .call(.becomeActive), .post(.askForServiceSessionAuthorization),
+                .post(.deliverHeldPush),
+            ]
+        case .willEnterForeground:
+            return [.post(.appWillEnterForeground), .call(.willEnterForeground)]
+        case .enteredBackground:
+            return [
+                .post(.alertDismissedOnLeaving), .post(.tasksEnteredBackground), .call(.didEnterBackground),
+                .post(.appEnteredBackground),
+            ]
+        case .startGracePeriod:
+            return [.schedule(.gracePeriodEnd, at: now + gracePeriod)]
+        case .cancelGracePeriod:
+            return [.cancel(.gracePeriodEnd)]
+        case .suspended:
+            return [.post(.appSuspended)]
+        case .terminated(let cause):
+            // A running app hears it is terminated; a suspended one gets no notice.
+            return (wasRunning ? [.call(.willTerminate)] : [])
+                + [.post(.alertDismissedOnLeaving), .post(.appTerminated(cause)), .call(.terminated(cause))]
+        }
+    }
+
+    private mutating func steps(_ event: Event) -> [Step] {
+        var actions: [Step] = []
         switch (event, state) {
         case (.launch(let inBackground, let cause), .notRunning):
             if inBackground {
                 move(to: .background(inGracePeriod: false), cause, &actions)
-                actions.append(.finishLaunching(inBackground: true))
+                actions.append(.finishLaunching(inBackground: true, cause: cause))
             } else {
                 move(to: .foreground(obscured: .interruption), cause, &actions)
-                actions.append(.finishLaunching(inBackground: false))
+                actions.append(.finishLaunching(inBackground: false, cause: cause))
                 move(to: .foreground(obscured: []), cause, &actions)
                 actions.append(.becameActive)
             }
@@ -218,7 +264,7 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
             break
 
         case (.open, .notRunning):
-            return handle(.launch(inBackground: false, cause: .userLaunch))
+            return steps(.launch(inBackground: false, cause: .userLaunch))
         case (.open, .suspended):
             move(to: .background(inGracePeriod: false), .resumed, &actions)
             fallthrough
@@ -239,7 +285,7 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
         case (.leave, .foreground(let obscured)):
             if obscured.isEmpty { move(to: .foreground(obscured: .interruption), .userLeft, &actions) }
             move(to: .background(inGracePeriod: true), .userLeft, &actions)
-            actions.append(.startGracePeriod(gracePeriod))
+            actions.append(.startGracePeriod)
             actions.append(.enteredBackground)
         case (.leave, _):
             break
@@ -269,7 +315,7 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
         case (.wake(let cause), .suspended):
             move(to: .background(inGracePeriod: false), Self.cause(cause), &actions)
         case (.wake(let cause), .notRunning):
-            return handle(.launch(inBackground: true, cause: Self.cause(cause)))
+            return steps(.launch(inBackground: true, cause: Self.cause(cause)))
         case (.wake, _):
             break
 
@@ -302,14 +348,14 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
     static func cause(_ wake: WakeCause) -> LifecycleCause { LifecycleCause(rawValue: wake.rawValue)! }
 
     private mutating func obscure(
-        _ new: Obscured, from old: Obscured, _ cause: LifecycleCause, _ actions: inout [Action]
+        _ new: Obscured, from old: Obscured, _ cause: LifecycleCause, _ actions: inout [Step]
     ) {
         guard new != old else { return }
         move(to: .foreground(obscured: new), cause, &actions)
         if new.isEmpty { actions.append(.becameActive) }
     }
 
-    private mutating func move(to new: State, _ cause: LifecycleCause, _ actions: inout [Action]) {
+    private mutating func move(to new: State, _ cause: LifecycleCause, _ actions: inout [Step]) {
         let before = appState
         state = new
         if appState != before { actions.append(.stateChanged(from: before, to: appState, cause: cause)) }

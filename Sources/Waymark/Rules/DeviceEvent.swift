@@ -91,6 +91,8 @@ public enum DeviceEvent: Sendable, Equatable {
 
     /// The app entered the foreground: budgets stop, tasks end, held fixes wait for activation.
     case appWillEnterForeground
+    /// The app's state changed (a step of the lifecycle, carried out).
+    case appStateChanged(from: AppState, to: AppState, cause: LifecycleCause)
     /// The app became active.
     case appBecameActive
     /// The app entered the background.

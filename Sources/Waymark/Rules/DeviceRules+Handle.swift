@@ -5,7 +5,7 @@ extension DeviceRules {
     public mutating func handle(_ event: DeviceEvent) -> [DeviceAction] {
         switch event {
         case .lifecycle:
-            // The driver queues lifecycle events (``lifecycleActions(_:)``): an event raised while
+            // The driver queues lifecycle events (``lifecycleSteps(_:)``): an event raised while
             // a transition's actions run waits for them.
             return [.post(event)]
         case .setting(let action): return userSetting(action)
@@ -61,7 +61,8 @@ extension DeviceRules {
         case .removeCondition(let identifier, let monitor): return removeCondition(identifier, from: monitor)
 
         case .appWillEnterForeground: return appWillEnterForeground()
-        case .appBecameActive: return []
+        case .appBecameActive: return appBecameActive()
+        case .appStateChanged(let from, let to, let cause): return appStateChanged(from: from, to: to, cause: cause)
         case .appEnteredBackground: return appEnteredBackground()
         case .appSuspended: return tasks.handle(.appSuspended) + servicesAppStopped(terminated: nil)
         case .appTerminated(let cause): return appTerminated(cause)

@@ -1,79 +1,44 @@
 /// The app's life (``AppLifecycleStateMachine``) and what follows each of its steps: the app's
 /// code it runs, and the other rules it moves.
 extension DeviceRules {
-    /// The lifecycle machine's steps for `event`. The driver carries each out with
-    /// ``lifecycleActions(for:)``, and stops once a termination waits (the app's code stopped
-    /// running).
-    public mutating func lifecycleSteps(_ event: AppLifecycleStateMachine.Event) -> [AppLifecycleStateMachine.Action] {
-        lifecycle.handle(event)
+    /// The lifecycle machine's transition for `event`, step by step. The driver carries each step
+    /// out, and stops once a termination waits (the app's code stopped running).
+    public mutating func lifecycleSteps(_ event: AppLifecycleStateMachine.Event) -> [[DeviceAction]] {
+        lifecycle.handle(event, at: now)
     }
 
-    /// What one step of the app's life means for the device.
-    public mutating func lifecycleActions(for step: AppLifecycleStateMachine.Action) -> [DeviceAction] {
-        switch step {
-        case .stateChanged(let from, let to, let cause):
-            // The state the app last saw: when a termination cut a transition short, the step it
-            // never reached is not reported.
-            var actions: [DeviceAction] = []
-            if from == .active && to == .inactive { actions.append(.call(.willResignActive)) }
-            actions.append(.record(.stateChanged(from: lifecycle.reported, to: to, cause: cause)))
-            lifecycle.report(to, from: from, cause: cause)
-            if to == .notRunning || (to == .background && (from == .notRunning || from == .suspended)) {
-                // What the app's state kept from running may run now (after the current step).
-                if !scheduler.requests.pendingRequests.isEmpty { actions.append(.schedule(.taskRequestsDue, at: now)) }
-            }
-            if from == .suspended && to == .background {
-                // A resume on the way to the foreground hands held fixes over once the app is
-                // active; a service's wake hands them over at once.
-                if cause == .resumed {
-                    location.resumePending = true
-                } else {
-                    actions.append(.post(.appResumed(cause)))
-                }
-                if authorization.changedWhileSuspended {
-                    authorization.changedWhileSuspended = false
-                    actions.append(.call(.delegate(.didChangeAuthorization, to: .all)))
-                }
-            }
-            return actions
-        case .finishLaunching(let inBackground):
-            return [
-                .post(.appLaunched(inBackground: inBackground)),
-                .call(.finishLaunching(inBackground: inBackground, cause: lifecycle.launchCause ?? .userLaunch)),
-                .post(.launchFinished),
-            ]
-        case .becameActive:
-            var actions: [DeviceAction] = []
-            if location.resumePending {
-                location.resumePending = false
-                actions.append(.post(.appResumed(.resumed)))
-            }
-            actions.append(.call(.becomeActive))
-            actions.append(.post(.askForServiceSessionAuthorization))
-            // "If the user launches the app, the system immediately delivers the held notification."
-            actions.append(.post(.deliverHeldPush))
-            return actions
-        case .willEnterForeground:
-            return [.post(.appWillEnterForeground), .call(.willEnterForeground)]
-        case .enteredBackground:
-            return [
-                .post(.alertDismissedOnLeaving),
-                .post(.tasksEnteredBackground),
-                .call(.didEnterBackground),
-                .post(.appEnteredBackground),
-            ]
-        case .startGracePeriod(let duration):
-            return [.schedule(.gracePeriodEnd, at: now + duration)]
-        case .cancelGracePeriod:
-            return [.cancel(.gracePeriodEnd)]
-        case .suspended:
-            return [.post(.appSuspended)]
-        case .terminated(let cause):
-            // A running app hears it is terminated; a suspended one gets no notice.
-            let wasRunning = [.active, .inactive, .background].contains(lifecycle.previouslyReported)
-            return (wasRunning ? [.call(.willTerminate)] : [])
-                + [.post(.alertDismissedOnLeaving), .post(.appTerminated(cause)), .call(.terminated(cause))]
+    /// The app's state changed, as the app sees it: recorded (from the state it last saw: when a
+    /// termination cut a transition short, the step it never reached is not reported), and what
+    /// the other rules do about it.
+    mutating func appStateChanged(from: AppState, to: AppState, cause: LifecycleCause) -> [DeviceAction] {
+        var actions: [DeviceAction] = [.record(.stateChanged(from: lifecycle.reported, to: to, cause: cause))]
+        lifecycle.report(to, from: from, cause: cause)
+        if to == .notRunning || (to == .background && (from == .notRunning || from == .suspended)) {
+            // What the app's state kept from running may run now (after the current step).
+            if !scheduler.requests.pendingRequests.isEmpty { actions.append(.schedule(.taskRequestsDue, at: now)) }
         }
+        if from == .suspended && to == .background {
+            // A resume on the way to the foreground hands held fixes over once the app is
+            // active; a service's wake hands them over at once.
+            if cause == .resumed {
+                location.resumePending = true
+            } else {
+                actions.append(.post(.appResumed(cause)))
+            }
+            if authorization.changedWhileSuspended {
+                authorization.changedWhileSuspended = false
+                actions.append(.call(.delegate(.didChangeAuthorization, to: .all)))
+            }
+        }
+        return actions
+    }
+
+    /// The app became active: fixes held while it was suspended come now, if it resumed on its
+    /// way to the foreground.
+    mutating func appBecameActive() -> [DeviceAction] {
+        guard location.resumePending else { return [] }
+        location.resumePending = false
+        return [.post(.appResumed(.resumed))]
     }
 
     /// A new process: the background tasks' rules learn of it, the manager's creation is
