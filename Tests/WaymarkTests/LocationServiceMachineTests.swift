@@ -40,19 +40,28 @@ import Testing
         return SourceEvent(offset: .seconds(seconds), kind: .fix(location), index: index, segment: 0)
     }
 
-    static func decisions(_ actions: [Machine.Action]) -> [String] {
+    /// The first manager's actions, short: each decision, each delivery, each error, and the
+    /// service's own events. The delegate calls that go with an error, a pause and a resume are
+    /// left out here (``theMachineAnswersInTheDeviceActions()`` checks them); anything else is
+    /// `unexpected`.
+    static func decisions(_ actions: [DeviceAction]) -> [String] {
         actions.compactMap { action -> String? in
             switch action {
             case .decided(let o):
                 "\(o.decision.rawValue):\(o.reason.rawValue)\(o.indicator ? "+indicator" : "")"
-            case .deliver(let count, _): "deliver\(count)"
-            case .report(let e): "error:\(e.code.name)"
-            case .needsAlways: "needsAlways"
-            case .heldDiscarded(let n, let r): "discarded\(n):\(r.rawValue)"
-            case .started: "started"
-            case .stopped: "stopped"
-            case .paused: "paused"
-            case .resumed: "resumed"
+            case .deliver(let count, _, manager: 1): "deliver\(count)"
+            case .record(.error(let e)): "error:\(e.code.name)"
+            case .call(.delegate(.didFailWithError, to: .manager(1))),
+                .call(.delegate(.didPauseLocationUpdates, to: .manager(1))),
+                .call(.delegate(.didResumeLocationUpdates, to: .manager(1))):
+                nil
+            case .post(.authorization(.neededAlways)): "needsAlways"
+            case .record(.heldDiscarded(let n, let r)): "discarded\(n):\(r.rawValue)"
+            case .record(.updates(.started)): "started"
+            case .record(.updates(.stopped)): "stopped"
+            case .record(.paused(.stationary)): "paused"
+            case .record(.resumed(.appRestarted)): "resumed"
+            default: "unexpected \(action)"
             }
         }
     }
@@ -294,5 +303,91 @@ import Testing
         _ = machine.handle(.source(Self.fix(0), always))
         #expect(Self.decisions(machine.handle(.appTerminated)) == ["discarded1:terminated"])
         #expect(machine.state == .stopped && machine.lastCoordinate == nil)
+    }
+
+    /// The machine's answers are the device's actions, as the manager it serves has them: the
+    /// first manager's starts and stops are audit events, another's are not, and another's
+    /// ignored fixes are left out; errors, pauses and resumes go to the manager's own delegate;
+    /// a fix dropped for a reason live updates report is a diagnostic for them first (the one for
+    /// a request in progress only while its prompt is up), and a delivery after a diagnostic
+    /// makes it stale.
+    @Test func theMachineAnswersInTheDeviceActions() throws {
+        // Another manager.
+        var second = Machine(version: .newest, heldDelivery: .all, manager: 2)
+        #expect(second.handle(.source(Self.fix(0), Self.context(.active))).isEmpty, "ignored, not recorded")
+        #expect(second.handle(.start(Self.context(.active))).isEmpty, "no audit event for another's start")
+        let delivered = second.handle(.source(Self.fix(1), Self.context(.active)))
+        guard delivered.count == 2, case .decided(let o) = delivered[0] else {
+            Issue.record("\(delivered)")
+            return
+        }
+        #expect(o.manager == 2 && o.decision == .delivered)
+        #expect(delivered[1] == .deliver(count: 1, reason: .foreground, manager: 2))
+        let error = LocationError(.denied, reason: "denied")
+        #expect(
+            second.handle(.authorizationChanged(Self.context(.active, auth: .denied)))
+                == [.record(.error(error)), .call(.delegate(.didFailWithError(error), to: .manager(2)))])
+        #expect(second.handle(.stop).isEmpty)
+
+        // The first manager's live updates.
+        var first = Machine(version: .newest, heldDelivery: .all)
+        _ = first.handle(.start(Self.context(.active)))
+        var denied = Self.context(.active, auth: .denied)
+        denied.live.listening = true
+        let dropped = first.handle(.source(Self.fix(2), denied))
+        #expect(dropped.first == .post(.liveDiagnostic(.authorizationDenied)))
+        #expect(Self.decisions(Array(dropped.dropFirst())) == ["dropped:denied", "error:denied"])
+        denied.live.listening = false
+        #expect(!first.handle(.source(Self.fix(3), denied)).contains(.post(.liveDiagnostic(.authorizationDenied))))
+        // A request in progress is a diagnostic only while its prompt is up.
+        var asking = Self.context(.active, auth: .notDetermined)
+        asking.live.listening = true
+        #expect(
+            !first.handle(.source(Self.fix(4), asking)).contains(
+                .post(.liveDiagnostic(.authorizationRequestInProgress))))
+        asking.live.promptPending = true
+        #expect(
+            first.handle(.source(Self.fix(5), asking)).first == .post(.liveDiagnostic(.authorizationRequestInProgress)))
+        var shown = Self.context(.active)
+        shown.live.diagnosticShown = true
+        #expect(first.handle(.source(Self.fix(6), shown)).last == .post(.liveUpdateDelivered))
+        #expect(
+            first.handle(.source(Self.fix(7), Self.context(.active))).last
+                == .deliver(count: 1, reason: .foreground, manager: 1))
+    }
+
+    /// A pause is said to the manager's delegate, and to live updates when the app listens
+    /// (iOS 17: "If Core Location stops delivering updates because the device is stationary").
+    @Test func aPauseIsSaidToTheDelegateAndToLiveUpdates() {
+        for listening in [false, true] {
+            var machine = Machine(version: .newest, heldDelivery: .all)
+            var c = Self.context(.active)
+            c.settings.pausesLocationUpdatesAutomatically = true
+            c.live.listening = listening
+            _ = machine.handle(.start(c))
+            var pause: [DeviceAction] = []
+            for minute in 0...11 where pause.isEmpty {
+                c.now = .seconds(minute * 60)
+                let actions = machine.handle(.source(Self.fix(minute, at: minute * 60), c))
+                if let i = actions.firstIndex(of: .record(.paused(reason: .stationary))) {
+                    pause = Array(actions[i...].prefix { if case .decided = $0 { false } else { true } })
+                }
+            }
+            #expect(
+                pause
+                    == [
+                        .record(.paused(reason: .stationary)),
+                        .call(.delegate(.didPauseLocationUpdates, to: .manager(1))),
+                    ]
+                    + (listening
+                        ? [.record(.liveUpdate(stationary: true, diagnostic: nil)), .call(.liveStationary)] : []),
+                "listening: \(listening)")
+            #expect(
+                machine.handle(.start(c))
+                    == [
+                        .record(.resumed(reason: .appRestarted)),
+                        .call(.delegate(.didResumeLocationUpdates, to: .manager(1))),
+                    ])
+        }
     }
 }

@@ -95,6 +95,10 @@ public enum DeviceEvent: Sendable, Equatable {
     case appStateChanged(from: AppState, to: AppState, cause: LifecycleCause)
     /// The app became active.
     case appBecameActive
+    /// A fix the first manager's updates dropped is a diagnostic for its live updates (iOS 18).
+    case liveDiagnostic(LiveUpdate.Diagnostic)
+    /// A location reached the first manager's updates: a diagnostic live updates showed is stale.
+    case liveUpdateDelivered
     /// The app entered the background.
     case appEnteredBackground
     /// The app was suspended.

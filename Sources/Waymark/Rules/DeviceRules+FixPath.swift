@@ -4,8 +4,9 @@
 /// rule. What is here makes a fix cheap to hand over: the driver reads the rules through a class
 /// property, and each call it makes there costs an exclusivity check, and a call of a method
 /// that does not mutate may copy the whole value first. So the driver asks for a fix's decision
-/// and the facts its audit record carries in one mutating call, and the steps of a fix go
-/// through a buffer that is reused from fix to fix instead of an array allocated for each.
+/// and the facts its audit record carries in one mutating call, and the location service's
+/// machines append the fix's actions to the driver's buffer, reused from fix to fix, instead of
+/// an array allocated for each.
 extension DeviceRules {
     /// The facts a fix's audit record carries beside its outcome: the app and its authorization
     /// when the fix was decided.
@@ -29,27 +30,6 @@ extension DeviceRules {
     mutating func receiveFix(_ event: borrowing SourceEvent, into actions: inout [DeviceAction]) -> FixFacts {
         receive(event, into: &actions)
         return fixFacts
-    }
-}
-
-/// An array kept from one use to the next so that its storage is reused: ``take()`` it, fill it,
-/// ``keep(_:)`` it. It holds no state: what it kept is emptied when it is next taken.
-struct ReusedBuffer<Element: Sendable>: Sendable {
-    private var storage: [Element] = []
-
-    /// The buffer, empty, with the capacity it had.
-    @inline(__always)
-    mutating func take() -> [Element] {
-        var buffer = storage
-        storage = []
-        buffer.empty()
-        return buffer
-    }
-
-    /// Keeps `buffer` for the next ``take()``.
-    @inline(__always)
-    mutating func keep(_ buffer: inout [Element]) {
-        swap(&storage, &buffer)
     }
 }
 

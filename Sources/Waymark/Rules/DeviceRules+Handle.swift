@@ -62,12 +62,16 @@ extension DeviceRules {
 
         case .appWillEnterForeground: return appWillEnterForeground()
         case .appBecameActive: return appBecameActive()
+        case .liveDiagnostic(let diagnostic): return sendLiveDiagnostic(diagnostic)
+        case .liveUpdateDelivered:
+            liveUpdates.lastDiagnostic = nil
+            return []
         case .appStateChanged(let from, let to, let cause): return appStateChanged(from: from, to: to, cause: cause)
         case .appEnteredBackground: return appEnteredBackground()
         case .appSuspended: return tasks.handle(.appSuspended) + servicesAppStopped(terminated: nil)
         case .appTerminated(let cause): return appTerminated(cause)
         case .appLaunched(let inBackground): return appLaunched(inBackground: inBackground)
-        case .appResumed: return locationActions(location.handle(.appResumed(context())))
+        case .appResumed: return location.handle(.appResumed(context()))
         case .authorization(let event): return authorization.handle(event)
         case .location(let event): return location(event)
         case .serviceEvent(let event): return locationServiceEvent(event)

@@ -106,7 +106,7 @@ extension DeviceRules {
         location.resumePending = false
         authorization.changedWhileSuspended = false
         var actions: [DeviceAction] = [.record(.terminated(reason: cause))]
-        actions += locationActions(location.handle(.appTerminated))
+        actions += location.handle(.appTerminated)
         actions += endOtherUpdates()
         actions += tasks.handle(.appTerminated)
         actions += fetch.handle(.appTerminated(at: now))

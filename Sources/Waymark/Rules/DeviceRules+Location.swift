@@ -8,12 +8,12 @@ extension DeviceRules {
         guard manager == 1 else {
             guard var other = otherUpdates[manager] else { return actions }
             let c = context(settings: other.settings)
-            let steps = other.machine.handle(.start(c))
+            let started = other.machine.handle(.start(c))
             otherUpdates[manager] = other
-            return actions + locationActions(steps, manager: manager)
+            return actions + started
         }
         let wasRunning = location.isUpdating && !location.isPaused
-        actions += locationActions(location.handle(.start(context())))
+        actions += location.handle(.start(context()))
         if !wasRunning && !authorization.locationServicesEnabled && appState.isForeground {
             // "Starting updates with them off brings up the system alert to turn them on."
             actions.append(.record(.prompt(prompt: .locationServices, phase: .shown, answer: nil)))
@@ -27,18 +27,19 @@ extension DeviceRules {
         guard appCodeRuns else { return [] }
         guard manager == 1 else {
             guard var other = otherUpdates[manager] else { return [] }
-            let steps = other.machine.handle(.stop)
+            let stopped = other.machine.handle(.stop)
             otherUpdates[manager] = other
-            return locationActions(steps, manager: manager)
+            return stopped
         }
-        return locationActions(location.handle(.stop))
+        return location.handle(.stop)
     }
 
     /// A location manager the app created after its first: its own updates and properties.
     public mutating func addManager(_ number: Int) {
         guard number > 1, otherUpdates[number] == nil else { return }
         otherUpdates[number] = ManagerUpdates(
-            machine: LocationServiceStateMachine(version: version, heldDelivery: scenario.app.heldDelivery),
+            machine: LocationServiceStateMachine(
+                version: version, heldDelivery: scenario.app.heldDelivery, manager: number),
             settings: LocationServiceStateMachine.Settings())
     }
 
@@ -66,7 +67,7 @@ extension DeviceRules {
         var actions: [DeviceAction] = []
         for number in otherUpdates.keys.sorted() {
             guard var other = otherUpdates[number] else { continue }
-            actions += locationActions(other.machine.handle(.appTerminated), manager: number)
+            actions += other.machine.handle(.appTerminated)
         }
         otherUpdates = [:]
         return actions
@@ -76,18 +77,17 @@ extension DeviceRules {
     mutating func location(_ event: DeviceEvent.LocationEvent) -> [DeviceAction] {
         var actions: [DeviceAction]
         switch event {
-        case .appEnteredForeground: actions = locationActions(location.handle(.appEnteredForeground(context())))
-        case .appResumed: actions = locationActions(location.handle(.appResumed(context())))
-        case .appTerminated: actions = locationActions(location.handle(.appTerminated))
-        case .authorizationChanged: actions = locationActions(location.handle(.authorizationChanged(context())))
-        case .alwaysAnswered(let granted):
-            actions = locationActions(location.handle(.alwaysAnswered(granted: granted, context())))
-        case .runEnded: actions = locationActions(location.handle(.runEnded))
+        case .appEnteredForeground: actions = location.handle(.appEnteredForeground(context()))
+        case .appResumed: actions = location.handle(.appResumed(context()))
+        case .appTerminated: actions = location.handle(.appTerminated)
+        case .authorizationChanged: actions = location.handle(.authorizationChanged(context()))
+        case .alwaysAnswered(let granted): actions = location.handle(.alwaysAnswered(granted: granted, context()))
+        case .runEnded: actions = location.handle(.runEnded)
         }
         for number in otherUpdates.keys.sorted() {
             guard var other = otherUpdates[number] else { continue }
             let c = context(settings: other.settings)
-            let steps: [LocationServiceStateMachine.Action] =
+            let more: [DeviceAction] =
                 switch event {
                 case .appEnteredForeground: other.machine.handle(.appEnteredForeground(c))
                 case .appResumed: other.machine.handle(.appResumed(c))
@@ -97,87 +97,20 @@ extension DeviceRules {
                 case .runEnded: other.machine.handle(.runEnded)
                 }
             otherUpdates[number] = other
-            actions += locationActions(steps, manager: number)
+            actions += more
         }
         return actions
     }
 
-    /// The location service's steps, as the device carries them out. The first manager's
-    /// decisions are the audit log's `fix` events; another manager's are recorded only when it
-    /// does something with the fix.
-    mutating func locationActions(_ steps: [LocationServiceStateMachine.Action], manager: Int = 1) -> [DeviceAction] {
-        var actions: [DeviceAction] = []
-        actions.reserveCapacity(steps.count)
-        for step in steps { appendLocationAction(step, manager: manager, to: &actions) }
-        return actions
-    }
-
-    /// One step of the location service (the per-fix path calls this with the driver's buffer).
-    mutating func appendLocationAction(
-        _ step: consuming LocationServiceStateMachine.Action, manager: Int = 1, to actions: inout [DeviceAction]
-    ) {
-        switch consume step {
-        case .started: if manager == 1 { actions.append(.record(.updates(action: .started))) }
-        case .stopped: if manager == 1 { actions.append(.record(.updates(action: .stopped))) }
-        case .decided(let outcome):
-            // Moved on as it is for the first manager (the machine's outcomes are its), not
-            // bound as a variable to be changed, which copies it.
-            guard manager == 1 else {
-                var other = outcome
-                other.manager = manager
-                actions.append(.decided(other))
-                return
-            }
-            if outcome.decision == .dropped, liveListeners, let d = LiveUpdate.Diagnostic(outcome.reason),
-                d != .authorizationRequestInProgress || authorization.pendingPrompt != nil
-            {
-                actions += sendLiveDiagnostic(d)
-            }
-            actions.append(.decided(outcome))
-        case .deliver(let count, let reason):
-            if manager == 1 { liveUpdates.lastDiagnostic = nil }
-            actions.append(.deliver(count: count, reason: reason, manager: manager))
-        case .report(let error):
-            actions.append(.record(.error(error)))
-            actions.append(.call(.delegate(.didFailWithError(error), to: .manager(manager))))
-        case .paused:
-            actions.append(.record(.paused(reason: .stationary)))
-            actions.append(.call(.delegate(.didPauseLocationUpdates, to: .manager(manager))))
-            if liveListeners && manager == 1 { actions += sendLiveStationary() }
-        case .resumed:
-            actions.append(.record(.resumed(reason: .appRestarted)))
-            actions.append(.call(.delegate(.didResumeLocationUpdates, to: .manager(manager))))
-        case .needsAlways:
-            actions.append(.post(.authorization(.neededAlways)))
-        case .heldDiscarded(let count, let reason):
-            actions.append(.record(.heldDiscarded(count: count, reason: reason)))
-        }
-    }
-
-    /// One fix from the source for every manager's updates: the per-fix path. Appends to the
-    /// driver's buffer.
+    /// One fix from the source for every manager's updates: the per-fix path. Each machine
+    /// appends its actions to the driver's buffer.
     public mutating func receive(_ event: borrowing SourceEvent, into actions: inout [DeviceAction]) {
-        var steps = fixSteps.take()
-        location.receive(event, context(), into: &steps)
-        // Each step is moved out (a step that holds nothing left in its place), so that its
-        // outcome, and the location in it, is not copied on its way to the driver.
-        for i in steps.indices {
-            var step = LocationServiceStateMachine.Action.started
-            swap(&step, &steps[i])
-            appendLocationAction(step, to: &actions)
-        }
-        fixSteps.keep(&steps)
+        location.receive(event, context(), into: &actions)
         guard !otherUpdates.isEmpty else { return }
         for number in otherUpdates.keys.sorted() {
             guard var other = otherUpdates[number] else { continue }
-            var more: [LocationServiceStateMachine.Action] = []
-            other.machine.receive(event, context(settings: other.settings), into: &more)
+            other.machine.receive(event, context(settings: other.settings), into: &actions)
             otherUpdates[number] = other
-            for step in more {
-                // Another manager's ignored fixes are left out of the log: it has not started.
-                if case .decided(let o) = step, o.decision == .ignored { continue }
-                appendLocationAction(step, manager: number, to: &actions)
-            }
         }
     }
 }

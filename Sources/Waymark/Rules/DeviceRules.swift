@@ -47,8 +47,6 @@ public struct DeviceRules: Sendable {
     public internal(set) var locationRequest = LocationRequestStateMachine()
     public internal(set) var temporaryAccuracy = TemporaryAccuracyStateMachine()
     public internal(set) var liveUpdates = LiveUpdateStateMachine()
-    /// The first manager's steps for one fix, a buffer reused from fix to fix (no state).
-    var fixSteps = ReusedBuffer<LocationServiceStateMachine.Action>()
 
     /// Standard updates of a manager other than the first, with its properties.
     struct ManagerUpdates: Sendable {
@@ -136,7 +134,10 @@ public struct DeviceRules: Sendable {
             authorization: authorization.status, isProvisionalAlways: authorization.isProvisionalAlways,
             accuracy: authorization.accuracy, locationServicesEnabled: authorization.locationServicesEnabled,
             hasLocationMode: modes.contains(.location), settings: settings,
-            activitySession: sessions.activitySessions > 0)
+            activitySession: sessions.activitySessions > 0,
+            live: .init(
+                listening: liveListeners, diagnosticShown: liveUpdates.lastDiagnostic != nil,
+                promptPending: authorization.pendingPrompt != nil))
     }
 
     /// The app and the device now, for a wake-up service.

@@ -66,13 +66,17 @@ public struct LocationServiceStateMachine: Sendable {
         /// A `CLBackgroundActivitySession` (iOS 17+) started in use is held: like
         /// `allowsBackgroundLocationUpdates`, with the indicator.
         public var activitySession: Bool
+        /// The first manager's live updates (`CLLocationUpdate.liveUpdates`).
+        public var live: Live
 
         public init(
             now: Duration, appState: AppState, appInUse: Bool, running: DeliveryPolicy.Running?,
             authorization: AuthorizationStatus, isProvisionalAlways: Bool, accuracy: AccuracyAuthorization,
-            locationServicesEnabled: Bool, hasLocationMode: Bool, settings: Settings, activitySession: Bool = false
+            locationServicesEnabled: Bool, hasLocationMode: Bool, settings: Settings, activitySession: Bool = false,
+            live: Live = Live()
         ) {
             self.activitySession = activitySession
+            self.live = live
             self.now = now
             self.appState = appState
             self.appInUse = appInUse
@@ -86,6 +90,23 @@ public struct LocationServiceStateMachine: Sendable {
         }
 
         var isRunning: Bool { appState != .notRunning && appState != .suspended }
+    }
+
+    /// What the first manager's live updates need to hear of a decision.
+    public struct Live: Sendable, Hashable {
+        /// The app listens to live updates: a dropped fix is a diagnostic for them, a pause a
+        /// stationary update.
+        public var listening = false
+        /// A diagnostic was the last thing live updates said: the next delivery makes it stale.
+        public var diagnosticShown = false
+        /// An authorization prompt is up (the diagnostic for a request in progress needs one).
+        public var promptPending = false
+
+        public init(listening: Bool = false, diagnosticShown: Bool = false, promptPending: Bool = false) {
+            self.listening = listening
+            self.diagnosticShown = diagnosticShown
+            self.promptPending = promptPending
+        }
     }
 
     public enum State: Sendable, Hashable {
@@ -149,22 +170,6 @@ public struct LocationServiceStateMachine: Sendable {
         }
     }
 
-    public enum Action: Sendable, Hashable {
-        case started
-        case stopped
-        case decided(Outcome)
-        /// Call `didUpdateLocations` once with the locations of the last `count` outcomes decided
-        /// as delivered, oldest first.
-        case deliver(count: Int, reason: FixReason)
-        case report(LocationError)
-        case paused
-        /// Paused updates run again because the app restarted them.
-        case resumed
-        /// The app used location in a way that needs Always (the provisional upgrade prompt).
-        case needsAlways
-        case heldDiscarded(count: Int, reason: HeldDiscardReason)
-    }
-
     /// A held event that waited longer than this for the Always answer is dropped.
     public static let staleAfter: Duration = .seconds(60)
 
@@ -196,9 +201,15 @@ public struct LocationServiceStateMachine: Sendable {
     private var lastSegment = 0
     private var deniedReported = false
 
-    public init(version: IOSVersion, heldDelivery: Scenario.HeldDelivery) {
+    /// The manager whose updates these are: its number in the app's process (1 for the first).
+    /// The first manager's starts and stops are audit events, and only its updates reach live
+    /// updates; another manager's ignored fixes are left out of the log (it has not started).
+    public let manager: Int
+
+    public init(version: IOSVersion, heldDelivery: Scenario.HeldDelivery, manager: Int = 1) {
         self.version = version
         self.heldDelivery = heldDelivery
+        self.manager = manager
     }
 
     /// Whether the app asked for updates and has not stopped them (paused counts).
@@ -226,15 +237,16 @@ public struct LocationServiceStateMachine: Sendable {
                 || c.settings.showsBackgroundLocationIndicator || c.activitySession)
     }
 
-    public mutating func handle(_ event: Event) -> [Action] {
-        var actions: [Action] = []
+    /// Applies one event and returns what the owner must do, in order, in the device's actions.
+    public mutating func handle(_ event: Event) -> [DeviceAction] {
+        var actions: [DeviceAction] = []
         handle(event, into: &actions)
         return actions
     }
 
     /// Applies one event and appends what the owner must do to `actions` (the owner's buffer,
     /// reused from fix to fix).
-    public mutating func handle(_ event: Event, into actions: inout [Action]) {
+    public mutating func handle(_ event: Event, into actions: inout [DeviceAction]) {
         if case .source(let e, let c) = event {
             decide(e, c, into: &actions)
         } else {
@@ -244,17 +256,19 @@ public struct LocationServiceStateMachine: Sendable {
 
     /// The same as `handle(.source(event, context), into: &actions)`, for the hot path: one fix
     /// without wrapping it in an ``Event``.
-    public mutating func receive(_ event: borrowing SourceEvent, _ context: Context, into actions: inout [Action]) {
+    public mutating func receive(
+        _ event: borrowing SourceEvent, _ context: Context, into actions: inout [DeviceAction]
+    ) {
         decide(event, context, into: &actions)
     }
 
-    private mutating func apply(_ event: Event) -> [Action] {
+    private mutating func apply(_ event: Event) -> [DeviceAction] {
         switch event {
         case .start(let c): return start(c)
         case .stop:
             guard state != .stopped else { return [] }
             state = .stopped
-            return [.stopped]
+            return manager == 1 ? [.record(.updates(action: .stopped))] : []
         case .source: return []
         case .appEnteredForeground:
             if case .updating = state { state = .updating(startedInUse: true) }
@@ -282,7 +296,7 @@ public struct LocationServiceStateMachine: Sendable {
 
     // MARK: - Starting
 
-    private mutating func start(_ c: Context) -> [Action] {
+    private mutating func start(_ c: Context) -> [DeviceAction] {
         let inUse = version.restrictsWhenInUseToInUse ? c.appInUse : c.appState.isForeground
         switch state {
         case .updating:
@@ -296,12 +310,15 @@ public struct LocationServiceStateMachine: Sendable {
                 && (c.authorization == .authorizedWhenInUse || c.isProvisionalAlways)
             state = .updating(startedInUse: whenInUseRules ? inUse : startedInUse || inUse)
             detector.reset()
-            return [.resumed]
+            return [
+                .record(.resumed(reason: .appRestarted)),
+                .call(.delegate(.didResumeLocationUpdates, to: .manager(manager))),
+            ]
         case .stopped:
             state = .updating(startedInUse: inUse)
             detector.reset()
-            var actions: [Action] = [.started]
-            if c.isProvisionalAlways && !inUse { actions.append(.needsAlways) }
+            var actions: [DeviceAction] = manager == 1 ? [.record(.updates(action: .started))] : []
+            if c.isProvisionalAlways && !inUse { actions.append(Self.needsAlways) }
             if !c.authorization.isAuthorized && (c.authorization != .notDetermined || !c.locationServicesEnabled) {
                 actions += reportDenied(c)
             }
@@ -314,17 +331,16 @@ public struct LocationServiceStateMachine: Sendable {
     /// One event from the source, borrowed: a fix's location is copied out of it once, for
     /// the outcome (copying the event counted a reference to the location once more and once
     /// less).
-    private mutating func decide(_ event: borrowing SourceEvent, _ c: Context, into actions: inout [Action]) {
+    private mutating func decide(_ event: borrowing SourceEvent, _ c: Context, into actions: inout [DeviceAction]) {
         guard case .fix(let location) = event.kind else {
             if isUpdating && c.authorization.isAuthorized && c.isRunning {
-                actions.append(.report(LocationError(.locationUnknown, reason: "noFix")))
+                report(LocationError(.locationUnknown, reason: "noFix"), into: &actions)
             }
-            actions.append(
-                .decided(
-                    Outcome(
-                        index: event.index, segment: event.segment, decision: .dropped, reason: .noFix,
-                        coordinate: Coordinate(latitude: .nan, longitude: .nan), delivered: nil, positioning: nil,
-                        indicator: false)))
+            decided(
+                Outcome(
+                    index: event.index, segment: event.segment, decision: .dropped, reason: .noFix,
+                    coordinate: Coordinate(latitude: .nan, longitude: .nan), delivered: nil, positioning: nil,
+                    indicator: false), c, into: &actions)
             return
         }
         decide(location, index: event.index, segment: event.segment, c, into: &actions)
@@ -333,7 +349,7 @@ public struct LocationServiceStateMachine: Sendable {
     /// One fix's decision: `location` is the fix, given to the accuracy model, whose candidate
     /// is moved into the outcome when it is delivered.
     private mutating func decide(
-        _ location: consuming Location, index: Int, segment: Int, _ c: Context, into actions: inout [Action]
+        _ location: consuming Location, index: Int, segment: Int, _ c: Context, into actions: inout [DeviceAction]
     ) {
         if segment != lastSegment {
             // After a loss of signal, stillness is measured afresh.
@@ -346,7 +362,13 @@ public struct LocationServiceStateMachine: Sendable {
         {
             state = .paused(startedInUse: startedInUse)
             detector.reset()
-            actions.append(.paused)
+            actions.append(.record(.paused(reason: .stationary)))
+            actions.append(.call(.delegate(.didPauseLocationUpdates, to: .manager(manager))))
+            if c.live.listening && manager == 1 && version.major >= 17 {
+                // Live updates say the device is stationary (iOS 17).
+                actions.append(.record(.liveUpdate(stationary: true, diagnostic: nil)))
+                actions.append(.call(.liveStationary))
+            }
         }
         let session = c.appState == .background && hasBackgroundSession(c)
         let policy = DeliveryPolicy.Context(
@@ -370,13 +392,13 @@ public struct LocationServiceStateMachine: Sendable {
                     location: candidate, index: index, segment: segment, at: c.now, positioning: source)
                 (decision, reason) = (.held, .awaitingAlways)
                 outcome.positioning = source
-                actions.append(.needsAlways)
+                actions.append(Self.needsAlways)
             } else {
                 (decision, reason) = (.dropped, .alwaysPromptShowing)
             }
             outcome.decision = decision
             outcome.reason = reason
-            actions.append(.decided(outcome))
+            decided(outcome.take(), c, into: &actions)
             return
         }
 
@@ -388,7 +410,7 @@ public struct LocationServiceStateMachine: Sendable {
             if let filtered = filter(candidate, source, c) {
                 outcome.decision = .dropped
                 outcome.reason = filtered
-                actions.append(.decided(outcome.take()))
+                decided(outcome.take(), c, into: &actions)
                 return
             }
             lastGenerated = (candidate.coordinate, c.now, source)
@@ -397,22 +419,61 @@ public struct LocationServiceStateMachine: Sendable {
                     Held(
                         location: candidate, index: index, segment: segment, at: c.now,
                         positioning: source))
-                actions.append(.decided(outcome))
+                decided(outcome.take(), c, into: &actions)
             } else {
                 outcome.delivered = consume candidate
                 outcome.indicator = reason == .backgroundSession && showsIndicator(c)
-                actions.append(.decided(outcome.take()))
-                actions.append(.deliver(count: 1, reason: reason))
+                decided(outcome.take(), c, into: &actions)
+                deliver(count: 1, reason: reason, c, into: &actions)
             }
         case .dropped:
-            actions.append(.decided(outcome))
+            decided(outcome.take(), c, into: &actions)
             if reason == .denied || reason == .restricted || reason == .locationServicesDisabled {
                 actions += reportDenied(c)
             }
         case .ignored:
-            actions.append(.decided(outcome))
+            decided(outcome.take(), c, into: &actions)
         }
     }
+
+    // MARK: - The decisions, in the device's actions
+
+    /// One fix decided. A fix dropped for a reason live updates report is a diagnostic for them
+    /// first (when the app listens; the one for a request in progress only while its prompt is
+    /// up). Another manager's outcome carries its number, and its ignored fixes are left out.
+    @inline(__always)
+    private func decided(_ outcome: consuming Outcome, _ c: Context, into actions: inout [DeviceAction]) {
+        guard manager == 1 else {
+            guard outcome.decision != .ignored else { return }
+            var other = outcome
+            other.manager = manager
+            actions.append(.decided(other))
+            return
+        }
+        if outcome.decision == .dropped, c.live.listening, let d = LiveUpdate.Diagnostic(outcome.reason),
+            d != .authorizationRequestInProgress || c.live.promptPending
+        {
+            actions.append(.post(.liveDiagnostic(d)))
+        }
+        actions.append(.decided(outcome))
+    }
+
+    /// Hand the manager the last `count` locations decided as delivered, in one
+    /// `didUpdateLocations`; a diagnostic live updates showed is stale after it.
+    @inline(__always)
+    private func deliver(count: Int, reason: FixReason, _ c: Context, into actions: inout [DeviceAction]) {
+        actions.append(.deliver(count: count, reason: reason, manager: manager))
+        if manager == 1 && c.live.diagnosticShown { actions.append(.post(.liveUpdateDelivered)) }
+    }
+
+    /// An error for the manager's delegate.
+    private func report(_ error: LocationError, into actions: inout [DeviceAction]) {
+        actions.append(.record(.error(error)))
+        actions.append(.call(.delegate(.didFailWithError(error), to: .manager(manager))))
+    }
+
+    /// The app used location in a way that needs Always (the provisional upgrade prompt).
+    private static let needsAlways = DeviceAction.post(.authorization(.neededAlways))
 
     private func positioning(_ c: Context) -> AccuracyModel.Positioning {
         AccuracyModel.positioning(desiredAccuracy: c.settings.desiredAccuracy, accuracy: c.accuracy, version: version)
@@ -432,7 +493,7 @@ public struct LocationServiceStateMachine: Sendable {
         return nil
     }
 
-    private mutating func reportDenied(_ c: Context) -> [Action] {
+    private mutating func reportDenied(_ c: Context) -> [DeviceAction] {
         guard !deniedReported, c.isRunning else { return [] }
         deniedReported = true
         let why: String
@@ -441,7 +502,9 @@ public struct LocationServiceStateMachine: Sendable {
         } else {
             why = c.authorization.rawValue
         }
-        return [.report(LocationError(.denied, reason: why))]
+        var actions: [DeviceAction] = []
+        report(LocationError(.denied, reason: why), into: &actions)
+        return actions
     }
 
     // MARK: - Held fixes
@@ -458,50 +521,57 @@ public struct LocationServiceStateMachine: Sendable {
         }
     }
 
-    private mutating func deliverHeld(_ c: Context) -> [Action] {
+    private mutating func deliverHeld(_ c: Context) -> [DeviceAction] {
         guard !held.isEmpty || heldNotKept > 0 else { return [] }
         let total = held.count + heldNotKept
         var keep = held[...]
         held.removeAll()
         heldNotKept = 0
         if !(isUpdating && c.authorization.isAuthorized) { keep = [] }
-        var actions: [Action] = []
-        if total > keep.count { actions.append(.heldDiscarded(count: total - keep.count, reason: .resume)) }
+        var actions: [DeviceAction] = []
+        if total > keep.count { actions.append(Self.discarded(total - keep.count, .resume)) }
         guard !keep.isEmpty else { return actions }
-        let outcomes = keep.map { item in
-            Outcome(
-                index: item.index, segment: item.segment, decision: .delivered, reason: .resumed,
-                coordinate: item.location.coordinate, delivered: item.location, positioning: item.positioning,
-                indicator: false, degradation: item.location.provenance.degradation)
+        for item in keep {
+            decided(
+                Outcome(
+                    index: item.index, segment: item.segment, decision: .delivered, reason: .resumed,
+                    coordinate: item.location.coordinate, delivered: item.location, positioning: item.positioning,
+                    indicator: false, degradation: item.location.provenance.degradation), c, into: &actions)
         }
-        actions += outcomes.map(Action.decided)
-        actions.append(.deliver(count: outcomes.count, reason: .resumed))
+        deliver(count: keep.count, reason: .resumed, c, into: &actions)
         return actions
     }
 
-    private mutating func answered(_ granted: Bool, _ c: Context) -> [Action] {
+    private mutating func answered(_ granted: Bool, _ c: Context) -> [DeviceAction] {
         guard let item = awaitingAlways else { return [] }
         awaitingAlways = nil
-        guard granted else { return [.heldDiscarded(count: 1, reason: .alwaysDeclined)] }
-        guard c.now - item.at <= Self.staleAfter else { return [.heldDiscarded(count: 1, reason: .stale)] }
-        guard isUpdating else { return [.heldDiscarded(count: 1, reason: .resume)] }
+        guard granted else { return [Self.discarded(1, .alwaysDeclined)] }
+        guard c.now - item.at <= Self.staleAfter else { return [Self.discarded(1, .stale)] }
+        guard isUpdating else { return [Self.discarded(1, .resume)] }
         lastGenerated = (item.location.coordinate, item.at, item.positioning)
         if !c.isRunning {
             enqueue(item)
             return []
         }
-        let outcome = Outcome(
-            index: item.index, segment: item.segment, decision: .delivered, reason: .alwaysGranted,
-            coordinate: item.location.coordinate, delivered: item.location, positioning: item.positioning,
-            indicator: false, degradation: item.location.provenance.degradation)
-        return [.decided(outcome), .deliver(count: 1, reason: .alwaysGranted)]
+        var actions: [DeviceAction] = []
+        decided(
+            Outcome(
+                index: item.index, segment: item.segment, decision: .delivered, reason: .alwaysGranted,
+                coordinate: item.location.coordinate, delivered: item.location, positioning: item.positioning,
+                indicator: false, degradation: item.location.provenance.degradation), c, into: &actions)
+        deliver(count: 1, reason: .alwaysGranted, c, into: &actions)
+        return actions
     }
 
-    private mutating func discardAll(_ reason: HeldDiscardReason) -> [Action] {
+    private mutating func discardAll(_ reason: HeldDiscardReason) -> [DeviceAction] {
         let count = held.count + heldNotKept + (awaitingAlways == nil ? 0 : 1)
         held.removeAll()
         heldNotKept = 0
         awaitingAlways = nil
-        return count > 0 ? [.heldDiscarded(count: count, reason: reason)] : []
+        return count > 0 ? [Self.discarded(count, reason)] : []
+    }
+
+    private static func discarded(_ count: Int, _ reason: HeldDiscardReason) -> DeviceAction {
+        .record(.heldDiscarded(count: count, reason: reason))
     }
 }

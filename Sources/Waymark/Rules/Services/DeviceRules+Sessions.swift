@@ -110,12 +110,6 @@ extension DeviceRules {
         return [.record(.liveUpdate(stationary: false, diagnostic: diagnostic)), .call(.liveDiagnostic(diagnostic))]
     }
 
-    /// Updates paused for a stationary device: live updates say so (iOS 17).
-    func sendLiveStationary() -> [DeviceAction] {
-        guard version.major >= 17 else { return [] }
-        return [.record(.liveUpdate(stationary: true, diagnostic: nil)), .call(.liveStationary)]
-    }
-
     /// The sessions, streams and monitors of an app's process end with it.
     mutating func sessionsAppTerminated() -> [DeviceAction] {
         sessions.end()
