@@ -242,6 +242,157 @@ import Testing
         #expect(m.handle(.stop) == [.record(.visit(action: .stopped, visit: nil, decision: nil, reason: nil))])
     }
 
+    // MARK: - requestLocation() (W10)
+
+    static func situation(
+        _ app: AppState, runs: Bool = true, inUse: Bool = false, auth: AuthorizationStatus = .authorizedWhenInUse,
+        services: Bool = true, accuracy: AccuracyAuthorization = .fullAccuracy
+    ) -> LocationRequestStateMachine.Situation {
+        LocationRequestStateMachine.Situation(
+            appState: app, appRuns: runs, inUse: inUse || app.isForeground, authorization: auth,
+            isProvisionalAlways: false, accuracy: accuracy, locationServicesEnabled: services,
+            desiredAccuracy: .best)
+    }
+
+    static func request(_ action: ServiceLocationAction, _ app: AppState, reason: AuditReason? = nil) -> DeviceAction {
+        .record(.serviceLocation(.init(service: .requestLocation, action: action, reason: reason, appState: app)))
+    }
+
+    /// "Only one location fix is reported to the delegate, after which location services are
+    /// stopped. If a location fix cannot be determined in a timely manner, the location manager
+    /// calls the delegate's locationManager(_:didFailWithError:) method instead and reports a
+    /// CLError.Code.locationUnknown error." "Calling the startUpdatingLocation() … cancels any
+    /// pending request made using this method. Calling this method while location services are
+    /// already running does nothing." (requestLocation())
+    @Test func aLocationRequestGetsOneFixOrFailsInTime() {
+        var m = LocationRequestStateMachine(version: .newest)
+        #expect(
+            m.handle(.request(at: .seconds(5), timeout: .seconds(10), updatesRunning: true, app: .active))
+                == [.record(.diagnostic(message: "requestLocation() while standard updates run does nothing"))])
+        #expect(!m.isWaiting)
+        #expect(m.handle(.fix(Self.fix(0).location, index: 0, segment: 0, Self.situation(.active))).isEmpty)
+        #expect(
+            m.handle(.request(at: .seconds(5), timeout: .seconds(10), updatesRunning: false, app: .active))
+                == [Self.request(.requested, .active), .schedule(.locationRequestTimeout, at: .seconds(15))])
+        // A fix the app may not have is dropped, and the request waits on: out of use under
+        // When In Use (iOS 13+), Location Services off, no authorization, a suspended app.
+        for (s, reason) in [
+            (Self.situation(.background), AuditReason.notInUse),
+            (Self.situation(.active, services: false), .locationServicesDisabled),
+            (Self.situation(.active, auth: .denied), .denied),
+            (Self.situation(.suspended, runs: false, auth: .authorizedAlways), .suspended),
+        ] {
+            let fix = Self.fix(1).location
+            #expect(
+                m.handle(.fix(fix, index: 1, segment: 0, s)) == [
+                    .record(
+                        .serviceLocation(
+                            .init(
+                                service: .requestLocation, action: .dropped, reason: reason, index: 1, segment: 0,
+                                appState: s.appState, location: fix)))
+                ], "\(reason)")
+            #expect(m.isWaiting)
+        }
+        // Up to iOS 12, When In Use needs no use for it.
+        var old = LocationRequestStateMachine(version: IOSVersion(major: 12)!)
+        _ = old.handle(.request(at: .zero, timeout: .seconds(10), updatesRunning: false, app: .background))
+        #expect(old.handle(.fix(Self.fix(1).location, index: 1, segment: 0, Self.situation(.background))).count == 3)
+        // The first fix it may have answers it, with the accuracy the app has, and ends it.
+        let reduced = Self.situation(.active, accuracy: .reducedAccuracy)
+        let answer = m.handle(.fix(Self.fix(2).location, index: 2, segment: 0, reduced))
+        guard answer.count == 3, case .call(.serviceLocation(let update)) = answer[2] else {
+            Issue.record("\(answer)")
+            return
+        }
+        #expect(answer[0] == .cancel(.locationRequestTimeout))
+        #expect(update.location.horizontalAccuracy >= 1000, "reduced accuracy: \(update.location.horizontalAccuracy)")
+        #expect(update.reason == .requestLocation && update.index == 2)
+        #expect(!m.isWaiting)
+        #expect(
+            m.handle(.fix(Self.fix(3).location, index: 3, segment: 0, Self.situation(.active))).isEmpty, "one fix only")
+        #expect(m.handle(.timeout(app: .active, appRuns: true)).isEmpty, "answered: no timeout")
+        // No fix in time: locationUnknown, to the delegate if the app's code runs.
+        let error = LocationError(.locationUnknown, reason: "requestLocationTimeout")
+        for runs in [true, false] {
+            _ = m.handle(.request(at: .seconds(20), timeout: .seconds(10), updatesRunning: false, app: .active))
+            #expect(
+                m.handle(.timeout(app: .background, appRuns: runs))
+                    == [Self.request(.failed, .background, reason: .timeout), .record(.error(error))]
+                    + (runs ? [.call(.delegate(.didFailWithError(error), to: .manager(1)))] : []))
+            #expect(!m.isWaiting)
+        }
+        // Starting updates cancels it; the app's end ends it silently.
+        _ = m.handle(.request(at: .seconds(40), timeout: .seconds(10), updatesRunning: false, app: .active))
+        #expect(
+            m.handle(.cancel(app: .active)) == [.cancel(.locationRequestTimeout), Self.request(.cancelled, .active)])
+        #expect(m.handle(.cancel(app: .active)).isEmpty)
+        _ = m.handle(.request(at: .seconds(50), timeout: .seconds(10), updatesRunning: false, app: .active))
+        #expect(m.handle(.appTerminated) == [.cancel(.locationRequestTimeout)])
+        #expect(!m.isWaiting && m.handle(.appTerminated).isEmpty)
+    }
+
+    // MARK: - Temporary full accuracy (W11)
+
+    /// "The request always fails with a CLError.Code.promptDeclined error in the following cases:
+    /// The Info.plist file doesn't have an entry for the given purposeKey value. The app is
+    /// already authorized for full accuracy. The app is in the background." Otherwise the prompt;
+    /// allowed, full accuracy "until its permission automatically expires" (when the app is no
+    /// longer in use), unless the user chose in Settings since.
+    @Test func temporaryFullAccuracyIsDeclinedAskedGrantedAndEnds() {
+        typealias M = TemporaryAccuracyStateMachine
+        let asking = M.Request(
+            hasReducedAccuracy: true, purposeKeyDeclared: true, accuracy: .reducedAccuracy, inForeground: true,
+            alertShowing: false)
+        for (change, declined) in [
+            ({ (r: inout M.Request) in r.hasReducedAccuracy = false }, PromptAnswer.notInThisVersion),
+            ({ $0.purposeKeyDeclared = false }, .noSuchPurposeKey),
+            ({ $0.accuracy = .fullAccuracy }, .alreadyFullAccuracy),
+            ({ $0.inForeground = false }, .notInForeground), ({ $0.alertShowing = true }, .promptAlreadyShowing),
+        ] {
+            var m = M()
+            var r = asking
+            change(&r)
+            #expect(
+                m.handle(.request(r)) == [
+                    .record(.prompt(prompt: .temporaryFullAccuracy, phase: .declined, answer: declined)),
+                    .call(.temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: declined.rawValue))),
+                ])
+            #expect(m.state == .none)
+        }
+        var m = M()
+        #expect(
+            m.handle(.request(asking)) == [
+                .record(.prompt(prompt: .temporaryFullAccuracy, phase: .shown, answer: nil)),
+                .post(.showAlert(.temporaryFullAccuracy)),
+            ])
+        #expect(m.state == .asking)
+        #expect(
+            m.handle(.answered(allow: true)) == [
+                .record(.prompt(prompt: .temporaryFullAccuracy, phase: .answered, answer: .allow)),
+                .post(.authorization(.setPreciseLocation(true))), .post(.temporaryFullAccuracyCompleted),
+            ])
+        #expect(m.handle(.noLongerInUse) == [.post(.authorization(.setPreciseLocation(false)))])
+        #expect(m.handle(.noLongerInUse).isEmpty && m.state == .none)
+        // Denied: nothing changes; left unanswered: declined.
+        _ = m.handle(.request(asking))
+        #expect(
+            m.handle(.answered(allow: false)) == [
+                .record(.prompt(prompt: .temporaryFullAccuracy, phase: .answered, answer: .deny)),
+                .post(.temporaryFullAccuracyCompleted),
+            ])
+        _ = m.handle(.request(asking))
+        #expect(
+            m.handle(.answered(allow: nil)) == [
+                .record(.prompt(prompt: .temporaryFullAccuracy, phase: .dismissed, answer: nil)),
+                .call(.temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: "dismissed"))),
+            ])
+        // The user's own choice in Settings is not undone when the app is no longer in use.
+        _ = m.handle(.request(asking))
+        _ = m.handle(.answered(allow: true))
+        #expect(m.handle(.userChose).isEmpty)
+        #expect(m.handle(.noLongerInUse).isEmpty)
+    }
+
     // MARK: - Where an event goes (W4, W5)
 
     static func context(
@@ -301,6 +452,70 @@ import Testing
         var t = PushThrottle(perHour: 3)
         let admitted = [0, 60, 120, 3599, 3600, 3601].map { t.admit(at: .seconds($0)) }
         #expect(admitted == [true, true, true, false, true, false])
+    }
+
+    /// A background push's life: an alert push runs no code; off screen the throttle holds the
+    /// newest ("it discards the older notification and only holds the newest one"), delivered
+    /// when the user launches the app, discarded when the app is killed; the handler has its
+    /// budget off screen only ("Your app has 30 seconds to perform any tasks and call the
+    /// specified completion handler block"), and overrunning it ends the app.
+    @Test func aPushWakesTheAppIsHeldWhenThrottledAndHasItsBudgetOffScreen() {
+        func push(_ action: PushAction, _ reason: AuditReason?) -> DeviceAction {
+            .record(.push(action: action, result: nil, reason: reason))
+        }
+        var m = PushStateMachine(perHour: 1, budget: .seconds(30))
+        #expect(
+            m.handle(.receive(contentAvailable: false, .wake, inForeground: false, at: .zero))
+                == [push(.received, .alert)])
+        #expect(
+            m.handle(.receive(contentAvailable: true, .drop(.denied), inForeground: false, at: .zero))
+                == [push(.dropped, .denied)])
+        #expect(
+            m.handle(.receive(contentAvailable: true, .wake, inForeground: false, at: .seconds(1)))
+                == [.post(.lifecycle(.wake(.remoteNotification))), .post(.callPushHandler(reason: .woken))])
+        // The hour's one push is used: the next are held, the newest kept.
+        #expect(
+            m.handle(.receive(contentAvailable: true, .launch, inForeground: false, at: .seconds(2)))
+                == [push(.held, .throttled)])
+        #expect(
+            m.handle(.receive(contentAvailable: true, .wake, inForeground: false, at: .seconds(3)))
+                == [push(.discarded, .newerHeld), push(.held, .throttled)])
+        // On screen the throttle does not apply.
+        #expect(
+            m.handle(.receive(contentAvailable: true, .deliver, inForeground: true, at: .seconds(4)))
+                == [.post(.callPushHandler(reason: .foreground))])
+        // The handler: timed off screen, not on screen.
+        #expect(
+            m.handle(.callHandler(reason: .woken, appRuns: true, inForeground: false, at: .seconds(10))) == [
+                .schedule(.pushDeadline(1), at: .seconds(40)), push(.delivered, .woken),
+                .call(.remoteNotification(id: 1)),
+            ])
+        #expect(m.handle(.callHandler(reason: .woken, appRuns: false, inForeground: false, at: .seconds(10))).isEmpty)
+        // The user launches the app: the held push is delivered, untimed on screen.
+        #expect(
+            m.handle(.launched(appRuns: true, inForeground: true, at: .seconds(20)))
+                == [push(.delivered, .held), .call(.remoteNotification(id: 2))])
+        #expect(!m.isHolding && m.handle(.launched(appRuns: true, inForeground: true, at: .seconds(21))).isEmpty)
+        // On screen the budgets stop; off screen again they start afresh.
+        #expect(m.handle(.enteredForeground) == [.cancel(.pushDeadline(1))])
+        #expect(m.handle(.deadlineDue(id: 1)).isEmpty, "no watchdog on screen")
+        #expect(
+            m.handle(.enteredBackground(at: .seconds(100)))
+                == [.schedule(.pushDeadline(1), at: .seconds(130)), .schedule(.pushDeadline(2), at: .seconds(130))])
+        #expect(
+            m.handle(.completed(id: 2, .newData, note: AppNote(synced: 0, note: "ok"))) == [
+                .cancel(.pushDeadline(2)),
+                .record(.push(action: .completed, result: .newData, reason: nil, detail: "ok")),
+            ])
+        #expect(m.handle(.completed(id: 2, .newData, note: nil)).isEmpty, "completed once")
+        #expect(
+            m.handle(.deadlineDue(id: 1))
+                == [push(.expired, .budget), .post(.lifecycle(.terminate(.remoteNotificationBudgetExceeded)))])
+        // Killed: the handlers' timers go, and the held push is discarded.
+        _ = m.handle(.receive(contentAvailable: true, .wake, inForeground: false, at: .seconds(200)))
+        #expect(m.isHolding)
+        #expect(m.handle(.appTerminated) == [.cancel(.pushDeadline(1)), push(.discarded, .terminated)])
+        #expect(m.handlers.isEmpty && !m.isHolding)
     }
 
     // MARK: - BGTaskScheduler (W6, W7)

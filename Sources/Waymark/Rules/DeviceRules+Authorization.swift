@@ -43,7 +43,7 @@ extension DeviceRules {
         case .authorization: actions += authorization.handle(.dismissPrompt)
         case .locationServices:
             actions.append(.record(.prompt(prompt: .locationServices, phase: .dismissed, answer: nil)))
-        case .temporaryFullAccuracy: actions += answerTemporaryFullAccuracy(nil)
+        case .temporaryFullAccuracy: actions += temporaryAccuracy.handle(.answered(allow: nil))
         }
         return actions
     }
@@ -140,61 +140,15 @@ extension DeviceRules {
     // MARK: - Temporary full accuracy
 
     /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:)`: declined at once in the
-    /// cases Apple lists, else the prompt.
+    /// cases Apple lists, else the prompt (``TemporaryAccuracyStateMachine``).
     mutating func requestTemporaryFullAccuracy(purposeKey: String) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        let declined: PromptAnswer? =
-            if !version.hasReducedAccuracy {
-                .notInThisVersion
-            } else if let keys = scenario.info.temporaryUsageDescriptionKeys, !keys.contains(purposeKey) {
-                .noSuchPurposeKey
-            } else if authorization.accuracy == .fullAccuracy {
-                .alreadyFullAccuracy
-            } else if !appState.isForeground {
-                .notInForeground
-            } else if alerts.onScreen != nil {
-                .promptAlreadyShowing
-            } else {
-                nil
-            }
-        if let declined {
-            // "The request always fails with a CLError.Code.promptDeclined error in the following
-            // cases: … no entry for the given purposeKey … already authorized for full accuracy …
-            // in the background."
-            return [
-                .record(.prompt(prompt: .temporaryFullAccuracy, phase: .declined, answer: declined)),
-                .call(.temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: declined.rawValue))),
-            ]
-        }
-        temporaryAccuracy.state = .asking
-        return [.record(.prompt(prompt: .temporaryFullAccuracy, phase: .shown, answer: nil))]
-            + show(.temporaryFullAccuracy)
-    }
-
-    /// The user answered the temporary full accuracy prompt (nil: left the app over it).
-    mutating func answerTemporaryFullAccuracy(_ allow: Bool?) -> [DeviceAction] {
-        if temporaryAccuracy.state == .asking { temporaryAccuracy.state = .none }
-        guard let allow else {
-            return [
-                .record(.prompt(prompt: .temporaryFullAccuracy, phase: .dismissed, answer: nil)),
-                .call(.temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: "dismissed"))),
-            ]
-        }
-        var actions: [DeviceAction] = [
-            .record(.prompt(prompt: .temporaryFullAccuracy, phase: .answered, answer: allow ? .allow : .deny))
-        ]
-        if allow {
-            temporaryAccuracy.state = .granted
-            actions += authorization.handle(.setPreciseLocation(true))
-        }
-        actions.append(.post(.temporaryFullAccuracyCompleted))
-        return actions
-    }
-
-    /// Full accuracy granted for now ends when the app is no longer in use.
-    mutating func endTemporaryFullAccuracy() -> [DeviceAction] {
-        guard temporaryAccuracy.state == .granted else { return [] }
-        temporaryAccuracy.state = .none
-        return authorization.handle(.setPreciseLocation(false))
+        return temporaryAccuracy.handle(
+            .request(
+                .init(
+                    hasReducedAccuracy: version.hasReducedAccuracy,
+                    purposeKeyDeclared: scenario.info.temporaryUsageDescriptionKeys?.contains(purposeKey) ?? true,
+                    accuracy: authorization.accuracy, inForeground: appState.isForeground,
+                    alertShowing: alerts.onScreen != nil)))
     }
 }

@@ -34,7 +34,7 @@ extension DeviceRules {
             return fetch.handle(.setInterval(interval, at: now))
         case .fetchCompleted(let id, let result, let note):
             return fetch.handle(.completed(id: id, result, note: note, at: now))
-        case .pushCompleted(let id, let result, let note): return pushCompleted(id, result, note)
+        case .pushCompleted(let id, let result, let note): return pushes.handle(.completed(id: id, result, note: note))
         case .submitTaskRequest(let request): return submitTaskRequest(request)
         case .cancelTaskRequests(let identifier): return cancelTaskRequests(identifier)
         case .registerTaskHandler(let identifier):
@@ -79,10 +79,11 @@ extension DeviceRules {
         case .openServiceWake: return openServiceWake()
         case .runDueTasks: return runDueTasks()
         case .updateLiveGate: return updateLiveGate()
-        case .endTemporaryFullAccuracy: return endTemporaryFullAccuracy()
+        case .endTemporaryFullAccuracy: return temporaryAccuracy.handle(.noLongerInUse)
         case .alertDismissedOnLeaving: return dismissAlertOnLeaving()
         case .askForServiceSessionAuthorization: return askForServiceSessionAuthorization()
-        case .deliverHeldPush: return deliverHeldPush()
+        case .deliverHeldPush:
+            return pushes.handle(.launched(appRuns: appCodeRuns, inForeground: appState.isForeground, at: now))
         case .launchFinished: return launchFinished()
         case .tasksEnteredForeground: return tasks.handle(.enteredForeground)
         case .tasksEnteredBackground: return tasks.handle(.enteredBackground(at: now))
@@ -99,10 +100,12 @@ extension DeviceRules {
             return location(.alwaysAnswered(granted: granted))
         case .alwaysPromptAnswered:
             return location(.alwaysAnswered(granted: authorization.status == .authorizedAlways))
-        case .temporaryFullAccuracyAnswered(let allow): return answerTemporaryFullAccuracy(allow)
+        case .temporaryFullAccuracyAnswered(let allow): return temporaryAccuracy.handle(.answered(allow: allow))
         case .temporaryFullAccuracyCompleted:
             return appCodeRuns ? [.call(.temporaryFullAccuracyCompletion(nil))] : []
-        case .callPushHandler(let reason): return callPushHandler(reason: reason)
+        case .callPushHandler(let reason):
+            return pushes.handle(
+                .callHandler(reason: reason, appRuns: appCodeRuns, inForeground: appState.isForeground, at: now))
         case .scheduleNextTaskCheck:
             guard let next = scheduler.requests.nextDue(after: now) else { return [] }
             return [.schedule(.taskRequestsDue, at: next)]
@@ -133,7 +136,7 @@ extension DeviceRules {
         case .serviceWakeEnd:
             serviceEvents.wakeUntil = nil
             return []
-        case .pushDeadline(let id): return pushDeadlinePassed(id)
+        case .pushDeadline(let id): return pushes.handle(.deadlineDue(id: id))
         case .scheduledTaskDeadline(let id): return scheduledTaskDeadlinePassed(id)
         case .scheduledTaskWarning(let id): return scheduledTaskWarningDue(id)
         case .transferEventsDeadline: return transferEventsTimedOut()
@@ -151,8 +154,7 @@ extension DeviceRules {
         case .setRestricted(let on): return authorization.handle(.setRestricted(on))
         case .setPreciseLocation(let precise):
             // The user's own choice replaces a temporary grant: it is not undone when it ends.
-            if temporaryAccuracy.state == .granted { temporaryAccuracy.state = .none }
-            return authorization.handle(.setPreciseLocation(precise))
+            return temporaryAccuracy.handle(.userChose) + authorization.handle(.setPreciseLocation(precise))
         case .setLocationServices(let on): return authorization.handle(.setLocationServices(on))
         case .setBackgroundAppRefresh(let on): return power.handle(.backgroundAppRefresh(on))
         case .setAppBackgroundAppRefresh(let on): return power.handle(.appBackgroundAppRefresh(on))

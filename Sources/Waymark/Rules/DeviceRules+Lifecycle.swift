@@ -68,11 +68,7 @@ extension DeviceRules {
     /// background processing tasks running when the user starts using the device"), the
     /// background tasks' budget stops, and updates count as started in use.
     mutating func appWillEnterForeground() -> [DeviceAction] {
-        var actions: [DeviceAction] = []
-        for (id, timed) in pushes.handlers where timed {
-            pushes.handlers[id] = false
-            actions.append(.cancel(.pushDeadline(id)))
-        }
+        var actions = pushes.handle(.enteredForeground)
         for (id, task) in scheduler.running.sorted(by: { $0.key < $1.key }) {
             actions.append(.cancel(.scheduledTaskWarning(id)))
             actions.append(.cancel(.scheduledTaskDeadline(id)))
@@ -89,10 +85,7 @@ extension DeviceRules {
     /// handlers and tasks still running get their budgets afresh, and due `BGTask`s may run.
     mutating func appEnteredBackground() -> [DeviceAction] {
         var actions = fetch.handle(.appEnteredBackground(at: now))
-        for (id, timed) in pushes.handlers.sorted(by: { $0.key < $1.key }) where !timed {
-            pushes.handlers[id] = true
-            actions.append(.schedule(.pushDeadline(id), at: now + system.pushBudget))
-        }
+        actions += pushes.handle(.enteredBackground(at: now))
         for (id, task) in scheduler.running.sorted(by: { $0.key < $1.key }) {
             actions += armTaskTimers(
                 id, budget: task.kind == .appRefresh ? system.appRefreshBudget : system.processingBudget)

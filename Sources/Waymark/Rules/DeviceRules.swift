@@ -44,7 +44,7 @@ public struct DeviceRules: Sendable {
     public internal(set) var audio = AudioStateMachine()
     public internal(set) var sessions = SessionStateMachine()
     public internal(set) var conditions = ConditionMonitorStateMachine()
-    public internal(set) var locationRequest = LocationRequestStateMachine()
+    public internal(set) var locationRequest: LocationRequestStateMachine
     public internal(set) var temporaryAccuracy = TemporaryAccuracyStateMachine()
     public internal(set) var liveUpdates = LiveUpdateStateMachine()
 
@@ -70,8 +70,9 @@ public struct DeviceRules: Sendable {
             hasFetchMode: scenario.info.backgroundModes.contains(.fetch), budget: scenario.system.fetchBudget)
         regionMonitor = RegionMonitorStateMachine(hysteresis: scenario.system.regionHysteresis)
         visits = VisitStateMachine(radius: scenario.system.visitRadius, minimumStay: scenario.system.visitMinimumStay)
-        pushes = PushStateMachine(perHour: scenario.system.pushesPerHour)
+        pushes = PushStateMachine(perHour: scenario.system.pushesPerHour, budget: scenario.system.pushBudget)
         power = PowerStateMachine(scenario.device.power)
+        locationRequest = LocationRequestStateMachine(version: version)
     }
 
     /// The iOS release whose rules apply.

@@ -15,66 +15,13 @@ extension DeviceRules {
 
     // MARK: - Background pushes
 
-    /// A push notification arrives. Only a background (`content-available`) push runs the app's
-    /// code; an alert push is for the user.
+    /// A push notification arrives (``PushStateMachine``); where a background push goes is
+    /// ``ServiceDelivery/push(_:)``'s to say.
     mutating func receivePush(contentAvailable: Bool) -> [DeviceAction] {
-        guard contentAvailable else { return [.record(.push(action: .received, result: nil, reason: .alert))] }
-        let outcome = ServiceDelivery.push(serviceContext())
-        if case .drop(let reason) = outcome { return [.record(.push(action: .dropped, result: nil, reason: reason))] }
-        if !appState.isForeground && !pushes.throttle.admit(at: now) {
-            // "The system may throttle the delivery … it discards the older notification and only
-            // holds the newest one … If the user launches the app, the system immediately delivers
-            // the held notification."
-            var actions: [DeviceAction] = []
-            if pushes.isHolding { actions.append(.record(.push(action: .discarded, result: nil, reason: .newerHeld))) }
-            pushes.hold()
-            actions.append(.record(.push(action: .held, result: nil, reason: .throttled)))
-            return actions
-        }
-        var actions: [DeviceAction] = []
-        switch outcome {
-        case .wake, .launch: actions.append(.post(.lifecycle(.wake(.remoteNotification))))
-        default: break
-        }
-        let reason: AuditReason = outcome == .deliver ? (appState.isForeground ? .foreground : .running) : .woken
-        actions.append(.post(.callPushHandler(reason: reason)))
-        return actions
-    }
-
-    /// Delivers the held push when the user launches the app.
-    mutating func deliverHeldPush() -> [DeviceAction] {
-        guard pushes.isHolding, appCodeRuns else { return [] }
-        pushes.release()
-        return callPushHandler(reason: .held)
-    }
-
-    /// The app's push handler runs, against its budget when off screen.
-    mutating func callPushHandler(reason: AuditReason) -> [DeviceAction] {
-        guard appCodeRuns else { return [] }
-        let id = pushes.nextID()
-        let timed = !appState.isForeground
-        pushes.handlers[id] = timed
-        var actions: [DeviceAction] = []
-        if timed { actions.append(.schedule(.pushDeadline(id), at: now + system.pushBudget)) }
-        actions.append(.record(.push(action: .delivered, result: nil, reason: reason)))
-        actions.append(.call(.remoteNotification(id: id)))
-        return actions
-    }
-
-    mutating func pushCompleted(_ id: Int, _ result: FetchResult, _ note: AppNote?) -> [DeviceAction] {
-        guard pushes.handlers.removeValue(forKey: id) != nil else { return [] }
-        return [
-            .cancel(.pushDeadline(id)),
-            .record(.push(action: .completed, result: result, reason: nil, detail: note?.note)),
-        ]
-    }
-
-    mutating func pushDeadlinePassed(_ id: Int) -> [DeviceAction] {
-        guard pushes.handlers[id] == true else { return [] }
-        return [
-            .record(.push(action: .expired, result: nil, reason: .budget)),
-            .post(.lifecycle(.terminate(.remoteNotificationBudgetExceeded))),
-        ]
+        pushes.handle(
+            .receive(
+                contentAvailable: contentAvailable, ServiceDelivery.push(serviceContext()),
+                inForeground: appState.isForeground, at: now))
     }
 
     // MARK: - BGTaskScheduler
@@ -399,13 +346,7 @@ extension DeviceRules {
         guard let terminated else { return actions }
         serviceEvents.significantChangesListening = false
         actions += sessionsAppTerminated()
-        for (id, _) in pushes.handlers { actions.append(.cancel(.pushDeadline(id))) }
-        pushes.handlers = [:]
-        if pushes.isHolding {
-            // "If something force quits or kills the app, the system discards the held notification."
-            pushes.release()
-            actions.append(.record(.push(action: .discarded, result: nil, reason: .terminated)))
-        }
+        actions += pushes.handle(.appTerminated)
         for (id, task) in scheduler.running.sorted(by: { $0.key < $1.key }) {
             actions.append(.cancel(.scheduledTaskDeadline(id)))
             actions.append(.cancel(.scheduledTaskWarning(id)))
@@ -417,10 +358,7 @@ extension DeviceRules {
         }
         scheduler.running = [:]
         scheduler.registered = []
-        if locationRequest.isWaiting {
-            locationRequest.state = .idle
-            actions.append(.cancel(.locationRequestTimeout))
-        }
+        actions += locationRequest.handle(.appTerminated)
         transfers.eventsDone()
         if terminated == .user {
             // "If the user terminates the app from the multitasking screen, the system cancels all

@@ -286,85 +286,28 @@ extension DeviceRules {
 
     mutating func requestLocation() -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        if location.isUpdating && !location.isPaused {
-            // "Calling this method while location services are already running does nothing."
-            return [.record(.diagnostic(message: "requestLocation() while standard updates run does nothing"))]
-        }
-        let deadline = now + system.locationRequestTimeout
-        locationRequest.state = .waiting(deadline: deadline)
-        return [
-            .record(.serviceLocation(.init(service: .requestLocation, action: .requested, appState: appState))),
-            .schedule(.locationRequestTimeout, at: deadline),
-        ]
+        return locationRequest.handle(
+            .request(
+                at: now, timeout: system.locationRequestTimeout,
+                updatesRunning: location.isUpdating && !location.isPaused, app: appState))
     }
 
     /// Starting updates "cancels any pending request made using" `requestLocation()`.
     mutating func cancelLocationRequest() -> [DeviceAction] {
-        guard locationRequest.isWaiting else { return [] }
-        locationRequest.state = .idle
-        return [
-            .cancel(.locationRequestTimeout),
-            .record(.serviceLocation(.init(service: .requestLocation, action: .cancelled, appState: appState))),
-        ]
+        locationRequest.handle(.cancel(app: appState))
     }
 
+    /// The fix for a waiting `requestLocation()`, with what the app may receive now.
     private mutating func answerLocationRequest(_ fix: Location, _ event: SourceEvent) -> [DeviceAction] {
-        let c = context()
-        let reason: AuditReason?
-        if !c.locationServicesEnabled {
-            reason = .locationServicesDisabled
-        } else if !c.authorization.isAuthorized {
-            reason = AuditReason(c.authorization)
-        } else if !appCodeRuns {
-            reason = AuditReason(appState)
-        } else if version.restrictsWhenInUseToInUse
-            && (c.authorization == .authorizedWhenInUse || c.isProvisionalAlways) && !isInUse
-        {
-            reason = .notInUse
-        } else {
-            reason = nil
-        }
-        if let reason {
-            return [
-                .record(
-                    .serviceLocation(
-                        .init(
-                            service: .requestLocation, action: .dropped, reason: reason, index: event.index,
-                            segment: event.segment, appState: appState, location: fix)))
-            ]
-        }
-        locationRequest.state = .idle
-        let source = AccuracyModel.positioning(
-            desiredAccuracy: c.settings.desiredAccuracy, accuracy: c.accuracy, version: version)
-        let delivered = AccuracyModel.apply(source, to: fix)
-        return [
-            .cancel(.locationRequestTimeout),
-            .record(
-                .serviceLocation(
-                    .init(
-                        service: .requestLocation, action: .delivered, reason: .requestLocation, index: event.index,
-                        segment: event.segment, appState: appState, location: delivered,
-                        authorization: authorization.status, accuracy: authorization.accuracy))),
-            .call(
-                .serviceLocation(
-                    LocationUpdate(
-                        location: delivered, appState: appState, reason: .requestLocation, index: event.index,
-                        segment: event.segment))),
-        ]
+        let situation = LocationRequestStateMachine.Situation(
+            appState: appState, appRuns: appCodeRuns, inUse: isInUse, authorization: authorization.status,
+            isProvisionalAlways: authorization.isProvisionalAlways, accuracy: authorization.accuracy,
+            locationServicesEnabled: authorization.locationServicesEnabled, desiredAccuracy: settings.desiredAccuracy)
+        return locationRequest.handle(.fix(fix, index: event.index, segment: event.segment, situation))
     }
 
     mutating func locationRequestTimedOut() -> [DeviceAction] {
-        guard locationRequest.isWaiting else { return [] }
-        locationRequest.state = .idle
-        let error = LocationError(.locationUnknown, reason: "requestLocationTimeout")
-        var actions: [DeviceAction] = [
-            .record(
-                .serviceLocation(
-                    .init(service: .requestLocation, action: .failed, reason: .timeout, appState: appState))),
-            .record(.error(error)),
-        ]
-        if appCodeRuns { actions.append(.call(.delegate(.didFailWithError(error), to: .manager(1)))) }
-        return actions
+        locationRequest.handle(.timeout(app: appState, appRuns: appCodeRuns))
     }
 
     // MARK: - CLMonitor
