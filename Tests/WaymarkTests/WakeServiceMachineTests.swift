@@ -518,6 +518,68 @@ import Testing
         #expect(m.handlers.isEmpty && !m.isHolding)
     }
 
+    // MARK: - Apple's sessions (W12)
+
+    /// "Use CLBackgroundActivitySession to start a background activity session that allows a
+    /// when-in-use authorized app to receive location updates or monitoring events": only one
+    /// started in use, with the `location` mode, on iOS 17+, counts. A CLServiceSession (iOS 18+)
+    /// asks for its authorization while notDetermined, "including automatically re-asking as
+    /// needed after temporary authorization lapses", Always first.
+    @Test func sessionsCountOnlyWhenTheyMayAndAskForWhatTheyWant() {
+        typealias M = SessionStateMachine
+        func activity(_ action: SessionAction, _ reason: AuditReason?) -> [DeviceAction] {
+            [.record(.session(kind: .backgroundActivity, action: action, reason: reason))]
+        }
+        let start = M.ActivityStart(
+            version: .newest, appState: .background, appRuns: true, locationMode: true, inUse: true)
+        var m = M()
+        for (change, why) in [
+            ({ (s: inout M.ActivityStart) in s.version = IOSVersion(major: 16)! }, AuditReason.needsIOS17),
+            (
+                {
+                    $0.appRuns = false
+                    $0.appState = .suspended
+                }, .suspended
+            ), ({ $0.locationMode = false }, .noLocationMode),
+            ({ $0.inUse = false }, .notInUse),
+        ] {
+            var s = start
+            change(&s)
+            #expect(m.handle(.startActivity(s)) == activity(.ignored, why))
+        }
+        #expect(m.activitySessions == 0 && m.counter == 4)
+        #expect(m.handle(.startActivity(start)) == activity(.started, nil))
+        #expect(m.activity == [5])
+        #expect(m.handle(.invalidateActivity(id: 4)).isEmpty, "an ignored session holds nothing")
+        #expect(m.handle(.invalidateActivity(id: 5)) == activity(.invalidated, nil))
+        #expect(m.activitySessions == 0)
+
+        #expect(
+            m.handle(.startService(.whenInUse, version: IOSVersion(major: 17)!, app: .active, appRuns: true))
+                == [.record(.session(kind: .service, action: .ignored, reason: .needsIOS18))])
+        #expect(
+            m.handle(.startService(.whenInUse, version: .newest, app: .active, appRuns: true)) == [
+                .record(.session(kind: .service, action: .started, reason: .whenInUse)), .post(.updateLiveGate),
+                .post(.askForServiceSessionAuthorization),
+            ])
+        #expect(
+            m.handle(.askForAuthorization(canPrompt: true, status: .notDetermined))
+                == [.post(.requestAuthorization(always: false))])
+        _ = m.handle(.startService(.always, version: .newest, app: .active, appRuns: true))
+        #expect(
+            m.handle(.askForAuthorization(canPrompt: true, status: .notDetermined))
+                == [.post(.requestAuthorization(always: true))])
+        #expect(m.handle(.askForAuthorization(canPrompt: false, status: .notDetermined)).isEmpty)
+        #expect(m.handle(.askForAuthorization(canPrompt: true, status: .authorizedWhenInUse)).isEmpty)
+        #expect(
+            m.handle(.invalidateService(id: 8))
+                == [.record(.session(kind: .service, action: .invalidated, reason: .always)), .post(.updateLiveGate)])
+        _ = m.handle(.startActivity(start))
+        #expect(m.handle(.appTerminated).isEmpty)
+        #expect(m.service.isEmpty && m.activity.isEmpty)
+        #expect(m.handle(.askForAuthorization(canPrompt: true, status: .notDetermined)).isEmpty, "none held")
+    }
+
     // MARK: - BGTaskScheduler (W6, W7)
 
     /// `notPermitted`: "The app didn't set the appropriate mode in the UIBackgroundModes array";

@@ -51,9 +51,9 @@ extension DeviceRules {
         case .cancelDownload(let task): return cancelDownload(task)
         case .urlSessionEventsHandled(let task): return urlSessionEventsHandled(task)
         case .startActivitySession: return startActivitySession()
-        case .invalidateActivitySession(let id): return invalidateActivitySession(id)
+        case .invalidateActivitySession(let id): return sessions.handle(.invalidateActivity(id: id))
         case .startServiceSession(let wanted): return startServiceSession(wanted)
-        case .invalidateServiceSession(let id): return invalidateServiceSession(id)
+        case .invalidateServiceSession(let id): return sessions.handle(.invalidateService(id: id))
         case .startLiveUpdates(let manager): return startLiveUpdates(manager: manager)
         case .createMonitor(let name): return createMonitor(name)
         case .addCondition(let region, let identifier, let monitor):

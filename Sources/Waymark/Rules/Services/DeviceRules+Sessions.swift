@@ -1,68 +1,28 @@
 /// The iOS 17 and 18 session objects (``SessionStateMachine``) and live updates
 /// (``LiveUpdateStateMachine``).
 extension DeviceRules {
-    // MARK: - CLBackgroundActivitySession
+    // MARK: - Apple's sessions (``SessionStateMachine``)
 
-    /// `CLBackgroundActivitySession()` (iOS 17+): it keeps the app in use in the background only
-    /// when started in use, with the `location` background mode; otherwise it does nothing (a
-    /// `session` event says why). Its id is ``SessionStateMachine/counter``.
+    /// `CLBackgroundActivitySession()` (iOS 17+). Its id is ``SessionStateMachine/counter``.
     mutating func startActivitySession() -> [DeviceAction] {
-        let id = sessions.nextID()
-        let why: AuditReason? =
-            if version.major < 17 {
-                .needsIOS17
-            } else if !appCodeRuns {
-                AuditReason(appState)
-            } else if !modes.contains(.location) {
-                .noLocationMode
-            } else if !isInUse {
-                .notInUse
-            } else {
-                nil
-            }
-        if why == nil { sessions.activity.insert(id) }
-        return [.record(.session(kind: .backgroundActivity, action: why == nil ? .started : .ignored, reason: why))]
+        sessions.handle(
+            .startActivity(
+                .init(
+                    version: version, appState: appState, appRuns: appCodeRuns, locationMode: modes.contains(.location),
+                    inUse: isInUse)))
     }
 
-    mutating func invalidateActivitySession(_ id: Int) -> [DeviceAction] {
-        guard sessions.activity.remove(id) != nil else { return [] }
-        return [.record(.session(kind: .backgroundActivity, action: .invalidated, reason: nil))]
-    }
-
-    // MARK: - CLServiceSession
-
-    /// `CLServiceSession(authorization:)` (iOS 18+): from notDetermined, on screen, it asks for
-    /// what it wants; held, it asks again whenever the app becomes active with the status back at
-    /// notDetermined (Allow Once lapsed). Its id is ``SessionStateMachine/counter``.
+    /// `CLServiceSession(authorization:)` (iOS 18+). Its id is ``SessionStateMachine/counter``.
     mutating func startServiceSession(_ wanted: ServiceSession.Authorization) -> [DeviceAction] {
-        let id = sessions.nextID()
-        guard version.major >= 18, appCodeRuns else {
-            return [
-                .record(
-                    .session(
-                        kind: .service, action: .ignored,
-                        reason: version.major < 18 ? .needsIOS18 : AuditReason(appState)))
-            ]
-        }
-        sessions.service[id] = wanted
-        return [.record(.session(kind: .service, action: .started, reason: AuditReason(wanted)))]
-            + updateLiveGate() + [.post(.askForServiceSessionAuthorization)]
+        sessions.handle(.startService(wanted, version: version, app: appState, appRuns: appCodeRuns))
     }
 
-    mutating func invalidateServiceSession(_ id: Int) -> [DeviceAction] {
-        guard let wanted = sessions.service.removeValue(forKey: id) else { return [] }
-        return [.record(.session(kind: .service, action: .invalidated, reason: AuditReason(wanted)))] + updateLiveGate()
-    }
-
-    /// A held session asks for what it wants when the status is notDetermined and the app can
-    /// show a prompt.
+    /// The held service sessions ask for what they want, if the app can show a prompt.
     mutating func askForServiceSessionAuthorization() -> [DeviceAction] {
-        guard !sessions.service.isEmpty, appCodeRuns else { return [] }
-        guard appState.isForeground, authorization.status == .notDetermined, alerts.onScreen == nil else { return [] }
-        let wanted = sessions.service.values
-        if wanted.contains(.always) { return requestAuthorization(always: true) }
-        if wanted.contains(.whenInUse) { return requestAuthorization(always: false) }
-        return []
+        sessions.handle(
+            .askForAuthorization(
+                canPrompt: appCodeRuns && appState.isForeground && alerts.onScreen == nil,
+                status: authorization.status))
     }
 
     // MARK: - Live updates
@@ -112,11 +72,11 @@ extension DeviceRules {
 
     /// The sessions, streams and monitors of an app's process end with it.
     mutating func sessionsAppTerminated() -> [DeviceAction] {
-        sessions.end()
+        let ended = sessions.handle(.appTerminated)
         conditions.created = []
         liveListeners = false
         liveUpdates.scriptedListener = false
         liveUpdates.lastDiagnostic = nil
-        return [.call(.endStreams)] + updateLiveGate()
+        return ended + [.call(.endStreams)] + updateLiveGate()
     }
 }
