@@ -151,8 +151,6 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
     /// The state the app last saw (the audit log's): a termination that cuts a transition short
     /// leaves the step it never reached unreported.
     public private(set) var reported = AppState.notRunning
-    /// The state the app saw before ``reported``.
-    public private(set) var previouslyReported = AppState.notRunning
     /// Why the app was launched this time (nil before the first launch).
     public private(set) var launchCause: LifecycleCause?
     /// The user swiped the app away and has not launched it since (a launch by a service does
@@ -335,7 +333,6 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
 
     /// The owner carried out a state change: it is what the app last saw.
     mutating func report(_ to: AppState, from: AppState, cause: LifecycleCause) {
-        previouslyReported = reported
         reported = to
         if from == .notRunning {
             launchCause = cause

@@ -459,11 +459,13 @@ public struct LocationServiceStateMachine: Sendable {
     }
 
     /// Hand the manager the last `count` locations decided as delivered, in one
-    /// `didUpdateLocations`; a diagnostic live updates showed is stale after it.
+    /// `didUpdateLocations`. A diagnostic live updates showed is stale from then: it is cleared
+    /// before the app's delegate runs, so that a diagnostic the app's code brings about there
+    /// (invalidating its last service session, say) is news.
     @inline(__always)
     private func deliver(count: Int, reason: FixReason, _ c: Context, into actions: inout [DeviceAction]) {
-        actions.append(.deliver(count: count, reason: reason, manager: manager))
         if manager == 1 && c.live.diagnosticShown { actions.append(.post(.liveUpdateDelivered)) }
+        actions.append(.deliver(count: count, reason: reason, manager: manager))
     }
 
     /// An error for the manager's delegate.
