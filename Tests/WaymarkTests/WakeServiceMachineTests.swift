@@ -580,6 +580,153 @@ import Testing
         #expect(m.handle(.askForAuthorization(canPrompt: true, status: .notDetermined)).isEmpty, "none held")
     }
 
+    /// CLServiceSession: with NSLocationRequireExplicitServiceSession "Core Location does not set
+    /// up the implicit session", so live updates carry no location until the app holds a
+    /// session; the iOS 18 diagnostics say why no location comes, once until one comes again;
+    /// liveUpdates() needs iOS 17 (CLLocationUpdate.liveUpdates availability).
+    @Test func liveUpdatesWaitForAServiceSessionAndSayEachDiagnosticOnce() {
+        typealias M = LiveUpdateStateMachine
+        func said(_ d: LiveUpdate.Diagnostic) -> [DeviceAction] {
+            [.record(.liveUpdate(stationary: false, diagnostic: d)), .call(.liveDiagnostic(d))]
+        }
+        let ios17 = M(version: IOSVersion(major: 17)!, requiresExplicitServiceSession: true)
+        #expect(ios17.mayStart(appRuns: true) == (true, []))
+        let (may, log) = M(version: IOSVersion(major: 16)!, requiresExplicitServiceSession: false).mayStart(
+            appRuns: true)
+        #expect(!may && log.count == 1)
+        var old = ios17
+        #expect(old.handle(.gate(serviceSession: false, appRuns: true)).isEmpty)
+        #expect(!old.blocked, "the key is iOS 18's")
+        #expect(old.handle(.diagnostic(.locationUnavailable)).isEmpty, "diagnostics are iOS 18's")
+
+        var m = M(version: .newest, requiresExplicitServiceSession: true)
+        #expect(m.handle(.start(manager: 2, serviceSession: false, appRuns: false, askForAuthorization: true)).isEmpty)
+        _ = m.handle(.listening(true))
+        #expect(
+            m.handle(.start(manager: 2, serviceSession: false, appRuns: true, askForAuthorization: true))
+                == said(.serviceSessionRequired), "blocked: said once, not twice")
+        #expect(m.blocked && m.lastDiagnostic == .serviceSessionRequired)
+        #expect(
+            m.handle(.gate(serviceSession: true, appRuns: true)) == [.post(.startUpdates(manager: 1))],
+            "a session lets locations flow again")
+        #expect(m.handle(.gate(serviceSession: true, appRuns: true)).isEmpty, "no change, nothing said")
+        #expect(
+            m.handle(.start(manager: 2, serviceSession: true, appRuns: true, askForAuthorization: true))
+                == [.post(.requestAuthorization(always: false)), .post(.startUpdates(manager: 2))])
+        #expect(
+            m.handle(.start(manager: 3, serviceSession: true, appRuns: true, askForAuthorization: false))
+                == [.post(.startUpdates(manager: 3))])
+        #expect(m.handle(.diagnostic(.insufficientlyInUse)) == said(.insufficientlyInUse))
+        #expect(m.handle(.diagnostic(.insufficientlyInUse)).isEmpty, "once until a location comes")
+        _ = m.handle(.delivered)
+        #expect(m.handle(.diagnostic(.insufficientlyInUse)) == said(.insufficientlyInUse))
+        #expect(
+            m.handle(.gate(serviceSession: false, appRuns: true)) == said(.serviceSessionRequired),
+            "the session invalidated while someone listens")
+        #expect(m.handle(.appTerminated).isEmpty)
+        #expect(!m.listening && m.lastDiagnostic == nil && m.blocked)
+        #expect(m.handle(.gate(serviceSession: true, appRuns: false)).isEmpty, "nobody listens: nothing started")
+        #expect(!m.blocked)
+
+        var free = M(version: .newest, requiresExplicitServiceSession: false)
+        _ = free.handle(.listening(true))
+        #expect(free.handle(.gate(serviceSession: false, appRuns: true)).isEmpty)
+        #expect(!free.blocked, "without the key the implicit session serves")
+    }
+
+    // MARK: - Background URL sessions (W9)
+
+    /// background(withIdentifier:): "this configuration makes it possible for transfers to
+    /// continue even when the app itself is suspended or terminated"; "when a background transfer
+    /// completes … if your app is no longer running, your app is automatically relaunched in the
+    /// background" (urlSessionDidFinishEvents(forBackgroundURLSession:)), unless the session's
+    /// sessionSendsLaunchEvents is false; "If the user terminates the app from the multitasking
+    /// screen, the system cancels all of the session's background transfers."
+    @Test func transfersGoOnWithoutTheAppAndWakeItWhenTheyEnd() {
+        typealias M = TransferStateMachine
+        func at(_ s: Int, _ app: AppState = .suspended, network: Bool = true) -> M.Situation {
+            M.Situation(now: .seconds(s), app: app, appRuns: app == .active || app == .background, network: network)
+        }
+        func transfer(
+            _ action: TransferAction, _ task: Int, count: Int? = nil, _ reason: AuditReason? = nil,
+            session: String? = nil, detail: String? = nil
+        ) -> DeviceAction {
+            .record(
+                .transfer(action: action, task: task, count: count, reason: reason, detail: detail, session: session))
+        }
+        let woken: (Int) -> [DeviceAction] = {
+            [.post(.lifecycle(.wake(.urlSession))), .post(.handleURLSessionEvents(task: $0))]
+        }
+        var m = M(timing: .init(duration: .seconds(20), retryAfter: .seconds(60), eventsBudget: .seconds(30)))
+        #expect(m.handle(.upload(count: 3), in: at(0, .suspended)).isEmpty, "a suspended app's code does not run")
+        #expect(m.handle(.upload(count: 0), in: at(0, .active)).isEmpty, "nothing to upload")
+        #expect(
+            m.handle(.upload(count: 3), in: at(10, .active))
+                == [transfer(.scheduled, 1, count: 3), .schedule(.transferDone(1), at: .seconds(30))])
+        let quiet = M.Download(session: "q", launchEvents: false)
+        #expect(
+            m.handle(.download(.init(session: "s", launchEvents: true)), in: at(10, .background))
+                == [transfer(.scheduled, 2, session: "s"), .schedule(.transferDone(2), at: .seconds(30))])
+        _ = m.handle(.download(quiet), in: at(10, .active))
+        #expect(m.transfers == [1: 3] && m.downloads.count == 2)
+
+        // Its time is up while the app is suspended: without a network it fails and is retried.
+        #expect(
+            m.handle(.due(task: 1), in: at(30, network: false))
+                == [transfer(.failed, 1, count: 3, .noNetwork), .schedule(.transferDone(1), at: .seconds(90))])
+        #expect(
+            m.handle(.due(task: 2), in: at(30, network: false))
+                == [transfer(.failed, 2, .noNetwork, session: "s"), .schedule(.transferDone(2), at: .seconds(90))])
+        #expect(m.handle(.due(task: 1), in: at(90)) == [.sendUpload(task: 1)])
+        #expect(m.handle(.due(task: 2), in: at(90)) == [.receiveDownload(task: 2)])
+        #expect(
+            m.handle(.uploadWritten(task: 1, failure: "disk full"), in: at(90))
+                == [
+                    transfer(.failed, 1, count: 3, .cannotWrite, detail: "disk full"),
+                    .schedule(.transferDone(1), at: .seconds(150)),
+                ])
+        // Done, the suspended app is woken to handle its session's events; on screen it is not.
+        #expect(
+            m.handle(.uploadWritten(task: 1, failure: nil), in: at(150)) == [transfer(.completed, 1, count: 3)]
+                + woken(1))
+        #expect(m.handle(.uploadWritten(task: 1, failure: nil), in: at(150)).isEmpty, "completed once")
+        #expect(
+            m.handle(.downloadReceived(task: 2, detail: "200"), in: at(150, .notRunning))
+                == [transfer(.completed, 2, session: "s", detail: "200")] + woken(2), "relaunched")
+        #expect(
+            m.handle(.downloadReceived(task: 3, detail: nil), in: at(150, .notRunning))
+                == [transfer(.completed, 3, session: "q")], "sessionSendsLaunchEvents false: no launch")
+
+        // The woken app has its budget to call the completion, and runs until it does.
+        #expect(
+            m.handle(.handleEvents(task: 2), in: at(150, .background))
+                == [.schedule(.transferEventsDeadline, at: .seconds(180)), .call(.backgroundURLSessionEvents(task: 2))])
+        #expect(m.eventsPending)
+        #expect(
+            m.handle(.eventsHandled(task: 2), in: at(160, .background))
+                == [.cancel(.transferEventsDeadline), transfer(.eventsHandled, 2)])
+        #expect(!m.eventsPending && m.handle(.eventsDeadlineDue, in: at(180)).isEmpty)
+        _ = m.handle(.handleEvents(task: 2), in: at(200, .background))
+        #expect(m.handle(.eventsDeadlineDue, in: at(230)) == [transfer(.eventsTimedOut, 3, .budget)])
+
+        // The system ends the app: transfers go on. The user swipes it away: they are cancelled.
+        _ = m.handle(.upload(count: 1), in: at(300, .active))
+        _ = m.handle(.download(quiet), in: at(300, .active))
+        #expect(m.handle(.cancelDownload(task: 5), in: at(301, .suspended)).isEmpty, "the app's code must run")
+        #expect(m.handle(.appTerminated(byUser: false), in: at(310, .notRunning)).isEmpty)
+        #expect(m.inFlight.count == 2)
+        #expect(
+            m.handle(.appTerminated(byUser: true), in: at(320, .notRunning)) == [
+                .cancel(.transferDone(4)), transfer(.cancelled, 4, count: 1, .userTerminated),
+                .cancel(.transferDone(5)), transfer(.cancelled, 5, .userTerminated, session: "q"),
+            ])
+        #expect(m.inFlight.isEmpty)
+        _ = m.handle(.download(quiet), in: at(400, .active))
+        #expect(
+            m.handle(.cancelDownload(task: 6), in: at(401, .active))
+                == [.cancel(.transferDone(6)), transfer(.cancelled, 6, .app, session: "q")])
+    }
+
     // MARK: - BGTaskScheduler (W6, W7)
 
     /// `notPermitted`: "The app didn't set the appropriate mode in the UIBackgroundModes array";
@@ -630,6 +777,127 @@ import Testing
         #expect(m.takeRunnable(at: .seconds(700), app: .notRunning, terminatedByUser: true, power: charging).isEmpty)
         #expect(m.takeRunnable(at: .seconds(700), app: .suspended, terminatedByUser: false, power: charging) == [power])
         #expect(m.pendingRequests.isEmpty, "a request runs once")
+    }
+
+    /// BGAppRefreshTask "provides your app up to 30 seconds of background runtime. Complete your
+    /// work within this time period and call setTaskCompleted(success:), or the system terminates
+    /// your app"; "Not setting an expiration handler results in the system marking your task as
+    /// complete and unsuccessful instead of sending a warning"; "The system terminates any
+    /// background processing tasks running when the user starts using the device"
+    /// (Choosing Background Strategies for Your App, BGTask.expirationHandler, BGProcessingTask).
+    @Test func scheduledTasksRunAgainstTheirBudgetsAndEndWithTheProcess() {
+        typealias M = ScheduledTaskStateMachine
+        typealias Request = TaskSchedulerStateMachine.Request
+        func at(_ s: Int, _ app: AppState = .background, swiped: Bool = false, power: PowerAndRefresh = .init())
+            -> M.Situation
+        {
+            M.Situation(
+                now: .seconds(s), app: app, appRuns: app != .suspended && app != .notRunning, terminatedByUser: swiped,
+                power: power)
+        }
+        func task(
+            _ action: ScheduledTaskAction, _ kind: TaskSchedulerStateMachine.Kind, _ identifier: String,
+            _ reason: AuditReason? = nil, success: Bool? = nil
+        ) -> DeviceAction {
+            .record(
+                .scheduledTask(action: action, kind: kind, identifier: identifier, success: success, reason: reason))
+        }
+        let timing = M.Timing(
+            appRefreshBudget: .seconds(30), processingBudget: .seconds(300), expirationWarning: .seconds(5))
+        let refresh = Request(identifier: "r", kind: .appRefresh, earliestBegin: .seconds(100))
+        let processing = Request(identifier: "p", kind: .processing, requiresExternalPower: true)
+
+        var old = M(version: IOSVersion(major: 12)!, modes: [.fetch, .processing], timing: timing)
+        #expect(old.handle(.submit(refresh), in: at(0, .active)) == [task(.rejected, .appRefresh, "r", .needsIOS13)])
+        #expect(old.lastSubmitError == .unavailable, "BGTaskScheduler arrived with iOS 13")
+
+        var m = M(version: .newest, modes: [.fetch, .processing], timing: timing)
+        #expect(m.handle(.submit(refresh), in: at(0, .suspended)).isEmpty)
+        #expect(m.lastSubmitError == .unavailable, "a suspended app's code does not run")
+        #expect(
+            m.handle(.submit(refresh), in: at(0, .active)) == [
+                .record(
+                    .scheduledTask(
+                        action: .submitted, kind: .appRefresh, identifier: "r", success: nil, reason: nil,
+                        earliestBegin: .seconds(100))),
+                .schedule(.taskRequestsDue, at: .seconds(100)),
+            ])
+        #expect(m.lastSubmitError == nil)
+        #expect(
+            m.handle(.submit(processing), in: at(10, .active)).last == .schedule(.taskRequestsDue, at: .seconds(10)),
+            "due at once: looked at now")
+
+        // Due, the processing request waits for power; said once for that reason.
+        let waiting = [task(.waiting, .processing, "p", .requiresExternalPower)]
+        let next: [DeviceAction] = [.post(.runDueTasks), .post(.scheduleNextTaskCheck)]
+        #expect(
+            m.handle(.requestsDue, in: at(10, .active)) == [task(.waiting, .processing, "p", .appInForeground)] + next)
+        #expect(m.handle(.requestsDue, in: at(20, .suspended)) == waiting + next)
+        #expect(m.handle(.requestsDue, in: at(30, .suspended)) == next, "said once")
+        #expect(m.handle(.scheduleNext, in: at(30)) == [.schedule(.taskRequestsDue, at: .seconds(100))])
+        #expect(m.handle(.runDue, in: at(100, .suspended)) == [.post(.startScheduledTask(refresh))])
+        #expect(m.handle(.lookAgain, in: at(100)) == [.schedule(.taskRequestsDue, at: .seconds(100))], "p pends")
+
+        // It runs: the suspended app is woken; without a handler registered it is dropped.
+        #expect(
+            m.handle(.start(refresh), in: at(100, .suspended))
+                == [.post(.lifecycle(.wake(.backgroundAppRefresh))), .post(.launchScheduledTask(refresh))])
+        #expect(m.handle(.launch(refresh), in: at(100)) == [task(.dropped, .appRefresh, "r", .notRegistered)])
+        _ = m.handle(.register(identifier: "r"), in: at(100))
+        #expect(
+            m.handle(.launch(refresh), in: at(100)) == [
+                .schedule(.scheduledTaskWarning(1), at: .seconds(125)),
+                .schedule(.scheduledTaskDeadline(1), at: .seconds(130)), task(.began, .appRefresh, "r"),
+                .call(.scheduledTaskLaunch(id: 1, identifier: "r", kind: .appRefresh)),
+            ])
+        #expect(
+            m.handle(.warningDue(id: 1, reason: nil), in: at(125))
+                == [task(.expiring, .appRefresh, "r"), .call(.scheduledTaskExpiration(id: 1))])
+        // Resubmitted from the running task, it runs no sooner than a second later.
+        #expect(
+            m.handle(.submit(Request(identifier: "r", kind: .appRefresh)), in: at(126)).first
+                == .record(
+                    .scheduledTask(
+                        action: .submitted, kind: .appRefresh, identifier: "r", success: nil, reason: nil,
+                        earliestBegin: .seconds(127))))
+        #expect(
+            m.handle(.deadlineDue(id: 1), in: at(130))
+                == [task(.expired, .appRefresh, "r", .budget), .post(.lifecycle(.terminate(.scheduledTaskExpired)))])
+
+        // The user comes back: an app-refresh task's budget stops; a processing task is warned
+        // and ends unsuccessfully. Off screen again, the budget starts afresh.
+        var charging = PowerAndRefresh()
+        charging.charging = true
+        _ = m.handle(.register(identifier: "p"), in: at(140))
+        #expect(m.handle(.runDue, in: at(140, .suspended, power: charging)).count == 2)
+        _ = m.handle(.launch(processing), in: at(140))
+        #expect(
+            m.handle(.enteredForeground, in: at(150, .active)) == [
+                .cancel(.scheduledTaskWarning(1)), .cancel(.scheduledTaskDeadline(1)),
+                .cancel(.scheduledTaskWarning(2)), .cancel(.scheduledTaskDeadline(2)),
+                .post(.scheduledTaskWarning(id: 2, reason: .userActive)),
+                .post(.completeScheduledTaskIfRunning(id: 2)),
+            ])
+        #expect(
+            m.handle(.completeIfRunning(id: 2), in: at(150, .active)) == [
+                .cancel(.scheduledTaskDeadline(2)), .cancel(.scheduledTaskWarning(2)),
+                task(.completed, .processing, "p", success: false), .call(.scheduledTaskEnded(id: 2)),
+            ])
+        #expect(m.handle(.completeIfRunning(id: 2), in: at(150, .active)).isEmpty, "completed once")
+        #expect(
+            m.handle(.enteredBackground, in: at(200)) == [
+                .schedule(.scheduledTaskWarning(1), at: .seconds(225)),
+                .schedule(.scheduledTaskDeadline(1), at: .seconds(230)),
+            ])
+
+        // The process ends: its tasks end, and its handlers must be registered again.
+        #expect(
+            m.handle(.appTerminated, in: at(210, .notRunning)) == [
+                .cancel(.scheduledTaskDeadline(1)), .cancel(.scheduledTaskWarning(1)),
+                task(.ended, .appRefresh, "r", .terminated),
+            ])
+        #expect(m.running.isEmpty && m.registered.isEmpty)
+        #expect(m.handle(.deadlineDue(id: 1), in: at(230)).isEmpty)
     }
 }
 

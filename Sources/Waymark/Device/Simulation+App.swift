@@ -283,7 +283,7 @@ extension Simulation {
         if let process, !process.hasEnded {
             listening = listening || process.liveManagers.contains { $0.manager.hasLiveStreams }
         }
-        rules.liveListeners = listening
+        if listening != rules.liveListeners { perform(rules.handle(.liveListening(listening))) }
     }
 
     /// A manager of an ended process was used: the audit log says so.

@@ -80,6 +80,8 @@ public enum DeviceEvent: Sendable, Equatable {
     case invalidateServiceSession(id: Int)
     /// `CLLocationUpdate.liveUpdates()`: a stream begins.
     case startLiveUpdates(manager: Int)
+    /// The app's live-update streams opened (some listen) or all closed.
+    case liveListening(Bool)
     /// `CLMonitor(name)`.
     case createMonitor(name: String)
     /// `CLMonitor.add(_:identifier:)`.

@@ -35,21 +35,20 @@ extension DeviceRules {
         case .fetchCompleted(let id, let result, let note):
             return fetch.handle(.completed(id: id, result, note: note, at: now))
         case .pushCompleted(let id, let result, let note): return pushes.handle(.completed(id: id, result, note: note))
-        case .submitTaskRequest(let request): return submitTaskRequest(request)
-        case .cancelTaskRequests(let identifier): return cancelTaskRequests(identifier)
-        case .registerTaskHandler(let identifier):
-            guard appCodeRuns else { return [] }
-            scheduler.registered.insert(identifier)
-            return []
-        case .completeScheduledTask(let id, let success, let note): return completeTask(id, success: success, note)
+        case .submitTaskRequest(let request): return scheduledTasks(.submit(request))
+        case .cancelTaskRequests(let identifier): return scheduledTasks(.cancel(identifier: identifier))
+        case .registerTaskHandler(let identifier): return scheduledTasks(.register(identifier: identifier))
+        case .completeScheduledTask(let id, let success, let note):
+            return scheduledTasks(.complete(id: id, success: success, note: note))
         case .audio(let playing):
             return playing ? audio.play(audioMode: modes.contains(.audio)) : audio.stop(.app)
-        case .upload(let count): return upload(count: count)
-        case .uploadWritten(let task, let failure): return uploadWritten(task, failure: failure)
-        case .download(let session, let launchEvents): return download(session: session, launchEvents: launchEvents)
-        case .downloadReceived(let task, let detail): return downloadReceived(task, detail: detail)
-        case .cancelDownload(let task): return cancelDownload(task)
-        case .urlSessionEventsHandled(let task): return urlSessionEventsHandled(task)
+        case .upload(let count): return transfer(.upload(count: count))
+        case .uploadWritten(let task, let failure): return transfer(.uploadWritten(task: task, failure: failure))
+        case .download(let session, let launchEvents):
+            return transfer(.download(.init(session: session, launchEvents: launchEvents)))
+        case .downloadReceived(let task, let detail): return transfer(.downloadReceived(task: task, detail: detail))
+        case .cancelDownload(let task): return transfer(.cancelDownload(task: task))
+        case .urlSessionEventsHandled(let task): return transfer(.eventsHandled(task: task))
         case .startActivitySession: return startActivitySession()
         case .invalidateActivitySession(let id): return sessions.handle(.invalidateActivity(id: id))
         case .startServiceSession(let wanted): return startServiceSession(wanted)
@@ -62,10 +61,9 @@ extension DeviceRules {
 
         case .appWillEnterForeground: return appWillEnterForeground()
         case .appBecameActive: return appBecameActive()
-        case .liveDiagnostic(let diagnostic): return sendLiveDiagnostic(diagnostic)
-        case .liveUpdateDelivered:
-            liveUpdates.lastDiagnostic = nil
-            return []
+        case .liveDiagnostic(let diagnostic): return live(.diagnostic(diagnostic))
+        case .liveUpdateDelivered: return live(.delivered)
+        case .liveListening(let on): return live(.listening(on))
         case .appStateChanged(let from, let to, let cause): return appStateChanged(from: from, to: to, cause: cause)
         case .appEnteredBackground: return appEnteredBackground()
         case .appSuspended: return tasks.handle(.appSuspended) + servicesAppStopped(terminated: nil)
@@ -77,7 +75,7 @@ extension DeviceRules {
         case .serviceEvent(let event): return locationServiceEvent(event)
         case .deliverPendingServiceEvents(let kind): return deliverPendingServiceEvents(only: kind)
         case .openServiceWake: return openServiceWake()
-        case .runDueTasks: return runDueTasks()
+        case .runDueTasks: return scheduledTasks(.runDue)
         case .updateLiveGate: return updateLiveGate()
         case .endTemporaryFullAccuracy: return temporaryAccuracy.handle(.noLongerInUse)
         case .alertDismissedOnLeaving: return dismissAlertOnLeaving()
@@ -87,10 +85,8 @@ extension DeviceRules {
         case .launchFinished: return launchFinished()
         case .tasksEnteredForeground: return tasks.handle(.enteredForeground)
         case .tasksEnteredBackground: return tasks.handle(.enteredBackground(at: now))
-        case .scheduledTaskWarning(let id, let reason): return scheduledTaskWarningDue(id, reason: reason)
-        case .completeScheduledTaskIfRunning(let id):
-            guard scheduler.running[id] != nil else { return [] }
-            return completeTask(id, success: false, nil)
+        case .scheduledTaskWarning(let id, let reason): return scheduledTasks(.warningDue(id: id, reason: reason))
+        case .completeScheduledTaskIfRunning(let id): return scheduledTasks(.completeIfRunning(id: id))
         case .swipedAway(let wasRunning): return swipedAway(wasRunning: wasRunning)
         case .showAlert(let alert): return show(alert)
         case .hideAlert(let alert): return alerts.hide(alert)
@@ -106,12 +102,10 @@ extension DeviceRules {
         case .callPushHandler(let reason):
             return pushes.handle(
                 .callHandler(reason: reason, appRuns: appCodeRuns, inForeground: appState.isForeground, at: now))
-        case .scheduleNextTaskCheck:
-            guard let next = scheduler.requests.nextDue(after: now) else { return [] }
-            return [.schedule(.taskRequestsDue, at: next)]
-        case .startScheduledTask(let request): return startScheduledTask(request)
-        case .launchScheduledTask(let request): return launchScheduledTask(request)
-        case .handleURLSessionEvents(let task): return handleURLSessionEvents(task: task)
+        case .scheduleNextTaskCheck: return scheduledTasks(.scheduleNext)
+        case .startScheduledTask(let request): return scheduledTasks(.start(request))
+        case .launchScheduledTask(let request): return scheduledTasks(.launch(request))
+        case .handleURLSessionEvents(let task): return transfer(.handleEvents(task: task))
         case .deliverServiceEvent(let event): return deliverServiceEvent(event)
         }
     }
@@ -137,12 +131,12 @@ extension DeviceRules {
             serviceEvents.wakeUntil = nil
             return []
         case .pushDeadline(let id): return pushes.handle(.deadlineDue(id: id))
-        case .scheduledTaskDeadline(let id): return scheduledTaskDeadlinePassed(id)
-        case .scheduledTaskWarning(let id): return scheduledTaskWarningDue(id)
-        case .transferEventsDeadline: return transferEventsTimedOut()
-        case .taskRequestsDue: return taskRequestsDue()
+        case .scheduledTaskDeadline(let id): return scheduledTasks(.deadlineDue(id: id))
+        case .scheduledTaskWarning(let id): return scheduledTasks(.warningDue(id: id, reason: nil))
+        case .transferEventsDeadline: return transfer(.eventsDeadlineDue)
+        case .taskRequestsDue: return scheduledTasks(.requestsDue)
         case .locationRequestTimeout: return locationRequestTimedOut()
-        case .transferDone(let id): return transferDue(id)
+        case .transferDone(let id): return transfer(.due(task: id))
         }
     }
 

@@ -15,7 +15,7 @@ extension DeviceRules {
         lifecycle.report(to, from: from, cause: cause)
         if to == .notRunning || (to == .background && (from == .notRunning || from == .suspended)) {
             // What the app's state kept from running may run now (after the current step).
-            if !scheduler.requests.pendingRequests.isEmpty { actions.append(.schedule(.taskRequestsDue, at: now)) }
+            actions += scheduledTasks(.lookAgain)
         }
         if from == .suspended && to == .background {
             // A resume on the way to the foreground hands held fixes over once the app is
@@ -69,13 +69,7 @@ extension DeviceRules {
     /// background tasks' budget stops, and updates count as started in use.
     mutating func appWillEnterForeground() -> [DeviceAction] {
         var actions = pushes.handle(.enteredForeground)
-        for (id, task) in scheduler.running.sorted(by: { $0.key < $1.key }) {
-            actions.append(.cancel(.scheduledTaskWarning(id)))
-            actions.append(.cancel(.scheduledTaskDeadline(id)))
-            guard task.kind == .processing else { continue }
-            actions.append(.post(.scheduledTaskWarning(id: id, reason: .userActive)))
-            actions.append(.post(.completeScheduledTaskIfRunning(id: id)))
-        }
+        actions += scheduledTasks(.enteredForeground)
         actions.append(.post(.tasksEnteredForeground))
         actions.append(.post(.location(.appEnteredForeground)))
         return actions
@@ -86,10 +80,7 @@ extension DeviceRules {
     mutating func appEnteredBackground() -> [DeviceAction] {
         var actions = fetch.handle(.appEnteredBackground(at: now))
         actions += pushes.handle(.enteredBackground(at: now))
-        for (id, task) in scheduler.running.sorted(by: { $0.key < $1.key }) {
-            actions += armTaskTimers(
-                id, budget: task.kind == .appRefresh ? system.appRefreshBudget : system.processingBudget)
-        }
+        actions += scheduledTasks(.enteredBackground)
         actions.append(.post(.runDueTasks))
         return actions
     }

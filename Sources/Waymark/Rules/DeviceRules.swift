@@ -19,7 +19,7 @@ public struct DeviceRules: Sendable {
     /// that code does takes effect.
     public var terminationPending = false
     /// Whether the app's code listens to live updates (its streams, or the scenario's listener).
-    public var liveListeners = false
+    public var liveListeners: Bool { liveUpdates.listening }
 
     public internal(set) var lifecycle: AppLifecycleStateMachine
     public internal(set) var authorization: AuthorizationStateMachine
@@ -38,15 +38,15 @@ public struct DeviceRules: Sendable {
     public internal(set) var regionMonitor: RegionMonitorStateMachine
     public internal(set) var visits: VisitStateMachine
     public internal(set) var serviceEvents = ServiceEventStateMachine()
-    public internal(set) var scheduler = ScheduledTaskStateMachine()
+    public internal(set) var scheduler: ScheduledTaskStateMachine
     public internal(set) var pushes: PushStateMachine
-    public internal(set) var transfers = TransferStateMachine()
+    public internal(set) var transfers: TransferStateMachine
     public internal(set) var audio = AudioStateMachine()
     public internal(set) var sessions = SessionStateMachine()
     public internal(set) var conditions = ConditionMonitorStateMachine()
     public internal(set) var locationRequest: LocationRequestStateMachine
     public internal(set) var temporaryAccuracy = TemporaryAccuracyStateMachine()
-    public internal(set) var liveUpdates = LiveUpdateStateMachine()
+    public internal(set) var liveUpdates: LiveUpdateStateMachine
 
     /// Standard updates of a manager other than the first, with its properties.
     struct ManagerUpdates: Sendable {
@@ -72,6 +72,18 @@ public struct DeviceRules: Sendable {
         visits = VisitStateMachine(radius: scenario.system.visitRadius, minimumStay: scenario.system.visitMinimumStay)
         pushes = PushStateMachine(perHour: scenario.system.pushesPerHour, budget: scenario.system.pushBudget)
         power = PowerStateMachine(scenario.device.power)
+        liveUpdates = LiveUpdateStateMachine(
+            version: version, requiresExplicitServiceSession: scenario.info.requiresExplicitServiceSession)
+        scheduler = ScheduledTaskStateMachine(
+            version: version, modes: scenario.info.backgroundModes,
+            timing: .init(
+                appRefreshBudget: scenario.system.appRefreshBudget,
+                processingBudget: scenario.system.processingBudget,
+                expirationWarning: scenario.system.expirationWarning))
+        transfers = TransferStateMachine(
+            timing: .init(
+                duration: scenario.system.transferDuration, retryAfter: scenario.system.transferRetryAfter,
+                eventsBudget: scenario.system.pushBudget))
         locationRequest = LocationRequestStateMachine(version: version)
     }
 
@@ -137,7 +149,7 @@ public struct DeviceRules: Sendable {
             hasLocationMode: modes.contains(.location), settings: settings,
             activitySession: sessions.activitySessions > 0,
             live: .init(
-                listening: liveListeners, diagnosticShown: liveUpdates.lastDiagnostic != nil,
+                listening: liveUpdates.listening, diagnosticShown: liveUpdates.lastDiagnostic != nil,
                 promptPending: authorization.pendingPrompt != nil))
     }
 

@@ -27,56 +27,33 @@ extension DeviceRules {
 
     // MARK: - Live updates
 
-    /// With `NSLocationRequireExplicitServiceSession`, live updates carry no location without a
-    /// session (iOS 18).
+    /// Live updates (``LiveUpdateStateMachine``) hear `event`.
+    mutating func live(_ event: LiveUpdateStateMachine.Event) -> [DeviceAction] { liveUpdates.handle(event) }
+
+    /// The live-update gate, looked at again (a service session started or ended).
     mutating func updateLiveGate() -> [DeviceAction] {
-        let blocked = version.major >= 18 && scenario.info.requiresExplicitServiceSession && sessions.service.isEmpty
-        let was = liveUpdates.blocked
-        liveUpdates.blocked = blocked
-        if blocked && !was && liveListeners { return sendLiveDiagnostic(.serviceSessionRequired) }
-        if !blocked && was && liveListeners && appCodeRuns { return startUpdates(manager: 1) }
-        return []
+        live(.gate(serviceSession: !sessions.service.isEmpty, appRuns: appCodeRuns))
     }
 
     /// Whether `liveUpdates()` may start (iOS 17+ and the app's code runs), with what the log
     /// says when it may not.
-    public mutating func mayStartLiveUpdates() -> (Bool, [DeviceAction]) {
-        guard version.major >= 17 else {
-            return (false, [.record(.diagnostic(message: "liveUpdates() needs iOS 17 (this run models \(version))"))])
-        }
-        return (appCodeRuns, [])
-    }
+    public func mayStartLiveUpdates() -> (Bool, [DeviceAction]) { liveUpdates.mayStart(appRuns: appCodeRuns) }
 
-    /// `liveUpdates()` starts updates; from notDetermined it asks for When In Use, as the
-    /// implicit service session does.
+    /// `liveUpdates()` on manager `manager`.
     mutating func startLiveUpdates(manager: Int) -> [DeviceAction] {
-        guard appCodeRuns else { return [] }
-        var actions = updateLiveGate()
-        if liveUpdates.blocked { return actions + sendLiveDiagnostic(.serviceSessionRequired) }
-        if authorization.status == .notDetermined && appState.isForeground {
-            actions.append(.post(.requestAuthorization(always: false)))
-        }
-        actions.append(.post(.startUpdates(manager: manager)))
-        return actions
+        live(
+            .start(
+                manager: manager, serviceSession: !sessions.service.isEmpty, appRuns: appCodeRuns,
+                askForAuthorization: authorization.status == .notDetermined && appState.isForeground))
     }
 
     /// The scenario's script listens to live updates.
-    mutating func listenScripted() { liveUpdates.scriptedListener = true }
-
-    /// Sends a diagnostic once (until a location comes again).
-    mutating func sendLiveDiagnostic(_ diagnostic: LiveUpdate.Diagnostic) -> [DeviceAction] {
-        guard version.major >= 18, diagnostic != liveUpdates.lastDiagnostic else { return [] }
-        liveUpdates.lastDiagnostic = diagnostic
-        return [.record(.liveUpdate(stationary: false, diagnostic: diagnostic)), .call(.liveDiagnostic(diagnostic))]
-    }
+    mutating func listenScripted() { _ = live(.scriptListens) }
 
     /// The sessions, streams and monitors of an app's process end with it.
     mutating func sessionsAppTerminated() -> [DeviceAction] {
         let ended = sessions.handle(.appTerminated)
         conditions.created = []
-        liveListeners = false
-        liveUpdates.scriptedListener = false
-        liveUpdates.lastDiagnostic = nil
-        return ended + [.call(.endStreams)] + updateLiveGate()
+        return ended + [.call(.endStreams)] + live(.appTerminated)
     }
 }
