@@ -133,6 +133,25 @@ import Testing
         #expect(one.handle(.start(small, elsewhere: 20)) == Self.failed(small, .limitReached))
         #expect(one.handle(.start(small, elsewhere: 19)) == Self.started(small))
         #expect(one.handle(.start(small, elsewhere: 20)) == Self.started(small), "a replacement is not one more")
+        // Denied or restricted, it fails with regionMonitoringDenied ("Location region monitoring
+        // has been denied by the user", CLError.h); a monitor's condition is the monitor's to say.
+        for status in [AuthorizationStatus.denied, .restricted] {
+            #expect(
+                one.handle(.start(extra, authorization: status)) == [
+                    .record(
+                        .region(action: .failed, identifier: "r20", state: nil, decision: nil, reason: .denied)),
+                    .call(
+                        .delegate(
+                            .monitoringDidFail(extra, LocationError(.regionMonitoringDenied, reason: status.rawValue)),
+                            to: .all)),
+                ])
+        }
+        #expect(one.regions.count == 1)
+        #expect(one.handle(.start(extra, authorization: .authorizedWhenInUse)) == Self.started(extra))
+        var monitor = RegionMonitorStateMachine(owner: .monitor(name: "m"))
+        #expect(
+            monitor.handle(.start(extra, authorization: .denied))
+                == [.record(.monitor(name: "m", identifier: "r20", action: .added, decision: nil, reason: nil))])
     }
 
     /// "The user must travel a minimum distance over the boundary and remain on the same side of
@@ -191,6 +210,57 @@ import Testing
         #expect(
             m.handle(.stop(identifier: "home"))
                 == [.record(.monitor(name: "trips", identifier: "home", action: .removed, decision: nil, reason: nil))])
+    }
+
+    /// CLMonitor (iOS 17): "If an iOS app isn't running when a condition is satisfied, the system
+    /// tries to launch it. When the app relaunches, recreate the monitor with the same
+    /// identifier." A monitor's conditions notify on entry and exit under the app's identifier,
+    /// count toward the app's 20 regions with its own (*assumption*), and outlive the process; a
+    /// monitor left without conditions is not kept.
+    @Test func conditionMonitorsOutliveTheProcessAndShareTheLimit() {
+        typealias M = ConditionMonitorStateMachine
+        func added(_ monitor: String, _ identifier: String) -> [DeviceAction] {
+            [.record(.monitor(name: monitor, identifier: identifier, action: .added, decision: nil, reason: nil))]
+        }
+        let quiet = CircularRegion(
+            center: Self.origin, radius: 500, identifier: "ignored", notifyOnEntry: false, notifyOnExit: false)
+        var old = M(version: IOSVersion(major: 16)!, hysteresis: 100)
+        #expect(old.handle(.create(name: "trips", appRuns: true)).count == 1 && old.created.isEmpty)
+
+        var m = M(version: .newest, hysteresis: 100)
+        #expect(m.handle(.create(name: "trips", appRuns: false)).isEmpty && m.created.isEmpty)
+        #expect(
+            m.handle(.create(name: "trips", appRuns: true))
+                == [.post(.deliverPendingServiceEvents(.condition(monitor: "trips")))])
+        #expect(m.created == ["trips"])
+        let add = { (m: inout M, id: String, monitor: String, elsewhere: Int) in
+            m.handle(.add(quiet, identifier: id, monitor: monitor, regionsElsewhere: elsewhere, appRuns: true))
+        }
+        #expect(add(&m, "home", "trips", 0) == added("trips", "home"))
+        let home = m.monitors["trips"]?.regions.first?.region
+        #expect(home?.identifier == "home" && home?.notifyOnEntry == true && home?.notifyOnExit == true)
+        // 18 regions of the app's own and one condition: one more fits, then none.
+        #expect(add(&m, "work", "errands", 18) == added("errands", "work"))
+        #expect(m.count == 2 && m.names == ["errands", "trips"])
+        #expect(add(&m, "gym", "errands", 18).first != added("errands", "gym").first, "the 21st fails")
+        #expect(add(&m, "work", "errands", 18) == added("errands", "work"), "a replacement is not one more")
+        // Both monitors see a fix; each condition's first state is an event.
+        #expect(
+            m.handle(.fix(Self.east(2000), at: .zero)) == [
+                .post(.serviceEvent(.condition(monitor: "errands", identifier: "work", state: .outside))),
+                .post(.serviceEvent(.condition(monitor: "trips", identifier: "home", state: .outside))),
+            ])
+        // The process ends: its monitors must be created again; the conditions stay.
+        #expect(m.handle(.appTerminated).isEmpty)
+        #expect(m.created.isEmpty && m.count == 2)
+        #expect(m.handle(.remove(identifier: "work", monitor: "errands", appRuns: false)).isEmpty)
+        #expect(
+            m.handle(.remove(identifier: "work", monitor: "errands", appRuns: true))
+                == [
+                    .record(.monitor(name: "errands", identifier: "work", action: .removed, decision: nil, reason: nil))
+                ])
+        #expect(m.names == ["trips"], "a monitor without conditions is not kept")
+        #expect(m.handle(.remove(identifier: "work", monitor: "errands", appRuns: true)).isEmpty)
     }
 
     /// `notifyOnEntry` and `notifyOnExit` choose which crossings are reported; the state follows
@@ -421,6 +491,94 @@ import Testing
         #expect(
             D.locationEvent(Self.context(.notRunning, .authorizedAlways, services: false))
                 == .drop(.locationServicesDisabled))
+    }
+
+    /// Who receives a service's event, in one place: Background App Refresh off, no wake ("When
+    /// background refresh is available for an application, it may launched or resumed in the
+    /// background to handle significant location changes", UIApplication.h); up to iOS 12 these
+    /// services are Always's ("Significant-change location service: Not available" to When In
+    /// Use); with reduced accuracy "your app can't use region monitoring"
+    /// (CLLocationManager.accuracyAuthorization). A launched app hears its events once its launch
+    /// code ran, a significant change once it started the service again, a condition once it
+    /// created its monitor again (said held once).
+    @Test func aServiceEventGoesWhereTheRulesSayAndWaitsForTheRelaunchedApp() {
+        typealias M = ServiceEventStateMachine
+        let region = CircularRegion(center: Self.origin, radius: 100, identifier: "home")
+        let crossing = PendingServiceEvent.region(region, .inside)
+        let change = PendingServiceEvent.significantChange(Self.fix(600))
+        let condition = PendingServiceEvent.condition(monitor: "trips", identifier: "home", state: .outside)
+        func at(
+            _ s: Int, _ app: AppState, _ status: AuthorizationStatus = .authorizedAlways,
+            power: PowerAndRefresh = .init(), byUser: Bool = false, accuracy: AccuracyAuthorization = .fullAccuracy,
+            monitors: Set<String> = []
+        ) -> M.Situation {
+            M.Situation(
+                now: .seconds(s), appRuns: app == .active || app == .background,
+                delivery: Self.context(app, status, byUser: byUser, power: power), accuracy: accuracy,
+                monitors: monitors)
+        }
+        func entered(_ decision: ServiceDecision, _ reason: AuditReason) -> [DeviceAction] {
+            [.record(.region(action: .entered, identifier: "home", state: .inside, decision: decision, reason: reason))]
+        }
+        var m = M(version: .newest, wakeTime: .seconds(10), relaunchAfterSwipe: false)
+        let wake: [DeviceAction] = [
+            .post(.lifecycle(.wake(.region))), .post(.openServiceWake), .post(.deliverServiceEvent(crossing)),
+        ]
+        #expect(m.handle(.route(crossing), in: at(0, .suspended)) == wake)
+        var off = PowerAndRefresh()
+        off.lowPowerMode = true
+        #expect(m.handle(.route(crossing), in: at(0, .suspended, power: off)) == entered(.dropped, .lowPowerMode))
+        #expect(
+            m.handle(.route(crossing), in: at(0, .notRunning, byUser: true)) == entered(.dropped, .userTerminated))
+        var relaunching = M(version: .newest, wakeTime: .seconds(10), relaunchAfterSwipe: true)
+        #expect(relaunching.handle(.route(crossing), in: at(0, .notRunning, byUser: true)).count == 3)
+        #expect(
+            m.handle(.route(crossing), in: at(0, .active, accuracy: .reducedAccuracy))
+                == entered(.dropped, .reducedAccuracy), "even on screen")
+        var old = M(version: IOSVersion(major: 12)!, wakeTime: .seconds(10), relaunchAfterSwipe: false)
+        #expect(
+            old.handle(.route(crossing), in: at(0, .active, .authorizedWhenInUse)) == entered(.dropped, .needsAlways))
+        #expect(
+            m.handle(.route(crossing), in: at(0, .active, .authorizedWhenInUse)) == [
+                .post(.deliverServiceEvent(crossing))
+            ])
+        // A running Always app in the background gets the wake's time too.
+        #expect(
+            m.handle(.route(crossing), in: at(5, .background))
+                == [.schedule(.serviceWakeEnd, at: .seconds(15)), .post(.deliverServiceEvent(crossing))])
+        #expect(m.wakeUntil == .seconds(15))
+        #expect(m.handle(.wakeEnded, in: at(15, .background)).isEmpty && m.wakeUntil == nil)
+
+        // Launched: the events wait for the launch code; then what the new process has not set
+        // up again is held, said once, and comes once it is.
+        for event in [change, condition, crossing] { _ = m.handle(.route(event), in: at(20, .notRunning)) }
+        #expect(m.waiting.count == 3)
+        #expect(m.handle(.deliverWaiting(nil), in: at(20, .notRunning)).isEmpty, "its code does not run yet")
+        let launched = m.handle(.deliverWaiting(nil), in: at(21, .background))
+        #expect(launched.contains(.post(.deliverServiceEvent(crossing))))
+        #expect(launched.filter { if case .record = $0 { true } else { false } }.count == 2, "held, said once")
+        #expect(m.handle(.deliverWaiting(nil), in: at(22, .background)).isEmpty)
+        #expect(
+            m.handle(.deliverWaiting(.condition(monitor: "trips")), in: at(23, .background, monitors: ["trips"]))
+                == [.post(.deliverServiceEvent(condition))])
+        #expect(
+            m.handle(.significantChanges(listening: true), in: at(24, .background))
+                == [.post(.deliverServiceEvent(change))])
+        // The significant change comes with at best Wi-Fi's accuracy.
+        let delivered = m.handle(.deliver(change), in: at(24, .background))
+        guard case .call(.serviceLocation(let update)) = delivered.last else {
+            Issue.record("no didUpdateLocations: \(delivered)")
+            return
+        }
+        #expect(update.location.horizontalAccuracy >= AccuracyModel.Positioning.wifi.accuracyFloor)
+        #expect(m.handle(.deliver(crossing), in: at(25, .suspended)) == entered(.dropped, .suspended))
+
+        // The app stops: what still waits is dropped, and the wake ends.
+        _ = m.handle(.route(crossing), in: at(30, .notRunning))
+        #expect(
+            m.handle(.appStopped(terminated: true), in: at(31, .notRunning))
+                == entered(.dropped, .terminated) + [.cancel(.serviceWakeEnd)])
+        #expect(m.waiting.isEmpty && !m.significantChangesListening)
     }
 
     /// "The system does not automatically launch your app if the user has force-quit it"

@@ -57,7 +57,8 @@ extension DeviceRules {
         case .createMonitor(let name): return createMonitor(name)
         case .addCondition(let region, let identifier, let monitor):
             return addCondition(region, identifier: identifier, to: monitor)
-        case .removeCondition(let identifier, let monitor): return removeCondition(identifier, from: monitor)
+        case .removeCondition(let identifier, let monitor):
+            return conditions.handle(.remove(identifier: identifier, monitor: monitor, appRuns: appCodeRuns))
 
         case .appWillEnterForeground: return appWillEnterForeground()
         case .appBecameActive: return appBecameActive()
@@ -72,9 +73,9 @@ extension DeviceRules {
         case .appResumed: return location.handle(.appResumed(context()))
         case .authorization(let event): return authorization.handle(event)
         case .location(let event): return location(event)
-        case .serviceEvent(let event): return locationServiceEvent(event)
-        case .deliverPendingServiceEvents(let kind): return deliverPendingServiceEvents(only: kind)
-        case .openServiceWake: return openServiceWake()
+        case .serviceEvent(let event): return serviceEvent(.route(event))
+        case .deliverPendingServiceEvents(let kind): return serviceEvent(.deliverWaiting(kind))
+        case .openServiceWake: return serviceEvent(.openWake)
         case .runDueTasks: return scheduledTasks(.runDue)
         case .updateLiveGate: return updateLiveGate()
         case .endTemporaryFullAccuracy: return temporaryAccuracy.handle(.noLongerInUse)
@@ -106,7 +107,7 @@ extension DeviceRules {
         case .startScheduledTask(let request): return scheduledTasks(.start(request))
         case .launchScheduledTask(let request): return scheduledTasks(.launch(request))
         case .handleURLSessionEvents(let task): return transfer(.handleEvents(task: task))
-        case .deliverServiceEvent(let event): return deliverServiceEvent(event)
+        case .deliverServiceEvent(let event): return serviceEvent(.deliver(event))
         }
     }
 
@@ -127,9 +128,7 @@ extension DeviceRules {
             return fetch.handle(.wakeDue(at: now, app: appState, terminatedByUser: lifecycle.swipedAway))
         case .fetchDeadline: return fetch.handle(.deadlineDue(at: now))
         case .answer(let alert): return answer(alert)
-        case .serviceWakeEnd:
-            serviceEvents.wakeUntil = nil
-            return []
+        case .serviceWakeEnd: return serviceEvent(.wakeEnded)
         case .pushDeadline(let id): return pushes.handle(.deadlineDue(id: id))
         case .scheduledTaskDeadline(let id): return scheduledTasks(.deadlineDue(id: id))
         case .scheduledTaskWarning(let id): return scheduledTasks(.warningDue(id: id, reason: nil))

@@ -37,13 +37,13 @@ public struct DeviceRules: Sendable {
     public internal(set) var significantChanges = SignificantChangeStateMachine()
     public internal(set) var regionMonitor: RegionMonitorStateMachine
     public internal(set) var visits: VisitStateMachine
-    public internal(set) var serviceEvents = ServiceEventStateMachine()
+    public internal(set) var serviceEvents: ServiceEventStateMachine
     public internal(set) var scheduler: ScheduledTaskStateMachine
     public internal(set) var pushes: PushStateMachine
     public internal(set) var transfers: TransferStateMachine
     public internal(set) var audio = AudioStateMachine()
     public internal(set) var sessions = SessionStateMachine()
-    public internal(set) var conditions = ConditionMonitorStateMachine()
+    public internal(set) var conditions: ConditionMonitorStateMachine
     public internal(set) var locationRequest: LocationRequestStateMachine
     public internal(set) var temporaryAccuracy = TemporaryAccuracyStateMachine()
     public internal(set) var liveUpdates: LiveUpdateStateMachine
@@ -72,6 +72,10 @@ public struct DeviceRules: Sendable {
         visits = VisitStateMachine(radius: scenario.system.visitRadius, minimumStay: scenario.system.visitMinimumStay)
         pushes = PushStateMachine(perHour: scenario.system.pushesPerHour, budget: scenario.system.pushBudget)
         power = PowerStateMachine(scenario.device.power)
+        conditions = ConditionMonitorStateMachine(version: version, hysteresis: scenario.system.regionHysteresis)
+        serviceEvents = ServiceEventStateMachine(
+            version: version, wakeTime: scenario.system.serviceWakeTime,
+            relaunchAfterSwipe: scenario.system.locationRelaunchAfterSwipe)
         liveUpdates = LiveUpdateStateMachine(
             version: version, requiresExplicitServiceSession: scenario.info.requiresExplicitServiceSession)
         scheduler = ScheduledTaskStateMachine(

@@ -1,22 +1,92 @@
-/// `CLMonitor` (iOS 17+): each monitor's circular conditions, kept by the system across
-/// launches under the monitor's name, and which monitors this process of the app created (an
-/// event for one it has not created again waits, `awaitingMonitor`).
+/// `CLMonitor` (iOS 17+): each monitor's circular conditions, kept by the system across launches
+/// under the monitor's name, and which monitors this process of the app created. A pure state
+/// machine that answers in the device's actions (``DeviceAction``). The rules (W2, W12):
 ///
-/// Each monitor's conditions are a ``RegionMonitorStateMachine`` that reports the first state
-/// too ("The initial state is unknown", then satisfied or unsatisfied).
+/// - `CLMonitor` needs iOS 17; before, the log says so and nothing is created.
+/// - Each monitor's conditions are a ``RegionMonitorStateMachine`` that reports the first state
+///   too ("The initial state is unknown", then satisfied or unsatisfied). A condition is a
+///   circular region that notifies on entry and on exit, under the identifier the app gives it.
+/// - The app's regions and its monitors' conditions count together toward the limit of 20
+///   (*assumption* for the conditions: Apple gives no number for `CLMonitor`). A monitor keeps
+///   conditions only: one whose first condition failed, or whose last was removed, holds none.
+/// - The conditions outlive the process, and keep seeing the device's fixes; an event for a
+///   monitor this process has not created again waits (`awaitingMonitor`) until it does.
 public struct ConditionMonitorStateMachine: Sendable, Hashable {
+    public enum Event: Sendable, Hashable {
+        /// `CLMonitor(name)`, the app's code running or not: events that waited for it come now.
+        case create(name: String, appRuns: Bool)
+        /// `CLMonitor.add(_:identifier:)`; the app monitors `regionsElsewhere` regions of its own
+        /// (`startMonitoring(for:)`).
+        case add(CircularRegion, identifier: String, monitor: String, regionsElsewhere: Int, appRuns: Bool)
+        /// `CLMonitor.remove(_:)`.
+        case remove(identifier: String, monitor: String, appRuns: Bool)
+        /// A fix of the device.
+        case fix(Coordinate, at: Duration)
+        /// The app's process ended: its monitor objects with it (the conditions stay).
+        case appTerminated
+    }
+
+    public let version: IOSVersion
+    /// Metres past a condition's boundary before a crossing counts.
+    public let hysteresis: Double
     /// The conditions, by monitor name.
-    public internal(set) var monitors: [String: RegionMonitorStateMachine] = [:]
+    public private(set) var monitors: [String: RegionMonitorStateMachine] = [:]
     /// The monitors' names, sorted: the order fixes visit them in.
-    public internal(set) var names: [String] = []
+    public private(set) var names: [String] = []
     /// The monitors this process created.
-    public internal(set) var created: Set<String> = []
+    public private(set) var created: Set<String> = []
+
+    public init(version: IOSVersion, hysteresis: Double) {
+        self.version = version
+        self.hysteresis = hysteresis
+    }
 
     /// How many conditions all monitors hold.
     public var count: Int { monitors.values.reduce(0) { $0 + $1.regions.count } }
 
-    mutating func store(_ machine: RegionMonitorStateMachine?, as name: String) {
-        monitors[name] = machine
+    public mutating func handle(_ event: Event) -> [DeviceAction] {
+        switch event {
+        case .create(let name, let appRuns):
+            guard version.major >= 17 else {
+                return [.record(.diagnostic(message: "CLMonitor needs iOS 17 (this run models \(version))"))]
+            }
+            guard appRuns else { return [] }
+            created.insert(name)
+            return [.post(.deliverPendingServiceEvents(.condition(monitor: name)))]
+        case .add(let condition, let identifier, let name, let regionsElsewhere, let appRuns):
+            guard appRuns else { return [] }
+            var region = condition
+            region.identifier = identifier
+            region.notifyOnEntry = true
+            region.notifyOnExit = true
+            var machine =
+                monitors[name] ?? RegionMonitorStateMachine(hysteresis: hysteresis, owner: .monitor(name: name))
+            let elsewhere = regionsElsewhere + count - machine.regions.count
+            let actions = machine.handle(.start(region, elsewhere: elsewhere))
+            store(machine, as: name)
+            return actions
+        case .remove(let identifier, let name, let appRuns):
+            guard appRuns, var machine = monitors[name] else { return [] }
+            let actions = machine.handle(.stop(identifier: identifier))
+            guard !actions.isEmpty else { return [] }
+            store(machine, as: name)
+            return actions
+        case .fix(let coordinate, let now):
+            var actions: [DeviceAction] = []
+            for name in names {
+                guard var machine = monitors[name] else { continue }
+                actions += machine.handle(.fix(coordinate, at: now))
+                monitors[name] = machine
+            }
+            return actions
+        case .appTerminated:
+            created = []
+            return []
+        }
+    }
+
+    private mutating func store(_ machine: RegionMonitorStateMachine, as name: String) {
+        monitors[name] = machine.regions.isEmpty ? nil : machine
         names = monitors.keys.sorted()
     }
 }

@@ -49,15 +49,9 @@ extension DeviceRules {
     /// are dropped; a termination ends the services' hold on the app, its handlers, its tasks and
     /// its sessions.
     mutating func servicesAppStopped(terminated: TerminationCause?) -> [DeviceAction] {
-        let why: AuditReason = terminated == nil ? .suspended : .terminated
-        var actions: [DeviceAction] = []
-        for item in serviceEvents.waiting { actions += record(item.event, decision: .dropped, reason: why) }
-        serviceEvents.waiting = []
-        serviceEvents.wakeUntil = nil
-        actions.append(.cancel(.serviceWakeEnd))
-        actions += audio.stop(why)
+        var actions = serviceEvent(.appStopped(terminated: terminated != nil))
+        actions += audio.stop(terminated == nil ? .suspended : .terminated)
         guard let terminated else { return actions }
-        serviceEvents.significantChangesListening = false
         actions += sessionsAppTerminated()
         actions += pushes.handle(.appTerminated)
         actions += scheduledTasks(.appTerminated)

@@ -52,8 +52,7 @@ extension DeviceRules {
 
     /// The sessions, streams and monitors of an app's process end with it.
     mutating func sessionsAppTerminated() -> [DeviceAction] {
-        let ended = sessions.handle(.appTerminated)
-        conditions.created = []
+        let ended = sessions.handle(.appTerminated) + conditions.handle(.appTerminated)
         return ended + [.call(.endStreams)] + live(.appTerminated)
     }
 }

@@ -14,6 +14,9 @@
 /// relaunches it is decided in one place for every location service (``ServiceDelivery``). The
 /// rules:
 ///
+/// - `startMonitoring(for:)` while the app is denied or restricted fails with
+///   `regionMonitoringDenied` (`CLError.h`: "Location region monitoring has been denied by the
+///   user").
 /// - An app monitors at most ``limit`` (20) regions ("Core Location limits to 20 the number of
 ///   regions that may be simultaneously monitored by a single app"), its regions and its
 ///   monitors' conditions together; one more fails with `regionMonitoringFailure`, as does a
@@ -90,8 +93,8 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
 
     public enum Event: Sendable, Hashable {
         /// `startMonitoring(for:)`, or a monitor's `add`; the app monitors `elsewhere` regions
-        /// beside this machine's (they count toward ``limit``).
-        case start(CircularRegion, elsewhere: Int = 0)
+        /// beside this machine's (they count toward ``limit``), and has `authorization`.
+        case start(CircularRegion, elsewhere: Int = 0, authorization: AuthorizationStatus = .authorizedAlways)
         /// `stopMonitoring(for:)` by identifier.
         case stop(identifier: String)
         /// `requestState(for:)`; with `reducedAccuracy` region monitoring is unavailable.
@@ -120,7 +123,19 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
 
     public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
-        case .start(let region, let elsewhere):
+        case .start(let region, let elsewhere, let authorization):
+            if owner == .regions && (authorization == .denied || authorization == .restricted) {
+                return [
+                    .record(
+                        .region(
+                            action: .failed, identifier: region.identifier, state: nil, decision: nil, reason: .denied)),
+                    .call(
+                        .delegate(
+                            .monitoringDidFail(
+                                region, LocationError(.regionMonitoringDenied, reason: authorization.rawValue)),
+                            to: .all)),
+                ]
+            }
             let existing = regions.firstIndex { $0.region.identifier == region.identifier }
             // A replacement is not one more.
             guard existing != nil || regions.count + elsewhere < Self.limit else {

@@ -44,30 +44,35 @@ public struct SignificantChangeStateMachine: Sendable, Hashable {
         case fix(Fix, at: Duration)
     }
 
-    public private(set) var isMonitoring = false
-    /// Where and when the last event was.
-    private struct Last: Sendable, Hashable {
-        var coordinate: Coordinate
-        var at: Duration
+    public enum State: Sendable, Hashable {
+        /// The app has not started the service, or stopped it.
+        case stopped
+        /// Started: the next fix is the first event.
+        case awaitingFirst
+        /// Started: the last event was at `coordinate`, at `at`.
+        case reported(Coordinate, at: Duration)
     }
-    private var last: Last?
+
+    public private(set) var state: State = .stopped
 
     public init() {}
+
+    public var isMonitoring: Bool { state != .stopped }
 
     public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
         case .start(let now, let cached, let app):
             guard !isMonitoring else { return [] }
-            isMonitoring = true
-            last = nil
             let started = Self.record(.started, app)
-            guard let cached else { return [started] }
-            last = Last(coordinate: cached.location.coordinate, at: now)
+            guard let cached else {
+                state = .awaitingFirst
+                return [started]
+            }
+            state = .reported(cached.location.coordinate, at: now)
             return [started, Self.report(cached)]
         case .stop(let app):
             guard isMonitoring else { return [] }
-            isMonitoring = false
-            last = nil
+            state = .stopped
             return [Self.record(.stopped, app)]
         case .fix(let fix, let now):
             return observe(fix.location.coordinate, at: now) ? [Self.report(fix)] : []
@@ -85,16 +90,20 @@ public struct SignificantChangeStateMachine: Sendable, Hashable {
 
     /// The hot path: whether a fix at `coordinate` is an event (it then becomes the last one).
     public mutating func observe(_ coordinate: Coordinate, at now: Duration) -> Bool {
-        guard isMonitoring else { return false }
-        if let last {
-            guard now - last.at >= Self.minimumInterval else { return false }
-            let (lower, upper) = Geodesic.distanceBounds(last.coordinate, coordinate)
+        switch state {
+        case .stopped:
+            return false
+        case .awaitingFirst:
+            break
+        case .reported(let last, let at):
+            guard now - at >= Self.minimumInterval else { return false }
+            let (lower, upper) = Geodesic.distanceBounds(last, coordinate)
             guard
                 lower >= Self.distance
-                    || (upper >= Self.distance && Geodesic.distance(last.coordinate, coordinate) >= Self.distance)
+                    || (upper >= Self.distance && Geodesic.distance(last, coordinate) >= Self.distance)
             else { return false }
         }
-        last = Last(coordinate: coordinate, at: now)
+        state = .reported(coordinate, at: now)
         return true
     }
 }

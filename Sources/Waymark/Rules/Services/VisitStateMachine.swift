@@ -38,9 +38,21 @@ public struct VisitStateMachine: Sendable, Hashable {
     /// How long a stay must last to be a visit.
     public let minimumStay: Duration
 
-    public private(set) var isMonitoring = false
+    public enum State: Sendable, Hashable {
+        /// The app has not started visit monitoring, or stopped it.
+        case stopped
+        /// Monitoring, before the first fix.
+        case monitoring
+        /// Monitoring: the device stays (or has stayed) near a place.
+        case staying(Stay)
+    }
 
-    private struct Stay: Sendable, Hashable {
+    public private(set) var state: State = .stopped
+
+    public var isMonitoring: Bool { state != .stopped }
+
+    /// A stay near a place: where it began, since when, and the mean of its fixes.
+    public struct Stay: Sendable, Hashable {
         var anchor: Coordinate
         var since: Duration
         var arrival: Date
@@ -68,8 +80,6 @@ public struct VisitStateMachine: Sendable, Hashable {
         }
     }
 
-    private var stay: Stay?
-
     public init(radius: Double = 100, minimumStay: Duration = .seconds(600)) {
         self.radius = radius
         self.minimumStay = minimumStay
@@ -79,22 +89,20 @@ public struct VisitStateMachine: Sendable, Hashable {
         switch event {
         case .start:
             guard !isMonitoring else { return [] }
-            isMonitoring = true
-            stay = nil
+            state = .monitoring
             return [.record(.visit(action: .started, visit: nil, decision: nil, reason: nil))]
         case .stop:
             guard isMonitoring else { return [] }
-            isMonitoring = false
-            stay = nil
+            state = .stopped
             return [.record(.visit(action: .stopped, visit: nil, decision: nil, reason: nil))]
         case .fix(let c, let date, let now):
             guard isMonitoring else { return [] }
-            guard var current = stay else {
-                stay = Self.begin(c, date, now)
+            guard case .staying(var current) = state else {
+                state = .staying(Self.begin(c, date, now))
                 return []
             }
             guard Geodesic.isWithin(radius, current.anchor, c) else {
-                stay = Self.begin(c, date, now)
+                state = .staying(Self.begin(c, date, now))
                 guard current.arrived else { return [] }
                 return [.post(.serviceEvent(.visit(visit(current, departure: current.lastInside))))]
             }
@@ -105,7 +113,7 @@ public struct VisitStateMachine: Sendable, Hashable {
                 current.arrived = true
                 actions.append(.post(.serviceEvent(.visit(visit(current, departure: .distantFuture)))))
             }
-            stay = current
+            state = .staying(current)
             return actions
         }
     }
