@@ -183,9 +183,9 @@ public struct TransferStateMachine: Sendable, Hashable {
                 .record(.transfer(action: .eventsHandled, task: task, count: nil, reason: nil)),
             ]
         case .eventsDeadlineDue:
-            guard eventsPending else { return [] }
+            guard case .handlingEvents(let task) = state else { return [] }
             state = .idle
-            return [.record(.transfer(action: .eventsTimedOut, task: counter, count: nil, reason: .budget))]
+            return [.record(.transfer(action: .eventsTimedOut, task: task, count: nil, reason: .budget))]
         case .appTerminated(let byUser):
             state = .idle
             guard byUser else { return [] }
