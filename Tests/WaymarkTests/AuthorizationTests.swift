@@ -194,6 +194,28 @@ import Testing
         #expect(upgrade.handle(.requestAlways(inForeground: true)) == Self.requested(.always, .always))
     }
 
+    /// "Core Location always calls locationManagerDidChangeAuthorization(_:) when the user's
+    /// action results in an authorization status change" (CLLocationManagerDelegate): a running
+    /// app hears of it at once; a suspended one when it runs again, once; an ended process not
+    /// at all. The location service follows either way.
+    @Test func aChangeReachesTheDelegateNowOrWhenTheAppRunsAgain() {
+        let told: DeviceAction = .call(.delegate(.didChangeAuthorization, to: .all))
+        let follow: DeviceAction = .post(.location(.authorizationChanged))
+        var m = Machine(descriptions: Self.both, status: .authorizedAlways)
+        #expect(m.handle(.changeReported(appRuns: true, suspended: false)) == [told, follow])
+        #expect(m.handle(.resumed).isEmpty, "nothing missed")
+        #expect(m.handle(.changeReported(appRuns: false, suspended: true)) == [follow])
+        #expect(m.changedWhileSuspended)
+        #expect(m.handle(.resumed) == [told])
+        #expect(m.handle(.resumed).isEmpty, "told once")
+        #expect(m.handle(.changeReported(appRuns: false, suspended: false)) == [follow], "not running: nobody")
+        #expect(m.handle(.resumed).isEmpty)
+        _ = m.handle(.changeReported(appRuns: false, suspended: true))
+        #expect(m.handle(.appTerminated).isEmpty)
+        #expect(m.handle(.resumed).isEmpty, "the ended process missed it; a new one reads the status")
+        #expect(m.status == .authorizedAlways, "none of these changes the status")
+    }
+
     @Test func reducedAccuracyByDefaultFollowsTheInfoKey() {
         let reduced = Machine(descriptions: LocationUsageDescriptions(defaultsToReducedAccuracy: true))
         #expect(reduced.accuracy == .reducedAccuracy)

@@ -177,6 +177,19 @@ import Testing
         #expect(machine.state == .stopped)
     }
 
+    /// A suspended app that resumes on its way to the foreground gets its held fixes once it is
+    /// active, once; a process that ends first gets none.
+    @Test func heldFixesWaitForActivationAfterAResumeToTheForeground() {
+        var machine = Machine(version: .newest, heldDelivery: .all)
+        #expect(machine.handle(.appBecameActive).isEmpty, "nothing resumed")
+        #expect(machine.handle(.resumedForForeground).isEmpty)
+        #expect(machine.handle(.appBecameActive) == [.post(.appResumed(.resumed))])
+        #expect(machine.handle(.appBecameActive).isEmpty, "once")
+        _ = machine.handle(.resumedForForeground)
+        _ = machine.handle(.appTerminated)
+        #expect(machine.handle(.appBecameActive).isEmpty, "the ended process resumed nothing")
+    }
+
     /// Starting updates under a provisional Always out of use needs Always; starting them with
     /// Location Services off reports denied.
     @Test func startsThatNeedAlwaysOrMeetServicesOff() {

@@ -155,7 +155,7 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
     public private(set) var launchCause: LifecycleCause?
     /// The user swiped the app away and has not launched it since (a launch by a service does
     /// not count: "the user must relaunch your app").
-    public internal(set) var swipedAway = false
+    public private(set) var swipedAway = false
 
     public init(gracePeriod: Duration) { self.gracePeriod = gracePeriod }
 
@@ -339,6 +339,15 @@ public struct AppLifecycleStateMachine: Sendable, Hashable {
             if cause == .userLaunch { swipedAway = false }
         }
         if to == .notRunning && cause == .user { swipedAway = true }
+    }
+
+    /// The user swiped away, in the app switcher, an app the system had ended (no state change
+    /// to report): from now it counts as swiped away, as after the swipe of a running app. True
+    /// when that is new.
+    mutating func swipedWhileNotRunning() -> Bool {
+        guard wasTerminatedByUser && !swipedAway else { return false }
+        swipedAway = true
+        return true
     }
 
     /// Every wake cause is a lifecycle cause of the same name (a test checks the two lists agree).

@@ -129,6 +129,13 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
         case setPreciseLocation(Bool)
         /// The user switched Location Services for the whole device.
         case setLocationServices(Bool)
+        /// What the app reads changed: its delegate hears of it now when its code runs (`appRuns`),
+        /// or when it runs again after being suspended (`suspended`); the location service follows.
+        case changeReported(appRuns: Bool, suspended: Bool)
+        /// A suspended app runs again: its delegate hears of a change it missed.
+        case resumed
+        /// The app's process ended: a change it missed is nobody's now.
+        case appTerminated
     }
 
     /// What the owner must do.
@@ -158,7 +165,7 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
     public private(set) var pendingPrompt: Prompt?
     /// The status the app reads changed while it was suspended: its delegate hears of it when it
     /// runs again.
-    public internal(set) var changedWhileSuspended = false
+    public private(set) var changedWhileSuspended = false
     private var alwaysRequested = false
     private var secondPromptShown = false
 
@@ -197,6 +204,28 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
 
     /// Applies one event and returns what the owner must do, in order.
     public mutating func handle(_ event: Event) -> [DeviceAction] {
+        switch event {
+        case .changeReported(let appRuns, let suspended):
+            // "Core Location always calls locationManagerDidChangeAuthorization(_:) when the
+            // user's action results in an authorization status change."
+            var actions: [DeviceAction] = []
+            if appRuns {
+                actions.append(.call(.delegate(.didChangeAuthorization, to: .all)))
+            } else if suspended {
+                changedWhileSuspended = true
+            }
+            actions.append(.post(.location(.authorizationChanged)))
+            return actions
+        case .resumed:
+            guard changedWhileSuspended else { return [] }
+            changedWhileSuspended = false
+            return [.call(.delegate(.didChangeAuthorization, to: .all))]
+        case .appTerminated:
+            changedWhileSuspended = false
+            return []
+        default:
+            break
+        }
         let before = status
         var steps = apply(event)
         if status != before { steps.append(.statusChanged(from: before, to: status)) }
@@ -274,6 +303,8 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
 
     private mutating func apply(_ event: Event) -> [Step] {
         switch event {
+        case .changeReported, .resumed, .appTerminated:
+            return []
         case .requestWhenInUse(let inForeground):
             if let reason = promptBlocker(inForeground: inForeground, needsAlways: false) { return [.ignored(reason)] }
             guard userStatus == .notDetermined else { return [.ignored(.alreadyDetermined)] }

@@ -17,14 +17,7 @@ extension DeviceRules {
     /// Location always calls locationManagerDidChangeAuthorization(_:) when the user's action
     /// results in an authorization status change"); then the location service follows.
     mutating func authorizationChangeReported() -> [DeviceAction] {
-        var actions: [DeviceAction] = []
-        if appCodeRuns {
-            actions.append(.call(.delegate(.didChangeAuthorization, to: .all)))
-        } else if appState == .suspended {
-            authorization.changedWhileSuspended = true
-        }
-        actions.append(.post(.location(.authorizationChanged)))
-        return actions
+        authorization.handle(.changeReported(appRuns: appCodeRuns, suspended: appState == .suspended))
     }
 
     // MARK: - System alerts and the scripted user's answers

@@ -21,25 +21,18 @@ extension DeviceRules {
             // A resume on the way to the foreground hands held fixes over once the app is
             // active; a service's wake hands them over at once.
             if cause == .resumed {
-                location.resumePending = true
+                actions += location.handle(.resumedForForeground)
             } else {
                 actions.append(.post(.appResumed(cause)))
             }
-            if authorization.changedWhileSuspended {
-                authorization.changedWhileSuspended = false
-                actions.append(.call(.delegate(.didChangeAuthorization, to: .all)))
-            }
+            actions += authorization.handle(.resumed)
         }
         return actions
     }
 
     /// The app became active: fixes held while it was suspended come now, if it resumed on its
     /// way to the foreground.
-    mutating func appBecameActive() -> [DeviceAction] {
-        guard location.resumePending else { return [] }
-        location.resumePending = false
-        return [.post(.appResumed(.resumed))]
-    }
+    mutating func appBecameActive() -> [DeviceAction] { location.handle(.appBecameActive) }
 
     /// A new process: the background tasks' rules learn of it, the manager's creation is
     /// recorded (the app's code creates its manager at launch).
@@ -87,9 +80,7 @@ extension DeviceRules {
 
     /// The app's process ended: its fixes, tasks, fetch, services and sessions end with it.
     mutating func appTerminated(_ cause: TerminationCause) -> [DeviceAction] {
-        location.resumePending = false
-        authorization.changedWhileSuspended = false
-        var actions: [DeviceAction] = [.record(.terminated(reason: cause))]
+        var actions: [DeviceAction] = authorization.handle(.appTerminated) + [.record(.terminated(reason: cause))]
         actions += location.handle(.appTerminated)
         actions += endOtherUpdates()
         actions += tasks.handle(.appTerminated)
@@ -101,8 +92,7 @@ extension DeviceRules {
     /// The user swiped away an app that was not running (the system had ended it): the same
     /// effect on what may relaunch it as a swipe of a running app.
     mutating func swipedAway(wasRunning: Bool) -> [DeviceAction] {
-        guard !wasRunning && lifecycle.wasTerminatedByUser && !lifecycle.swipedAway else { return [] }
-        lifecycle.swipedAway = true
+        guard !wasRunning && lifecycle.swipedWhileNotRunning() else { return [] }
         return servicesAppStopped(terminated: .user)
     }
 }

@@ -200,14 +200,8 @@ public struct DeviceRules: Sendable {
     /// The in-use rule: Allow Once ends, and full accuracy granted for now, when the app stops
     /// being in use.
     private mutating func inUseStep(inUse: Bool) -> Settle? {
-        if self.inUse.wasInUse && !inUse {
-            self.inUse.wasInUse = false
-            var actions: [DeviceAction] = [.post(.endTemporaryFullAccuracy)]
-            actions.append(.post(.authorization(.appNoLongerInUse)))
-            return .noLongerInUse(actions)
-        }
-        self.inUse.wasInUse = inUse
-        return nil
+        guard self.inUse.update(inUse: inUse) else { return nil }
+        return .noLongerInUse([.post(.endTemporaryFullAccuracy), .post(.authorization(.appNoLongerInUse))])
     }
 
     /// Whether another manager's background location session keeps the app running.
@@ -221,8 +215,10 @@ public struct InUseStateMachine: Sendable, Hashable {
     public enum State: Sendable, Hashable { case notInUse, inUse }
     public private(set) var state: State = .notInUse
 
-    var wasInUse: Bool {
-        get { state == .inUse }
-        set { state = newValue ? .inUse : .notInUse }
+    /// The app is `inUse` now: true when it has just stopped being in use.
+    mutating func update(inUse: Bool) -> Bool {
+        let ended = state == .inUse && !inUse
+        state = inUse ? .inUse : .notInUse
+        return ended
     }
 }

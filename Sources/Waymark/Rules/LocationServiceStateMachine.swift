@@ -128,6 +128,12 @@ public struct LocationServiceStateMachine: Sendable {
         case appEnteredForeground(Context)
         /// A suspended app runs again (in the background or on its way to the foreground).
         case appResumed(Context)
+        /// A suspended app resumed on its way to the foreground: its held fixes come once it is
+        /// active.
+        case resumedForForeground
+        /// The app became active: fixes held while it was suspended come now, if it resumed on
+        /// its way to the foreground.
+        case appBecameActive
         case appTerminated
         /// What the app reads changed (authorization, accuracy, Location Services).
         case authorizationChanged(Context)
@@ -178,7 +184,7 @@ public struct LocationServiceStateMachine: Sendable {
     public private(set) var state: State = .stopped
     /// A suspended app resumed on its way to the foreground: its held fixes come when it is
     /// active.
-    public internal(set) var resumePending = false
+    public private(set) var resumePending = false
 
     private struct Held: Sendable, Hashable {
         var location: Location
@@ -275,7 +281,15 @@ public struct LocationServiceStateMachine: Sendable {
             if case .paused = state { state = .paused(startedInUse: true) }
             return []
         case .appResumed(let c): return deliverHeld(c)
+        case .resumedForForeground:
+            resumePending = true
+            return []
+        case .appBecameActive:
+            guard resumePending else { return [] }
+            resumePending = false
+            return [.post(.appResumed(.resumed))]
         case .appTerminated:
+            resumePending = false
             let actions = discardAll(.terminated)
             state = .stopped
             lastGenerated = nil
