@@ -227,6 +227,28 @@ struct ListSource: LocationSource {
         #expect(run.reasons(from: 60) == [.foreground], "the user's When In Use is back")
     }
 
+    /// The join of rule 3's two answers to a start with Location Services off: the system's
+    /// alert is already up when the app's didFailWithError hears of the denied start, so what the
+    /// app asks for there meets an alert on screen. (Handing the alert on after the location
+    /// service's answer changed this while every golden log stayed the same.)
+    @Test func theLocationServicesAlertIsUpWhenTheAppHearsOfTheDeniedStart() async throws {
+        final class Watch: DeviceLocationManagerDelegate {
+            var onScreen: () -> SystemAlert? = { nil }
+            var seen: [SystemAlert?] = []
+            func locationManager(_ manager: DeviceLocationManager, didFailWithError error: LocationError) {
+                seen.append(onScreen())
+            }
+        }
+        var scenario = Scenario()
+        scenario.device.locationServices = false
+        let simulation = Simulation(scenario: scenario, epoch: Self.epoch)
+        let watch = Watch()
+        watch.onScreen = { [unowned simulation] in simulation.rules.alerts.onScreen }
+        simulation.manager.delegate = watch
+        try await simulation.run(ListSource.walk(for: 30))
+        #expect(watch.seen.first == .some(.locationServices), "\(watch.seen)")
+    }
+
     // MARK: - Rule 4: prompts
 
     /// "Your app must be in the foreground to show a location authorization prompt." System alerts
