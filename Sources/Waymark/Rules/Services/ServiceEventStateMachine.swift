@@ -262,11 +262,7 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
                             index: fix.index, segment: fix.segment))),
             ]
         case .region(let region, let state):
-            return [
-                .record(
-                    .region(
-                        action: state == .inside ? .entered : .exited, identifier: region.identifier, state: state,
-                        decision: .delivered, reason: .region)),
+            return Self.record(event, decision: .delivered, reason: .region, app: app) + [
                 .call(.delegate(state == .inside ? .didEnterRegion(region) : .didExitRegion(region), to: .all)),
                 .call(.delegate(.didDetermineState(state, region), to: .all)),
             ]
@@ -277,25 +273,19 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
                 v.coordinate = AccuracyModel.coarsen(v.coordinate, radius: floor)
                 v.horizontalAccuracy = max(v.horizontalAccuracy, floor)
             }
-            return [
-                .record(
-                    .visit(
-                        action: v.isArrival ? .arrival : .departure, visit: v, decision: .delivered, reason: .visit)),
-                .call(.delegate(.didVisit(v), to: .all)),
+            return Self.record(.visit(v), decision: .delivered, reason: .visit, app: app) + [
+                .call(.delegate(.didVisit(v), to: .all))
             ]
         case .condition(let name, let identifier, let state):
             let monitoring: MonitoringState = state == .inside ? .satisfied : .unsatisfied
-            return [
-                .record(
-                    .monitor(
-                        name: name, identifier: identifier, action: MonitorAction(monitoring), decision: .delivered,
-                        reason: .region)),
-                .call(.conditionEvent(monitor: name, identifier: identifier, state: monitoring)),
+            return Self.record(event, decision: .delivered, reason: .region, app: app) + [
+                .call(.conditionEvent(monitor: name, identifier: identifier, state: monitoring))
             ]
         }
     }
 
-    /// An event's record, when it is not delivered.
+    /// An event's audit record, with what became of it (a significant change delivered carries
+    /// more: its delivered location and the authorization).
     static func record(_ event: PendingServiceEvent, decision: ServiceDecision, reason: AuditReason, app: AppState)
         -> [DeviceAction]
     {
