@@ -147,6 +147,42 @@ import Testing
         #expect(Self.refusal(m.handle(.requestAlways(inForeground: true))) == "always temporaryAuthorization")
     }
 
+    /// "Core Location limits calls to requestAlwaysAuthorization(). After your app calls this
+    /// method, further calls have no effect." (CLLocationManager.requestAlwaysAuthorization()):
+    /// the one request stays spent when an Allow Once given to it ends, while When In Use may be
+    /// asked for again; "Ask Next Time" in Settings gives the app its request back.
+    @Test func theOneRequestForAlwaysStaysSpentAfterAllowOnceEnds() {
+        var m = Machine(descriptions: Self.both)
+        _ = m.handle(.requestAlways(inForeground: true))
+        #expect(m.state == .prompting(.whenInUse(forAlways: true), over: .notDetermined(alwaysAsked: true)))
+        _ = m.handle(.answerWhenInUse(.allowOnce))
+        #expect(m.state == .settled(.whenInUse(once: true, alwaysAsked: true)))
+        _ = m.handle(.appNoLongerInUse)
+        #expect(m.state == .settled(.notDetermined(alwaysAsked: true)))
+        #expect(Self.refusal(m.handle(.requestAlways(inForeground: true))) == "always alwaysAlreadyRequested")
+        #expect(
+            m.handle(.requestWhenInUse(inForeground: true)) == Self.requested(.whenInUse, .whenInUse(forAlways: false)))
+        _ = m.handle(.setAuthorization(.notDetermined))
+        #expect(m.state == .settled(.notDetermined(alwaysAsked: false)))
+        #expect(m.handle(.requestAlways(inForeground: true)) == Self.requested(.always, .whenInUse(forAlways: true)))
+    }
+
+    /// The provisional grant's states: the upgrade prompt up over it, dismissed (it may come
+    /// again), and the answer that ends it.
+    @Test func theProvisionalGrantAndItsUpgradePromptAreOneState() {
+        var m = Machine(descriptions: Self.both)
+        _ = m.handle(.requestAlways(inForeground: true))
+        _ = m.handle(.answerWhenInUse(.allowWhileUsing))
+        #expect(m.state == .settled(.provisionalAlways(upgradeShown: false)))
+        _ = m.handle(.neededAlways)
+        #expect(m.state == .prompting(.always, over: .provisionalAlways(upgradeShown: true)))
+        #expect(m.handle(.dismissPrompt) == Self.dismissed(.always))
+        #expect(m.state == .settled(.provisionalAlways(upgradeShown: false)))
+        #expect(m.handle(.neededAlways) == Self.shown(.always))
+        _ = m.handle(.answerAlways(.keepWhenInUse))
+        #expect(m.state == .settled(.whenInUse(once: false, alwaysAsked: true)))
+    }
+
     @Test func furtherRequestsHaveNoEffect() {
         var m = Machine(descriptions: Self.both)
         _ = m.handle(.requestWhenInUse(inForeground: true))

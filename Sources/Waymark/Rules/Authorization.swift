@@ -74,6 +74,11 @@ public enum AlwaysAnswer: String, Sendable, Hashable, Codable, CaseIterable {
 /// - With Location Services off for the device the app reads `denied` (and its requests show
 ///   nothing); switching them on again restores what the user had chosen.
 /// - Settings changes apply at once, and every change of what the app reads is reported.
+///
+/// Its state is one ``State``: the app's ``Grant`` (the status the user chose, with what makes
+/// it Allow Once, provisional, or spends the one request for Always) and the prompt waiting over
+/// it. The device's switches it reads (Location Services, the restriction, Precise Location) are
+/// ``Settings`` beside it, and ``changedWhileSuspended`` is the report's memory, not the grant's.
 public struct AuthorizationStateMachine: Sendable, Hashable {
     /// A system prompt.
     public enum Prompt: Sendable, Hashable {
@@ -149,25 +154,115 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
         case ignored(IgnoredReason)
     }
 
+    /// What the user granted the app, as the user left it.
+    public enum Grant: Sendable, Hashable {
+        /// Not asked yet, "Ask Next Time", or an Allow Once that ended. `alwaysAsked`: the app's
+        /// one request for Always is spent (it stays spent after Allow Once ends).
+        case notDetermined(alwaysAsked: Bool)
+        /// While Using; `once`: Allow Once (iOS 13+), which ends when the app is no longer in use.
+        case whenInUse(once: Bool, alwaysAsked: Bool)
+        /// Always granted provisionally (iOS 13+, Allow While Using on a request for Always): the
+        /// app reads `authorizedAlways` and the second prompt is still to come. `upgradeShown`:
+        /// it is on screen or was answered.
+        case provisionalAlways(upgradeShown: Bool)
+        case always(alwaysAsked: Bool)
+        case denied(alwaysAsked: Bool)
+
+        /// The status the user chose.
+        public var status: AuthorizationStatus {
+            switch self {
+            case .notDetermined: .notDetermined
+            case .whenInUse: .authorizedWhenInUse
+            case .provisionalAlways, .always: .authorizedAlways
+            case .denied: .denied
+            }
+        }
+
+        /// Whether the app's one request for Always is spent.
+        public var alwaysAsked: Bool {
+            switch self {
+            case .notDetermined(let asked), .whenInUse(_, let asked), .always(let asked), .denied(let asked): asked
+            case .provisionalAlways: true
+            }
+        }
+
+        /// The grant the user sets as `status` in Settings (not provisional, not Allow Once).
+        static func settled(_ status: AuthorizationStatus, alwaysAsked: Bool) -> Grant {
+            switch status {
+            case .notDetermined, .restricted: .notDetermined(alwaysAsked: alwaysAsked)
+            case .authorizedWhenInUse: .whenInUse(once: false, alwaysAsked: alwaysAsked)
+            case .authorizedAlways: .always(alwaysAsked: alwaysAsked)
+            case .denied: .denied(alwaysAsked: alwaysAsked)
+            }
+        }
+
+        /// This grant with the request for Always spent or not.
+        func asking(always asked: Bool) -> Grant {
+            switch self {
+            case .notDetermined: .notDetermined(alwaysAsked: asked)
+            case .whenInUse(let once, _): .whenInUse(once: once, alwaysAsked: asked)
+            case .always: .always(alwaysAsked: asked)
+            case .denied: .denied(alwaysAsked: asked)
+            case .provisionalAlways: self
+            }
+        }
+    }
+
+    /// The machine's state: the app's grant, and the prompt over it while one waits for an answer.
+    public enum State: Sendable, Hashable {
+        case settled(Grant)
+        case prompting(Prompt, over: Grant)
+
+        /// The grant, whether or not a prompt is up.
+        public var grant: Grant {
+            switch self {
+            case .settled(let grant), .prompting(_, let grant): grant
+            }
+        }
+
+        /// The prompt waiting for an answer.
+        public var prompt: Prompt? {
+            if case .prompting(let prompt, _) = self { prompt } else { nil }
+        }
+    }
+
+    /// The device's switches in Settings that authorization reads: not the user's grant to the
+    /// app, and beside its state as power's switches are beside the lifecycle.
+    public struct Settings: Sendable, Hashable {
+        /// Location Services for the whole device.
+        public var locationServicesEnabled: Bool
+        /// The device restricts location (parental controls, management).
+        public var isRestricted: Bool
+        /// The app's Precise Location switch.
+        public var accuracy: AccuracyAuthorization
+    }
+
     public let descriptions: LocationUsageDescriptions
     public let version: IOSVersion
-    /// What the user chose (or the initial setting), whatever the device says.
-    public private(set) var userStatus: AuthorizationStatus
-    public private(set) var accuracy: AccuracyAuthorization
-    public private(set) var locationServicesEnabled: Bool
-    /// The device restricts location.
-    public private(set) var isRestricted: Bool
-    /// Always granted provisionally: the second prompt is still to come.
-    public private(set) var isProvisionalAlways = false
-    /// When In Use granted with Allow Once.
-    public private(set) var isTemporary = false
-    /// The prompt on screen, waiting for an answer.
-    public private(set) var pendingPrompt: Prompt?
+    /// The app's grant and the prompt waiting over it.
+    public private(set) var state: State
+    /// Location Services, the restriction and Precise Location.
+    public private(set) var settings: Settings
     /// The status the app reads changed while it was suspended: its delegate hears of it when it
-    /// runs again.
+    /// runs again. It is the report's, not the grant's: the app's process ending forgets it.
     public private(set) var changedWhileSuspended = false
-    private var alwaysRequested = false
-    private var secondPromptShown = false
+
+    /// What the user chose (or the initial setting), whatever the device says.
+    public var userStatus: AuthorizationStatus { state.grant.status }
+    public var accuracy: AccuracyAuthorization { settings.accuracy }
+    public var locationServicesEnabled: Bool { settings.locationServicesEnabled }
+    /// The device restricts location.
+    public var isRestricted: Bool { settings.isRestricted }
+    /// Always granted provisionally: the second prompt is still to come.
+    public var isProvisionalAlways: Bool {
+        if case .provisionalAlways = state.grant { true } else { false }
+    }
+    /// When In Use granted with Allow Once.
+    public var isTemporary: Bool {
+        if case .whenInUse(once: true, _) = state.grant { true } else { false }
+    }
+    /// The prompt on screen, waiting for an answer.
+    public var pendingPrompt: Prompt? { state.prompt }
 
     /// `status` may be `restricted`, which sets the device's restriction.
     public init(
@@ -177,14 +272,12 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
     ) {
         self.descriptions = descriptions
         self.version = version
-        isRestricted = status == .restricted
-        userStatus = status == .restricted ? .notDetermined : status
-        if version.hasReducedAccuracy {
-            self.accuracy = accuracy ?? (descriptions.defaultsToReducedAccuracy ? .reducedAccuracy : .fullAccuracy)
-        } else {
-            self.accuracy = .fullAccuracy
-        }
-        self.locationServicesEnabled = locationServicesEnabled
+        state = .settled(.settled(status, alwaysAsked: false))
+        let accuracy: AccuracyAuthorization =
+            version.hasReducedAccuracy
+            ? accuracy ?? (descriptions.defaultsToReducedAccuracy ? .reducedAccuracy : .fullAccuracy) : .fullAccuracy
+        settings = Settings(
+            locationServicesEnabled: locationServicesEnabled, isRestricted: status == .restricted, accuracy: accuracy)
     }
 
     /// The status the app reads: `denied` with Location Services off, `restricted` while the
@@ -302,131 +395,115 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
     }
 
     private mutating func apply(_ event: Event) -> [Step] {
+        let grant = state.grant
         switch event {
         case .changeReported, .resumed, .appTerminated:
             return []
         case .requestWhenInUse(let inForeground):
             if let reason = promptBlocker(inForeground: inForeground, needsAlways: false) { return [.ignored(reason)] }
-            guard userStatus == .notDetermined else { return [.ignored(.alreadyDetermined)] }
-            pendingPrompt = .whenInUse(forAlways: false)
-            return [.showPrompt(.whenInUse(forAlways: false))]
+            guard case .notDetermined = grant else { return [.ignored(.alreadyDetermined)] }
+            return prompt(.whenInUse(forAlways: false), over: grant)
 
         case .requestAlways(let inForeground):
             if let reason = promptBlocker(inForeground: inForeground, needsAlways: true) { return [.ignored(reason)] }
-            if alwaysRequested { return [.ignored(.alwaysAlreadyRequested)] }
-            switch userStatus {
+            if grant.alwaysAsked { return [.ignored(.alwaysAlreadyRequested)] }
+            switch grant {
             case .notDetermined:
-                alwaysRequested = true
                 let prompt: Prompt =
                     version.hasAllowOnceAndProvisionalAlways ? .whenInUse(forAlways: true) : .alwaysOrWhenInUse
-                pendingPrompt = prompt
-                return [.showPrompt(prompt)]
-            case .authorizedWhenInUse where isTemporary:
+                return self.prompt(prompt, over: .notDetermined(alwaysAsked: true))
+            case .whenInUse(once: true, _):
                 return [.ignored(.temporaryAuthorization)]
-            case .authorizedWhenInUse:
-                alwaysRequested = true
-                secondPromptShown = true
-                pendingPrompt = .always
-                return [.showPrompt(.always)]
-            default:
+            case .whenInUse(once: false, _):
+                return prompt(.always, over: .whenInUse(once: false, alwaysAsked: true))
+            case .provisionalAlways, .always, .denied:
                 return [.ignored(.alreadyDetermined)]
             }
 
         case .answerWhenInUse(let answer):
-            guard case .whenInUse(let forAlways)? = pendingPrompt else { return [.ignored(.noPromptShowing)] }
+            guard case .prompting(.whenInUse(let forAlways), let over) = state else {
+                return [.ignored(.noPromptShowing)]
+            }
             if answer == .allowOnce && !version.hasAllowOnceAndProvisionalAlways {
                 return [.ignored(.notInThisVersion)]
             }
-            pendingPrompt = nil
             switch answer {
-            case .allowOnce:
-                isTemporary = true
-                userStatus = .authorizedWhenInUse
-            case .allowWhileUsing:
-                if forAlways {
-                    isProvisionalAlways = true
-                    userStatus = .authorizedAlways
-                } else {
-                    userStatus = .authorizedWhenInUse
-                }
-            case .dontAllow:
-                userStatus = .denied
+            case .allowOnce: state = .settled(.whenInUse(once: true, alwaysAsked: over.alwaysAsked))
+            case .allowWhileUsing where forAlways: state = .settled(.provisionalAlways(upgradeShown: false))
+            case .allowWhileUsing: state = .settled(.whenInUse(once: false, alwaysAsked: over.alwaysAsked))
+            case .dontAllow: state = .settled(.denied(alwaysAsked: over.alwaysAsked))
             }
             return []
 
         case .answerAlways(let answer):
-            guard pendingPrompt == .always else { return [.ignored(.noPromptShowing)] }
-            pendingPrompt = nil
-            isProvisionalAlways = false
-            userStatus = answer == .changeToAlways ? .authorizedAlways : .authorizedWhenInUse
+            guard case .prompting(.always, let over) = state else { return [.ignored(.noPromptShowing)] }
+            state = .settled(
+                answer == .changeToAlways
+                    ? .always(alwaysAsked: over.alwaysAsked) : .whenInUse(once: false, alwaysAsked: over.alwaysAsked))
             return []
 
         case .answerAlwaysOrWhenInUse(let chosen):
-            guard pendingPrompt == .alwaysOrWhenInUse else { return [.ignored(.noPromptShowing)] }
+            guard case .prompting(.alwaysOrWhenInUse, let over) = state else { return [.ignored(.noPromptShowing)] }
             guard chosen != .notDetermined && chosen != .restricted else { return [.ignored(.notAUserChoice)] }
-            pendingPrompt = nil
-            userStatus = chosen
+            state = .settled(.settled(chosen, alwaysAsked: over.alwaysAsked))
             return []
 
         case .dismissPrompt:
-            guard let prompt = pendingPrompt else { return [] }
-            pendingPrompt = nil
+            guard case .prompting(let prompt, let over) = state else { return [] }
             switch prompt {
-            case .whenInUse(true), .alwaysOrWhenInUse: alwaysRequested = false
+            case .whenInUse(forAlways: true), .alwaysOrWhenInUse: state = .settled(over.asking(always: false))
             case .always:
                 // Unanswered, it may come again: the upgrade prompt at the next event that needs
                 // Always, the app's own request when the app asks again.
-                if isProvisionalAlways { secondPromptShown = false } else { alwaysRequested = false }
-            case .whenInUse(false): break
+                if case .provisionalAlways = over {
+                    state = .settled(.provisionalAlways(upgradeShown: false))
+                } else {
+                    state = .settled(over.asking(always: false))
+                }
+            case .whenInUse(forAlways: false): state = .settled(over)
             }
             return [.promptDismissed(prompt)]
 
         case .neededAlways:
-            guard isProvisionalAlways, !secondPromptShown, pendingPrompt == nil, status.isAuthorized else { return [] }
-            secondPromptShown = true
-            pendingPrompt = .always
-            return [.showPrompt(.always)]
+            guard case .settled(.provisionalAlways(upgradeShown: false)) = state, status.isAuthorized else { return [] }
+            return prompt(.always, over: .provisionalAlways(upgradeShown: true))
 
         case .appNoLongerInUse:
-            guard isTemporary else { return [] }
-            isTemporary = false
-            userStatus = .notDetermined
+            guard case .whenInUse(once: true, let asked) = grant else { return [] }
+            state = .settled(.notDetermined(alwaysAsked: asked))
             return []
 
         case .setAuthorization(let newStatus):
             guard newStatus != .restricted else { return [.ignored(.notAUserChoice)] }
-            isTemporary = false
-            isProvisionalAlways = false
-            var actions: [Step] = []
-            if let prompt = pendingPrompt {
-                pendingPrompt = nil
-                actions.append(.promptDismissed(prompt))
-            }
-            if newStatus == .notDetermined {
-                // "Ask Next Time": the app may ask again.
-                alwaysRequested = false
-                secondPromptShown = false
-            }
-            userStatus = newStatus
-            return actions
+            var steps: [Step] = []
+            if let prompt = state.prompt { steps.append(.promptDismissed(prompt)) }
+            // "Ask Next Time": the app may ask again.
+            state = .settled(.settled(newStatus, alwaysAsked: newStatus != .notDetermined && grant.alwaysAsked))
+            return steps
 
         case .setRestricted(let restricted):
-            isRestricted = restricted
+            settings.isRestricted = restricted
             return []
 
         case .setPreciseLocation(let precise):
             guard version.hasReducedAccuracy else { return [.ignored(.notInThisVersion)] }
             let newAccuracy: AccuracyAuthorization = precise ? .fullAccuracy : .reducedAccuracy
-            guard newAccuracy != accuracy else { return [] }
-            let old = accuracy
-            accuracy = newAccuracy
+            guard newAccuracy != settings.accuracy else { return [] }
+            let old = settings.accuracy
+            settings.accuracy = newAccuracy
             return [.accuracyChanged(from: old, to: newAccuracy)]
 
         case .setLocationServices(let enabled):
-            guard enabled != locationServicesEnabled else { return [] }
-            locationServicesEnabled = enabled
+            guard enabled != settings.locationServicesEnabled else { return [] }
+            settings.locationServicesEnabled = enabled
             return [.locationServicesChanged(enabled: enabled)]
         }
+    }
+
+    /// Puts `prompt` up over `grant`.
+    private mutating func prompt(_ prompt: Prompt, over grant: Grant) -> [Step] {
+        state = .prompting(prompt, over: grant)
+        return [.showPrompt(prompt)]
     }
 
     private func promptBlocker(inForeground: Bool, needsAlways: Bool) -> IgnoredReason? {
@@ -434,8 +511,8 @@ public struct AuthorizationStateMachine: Sendable, Hashable {
         if !locationServicesEnabled { return .locationServicesOff }
         if !descriptions.whenInUse { return .missingWhenInUseDescription }
         if needsAlways && !descriptions.alwaysAndWhenInUse { return .missingAlwaysDescription }
-        if isRestricted { return .restricted }
-        if pendingPrompt != nil { return .promptAlreadyShowing }
+        if settings.isRestricted { return .restricted }
+        if state.prompt != nil { return .promptAlreadyShowing }
         return nil
     }
 }
