@@ -171,6 +171,45 @@ import WaymarkTesting
         #expect(second.locations == 5 && first.locations == 26)
     }
 
+    /// "If this property contains the value false and you start location updates anyway, the
+    /// Core Location framework prompts the user with a confirmation alert asking whether location
+    /// services should be reenabled" (CLLocationManager.locationServicesEnabled): whichever of the
+    /// app's managers starts them, once while the alert is up, and again at a start after the
+    /// user answered it. Each manager hears `denied`.
+    @Test func anyManagerStartingWithLocationServicesOffBringsUpTheirAlert() throws {
+        var scenario = Scenario()
+        scenario.device.locationServices = false
+        scenario.user.answerAfter = .seconds(5)
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(), app: BareApp())
+        device.launch()
+        let first = DeviceLocationManager()
+        let second = DeviceLocationManager()
+        let firstDelegate = RecordingDelegate()
+        let secondDelegate = RecordingDelegate()
+        first.delegate = firstDelegate
+        second.delegate = secondDelegate
+        func alerts(_ phase: PromptPhase) -> Int {
+            device.events(named: "prompt").filter {
+                if case .prompt(.locationServices, phase, _) = $0.kind { true } else { false }
+            }.count
+        }
+        second.startUpdatingLocation()
+        device.advance(by: .seconds(1))
+        #expect(alerts(.shown) == 1, "the second manager's start brings the alert up")
+        #expect(device.simulation.rules.alerts.onScreen == .locationServices)
+        first.startUpdatingLocation()
+        device.advance(by: .seconds(1))
+        #expect(alerts(.shown) == 1, "not a second time while it is up")
+        device.advance(to: .seconds(10))
+        #expect(alerts(.answered) == 1)
+        second.stopUpdatingLocation()
+        second.startUpdatingLocation()
+        device.advance(by: .seconds(1))
+        #expect(alerts(.shown) == 2, "a start after the answer brings it up again")
+        #expect(firstDelegate.errors.map(\.code).contains(.denied))
+        #expect(secondDelegate.errors.map(\.code).contains(.denied))
+    }
+
     /// An authorization change reaches every manager, not only the first: with updates running
     /// on two, revoking authorization fails both with `denied` and stops the fixes of both
     /// (Apple, locationManager(_:didFailWithError:): "If the user denies your app's use of the

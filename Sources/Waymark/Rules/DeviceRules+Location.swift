@@ -1,21 +1,28 @@
 /// Standard location updates (``LocationServiceStateMachine``): one machine per location
 /// manager of the app, sharing the app's authorization.
 extension DeviceRules {
-    /// `startUpdatingLocation()`.
+    /// `startUpdatingLocation()`, on any of the app's managers.
     mutating func startUpdates(manager: Int) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
         var actions = cancelLocationRequest()
-        guard manager == 1 else {
+        let wasRunning: Bool
+        if manager == 1 {
+            wasRunning = location.isUpdating && !location.isPaused
+            actions += location.handle(.start(context()))
+        } else {
             guard var other = otherUpdates[manager] else { return actions }
-            let c = context(settings: other.settings)
-            let started = other.machine.handle(.start(c))
+            wasRunning = other.machine.isUpdating && !other.machine.isPaused
+            let started = other.machine.handle(.start(context(settings: other.settings)))
             otherUpdates[manager] = other
-            return actions + started
+            actions += started
         }
-        let wasRunning = location.isUpdating && !location.isPaused
-        actions += location.handle(.start(context()))
-        if !wasRunning && !authorization.locationServicesEnabled && appState.isForeground {
-            // "Starting updates with them off brings up the system alert to turn them on."
+        if !wasRunning && !authorization.locationServicesEnabled && appState.isForeground
+            && alerts.onScreen != .locationServices
+        {
+            // "If this property contains the value false and you start location updates anyway,
+            // the Core Location framework prompts the user with a confirmation alert asking
+            // whether location services should be reenabled" (locationServicesEnabled): whichever
+            // manager starts them, and not a second time while it is up.
             actions.append(.record(.prompt(prompt: .locationServices, phase: .shown, answer: nil)))
             actions += show(.locationServices)
         }
