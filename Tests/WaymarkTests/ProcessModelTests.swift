@@ -210,6 +210,68 @@ import WaymarkTesting
         #expect(secondDelegate.errors.map(\.code).contains(.denied))
     }
 
+    /// "An app is considered in use … when the app shows the background location usage
+    /// indicator" (Choosing the Location Services Authorization to Request): the indicator of any
+    /// of the app's managers, not only the first's. A second manager's background session keeps
+    /// an Allow Once grant, which "expires when the app is no longer in use"
+    /// (requestWhenInUseAuthorization()), and its own fixes with it.
+    @Test func anyManagersIndicatorKeepsTheAppInUse() throws {
+        var scenario = Scenario()
+        scenario.info.backgroundModes = [.location]
+        scenario.device.authorization = .notDetermined
+        scenario.app.request = .whenInUse
+        scenario.app.startsUpdates = false
+        scenario.user.whenInUse = .allowOnce
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 60))
+        device.launch()
+        device.advance(to: .seconds(2))
+        #expect(device.manager.authorizationStatus == .authorizedWhenInUse)
+        let second = DeviceLocationManager()
+        second.allowsBackgroundLocationUpdates = true
+        second.startUpdatingLocation()
+        device.advance(to: .seconds(10))
+        device.sendToBackground()
+        device.advance(to: .seconds(40))
+        #expect(device.simulation.isInUse, "the second manager's indicator shows")
+        #expect(second.authorizationStatus == .authorizedWhenInUse, "Allow Once holds while in use")
+        let background = device.fixes().filter { $0.manager == 2 && $0.appState == .background }
+        #expect(background.count > 20)
+        #expect(background.allSatisfy { $0.decision == .delivered }, "\(background.map(\.reason))")
+    }
+
+    /// Provisional Always's second prompt comes for an event that needs Always ("typically …
+    /// when your app isn't running", requestAlwaysAuthorization()), and the event waits for the
+    /// answer: the answer reaches every manager that held a fix for it, not only the first.
+    /// Before, a second manager kept its held fix for ever and dropped each later one as
+    /// `alwaysPromptShowing`.
+    @Test func theUpgradePromptsAnswerReachesEveryManagerThatHeldAFix() throws {
+        var scenario = Scenario()
+        scenario.device.authorization = .notDetermined
+        scenario.app.request = .always
+        scenario.app.beginsBackgroundTask = true
+        scenario.user.whenInUse = .allowWhileUsing
+        scenario.user.always = .changeToAlways
+        scenario.user.answerAfter = .seconds(10)
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 120))
+        device.launch()
+        device.advance(to: .seconds(12))
+        #expect(device.manager.authorizationStatus == .authorizedAlways)
+        let second = DeviceLocationManager()
+        second.startUpdatingLocation()
+        device.advance(to: .seconds(30))
+        device.sendToBackground()
+        device.advance(to: .seconds(58))
+        let seconds = device.fixes().filter { $0.manager == 2 }
+        let held = try #require(seconds.first { $0.decision == .held })
+        #expect(held.reason == .awaitingAlways)
+        #expect(seconds.contains { $0.reason == .alwaysGranted }, "its held fix is delivered at the answer")
+        let answered = try #require(seconds.firstIndex { $0.reason == .alwaysGranted })
+        let after = seconds[(answered + 1)...]
+        // The task keeps the app running for a while after the answer, then it is suspended.
+        #expect(after.contains { $0.decision == .delivered }, "\(after.map(\.reason))")
+        #expect(!after.contains { $0.reason == .alwaysPromptShowing }, "\(after.map(\.reason))")
+    }
+
     /// An authorization change reaches every manager, not only the first: with updates running
     /// on two, revoking authorization fails both with `denied` and stops the fixes of both
     /// (Apple, locationManager(_:didFailWithError:): "If the user denies your app's use of the

@@ -100,7 +100,7 @@ extension DeviceRules {
                 case .appResumed: other.machine.handle(.appResumed(c))
                 case .appTerminated: other.machine.handle(.appTerminated)
                 case .authorizationChanged: other.machine.handle(.authorizationChanged(c))
-                case .alwaysAnswered: []
+                case .alwaysAnswered(let granted): other.machine.handle(.alwaysAnswered(granted: granted, c))
                 case .runEnded: other.machine.handle(.runEnded)
                 }
             otherUpdates[number] = other

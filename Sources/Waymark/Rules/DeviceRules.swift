@@ -110,7 +110,14 @@ public struct DeviceRules: Sendable {
     public var isInUse: Bool {
         if lifecycle.isInUse { return true }
         guard appState == .background else { return false }
-        return sessions.activitySessions > 0 || location.showsIndicator(context())
+        return sessions.activitySessions > 0 || showsIndicator(context())
+    }
+
+    /// Whether any of the app's managers has a background session that shows the location
+    /// indicator: the first in `first`, its context, the others each in its own.
+    func showsIndicator(_ first: LocationServiceStateMachine.Context) -> Bool {
+        location.showsIndicator(first)
+            || otherUpdates.values.contains { $0.machine.showsIndicator(context(settings: $0.settings)) }
     }
 
     /// The in-use rule as the settle step reads it off screen (`background` is the context
@@ -118,7 +125,7 @@ public struct DeviceRules: Sendable {
     /// it running ("allowing it to receive updates or events").
     func isInUseForSettling(_ background: LocationServiceStateMachine.Context) -> Bool {
         lifecycle.isInUse || (keepRunning.anyActivity && sessions.activitySessions > 0)
-            || location.showsIndicator(background)
+            || showsIndicator(background)
     }
 
     /// What may keep a backgrounded app running, apart from its tasks and fetch.
