@@ -42,8 +42,8 @@ import WaymarkTesting
                     .call(
                         .serviceLocation(
                             LocationUpdate(
-                                location: locations[0], appState: system.appState, reason: .significantLocationChange)
-                        ))
+                                location: locations[0], appState: system.appState, reason: .significantLocationChange),
+                            manager: 1))
                 ])
             } else {
                 // Its path for fixes the rules decided to deliver, as held fixes are on a resume.

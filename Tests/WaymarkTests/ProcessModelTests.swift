@@ -272,6 +272,75 @@ import WaymarkTesting
         #expect(!after.contains { $0.reason == .alwaysPromptShowing }, "\(after.map(\.reason))")
     }
 
+    /// `requestLocation()` is each manager's own: its delegate hears the one location or the
+    /// failure, and "calling this method while location services are already running does
+    /// nothing" is about its own updates (CLLocationManager.requestLocation()). Before, every
+    /// request was the first manager's: its answer and its failure went to the first delegate.
+    @Test func eachManagersRequestLocationIsItsOwn() throws {
+        let device = TestDevice(trace: try Self.walk(fixes: 20), app: BareApp())
+        device.launch()
+        let first = DeviceLocationManager()
+        let second = DeviceLocationManager()
+        let firstDelegate = RecordingDelegate()
+        let secondDelegate = RecordingDelegate()
+        first.delegate = firstDelegate
+        second.delegate = secondDelegate
+        // Another manager's start neither cancels the request (starting updates "cancels any
+        // pending request" of the same manager) nor makes it one that does nothing.
+        first.requestLocation()
+        second.startUpdatingLocation()
+        device.advance(to: .seconds(3))
+        #expect(firstDelegate.locations.count == 1, "answered although another manager's updates run")
+        second.requestLocation()
+        device.advance(to: .seconds(4))
+        second.stopUpdatingLocation()
+        let updates = secondDelegate.locations.count
+        device.advance(to: .seconds(6))
+        #expect(secondDelegate.locations.count == updates, "its own updates ran: the request did nothing")
+        let nothing = device.events(named: "diagnostic").filter {
+            if case .diagnostic(let m) = $0.kind {
+                m.hasPrefix("requestLocation() while standard updates run")
+            } else {
+                false
+            }
+        }
+        #expect(nothing.count == 1)
+        // Its own desiredAccuracy: three kilometres, so the answer is coarse.
+        second.desiredAccuracy = .threeKilometers
+        second.requestLocation()
+        device.advance(to: .seconds(8))
+        #expect(secondDelegate.locations.count == updates + 1, "its own request is answered to it")
+        #expect(try #require(secondDelegate.locations.last).horizontalAccuracy >= 1000)
+        #expect(try #require(firstDelegate.locations.first).horizontalAccuracy < 100)
+        #expect(firstDelegate.locations.count == 1)
+        // Its own start cancels it.
+        second.requestLocation()
+        second.startUpdatingLocation()
+        second.stopUpdatingLocation()
+        device.advance(to: .seconds(12))
+        #expect(secondDelegate.locations.count == updates + 1, "cancelled: no answer")
+        // Past the trace's end no location comes: the second's request fails, on its own delegate.
+        device.advance(to: .seconds(25))
+        second.requestLocation()
+        device.advance(to: .seconds(40))
+        #expect(secondDelegate.errors.map(\.code) == [.locationUnknown])
+        #expect(firstDelegate.errors.isEmpty)
+        #expect(firstDelegate.locations.count == 1)
+        // The audit log names the manager of each request, when not the first.
+        let requests = device.events.compactMap { e -> String? in
+            guard case .serviceLocation(let r) = e.kind, r.service == .requestLocation else { return nil }
+            return "\(r.manager) \(r.action.rawValue)"
+        }
+        #expect(
+            requests == [
+                "1 requested", "1 delivered", "2 requested", "2 delivered", "2 requested", "2 cancelled",
+                "2 requested", "2 failed",
+            ])
+        let lines = device.auditLog.split(separator: "\n").filter { $0.contains("\"requestLocation\"") }
+        #expect(lines.filter { $0.contains("\"manager\":2") }.count == 6)
+        #expect(!lines.contains { $0.contains("\"manager\":1") })
+    }
+
     /// An authorization change reaches every manager, not only the first: with updates running
     /// on two, revoking authorization fails both with `denied` and stops the fixes of both
     /// (Apple, locationManager(_:didFailWithError:): "If the user denies your app's use of the

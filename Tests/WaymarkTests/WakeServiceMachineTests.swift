@@ -352,7 +352,9 @@ import Testing
         #expect(m.handle(.fix(Self.fix(0).location, index: 0, segment: 0, Self.situation(.active))).isEmpty)
         #expect(
             m.handle(.request(at: .seconds(5), timeout: .seconds(10), updatesRunning: false, app: .active))
-                == [Self.request(.requested, .active), .schedule(.locationRequestTimeout, at: .seconds(15))])
+                == [
+                    Self.request(.requested, .active), .schedule(.locationRequestTimeout(manager: 1), at: .seconds(15)),
+                ])
         // A fix the app may not have is dropped, and the request waits on: out of use under
         // When In Use (iOS 13+), Location Services off, no authorization, a suspended app.
         for (s, reason) in [
@@ -379,11 +381,11 @@ import Testing
         // The first fix it may have answers it, with the accuracy the app has, and ends it.
         let reduced = Self.situation(.active, accuracy: .reducedAccuracy)
         let answer = m.handle(.fix(Self.fix(2).location, index: 2, segment: 0, reduced))
-        guard answer.count == 3, case .call(.serviceLocation(let update)) = answer[2] else {
+        guard answer.count == 3, case .call(.serviceLocation(let update, manager: 1)) = answer[2] else {
             Issue.record("\(answer)")
             return
         }
-        #expect(answer[0] == .cancel(.locationRequestTimeout))
+        #expect(answer[0] == .cancel(.locationRequestTimeout(manager: 1)))
         #expect(update.location.horizontalAccuracy >= 1000, "reduced accuracy: \(update.location.horizontalAccuracy)")
         #expect(update.reason == .requestLocation && update.index == 2)
         #expect(!m.isWaiting)
@@ -403,10 +405,12 @@ import Testing
         // Starting updates cancels it; the app's end ends it silently.
         _ = m.handle(.request(at: .seconds(40), timeout: .seconds(10), updatesRunning: false, app: .active))
         #expect(
-            m.handle(.cancel(app: .active)) == [.cancel(.locationRequestTimeout), Self.request(.cancelled, .active)])
+            m.handle(.cancel(app: .active)) == [
+                .cancel(.locationRequestTimeout(manager: 1)), Self.request(.cancelled, .active),
+            ])
         #expect(m.handle(.cancel(app: .active)).isEmpty)
         _ = m.handle(.request(at: .seconds(50), timeout: .seconds(10), updatesRunning: false, app: .active))
-        #expect(m.handle(.appTerminated) == [.cancel(.locationRequestTimeout)])
+        #expect(m.handle(.appTerminated) == [.cancel(.locationRequestTimeout(manager: 1))])
         #expect(!m.isWaiting && m.handle(.appTerminated).isEmpty)
     }
 
@@ -579,7 +583,7 @@ import Testing
                 == [.post(.deliverServiceEvent(change))])
         // The significant change comes with at best Wi-Fi's accuracy.
         let delivered = m.handle(.deliver(change), in: at(24, .background))
-        guard case .call(.serviceLocation(let update)) = delivered.last else {
+        guard case .call(.serviceLocation(let update, manager: 1)) = delivered.last else {
             Issue.record("no didUpdateLocations: \(delivered)")
             return
         }

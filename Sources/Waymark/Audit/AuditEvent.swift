@@ -176,12 +176,15 @@ public struct AuditEvent: Sendable, Hashable {
         /// that keep delivered locations).
         public var authorization: AuthorizationStatus
         public var accuracy: AccuracyAuthorization
+        /// The location manager whose `requestLocation()` it is: its number in the app's process
+        /// (format 5; written when not 1).
+        public var manager: Int
 
         public init(
             service: LocationServiceName, action: ServiceLocationAction, reason: AuditReason? = nil, index: Int? = nil,
             segment: Int? = nil,
             appState: AppState, location: Location? = nil, authorization: AuthorizationStatus = .authorizedAlways,
-            accuracy: AccuracyAuthorization = .fullAccuracy
+            accuracy: AccuracyAuthorization = .fullAccuracy, manager: Int = 1
         ) {
             self.service = service
             self.action = action
@@ -192,6 +195,7 @@ public struct AuditEvent: Sendable, Hashable {
             self.location = location
             self.authorization = authorization
             self.accuracy = accuracy
+            self.manager = manager
         }
     }
 
@@ -206,7 +210,8 @@ public struct AuditEvent: Sendable, Hashable {
                 index: r.index ?? 0, segment: r.segment ?? 0, decision: .delivered,
                 reason: r.service == .requestLocation ? .requestLocation : .significantLocationChange,
                 appState: r.appState, authorization: r.authorization, accuracy: r.accuracy,
-                coordinate: location.coordinate, delivered: location, backgroundTimeRemaining: nil, indicator: false)
+                coordinate: location.coordinate, delivered: location, backgroundTimeRemaining: nil, indicator: false,
+                manager: r.manager)
         default: return nil
         }
     }
@@ -383,6 +388,7 @@ public struct AuditEvent: Sendable, Hashable {
                 w.number("longitude", l.coordinate.longitude, decimals: 7)
                 w.accuracy("horizontalAccuracy", l.horizontalAccuracy)
             }
+            if r.manager != 1 { w.int("manager", r.manager) }
         case .region(let action, let identifier, let state, let decision, let reason):
             w.string("action", action.rawValue)
             w.string("identifier", identifier)

@@ -274,9 +274,9 @@ extension Simulation {
             let completion = process.temporaryFullAccuracyCompletion
             process.temporaryFullAccuracyCompletion = nil
             if let completion { inProcess(process) { completion(error) } }
-        case .serviceLocation(let update):
+        case .serviceLocation(let update, let number):
             if !appState.isForeground { summary.deliveredWhileAway += 1 }
-            guard let manager = process.firstManager else { return }
+            guard let manager = process.manager(number) else { return }
             let updates = [update]
             process.delivering(updates) {
                 inProcess(process) { manager.deliver(updates, liveBlocked: rules.liveUpdates.blocked) }

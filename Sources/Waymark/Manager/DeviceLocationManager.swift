@@ -399,9 +399,10 @@ public final class DeviceLocationManager {
     public func stopMonitoringVisits() { call("stopMonitoringVisits()") { _ in .visits(start: false) } }
 
     /// `requestLocation()`: one location, then the request ends; `didFailWithError` with
-    /// `locationUnknown` if none comes in time. Starting updates cancels it; while updates run it
-    /// does nothing.
-    public func requestLocation() { call("requestLocation()") { _ in .requestLocation } }
+    /// `locationUnknown` if none comes in time. It is this manager's own: the location and the
+    /// failure come to its delegate, at its `desiredAccuracy`; starting its updates cancels it,
+    /// and while its updates run it does nothing.
+    public func requestLocation() { call("requestLocation()") { .requestLocation(manager: $0) } }
 
     /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:completion:)`: asks the user for
     /// full accuracy until the app is no longer in use. Fails with `promptDeclined` when the

@@ -76,8 +76,9 @@ public enum AppCall: Sendable, Equatable {
     /// The completion of `requestTemporaryFullAccuracyAuthorization`.
     case temporaryFullAccuracyCompletion(LocationError?)
     /// A service's one location (`requestLocation()`, the significant-change service):
-    /// `didUpdateLocations` with it.
-    case serviceLocation(LocationUpdate)
+    /// `didUpdateLocations` of the manager numbered `manager` with it (the significant-change
+    /// service's goes to the first).
+    case serviceLocation(LocationUpdate, manager: Int)
 }
 
 /// Which of the process's location managers a delegate call goes to.
@@ -121,7 +122,8 @@ public enum TimerKey: Hashable, Sendable {
     case transferEventsDeadline
     /// A `BGTaskScheduler` request comes due.
     case taskRequestsDue
-    case locationRequestTimeout
+    /// A manager's `requestLocation()` had no location in time.
+    case locationRequestTimeout(manager: Int)
     case transferDone(Int)
 }
 

@@ -33,8 +33,8 @@ public enum DeviceEvent: Sendable, Equatable {
     case requestState(identifier: String)
     /// `startMonitoringVisits()` / `stop…`.
     case visits(start: Bool)
-    /// `requestLocation()`.
-    case requestLocation
+    /// `requestLocation()` on the manager numbered `manager`.
+    case requestLocation(manager: Int)
     /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:)`.
     case requestTemporaryFullAccuracy(purposeKey: String)
     /// `beginBackgroundTask`, with the app's name for it.

@@ -23,7 +23,7 @@ extension DeviceRules {
         case .stopMonitoring(let identifier): return stopMonitoring(identifier)
         case .requestState(let identifier): return requestState(identifier)
         case .visits(let start): return start ? startVisits() : stopVisits()
-        case .requestLocation: return requestLocation()
+        case .requestLocation(let manager): return requestLocation(manager: manager)
         case .requestTemporaryFullAccuracy(let key): return requestTemporaryFullAccuracy(purposeKey: key)
         case .beginBackgroundTask(let name): return beginBackgroundTask(name: name)
         case .endBackgroundTask(let task, let name):
@@ -134,7 +134,7 @@ extension DeviceRules {
         case .scheduledTaskWarning(let id): return scheduledTasks(.warningDue(id: id, reason: nil))
         case .transferEventsDeadline: return transfer(.eventsDeadlineDue)
         case .taskRequestsDue: return scheduledTasks(.requestsDue)
-        case .locationRequestTimeout: return locationRequestTimedOut()
+        case .locationRequestTimeout(let manager): return locationRequestTimedOut(manager: manager)
         case .transferDone(let id): return transfer(.due(task: id))
         }
     }

@@ -4,7 +4,7 @@ extension DeviceRules {
     /// `startUpdatingLocation()`, on any of the app's managers.
     mutating func startUpdates(manager: Int) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        var actions = cancelLocationRequest()
+        var actions = cancelLocationRequest(manager: manager)
         let wasRunning: Bool
         if manager == 1 {
             wasRunning = location.isUpdating && !location.isPaused
@@ -47,7 +47,8 @@ extension DeviceRules {
         otherUpdates[number] = ManagerUpdates(
             machine: LocationServiceStateMachine(
                 version: version, heldDelivery: scenario.app.heldDelivery, manager: number),
-            settings: LocationServiceStateMachine.Settings())
+            settings: LocationServiceStateMachine.Settings(),
+            request: LocationRequestStateMachine(version: version, manager: number))
     }
 
     /// A manager's properties changed (the driver keeps them here, where the rules read them).
@@ -69,12 +70,18 @@ extension DeviceRules {
         number == 1 ? location.isUpdating : otherUpdates[number]?.machine.isUpdating ?? false
     }
 
+    /// Whether manager `number`'s updates are paused.
+    func isPaused(manager number: Int) -> Bool {
+        number == 1 ? location.isPaused : otherUpdates[number]?.machine.isPaused ?? false
+    }
+
     /// The other managers' updates end with the process.
     mutating func endOtherUpdates() -> [DeviceAction] {
         var actions: [DeviceAction] = []
         for number in otherUpdates.keys.sorted() {
             guard var other = otherUpdates[number] else { continue }
             actions += other.machine.handle(.appTerminated)
+            actions += other.request.handle(.appTerminated)
         }
         otherUpdates = [:]
         return actions

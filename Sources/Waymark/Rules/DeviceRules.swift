@@ -52,6 +52,8 @@ public struct DeviceRules: Sendable {
     struct ManagerUpdates: Sendable {
         var machine: LocationServiceStateMachine
         var settings: LocationServiceStateMachine.Settings
+        /// Its `requestLocation()`.
+        var request: LocationRequestStateMachine
     }
 
     public init(scenario: Scenario) {

@@ -6,13 +6,19 @@ extension DeviceRules {
     public var servicesWatchFixes: Bool {
         significantChanges.isMonitoring || regionMonitor.isMonitoring || visits.isMonitoring
             || locationRequest.isWaiting || !conditions.monitors.isEmpty
+            || (!otherUpdates.isEmpty && otherUpdates.values.contains { $0.request.isWaiting })
     }
 
     /// The services see every fix of the device, whatever the app's state.
     public mutating func servicesObserve(_ event: SourceEvent) -> [DeviceAction] {
         guard case .fix(let location) = event.kind else { return [] }
         var actions: [DeviceAction] = []
-        if locationRequest.isWaiting { actions += answerLocationRequest(location, event) }
+        if locationRequest.isWaiting { actions += answerLocationRequest(location, event, manager: 1) }
+        if !otherUpdates.isEmpty && otherUpdates.values.contains(where: { $0.request.isWaiting }) {
+            for number in otherUpdates.keys.sorted() where otherUpdates[number]?.request.isWaiting == true {
+                actions += answerLocationRequest(location, event, manager: number)
+            }
+        }
         if significantChanges.observe(location.coordinate, at: now) {
             let fix = SignificantChangeStateMachine.Fix(location: location, index: event.index, segment: event.segment)
             actions.append(SignificantChangeStateMachine.report(fix))
@@ -87,30 +93,53 @@ extension DeviceRules {
 
     // MARK: - requestLocation()
 
-    mutating func requestLocation() -> [DeviceAction] {
+    /// `requestLocation()` on manager `manager`: "calling this method while location services
+    /// are already running does nothing", its own standard updates.
+    mutating func requestLocation(manager: Int) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        return locationRequest.handle(
-            .request(
-                at: now, timeout: system.locationRequestTimeout,
-                updatesRunning: location.isUpdating && !location.isPaused, app: appState))
+        let event = LocationRequestStateMachine.Event.request(
+            at: now, timeout: system.locationRequestTimeout,
+            updatesRunning: isUpdating(manager: manager) && !isPaused(manager: manager), app: appState)
+        return locationRequest(of: manager) { $0.handle(event) }
     }
 
-    /// Starting updates "cancels any pending request made using" `requestLocation()`.
-    mutating func cancelLocationRequest() -> [DeviceAction] {
-        locationRequest.handle(.cancel(app: appState))
+    /// Starting a manager's updates "cancels any pending request made using" its
+    /// `requestLocation()`.
+    mutating func cancelLocationRequest(manager: Int) -> [DeviceAction] {
+        let app = appState
+        return locationRequest(of: manager) { $0.handle(.cancel(app: app)) }
     }
 
-    /// The fix for a waiting `requestLocation()`, with what the app may receive now.
-    private mutating func answerLocationRequest(_ fix: Location, _ event: SourceEvent) -> [DeviceAction] {
+    /// The fix for manager `manager`'s waiting `requestLocation()`, with what the app may receive
+    /// now and the manager's `desiredAccuracy`.
+    private mutating func answerLocationRequest(_ fix: Location, _ event: SourceEvent, manager: Int)
+        -> [DeviceAction]
+    {
         let situation = LocationRequestStateMachine.Situation(
             appState: appState, appRuns: appCodeRuns, inUse: isInUse, authorization: authorization.status,
             isProvisionalAlways: authorization.isProvisionalAlways, accuracy: authorization.accuracy,
-            locationServicesEnabled: authorization.locationServicesEnabled, desiredAccuracy: settings.desiredAccuracy)
-        return locationRequest.handle(.fix(fix, index: event.index, segment: event.segment, situation))
+            locationServicesEnabled: authorization.locationServicesEnabled,
+            desiredAccuracy: settings(ofManager: manager).desiredAccuracy)
+        return locationRequest(of: manager) {
+            $0.handle(.fix(fix, index: event.index, segment: event.segment, situation))
+        }
     }
 
-    mutating func locationRequestTimedOut() -> [DeviceAction] {
-        locationRequest.handle(.timeout(app: appState, appRuns: appCodeRuns))
+    mutating func locationRequestTimedOut(manager: Int) -> [DeviceAction] {
+        let event = LocationRequestStateMachine.Event.timeout(app: appState, appRuns: appCodeRuns)
+        return locationRequest(of: manager) { $0.handle(event) }
+    }
+
+    /// Hands manager `manager`'s `requestLocation()` machine to `body` (nothing for a manager the
+    /// rules do not know).
+    private mutating func locationRequest(
+        of manager: Int, _ body: (inout LocationRequestStateMachine) -> [DeviceAction]
+    ) -> [DeviceAction] {
+        if manager == 1 { return body(&locationRequest) }
+        guard var other = otherUpdates[manager] else { return [] }
+        let actions = body(&other.request)
+        otherUpdates[manager] = other
+        return actions
     }
 
     // MARK: - CLMonitor

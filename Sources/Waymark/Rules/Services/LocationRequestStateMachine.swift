@@ -1,4 +1,4 @@
-/// `requestLocation()`: a pure state machine. One location, then the request ends;
+/// One location manager's `requestLocation()`: a pure state machine. One location, then the request ends;
 /// `locationUnknown` if none comes in time (``Scenario/SystemSettings/locationRequestTimeout``).
 ///
 /// It holds no clock and does no I/O: times and what it needs of the app come with its events,
@@ -15,6 +15,9 @@
 ///   delegate hears if its code runs.
 /// - Starting updates "cancels any pending request made using" `requestLocation()`; the app's
 ///   termination ends it silently.
+///
+/// Each of the app's managers has its own (`manager`, its number in the process): its request,
+/// its `desiredAccuracy`, its delegate, and its own standard updates that cancel it.
 public struct LocationRequestStateMachine: Sendable, Hashable {
     public enum State: Sendable, Hashable {
         case idle
@@ -34,7 +37,7 @@ public struct LocationRequestStateMachine: Sendable, Hashable {
         public var isProvisionalAlways: Bool
         public var accuracy: AccuracyAuthorization
         public var locationServicesEnabled: Bool
-        /// The first manager's `desiredAccuracy`.
+        /// The manager's `desiredAccuracy`.
         public var desiredAccuracy: DesiredAccuracy
 
         public init(
@@ -68,11 +71,14 @@ public struct LocationRequestStateMachine: Sendable, Hashable {
     }
 
     public let version: IOSVersion
+    /// The manager's number in the app's process (1 is the first created).
+    public let manager: Int
     public private(set) var state: State = .idle
     public var isWaiting: Bool { state != .idle }
 
-    public init(version: IOSVersion) {
+    public init(version: IOSVersion, manager: Int = 1) {
         self.version = version
+        self.manager = manager
     }
 
     public mutating func handle(_ event: Event) -> [DeviceAction] {
@@ -83,11 +89,13 @@ public struct LocationRequestStateMachine: Sendable, Hashable {
             }
             let deadline = now + timeout
             state = .waiting(deadline: deadline)
-            return [Self.record(.requested, app: app), .schedule(.locationRequestTimeout, at: deadline)]
+            return [
+                record(.requested, app: app), .schedule(.locationRequestTimeout(manager: manager), at: deadline),
+            ]
         case .cancel(let app):
             guard isWaiting else { return [] }
             state = .idle
-            return [.cancel(.locationRequestTimeout), Self.record(.cancelled, app: app)]
+            return [.cancel(.locationRequestTimeout(manager: manager)), record(.cancelled, app: app)]
         case .fix(let fix, let index, let segment, let s):
             guard isWaiting else { return [] }
             return answer(fix, index: index, segment: segment, s)
@@ -95,12 +103,12 @@ public struct LocationRequestStateMachine: Sendable, Hashable {
             guard isWaiting else { return [] }
             state = .idle
             let error = LocationError(.locationUnknown, reason: "requestLocationTimeout")
-            return [Self.record(.failed, reason: .timeout, app: app), .record(.error(error))]
-                + (appRuns ? [.call(.delegate(.didFailWithError(error), to: .manager(1)))] : [])
+            return [record(.failed, reason: .timeout, app: app), .record(.error(error))]
+                + (appRuns ? [.call(.delegate(.didFailWithError(error), to: .manager(manager)))] : [])
         case .appTerminated:
             guard isWaiting else { return [] }
             state = .idle
-            return [.cancel(.locationRequestTimeout)]
+            return [.cancel(.locationRequestTimeout(manager: manager))]
         }
     }
 
@@ -124,7 +132,7 @@ public struct LocationRequestStateMachine: Sendable, Hashable {
                     .serviceLocation(
                         .init(
                             service: .requestLocation, action: .dropped, reason: reason, index: index,
-                            segment: segment, appState: s.appState, location: fix)))
+                            segment: segment, appState: s.appState, location: fix, manager: manager)))
             ]
         }
         state = .idle
@@ -132,24 +140,24 @@ public struct LocationRequestStateMachine: Sendable, Hashable {
             desiredAccuracy: s.desiredAccuracy, accuracy: s.accuracy, version: version)
         let delivered = AccuracyModel.apply(source, to: fix)
         return [
-            .cancel(.locationRequestTimeout),
+            .cancel(.locationRequestTimeout(manager: manager)),
             .record(
                 .serviceLocation(
                     .init(
                         service: .requestLocation, action: .delivered, reason: .requestLocation, index: index,
                         segment: segment, appState: s.appState, location: delivered, authorization: s.authorization,
-                        accuracy: s.accuracy))),
+                        accuracy: s.accuracy, manager: manager))),
             .call(
                 .serviceLocation(
                     LocationUpdate(
                         location: delivered, appState: s.appState, reason: .requestLocation, index: index,
-                        segment: segment))),
+                        segment: segment), manager: manager)),
         ]
     }
 
-    private static func record(
-        _ action: ServiceLocationAction, reason: AuditReason? = nil, app: AppState
-    ) -> DeviceAction {
-        .record(.serviceLocation(.init(service: .requestLocation, action: action, reason: reason, appState: app)))
+    private func record(_ action: ServiceLocationAction, reason: AuditReason? = nil, app: AppState) -> DeviceAction {
+        .record(
+            .serviceLocation(
+                .init(service: .requestLocation, action: action, reason: reason, appState: app, manager: manager)))
     }
 }

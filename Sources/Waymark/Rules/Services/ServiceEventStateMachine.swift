@@ -259,7 +259,7 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
                     .serviceLocation(
                         LocationUpdate(
                             location: delivered, appState: app, reason: .significantLocationChange,
-                            index: fix.index, segment: fix.segment))),
+                            index: fix.index, segment: fix.segment), manager: 1)),
             ]
         case .region(let region, let state):
             return Self.record(event, decision: .delivered, reason: .region, app: app) + [
