@@ -210,6 +210,28 @@ import WaymarkTesting
         #expect(secondDelegate.errors.map(\.code).contains(.denied))
     }
 
+    /// The Location Services alert does not come up, nor is it recorded as shown, while another
+    /// system alert is on screen: here the app's authorization prompt, up when the user switched
+    /// Location Services off.
+    @Test func theLocationServicesAlertWaitsForNoOtherAlert() throws {
+        var scenario = Scenario()
+        scenario.device.authorization = .notDetermined
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(), app: BareApp())
+        device.launch()
+        let manager = DeviceLocationManager()
+        manager.requestWhenInUseAuthorization()
+        device.advance(by: .seconds(1))
+        #expect(device.simulation.rules.alerts.onScreen == .authorization(.whenInUse(forAlways: false)))
+        device.setLocationServices(false)
+        manager.startUpdatingLocation()
+        device.advance(by: .seconds(1))
+        let shown = device.events(named: "prompt").filter {
+            if case .prompt(.locationServices, .shown, _) = $0.kind { true } else { false }
+        }
+        #expect(shown.isEmpty)
+        #expect(device.simulation.rules.alerts.onScreen == .authorization(.whenInUse(forAlways: false)))
+    }
+
     /// "An app is considered in use … when the app shows the background location usage
     /// indicator" (Choosing the Location Services Authorization to Request): the indicator of any
     /// of the app's managers, not only the first's. A second manager's background session keeps
@@ -339,6 +361,40 @@ import WaymarkTesting
         let lines = device.auditLog.split(separator: "\n").filter { $0.contains("\"requestLocation\"") }
         #expect(lines.filter { $0.contains("\"manager\":2") }.count == 6)
         #expect(!lines.contains { $0.contains("\"manager\":1") })
+    }
+
+    /// Fixes held while the app was suspended come when it runs again ("the system enqueues
+    /// location updates and delivers them when the app runs again", Handling location updates in
+    /// the background), to every manager that held some: the first manager's alone reached its
+    /// delegate before, and the others' stayed held.
+    @Test func heldFixesComeToEveryManagerWhenTheAppResumes() throws {
+        var scenario = Scenario()
+        scenario.device.authorization = .authorizedAlways
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 60), app: BareApp())
+        device.launch()
+        let first = DeviceLocationManager()
+        let second = DeviceLocationManager()
+        let firstDelegate = RecordingDelegate()
+        let secondDelegate = RecordingDelegate()
+        first.delegate = firstDelegate
+        second.delegate = secondDelegate
+        first.startUpdatingLocation()
+        second.startUpdatingLocation()
+        device.advance(to: .seconds(5))
+        device.sendToBackground()
+        device.advance(to: .seconds(30))
+        #expect(device.appState == .suspended)
+        for number in [1, 2] {
+            #expect(device.fixes().contains { $0.manager == number && $0.decision == .held }, "manager \(number)")
+        }
+        let before = (firstDelegate.locations.count, secondDelegate.locations.count)
+        device.bringToForeground()
+        device.advance(to: .seconds(31))
+        let resumed = device.fixes(reason: .resumed)
+        #expect(
+            resumed.contains { $0.manager == 1 } && resumed.contains { $0.manager == 2 }, "\(resumed.map(\.manager))")
+        #expect(firstDelegate.locations.count > before.0 + 1)
+        #expect(secondDelegate.locations.count - before.1 == firstDelegate.locations.count - before.0)
     }
 
     /// An authorization change reaches every manager, not only the first: with updates running

@@ -70,7 +70,7 @@ extension DeviceRules {
         case .appSuspended: return tasks.handle(.appSuspended) + servicesAppStopped(terminated: nil)
         case .appTerminated(let cause): return appTerminated(cause)
         case .appLaunched(let inBackground): return appLaunched(inBackground: inBackground)
-        case .appResumed: return location.handle(.appResumed(context()))
+        case .appResumed: return location(.appResumed)
         case .authorization(let event): return authorization.handle(event)
         case .location(let event): return location(event)
         case .serviceEvent(let event): return serviceEvent(.route(event))

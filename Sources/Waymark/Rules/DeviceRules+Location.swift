@@ -17,12 +17,12 @@ extension DeviceRules {
             actions += started
         }
         if !wasRunning && !authorization.locationServicesEnabled && appState.isForeground
-            && alerts.onScreen != .locationServices
+            && alerts.onScreen == nil
         {
             // "If this property contains the value false and you start location updates anyway,
             // the Core Location framework prompts the user with a confirmation alert asking
             // whether location services should be reenabled" (locationServicesEnabled): whichever
-            // manager starts them, and not a second time while it is up.
+            // manager starts them, and not while a system alert (it, or another) is up.
             actions.append(.record(.prompt(prompt: .locationServices, phase: .shown, answer: nil)))
             actions += show(.locationServices)
         }
