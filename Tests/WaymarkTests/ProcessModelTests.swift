@@ -46,6 +46,16 @@ import WaymarkTesting
         func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) { authorizationCalls += 1 }
     }
 
+    /// Two managers the app's code creates (after its launch), each with a delegate that records
+    /// what it hears.
+    static func twoManagers() -> (DeviceLocationManager, DeviceLocationManager, RecordingDelegate, RecordingDelegate) {
+        let managers = (DeviceLocationManager(), DeviceLocationManager())
+        let delegates = (RecordingDelegate(), RecordingDelegate())
+        managers.0.delegate = delegates.0
+        managers.1.delegate = delegates.1
+        return (managers.0, managers.1, delegates.0, delegates.1)
+    }
+
     @Test func eachLaunchIsANewProcessWithNewObjects() throws {
         ModelApp.instances = 0
         let device = TestDevice(trace: try Self.walk(), makeApp: { ModelApp() })
@@ -182,12 +192,7 @@ import WaymarkTesting
         scenario.user.answerAfter = .seconds(5)
         let device = TestDevice(scenario: scenario, trace: try Self.walk(), app: BareApp())
         device.launch()
-        let first = DeviceLocationManager()
-        let second = DeviceLocationManager()
-        let firstDelegate = RecordingDelegate()
-        let secondDelegate = RecordingDelegate()
-        first.delegate = firstDelegate
-        second.delegate = secondDelegate
+        let (first, second, firstDelegate, secondDelegate) = Self.twoManagers()
         func alerts(_ phase: PromptPhase) -> Int {
             device.events(named: "prompt").filter {
                 if case .prompt(.locationServices, phase, _) = $0.kind { true } else { false }
@@ -301,12 +306,7 @@ import WaymarkTesting
     @Test func eachManagersRequestLocationIsItsOwn() throws {
         let device = TestDevice(trace: try Self.walk(fixes: 20), app: BareApp())
         device.launch()
-        let first = DeviceLocationManager()
-        let second = DeviceLocationManager()
-        let firstDelegate = RecordingDelegate()
-        let secondDelegate = RecordingDelegate()
-        first.delegate = firstDelegate
-        second.delegate = secondDelegate
+        let (first, second, firstDelegate, secondDelegate) = Self.twoManagers()
         // Another manager's start neither cancels the request (starting updates "cancels any
         // pending request" of the same manager) nor makes it one that does nothing.
         first.requestLocation()
@@ -372,12 +372,7 @@ import WaymarkTesting
         scenario.device.authorization = .authorizedAlways
         let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 60), app: BareApp())
         device.launch()
-        let first = DeviceLocationManager()
-        let second = DeviceLocationManager()
-        let firstDelegate = RecordingDelegate()
-        let secondDelegate = RecordingDelegate()
-        first.delegate = firstDelegate
-        second.delegate = secondDelegate
+        let (first, second, firstDelegate, secondDelegate) = Self.twoManagers()
         first.startUpdatingLocation()
         second.startUpdatingLocation()
         device.advance(to: .seconds(5))
@@ -395,6 +390,42 @@ import WaymarkTesting
             resumed.contains { $0.manager == 1 } && resumed.contains { $0.manager == 2 }, "\(resumed.map(\.manager))")
         #expect(firstDelegate.locations.count > before.0 + 1)
         #expect(secondDelegate.locations.count - before.1 == firstDelegate.locations.count - before.0)
+    }
+
+    /// The significant-change service's events go to each manager that started it ("Location
+    /// events are delivered to your delegate's locationManager(_:didUpdateLocations:) method",
+    /// startMonitoringSignificantLocationChanges()), not to the first manager; one manager's stop
+    /// leaves it running for the others, and it stops with the last.
+    @Test func eachManagerThatStartedSignificantChangesHearsThem() throws {
+        var scenario = Scenario()
+        scenario.device.authorization = .authorizedAlways
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 700), app: BareApp())
+        device.launch()
+        let (first, second, firstDelegate, secondDelegate) = Self.twoManagers()
+        func records(_ action: ServiceLocationAction) -> Int {
+            device.events.filter {
+                if case .serviceLocation(let r) = $0.kind {
+                    r.service == .significantLocationChange && r.action == action
+                } else {
+                    false
+                }
+            }.count
+        }
+        second.startMonitoringSignificantLocationChanges()
+        device.advance(to: .seconds(2))
+        #expect(secondDelegate.locations.count == 1 && firstDelegate.locations.isEmpty)
+        first.startMonitoringSignificantLocationChanges()
+        #expect(records(.started) == 1, "one service for the app")
+        // 500 m and five minutes later, both hear the next event.
+        device.advance(to: .seconds(320))
+        #expect(secondDelegate.locations.count == 2 && firstDelegate.locations.count == 1)
+        second.stopMonitoringSignificantLocationChanges()
+        #expect(records(.stopped) == 0, "the first still listens")
+        device.advance(to: .seconds(640))
+        #expect(secondDelegate.locations.count == 2 && firstDelegate.locations.count == 2)
+        first.stopMonitoringSignificantLocationChanges()
+        #expect(records(.stopped) == 1)
+        #expect(records(.delivered) == 3)
     }
 
     /// An authorization change reaches every manager, not only the first: with updates running

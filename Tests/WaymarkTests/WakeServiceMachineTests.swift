@@ -579,7 +579,7 @@ import Testing
             m.handle(.deliverWaiting(.condition(monitor: "trips")), in: at(23, .background, monitors: ["trips"]))
                 == [.post(.deliverServiceEvent(condition))])
         #expect(
-            m.handle(.significantChanges(listening: true), in: at(24, .background))
+            m.handle(.significantChanges(listening: true, manager: 1), in: at(24, .background))
                 == [.post(.deliverServiceEvent(change))])
         // The significant change comes with at best Wi-Fi's accuracy.
         let delivered = m.handle(.deliver(change), in: at(24, .background))

@@ -366,11 +366,11 @@ public final class DeviceLocationManager {
     /// call it again to receive the events ("Upon relaunch, you must still configure a location
     /// manager object and call this method").
     public func startMonitoringSignificantLocationChanges() {
-        call("startMonitoringSignificantLocationChanges()") { _ in .significantChanges(start: true) }
+        call("startMonitoringSignificantLocationChanges()") { .significantChanges(start: true, manager: $0) }
     }
     /// `stopMonitoringSignificantLocationChanges()`.
     public func stopMonitoringSignificantLocationChanges() {
-        call("stopMonitoringSignificantLocationChanges()") { _ in .significantChanges(start: false) }
+        call("stopMonitoringSignificantLocationChanges()") { .significantChanges(start: false, manager: $0) }
     }
 
     /// `startMonitoring(for:)`: entry and exit events for a circular region, at most 20 per app

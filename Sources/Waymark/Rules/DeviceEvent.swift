@@ -24,7 +24,7 @@ public enum DeviceEvent: Sendable, Equatable {
     /// The app set a manager property.
     case managerSetting(manager: Int, ManagerSetting, value: String)
     /// `startMonitoringSignificantLocationChanges()` / `stop…`.
-    case significantChanges(start: Bool)
+    case significantChanges(start: Bool, manager: Int)
     /// `startMonitoring(for:)`.
     case startMonitoring(CircularRegion)
     /// `stopMonitoring(for:)`.

@@ -18,7 +18,8 @@ extension DeviceRules {
         case .managerSetting(let manager, let name, let value):
             guard manager == 1 else { return [] }
             return [.record(.setting(name: name, value: value))]
-        case .significantChanges(let start): return start ? startSignificantChanges() : stopSignificantChanges()
+        case .significantChanges(let start, let manager):
+            return start ? startSignificantChanges(manager: manager) : stopSignificantChanges(manager: manager)
         case .startMonitoring(let region): return startMonitoring(region)
         case .stopMonitoring(let identifier): return stopMonitoring(identifier)
         case .requestState(let identifier): return requestState(identifier)

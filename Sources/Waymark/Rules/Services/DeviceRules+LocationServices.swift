@@ -45,16 +45,22 @@ extension DeviceRules {
 
     // MARK: - The significant-change service
 
-    mutating func startSignificantChanges() -> [DeviceAction] {
+    /// `startMonitoringSignificantLocationChanges()` on manager `manager`: the app's one
+    /// service starts if it is not running, and the manager hears its events.
+    mutating func startSignificantChanges(manager: Int) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
         let started = significantChanges.handle(.start(at: now, cached: nil, app: appState))
-        return started + serviceEvent(.significantChanges(listening: true))
+        return started + serviceEvent(.significantChanges(listening: true, manager: manager))
     }
 
-    mutating func stopSignificantChanges() -> [DeviceAction] {
+    /// `stopMonitoringSignificantLocationChanges()` on manager `manager`: it hears no more events,
+    /// and the service stops when no manager of the app listens (after a relaunch, none does until
+    /// the app starts it again, so any manager's stop ends it).
+    mutating func stopSignificantChanges(manager: Int) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        let stopped = significantChanges.handle(.stop(app: appState))
-        return stopped + serviceEvent(.significantChanges(listening: false))
+        let left = serviceEvent(.significantChanges(listening: false, manager: manager))
+        guard !serviceEvents.significantChangesListening else { return left }
+        return significantChanges.handle(.stop(app: appState)) + left
     }
 
     // MARK: - Regions

@@ -106,8 +106,9 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
         case deliverWaiting(PendingServiceEvent.Kind?)
         /// One event goes to the app's code.
         case deliver(PendingServiceEvent)
-        /// The app started (`true`) or stopped the significant-change service.
-        case significantChanges(listening: Bool)
+        /// The app's manager numbered `manager` started (`true`) or stopped the
+        /// significant-change service.
+        case significantChanges(listening: Bool, manager: Int)
         /// The app stopped visit monitoring: its waiting visits go.
         case visitsStopped
         /// The app was suspended (nil) or its process ended.
@@ -123,9 +124,12 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
     public private(set) var waiting: [Waiting] = []
     /// Until when a location service's wake keeps the app running.
     public private(set) var wakeUntil: Duration?
-    /// Whether this process of the app started the significant-change service (after a
-    /// relaunch it must start it again to receive the events).
-    public private(set) var significantChangesListening = false
+    /// The managers of this process of the app that started the significant-change service,
+    /// by number: each receives its events (after a relaunch the app must start it again to
+    /// receive them).
+    public private(set) var significantChangeListeners: Set<Int> = []
+    /// Whether a manager of this process started the significant-change service.
+    public var significantChangesListening: Bool { !significantChangeListeners.isEmpty }
 
     public init(version: IOSVersion, wakeTime: Duration, relaunchAfterSwipe: Bool) {
         self.version = version
@@ -145,11 +149,14 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
             return []
         case .deliverWaiting(let kind): return deliverWaiting(only: kind, s)
         case .deliver(let e): return deliver(e, s)
-        case .significantChanges(let listening):
+        case .significantChanges(let listening, let manager):
             guard s.appRuns else { return [] }
-            significantChangesListening = listening
-            if listening { return deliverWaiting(only: .significantChange, s) }
-            waiting.removeAll { $0.event.kind == .significantChange }
+            if listening {
+                significantChangeListeners.insert(manager)
+                return deliverWaiting(only: .significantChange, s)
+            }
+            significantChangeListeners.remove(manager)
+            if significantChangeListeners.isEmpty { waiting.removeAll { $0.event.kind == .significantChange } }
             return []
         case .visitsStopped:
             waiting.removeAll { $0.event.kind == .visit }
@@ -162,7 +169,7 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
             waiting = []
             wakeUntil = nil
             actions.append(.cancel(.serviceWakeEnd))
-            if terminated { significantChangesListening = false }
+            if terminated { significantChangeListeners = [] }
             return actions
         }
     }
@@ -247,6 +254,10 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
         case .significantChange(let fix):
             let source: AccuracyModel.Positioning = s.accuracy == .reducedAccuracy ? .reduced : .wifi
             let delivered = AccuracyModel.apply(source, to: fix.location)
+            // Each manager that started the service hears the event.
+            let update = LocationUpdate(
+                location: delivered, appState: app, reason: .significantLocationChange, index: fix.index,
+                segment: fix.segment)
             return [
                 .record(
                     .serviceLocation(
@@ -254,13 +265,8 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
                             service: .significantLocationChange, action: .delivered,
                             reason: .significantLocationChange, index: fix.index, segment: fix.segment,
                             appState: app, location: delivered, authorization: s.delivery.authorization,
-                            accuracy: s.accuracy))),
-                .call(
-                    .serviceLocation(
-                        LocationUpdate(
-                            location: delivered, appState: app, reason: .significantLocationChange,
-                            index: fix.index, segment: fix.segment), manager: 1)),
-            ]
+                            accuracy: s.accuracy)))
+            ] + significantChangeListeners.sorted().map { .call(.serviceLocation(update, manager: $0)) }
         case .region(let region, let state):
             return Self.record(event, decision: .delivered, reason: .region, app: app) + [
                 .call(.delegate(state == .inside ? .didEnterRegion(region) : .didExitRegion(region), to: .all)),
