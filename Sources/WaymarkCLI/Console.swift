@@ -219,6 +219,9 @@ final class ConsoleReporter: SimulationObserver {
     }
 
     /// An event in words; nil for the ones not worth a line.
+    /// "updates", or "manager N updates" for another manager than the app's first.
+    static func updates(of manager: Int) -> String { manager == 1 ? "updates" : "manager \(manager) updates" }
+
     static func describe(_ kind: AuditEvent.Kind) -> String? {
         switch kind {
         case .started, .finished, .action, .fix, .arrivedWhileAway, .managerCreated: return nil
@@ -235,9 +238,10 @@ final class ConsoleReporter: SimulationObserver {
         case .authorizationChanged(let from, let to): return "authorization: \(from.rawValue) → \(to.rawValue)"
         case .accuracyChanged(let from, let to): return "accuracy: \(from.rawValue) → \(to.rawValue)"
         case .locationServicesChanged(let enabled): return "location services \(enabled ? "on" : "off")"
-        case .setting(let name, let value): return "manager.\(name) = \(value)"
-        case .updates(let action): return "updates \(action)"
-        case .error(let e): return "error: \(e)"
+        case .setting(let name, let value, let manager):
+            return manager == 1 ? "manager.\(name) = \(value)" : "manager \(manager).\(name) = \(value)"
+        case .updates(let action, let manager): return "\(Self.updates(of: manager)) \(action)"
+        case .error(let e, let manager): return manager == 1 ? "error: \(e)" : "manager \(manager) error: \(e)"
         case .backgroundTask(let action, let task, let remaining, let reason):
             var text = "background task" + (task.map { " \($0)" } ?? "") + " \(action)"
             if let remaining { text += ", \(ValueFormatting.fixed(remaining.inSeconds, decimals: 1)) s left" }
@@ -247,9 +251,10 @@ final class ConsoleReporter: SimulationObserver {
             if let result { text += ": \(result)" }
             if let synced, synced > 0 { text += ", \(synced) synced" }
             return text + ((reason?.rawValue ?? detail).map { " (\($0))" } ?? "")
-        case .paused(let reason): return "updates paused (\(reason))"
-        case .resumed(let reason): return "updates resumed (\(reason))"
-        case .heldDiscarded(let count, let reason): return "\(count) held fix(es) discarded (\(reason))"
+        case .paused(let reason, let manager): return "\(Self.updates(of: manager)) paused (\(reason))"
+        case .resumed(let reason, let manager): return "\(Self.updates(of: manager)) resumed (\(reason))"
+        case .heldDiscarded(let count, let reason, let manager):
+            return "\(count) held fix(es) discarded (\(reason))" + (manager == 1 ? "" : ", manager \(manager)")
         case .terminated(let reason): return "app terminated (\(reason))"
         case .diagnostic(let message): return "note: \(message)"
         case .serviceLocation(let r):

@@ -131,7 +131,7 @@ import Testing
                 problems.expect(from != to, "\(event.offset): a state change to the same state \(to)")
                 if from == .notRunning { alive = true }
                 if to == .notRunning { alive = false }
-            case .heldDiscarded(let count, _): discarded += count
+            case .heldDiscarded(let count, _, _): discarded += count
             case .locationsDelivered:
                 problems.expect(alive, "\(event.offset): locations delivered to an app that is not running")
             case .fix(let record):

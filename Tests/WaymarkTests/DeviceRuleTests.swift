@@ -222,7 +222,7 @@ struct ListSource: LocationSource {
                 if case .prompt(.locationServices, .shown, _) = $0.kind { true } else { false }
             })
         #expect(!run.events.contains { if case .authorizationRequest = $0.kind { true } else { false } })
-        #expect(run.events.contains { if case .error(let e) = $0.kind { e.code == .denied } else { false } })
+        #expect(run.events.contains { if case .error(let e, _) = $0.kind { e.code == .denied } else { false } })
         #expect(run.reasons(to: 60) == [.locationServicesDisabled])
         #expect(run.reasons(from: 60) == [.foreground], "the user's When In Use is back")
     }

@@ -50,17 +50,17 @@ import Testing
             case .decided(let o):
                 "\(o.decision.rawValue):\(o.reason.rawValue)\(o.indicator ? "+indicator" : "")"
             case .deliver(let count, _, manager: 1): "deliver\(count)"
-            case .record(.error(let e)): "error:\(e.code.name)"
+            case .record(.error(let e, _)): "error:\(e.code.name)"
             case .call(.delegate(.didFailWithError, to: .manager(1))),
                 .call(.delegate(.didPauseLocationUpdates, to: .manager(1))),
                 .call(.delegate(.didResumeLocationUpdates, to: .manager(1))):
                 nil
             case .post(.authorization(.neededAlways)): "needsAlways"
-            case .record(.heldDiscarded(let n, let r)): "discarded\(n):\(r.rawValue)"
-            case .record(.updates(.started)): "started"
-            case .record(.updates(.stopped)): "stopped"
-            case .record(.paused(.stationary)): "paused"
-            case .record(.resumed(.appRestarted)): "resumed"
+            case .record(.heldDiscarded(let n, let r, _)): "discarded\(n):\(r.rawValue)"
+            case .record(.updates(.started, manager: 1)): "started"
+            case .record(.updates(.stopped, manager: 1)): "stopped"
+            case .record(.paused(.stationary, manager: 1)): "paused"
+            case .record(.resumed(.appRestarted, manager: 1)): "resumed"
             default: "unexpected \(action)"
             }
         }
@@ -319,8 +319,8 @@ import Testing
     }
 
     /// The machine's answers are the device's actions, as the manager it serves has them: the
-    /// first manager's starts and stops are audit events, another's are not, and another's
-    /// ignored fixes are left out; errors, pauses and resumes go to the manager's own delegate;
+    /// starts, stops and errors of every manager are audit events (another's with its number),
+    /// and another's ignored fixes are left out; errors, pauses and resumes go to the manager's own delegate;
     /// a fix dropped for a reason live updates report is a diagnostic for them first (the one for
     /// a request in progress only while its prompt is up), and a delivery after a diagnostic
     /// makes it stale.
@@ -328,7 +328,7 @@ import Testing
         // Another manager.
         var second = Machine(version: .newest, heldDelivery: .all, manager: 2)
         #expect(second.handle(.source(Self.fix(0), Self.context(.active))).isEmpty, "ignored, not recorded")
-        #expect(second.handle(.start(Self.context(.active))).isEmpty, "no audit event for another's start")
+        #expect(second.handle(.start(Self.context(.active))) == [.record(.updates(action: .started, manager: 2))])
         let delivered = second.handle(.source(Self.fix(1), Self.context(.active)))
         guard delivered.count == 2, case .decided(let o) = delivered[0] else {
             Issue.record("\(delivered)")
@@ -339,8 +339,8 @@ import Testing
         let error = LocationError(.denied, reason: "denied")
         #expect(
             second.handle(.authorizationChanged(Self.context(.active, auth: .denied)))
-                == [.record(.error(error)), .call(.delegate(.didFailWithError(error), to: .manager(2)))])
-        #expect(second.handle(.stop).isEmpty)
+                == [.record(.error(error, manager: 2)), .call(.delegate(.didFailWithError(error), to: .manager(2)))])
+        #expect(second.handle(.stop) == [.record(.updates(action: .stopped, manager: 2))])
 
         // The first manager's live updates.
         var first = Machine(version: .newest, heldDelivery: .all)

@@ -415,17 +415,58 @@ import WaymarkTesting
         device.advance(to: .seconds(2))
         #expect(secondDelegate.locations.count == 1 && firstDelegate.locations.isEmpty)
         first.startMonitoringSignificantLocationChanges()
+        first.startMonitoringSignificantLocationChanges()
         #expect(records(.started) == 1, "one service for the app")
         // 500 m and five minutes later, both hear the next event.
         device.advance(to: .seconds(320))
         #expect(secondDelegate.locations.count == 2 && firstDelegate.locations.count == 1)
         second.stopMonitoringSignificantLocationChanges()
+        // A manager that never started it stops nothing.
+        let third = DeviceLocationManager()
+        third.stopMonitoringSignificantLocationChanges()
         #expect(records(.stopped) == 0, "the first still listens")
         device.advance(to: .seconds(640))
         #expect(secondDelegate.locations.count == 2 && firstDelegate.locations.count == 2)
         first.stopMonitoringSignificantLocationChanges()
         #expect(records(.stopped) == 1)
         #expect(records(.delivered) == 3)
+    }
+
+    /// The audit log says which manager set a property, started or stopped its updates, or had
+    /// an error: `manager` when it is not the first, as on a fix (format 5). Before, another
+    /// manager's settings and its updates' start and stop were not written at all, and its errors
+    /// were written as the first's.
+    @Test func everyManagersSettingsUpdatesAndErrorsAreInTheAuditLog() throws {
+        var scenario = Scenario()
+        scenario.device.authorization = .denied
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 10), app: BareApp())
+        device.launch()
+        let (first, second, _, secondDelegate) = Self.twoManagers()
+        second.distanceFilter = 50
+        first.startUpdatingLocation()
+        second.startUpdatingLocation()
+        device.advance(to: .seconds(2))
+        second.stopUpdatingLocation()
+        first.stopUpdatingLocation()
+        device.advance(to: .seconds(3))
+        #expect(secondDelegate.errors.map(\.code) == [.denied])
+        let said = device.events.compactMap { e -> String? in
+            switch e.kind {
+            case .setting(let name, _, let manager): "\(manager) setting \(name.rawValue)"
+            case .updates(let action, let manager): "\(manager) \(action.rawValue)"
+            case .error(let error, let manager): "\(manager) error \(error.code.name)"
+            default: nil
+            }
+        }
+        #expect(
+            said == [
+                "2 setting distanceFilter", "1 started", "1 error denied", "2 started", "2 error denied",
+                "2 stopped", "1 stopped",
+            ])
+        let lines = device.auditLog.split(separator: "\n")
+        let second2 = lines.filter { $0.contains("\"manager\":2") && !$0.contains("\"event\":\"fix\"") }
+        #expect(second2.count == 4, "\(second2)")
+        #expect(!lines.contains { $0.contains("\"manager\":1") })
     }
 
     /// An authorization change reaches every manager, not only the first: with updates running

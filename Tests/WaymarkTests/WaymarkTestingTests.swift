@@ -279,7 +279,7 @@ private actor OrderBox {
         let device = TestDevice(trace: try Self.walk(), app: BareApp(), manager: model.manager)
         #expect(device.manager === model.manager)
         let settings = device.events(named: "setting").compactMap { event -> String? in
-            if case .setting(let name, let value) = event.kind { return "\(name)=\(value)" }
+            if case .setting(let name, let value, _) = event.kind { return "\(name)=\(value)" }
             return nil
         }
         #expect(settings == ["distanceFilter=5", "desiredAccuracy=nearestTenMeters"])

@@ -95,20 +95,25 @@ public struct AuditEvent: Sendable, Hashable {
         case accuracyChanged(from: AccuracyAuthorization, to: AccuracyAuthorization)
         case locationServicesChanged(enabled: Bool)
         /// The app changed a manager property.
-        case setting(name: ManagerSetting, value: String)
+        /// The app set a property of the manager numbered `manager` (format 5: `manager` written
+        /// when not 1).
+        case setting(name: ManagerSetting, value: String, manager: Int = 1)
         /// Updates `started` or `stopped`, or a start `refused`.
-        case updates(action: UpdatesAction)
+        /// The manager numbered `manager` started or stopped standard updates (format 5: `manager`
+        /// written when not 1).
+        case updates(action: UpdatesAction, manager: Int = 1)
         case fix(FixRecord)
-        case error(LocationError)
+        /// An error for the manager numbered `manager` (format 5: written when not 1).
+        case error(LocationError, manager: Int = 1)
         /// A background task `began`, `ended` or is `expiring` (format 1 also wrote `refused` and
         /// `reinstated`).
         case backgroundTask(action: BackgroundTaskAction, task: Int?, remaining: Duration?, reason: String?)
         /// A fetch `began`, `completed` (with its result), `expired`, was `deferred` or `skipped`.
         case fetch(action: FetchAction, result: FetchResult?, synced: Int?, reason: AuditReason?, detail: String? = nil)
-        case paused(reason: PauseReason)
-        case resumed(reason: ResumeReason)
+        case paused(reason: PauseReason, manager: Int = 1)
+        case resumed(reason: ResumeReason, manager: Int = 1)
         /// Held fixes thrown away on resume or termination.
-        case heldDiscarded(count: Int, reason: HeldDiscardReason)
+        case heldDiscarded(count: Int, reason: HeldDiscardReason, manager: Int = 1)
         /// The app, back in the foreground, reports how many locations arrived while it was away.
         case arrivedWhileAway(count: Int)
         case terminated(reason: TerminationCause)
@@ -316,11 +321,13 @@ public struct AuditEvent: Sendable, Hashable {
             w.string("to", to.rawValue)
         case .locationServicesChanged(let enabled):
             w.bool("enabled", enabled)
-        case .setting(let name, let value):
+        case .setting(let name, let value, let manager):
             w.string("name", name.rawValue)
             w.string("value", value)
-        case .updates(let action):
+            if manager != 1 { w.int("manager", manager) }
+        case .updates(let action, let manager):
             w.string("action", action.rawValue)
+            if manager != 1 { w.int("manager", manager) }
         case .fix(let f):
             w.int("index", f.index)
             w.int("segment", f.segment)
@@ -346,9 +353,10 @@ public struct AuditEvent: Sendable, Hashable {
                 w.number("truthError", d.error, decimals: 2)
                 if !d.faults.isEmpty { w.string("faults", d.faults.joined(separator: " ")) }
             }
-        case .error(let e):
+        case .error(let e, let manager):
             w.string("code", e.code.name)
             w.string("reason", e.reason)
+            if manager != 1 { w.int("manager", manager) }
         case .backgroundTask(let action, let task, let remaining, let reason):
             w.string("action", action.rawValue)
             if let task { w.int("task", task) }
@@ -360,15 +368,18 @@ public struct AuditEvent: Sendable, Hashable {
             if let synced { w.int("synced", synced) }
             w.string("reason", reason?.rawValue)
             w.string("detail", detail)
-        case .paused(let reason):
+        case .paused(let reason, let manager):
             w.string("reason", reason.rawValue)
-        case .resumed(let reason):
+            if manager != 1 { w.int("manager", manager) }
+        case .resumed(let reason, let manager):
             w.string("reason", reason.rawValue)
+            if manager != 1 { w.int("manager", manager) }
         case .terminated(let reason):
             w.string("reason", reason.rawValue)
-        case .heldDiscarded(let count, let reason):
+        case .heldDiscarded(let count, let reason, let manager):
             w.int("count", count)
             w.string("reason", reason.rawValue)
+            if manager != 1 { w.int("manager", manager) }
         case .arrivedWhileAway(let count):
             w.int("count", count)
         case .diagnostic(let message):

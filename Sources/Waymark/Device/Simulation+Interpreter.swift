@@ -74,7 +74,7 @@ extension Simulation {
 
     /// Writes an audit event to the observers, at the current time.
     func record(_ kind: AuditEvent.Kind) {
-        if case .heldDiscarded(let count, _) = kind { summary.discardedHeld += count }
+        if case .heldDiscarded(let count, _, _) = kind { summary.discardedHeld += count }
         guard !observers.isEmpty else { return }
         tell(AuditEvent(offset: now, kind: kind))
     }

@@ -16,8 +16,7 @@ extension DeviceRules {
         case .startUpdates(let manager): return startUpdates(manager: manager)
         case .stopUpdates(let manager): return stopUpdates(manager: manager)
         case .managerSetting(let manager, let name, let value):
-            guard manager == 1 else { return [] }
-            return [.record(.setting(name: name, value: value))]
+            return [.record(.setting(name: name, value: value, manager: manager))]
         case .significantChanges(let start, let manager):
             return start ? startSignificantChanges(manager: manager) : stopSignificantChanges(manager: manager)
         case .startMonitoring(let region): return startMonitoring(region)

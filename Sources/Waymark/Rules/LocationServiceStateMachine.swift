@@ -274,7 +274,7 @@ public struct LocationServiceStateMachine: Sendable {
         case .stop:
             guard state != .stopped else { return [] }
             state = .stopped
-            return manager == 1 ? [.record(.updates(action: .stopped))] : []
+            return [.record(.updates(action: .stopped, manager: manager))]
         case .source: return []
         case .appEnteredForeground:
             if case .updating = state { state = .updating(startedInUse: true) }
@@ -325,13 +325,13 @@ public struct LocationServiceStateMachine: Sendable {
             state = .updating(startedInUse: whenInUseRules ? inUse : startedInUse || inUse)
             detector.reset()
             return [
-                .record(.resumed(reason: .appRestarted)),
+                .record(.resumed(reason: .appRestarted, manager: manager)),
                 .call(.delegate(.didResumeLocationUpdates, to: .manager(manager))),
             ]
         case .stopped:
             state = .updating(startedInUse: inUse)
             detector.reset()
-            var actions: [DeviceAction] = manager == 1 ? [.record(.updates(action: .started))] : []
+            var actions: [DeviceAction] = [.record(.updates(action: .started, manager: manager))]
             if c.isProvisionalAlways && !inUse { actions.append(Self.needsAlways) }
             if !c.authorization.isAuthorized && (c.authorization != .notDetermined || !c.locationServicesEnabled) {
                 actions += reportDenied(c)
@@ -376,7 +376,7 @@ public struct LocationServiceStateMachine: Sendable {
         {
             state = .paused(startedInUse: startedInUse)
             detector.reset()
-            actions.append(.record(.paused(reason: .stationary)))
+            actions.append(.record(.paused(reason: .stationary, manager: manager)))
             actions.append(.call(.delegate(.didPauseLocationUpdates, to: .manager(manager))))
             if c.live.listening && manager == 1 && version.major >= 17 {
                 // Live updates say the device is stationary (iOS 17).
@@ -484,7 +484,7 @@ public struct LocationServiceStateMachine: Sendable {
 
     /// An error for the manager's delegate.
     private func report(_ error: LocationError, into actions: inout [DeviceAction]) {
-        actions.append(.record(.error(error)))
+        actions.append(.record(.error(error, manager: manager)))
         actions.append(.call(.delegate(.didFailWithError(error), to: .manager(manager))))
     }
 
@@ -545,7 +545,7 @@ public struct LocationServiceStateMachine: Sendable {
         heldNotKept = 0
         if !(isUpdating && c.authorization.isAuthorized) { keep = [] }
         var actions: [DeviceAction] = []
-        if total > keep.count { actions.append(Self.discarded(total - keep.count, .resume)) }
+        if total > keep.count { actions.append(discarded(total - keep.count, .resume)) }
         guard !keep.isEmpty else { return actions }
         for item in keep {
             decided(
@@ -561,9 +561,9 @@ public struct LocationServiceStateMachine: Sendable {
     private mutating func answered(_ granted: Bool, _ c: Context) -> [DeviceAction] {
         guard let item = awaitingAlways else { return [] }
         awaitingAlways = nil
-        guard granted else { return [Self.discarded(1, .alwaysDeclined)] }
-        guard c.now - item.at <= Self.staleAfter else { return [Self.discarded(1, .stale)] }
-        guard isUpdating else { return [Self.discarded(1, .resume)] }
+        guard granted else { return [discarded(1, .alwaysDeclined)] }
+        guard c.now - item.at <= Self.staleAfter else { return [discarded(1, .stale)] }
+        guard isUpdating else { return [discarded(1, .resume)] }
         lastGenerated = (item.location.coordinate, item.at, item.positioning)
         if !c.isRunning {
             enqueue(item)
@@ -584,10 +584,10 @@ public struct LocationServiceStateMachine: Sendable {
         held.removeAll()
         heldNotKept = 0
         awaitingAlways = nil
-        return count > 0 ? [Self.discarded(count, reason)] : []
+        return count > 0 ? [discarded(count, reason)] : []
     }
 
-    private static func discarded(_ count: Int, _ reason: HeldDiscardReason) -> DeviceAction {
-        .record(.heldDiscarded(count: count, reason: reason))
+    private func discarded(_ count: Int, _ reason: HeldDiscardReason) -> DeviceAction {
+        .record(.heldDiscarded(count: count, reason: reason, manager: manager))
     }
 }
