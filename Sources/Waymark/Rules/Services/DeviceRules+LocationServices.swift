@@ -2,11 +2,18 @@
 /// regions, visits, `CLMonitor` conditions and `requestLocation()`. Where their events go is
 /// decided in one place, ``ServiceEventStateMachine``.
 extension DeviceRules {
-    /// Whether any service looks at fixes (read once per fix on the hot path).
+    /// Whether any service looks at fixes (read once per fix on the hot path, through the
+    /// driver's class property: inlined, so that the read does not copy the whole rules first).
+    @inline(__always)
     public var servicesWatchFixes: Bool {
         significantChanges.isMonitoring || regionMonitor.isMonitoring || visits.isMonitoring
             || locationRequest.isWaiting || !conditions.monitors.isEmpty
-            || (!otherUpdates.isEmpty && otherUpdates.values.contains { $0.request.isWaiting })
+            || (!otherUpdates.isEmpty && Self.anyRequestWaiting(otherUpdates))
+    }
+
+    /// Whether another manager's `requestLocation()` waits.
+    static func anyRequestWaiting(_ others: [Int: ManagerUpdates]) -> Bool {
+        others.values.contains { $0.request.isWaiting }
     }
 
     /// The services see every fix of the device, whatever the app's state.
