@@ -5,13 +5,11 @@ extension DeviceRules {
     mutating func startUpdates(manager: Int) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
         var actions = cancelLocationRequest(manager: manager)
-        let wasRunning: Bool
+        let wasRunning = isUpdating(manager: manager) && !isPaused(manager: manager)
         if manager == 1 {
-            wasRunning = location.isUpdating && !location.isPaused
             actions += location.handle(.start(context()))
         } else {
             guard var other = otherUpdates[manager] else { return actions }
-            wasRunning = other.machine.isUpdating && !other.machine.isPaused
             let started = other.machine.handle(.start(context(settings: other.settings)))
             otherUpdates[manager] = other
             actions += started

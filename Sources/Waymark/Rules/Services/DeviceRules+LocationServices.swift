@@ -21,7 +21,7 @@ extension DeviceRules {
         guard case .fix(let location) = event.kind else { return [] }
         var actions: [DeviceAction] = []
         if locationRequest.isWaiting { actions += answerLocationRequest(location, event, manager: 1) }
-        if !otherUpdates.isEmpty && otherUpdates.values.contains(where: { $0.request.isWaiting }) {
+        if !otherUpdates.isEmpty && Self.anyRequestWaiting(otherUpdates) {
             for number in otherUpdates.keys.sorted() where otherUpdates[number]?.request.isWaiting == true {
                 actions += answerLocationRequest(location, event, manager: number)
             }
