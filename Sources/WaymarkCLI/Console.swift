@@ -301,8 +301,9 @@ final class ConsoleReporter: SimulationObserver {
             var text = "monitor \(name): condition \(identifier) \(action)"
             if let decision, decision != .delivered { text += ", \(decision)" }
             return text + (reason.map { " (\($0))" } ?? "")
-        case .liveUpdate(let stationary, let diagnostic):
-            return "live update: " + (stationary ? "stationary" : (diagnostic?.rawValue ?? ""))
+        case .liveUpdate(let stationary, let diagnostic, let manager):
+            return (manager == 1 ? "live update: " : "manager \(manager) live update: ")
+                + (stationary ? "stationary" : (diagnostic?.rawValue ?? ""))
         }
     }
 }

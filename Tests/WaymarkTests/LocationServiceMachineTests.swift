@@ -51,7 +51,7 @@ import Testing
                 "\(o.decision.rawValue):\(o.reason.rawValue)\(o.indicator ? "+indicator" : "")"
             case .deliver(let count, _, manager: 1): "deliver\(count)"
             case .record(.error(let e, _)): "error:\(e.code.name)"
-            case .call(.delegate(.didFailWithError, to: .manager(1))),
+            case .call(.delegate(.didFailWithError, to: .manager(_))),
                 .call(.delegate(.didPauseLocationUpdates, to: .manager(1))),
                 .call(.delegate(.didResumeLocationUpdates, to: .manager(1))):
                 nil
@@ -342,35 +342,42 @@ import Testing
                 == [.record(.error(error, manager: 2)), .call(.delegate(.didFailWithError(error), to: .manager(2)))])
         #expect(second.handle(.stop) == [.record(.updates(action: .stopped, manager: 2))])
 
-        // The first manager's live updates.
-        var first = Machine(version: .newest, heldDelivery: .all)
-        _ = first.handle(.start(Self.context(.active)))
-        var denied = Self.context(.active, auth: .denied)
-        denied.live.listening = true
-        let dropped = first.handle(.source(Self.fix(2), denied))
-        #expect(dropped.first == .post(.liveDiagnostic(.authorizationDenied)))
-        #expect(Self.decisions(Array(dropped.dropFirst())) == ["dropped:denied", "error:denied"])
-        denied.live.listening = false
-        #expect(!first.handle(.source(Self.fix(3), denied)).contains(.post(.liveDiagnostic(.authorizationDenied))))
-        // A request in progress is a diagnostic only while its prompt is up.
-        var asking = Self.context(.active, auth: .notDetermined)
-        asking.live.listening = true
-        #expect(
-            !first.handle(.source(Self.fix(4), asking)).contains(
-                .post(.liveDiagnostic(.authorizationRequestInProgress))))
-        asking.live.promptPending = true
-        #expect(
-            first.handle(.source(Self.fix(5), asking)).first == .post(.liveDiagnostic(.authorizationRequestInProgress)))
-        var shown = Self.context(.active)
-        shown.live.diagnosticShown = true
-        // The diagnostic is cleared before the delegate hears of the location.
-        #expect(
-            first.handle(.source(Self.fix(6), shown)).suffix(2) == [
-                .post(.liveUpdateDelivered), .deliver(count: 1, reason: .foreground, manager: 1),
-            ])
-        #expect(
-            first.handle(.source(Self.fix(7), Self.context(.active))).last
-                == .deliver(count: 1, reason: .foreground, manager: 1))
+        // Each manager's live updates hear of its own fixes (CLLocationUpdate.liveUpdates() has
+        // a manager of its own, often not the app's first).
+        for number in [1, 3] {
+            var first = Machine(version: .newest, heldDelivery: .all, manager: number)
+            _ = first.handle(.start(Self.context(.active)))
+            var denied = Self.context(.active, auth: .denied)
+            denied.live.listening = true
+            let dropped = first.handle(.source(Self.fix(2), denied))
+            #expect(dropped.first == .post(.liveDiagnostic(.authorizationDenied, manager: number)))
+            #expect(Self.decisions(Array(dropped.dropFirst())) == ["dropped:denied", "error:denied"])
+            denied.live.listening = false
+            #expect(
+                !first.handle(.source(Self.fix(3), denied)).contains(
+                    .post(.liveDiagnostic(.authorizationDenied, manager: number))))
+            // A request in progress is a diagnostic only while its prompt is up.
+            var asking = Self.context(.active, auth: .notDetermined)
+            asking.live.listening = true
+            #expect(
+                !first.handle(.source(Self.fix(4), asking)).contains(
+                    .post(.liveDiagnostic(.authorizationRequestInProgress, manager: number))))
+            asking.live.promptPending = true
+            #expect(
+                first.handle(.source(Self.fix(5), asking)).first
+                    == .post(.liveDiagnostic(.authorizationRequestInProgress, manager: number)))
+            var shown = Self.context(.active)
+            shown.live.diagnosticShown = true
+            // The diagnostic is cleared before the delegate hears of the location.
+            #expect(
+                first.handle(.source(Self.fix(6), shown)).suffix(2) == [
+                    .post(.liveUpdateDelivered(manager: number)),
+                    .deliver(count: 1, reason: .foreground, manager: number),
+                ])
+            #expect(
+                first.handle(.source(Self.fix(7), Self.context(.active))).last
+                    == .deliver(count: 1, reason: .foreground, manager: number))
+        }
     }
 
     /// A pause is said to the manager's delegate, and to live updates when the app listens
@@ -397,7 +404,9 @@ import Testing
                         .call(.delegate(.didPauseLocationUpdates, to: .manager(1))),
                     ]
                     + (listening
-                        ? [.record(.liveUpdate(stationary: true, diagnostic: nil)), .call(.liveStationary)] : []),
+                        ? [
+                            .record(.liveUpdate(stationary: true, diagnostic: nil)), .call(.liveStationary(manager: 1)),
+                        ] : []),
                 "listening: \(listening)")
             #expect(
                 machine.handle(.start(c))

@@ -103,6 +103,96 @@ import Testing
         #expect(try await diagnostics(17) == [])
     }
 
+    /// Live updates hear of their own manager's updates. `CLLocationUpdate.liveUpdates()` asks
+    /// a manager of its own (in an app that keeps a `CLLocationManager` as well, not the first):
+    /// "If Core Location stops delivering updates because the device is stationary, then it sets
+    /// isStationary to true" for the updates that stopped, and iOS 18's diagnostics say why no
+    /// location comes to those updates, not to another manager's.
+    @Test func liveUpdatesHearTheirOwnManagersUpdates() async throws {
+        func streams(_ ios: Int, timeline: [Scenario.TimedAction], step: Double = 1.4) async throws -> (
+            first: [LiveUpdate], second: [LiveUpdate], run: Run
+        ) {
+            let simulation = Simulation(
+                scenario: Self.scenario(ios) {
+                    $0.app.startsUpdates = false
+                    $0.timeline = timeline
+                }, epoch: DeviceRuleTests.epoch)
+            let recorder = AuditRecorder()
+            simulation.addObserver(recorder)
+            var source = ListSource.walk(for: 900, step: step)
+            simulation.start(source: "walk")
+            simulation.advance(to: .zero)
+            // The app's first manager does not pause; the second (its stream's) does.
+            simulation.manager.pausesLocationUpdatesAutomatically = false
+            let first = simulation.manager.liveUpdates()
+            let second = simulation.withDevice { DeviceLocationManager().liveUpdates() }
+            while let event = try await source.next() { simulation.receive(event) }
+            simulation.finish()
+            var out: ([LiveUpdate], [LiveUpdate]) = ([], [])
+            for await u in first { out.0.append(u) }
+            for await u in second { out.1.append(u) }
+            return (out.0, out.1, Run(simulation: simulation, events: recorder.events))
+        }
+        // Still for 15 minutes: the second manager's updates pause after 10, the first's go on.
+        let still = try await streams(17, timeline: [], step: 0)
+        #expect(still.second.filter(\.isStationary).count == 1)
+        #expect(still.second.last?.isStationary == true, "nothing comes to it after the pause")
+        #expect(still.first.allSatisfy { !$0.isStationary && $0.location != nil })
+        #expect(still.first.count > still.second.count, "the first manager's updates did not pause")
+        #expect(
+            still.run.events.filter { $0.kind == .liveUpdate(stationary: true, diagnostic: nil, manager: 2) }.count
+                == 1)
+        #expect(!still.run.events.contains { $0.kind == .liveUpdate(stationary: true, diagnostic: nil) })
+
+        // In the background no location comes to either (When In Use, no session): each stream
+        // hears why, once, from its own manager's updates.
+        let away = try await streams(
+            18, timeline: [.init(at: .seconds(60), .background), .init(at: .seconds(200), .foreground)])
+        #expect(away.first.compactMap(\.diagnostic) == [.insufficientlyInUse])
+        #expect(away.second.compactMap(\.diagnostic) == [.insufficientlyInUse])
+        #expect(
+            away.run.events.filter {
+                if case .liveUpdate(false, .insufficientlyInUse, _) = $0.kind { true } else { false }
+            }.count == 2, "one for each manager's streams")
+        // After the app came back, both hear locations again.
+        #expect(away.first.last?.location != nil && away.second.last?.location != nil)
+    }
+
+    /// With `NSLocationRequireExplicitServiceSession` the session's gate is on each stream: a
+    /// stream of another manager than the first hears `serviceSessionRequired`, and a session
+    /// taken starts that manager's updates, not the first's.
+    @Test func aServiceSessionOpensTheGateForTheStreamsManager() async throws {
+        let simulation = Simulation(
+            scenario: Self.scenario(18) {
+                $0.info.requiresExplicitServiceSession = true
+                $0.app.startsUpdates = false
+                $0.timeline = [.init(at: .seconds(100), .startServiceSession(.whenInUse))]
+            }, epoch: DeviceRuleTests.epoch)
+        let recorder = AuditRecorder()
+        simulation.addObserver(recorder)
+        var source = ListSource.walk(for: 300)
+        simulation.start(source: "walk")
+        simulation.advance(to: .seconds(10))
+        _ = simulation.manager
+        let live = simulation.withDevice { DeviceLocationManager().liveUpdates() }
+        while let event = try await source.next() { simulation.receive(event) }
+        simulation.finish()
+        var updates: [LiveUpdate] = []
+        for await u in live { updates.append(u) }
+        #expect(updates.first?.diagnostic == .serviceSessionRequired)
+        let run = Run(simulation: simulation, events: recorder.events)
+        let delivered = run.fixes(from: 100).filter { $0.manager == 2 && $0.decision == .delivered }
+        #expect(delivered.count == 21, "every fix from the session on (100 s to 300 s, one each 10 s)")
+        #expect(updates.dropFirst().compactMap(\.location) == delivered.compactMap(\.delivered))
+        #expect(run.fixes(to: 100).allSatisfy { $0.manager == 1 }, "the gate held the second's fixes back")
+        #expect(
+            run.fixes().filter { $0.manager == 1 }.allSatisfy { $0.reason == .notUpdating }, "the first never started")
+        #expect(
+            recorder.events.contains {
+                $0.kind == .liveUpdate(stationary: false, diagnostic: .serviceSessionRequired, manager: 2)
+            })
+    }
+
     /// With `NSLocationRequireExplicitServiceSession`, live updates need a `CLServiceSession`
     /// (`serviceSessionRequired`); a held session asks again when a temporary authorization
     /// lapsed ("automatically re-asking as needed after temporary authorization lapses").

@@ -777,8 +777,11 @@ import Testing
     /// liveUpdates() needs iOS 17 (CLLocationUpdate.liveUpdates availability).
     @Test func liveUpdatesWaitForAServiceSessionAndSayEachDiagnosticOnce() {
         typealias M = LiveUpdateStateMachine
-        func said(_ d: LiveUpdate.Diagnostic) -> [DeviceAction] {
-            [.record(.liveUpdate(stationary: false, diagnostic: d)), .call(.liveDiagnostic(d))]
+        func said(_ d: LiveUpdate.Diagnostic, to manager: Int = 1) -> [DeviceAction] {
+            [
+                .record(.liveUpdate(stationary: false, diagnostic: d, manager: manager)),
+                .call(.liveDiagnostic(d, manager: manager)),
+            ]
         }
         let ios17 = M(version: IOSVersion(major: 17)!, requiresExplicitServiceSession: true)
         #expect(ios17.mayStart(appRuns: true) == (true, []))
@@ -788,18 +791,21 @@ import Testing
         var old = ios17
         #expect(old.handle(.gate(serviceSession: false, appRuns: true)).isEmpty)
         #expect(!old.blocked, "the key is iOS 18's")
-        #expect(old.handle(.diagnostic(.locationUnavailable)).isEmpty, "diagnostics are iOS 18's")
+        #expect(old.handle(.diagnostic(.locationUnavailable, manager: 1)).isEmpty, "diagnostics are iOS 18's")
 
         var m = M(version: .newest, requiresExplicitServiceSession: true)
         #expect(m.handle(.start(manager: 2, serviceSession: false, appRuns: false, askForAuthorization: true)).isEmpty)
-        _ = m.handle(.listening(true))
+        _ = m.handle(.listeners([2]))
         #expect(
             m.handle(.start(manager: 2, serviceSession: false, appRuns: true, askForAuthorization: true))
-                == said(.serviceSessionRequired), "blocked: said once, not twice")
-        #expect(m.blocked && m.lastDiagnostic == .serviceSessionRequired)
+                == said(.serviceSessionRequired, to: 2), "blocked: said once, not twice, to its manager's streams")
+        #expect(m.blocked && m.lastDiagnostic(manager: 2) == .serviceSessionRequired)
+        #expect(m.lastDiagnostic(manager: 1) == nil)
+        _ = m.handle(.listeners([2, 3]))
         #expect(
-            m.handle(.gate(serviceSession: true, appRuns: true)) == [.post(.startUpdates(manager: 1))],
-            "a session lets locations flow again")
+            m.handle(.gate(serviceSession: true, appRuns: true))
+                == [.post(.startUpdates(manager: 2)), .post(.startUpdates(manager: 3))],
+            "a session lets locations flow again: each listening manager's updates start")
         #expect(m.handle(.gate(serviceSession: true, appRuns: true)).isEmpty, "no change, nothing said")
         #expect(
             m.handle(.start(manager: 2, serviceSession: true, appRuns: true, askForAuthorization: true))
@@ -807,23 +813,28 @@ import Testing
         #expect(
             m.handle(.start(manager: 3, serviceSession: true, appRuns: true, askForAuthorization: false))
                 == [.post(.startUpdates(manager: 3))])
-        #expect(m.handle(.diagnostic(.insufficientlyInUse)) == said(.insufficientlyInUse))
-        #expect(m.handle(.diagnostic(.insufficientlyInUse)).isEmpty, "once until a location comes")
-        _ = m.handle(.delivered)
-        #expect(m.handle(.diagnostic(.insufficientlyInUse)) == said(.insufficientlyInUse))
+        #expect(m.handle(.diagnostic(.insufficientlyInUse, manager: 2)) == said(.insufficientlyInUse, to: 2))
+        #expect(m.handle(.diagnostic(.insufficientlyInUse, manager: 2)).isEmpty, "once until a location comes")
         #expect(
-            m.handle(.gate(serviceSession: false, appRuns: true)) == said(.serviceSessionRequired),
-            "the session invalidated while someone listens")
+            m.handle(.diagnostic(.insufficientlyInUse, manager: 3)) == said(.insufficientlyInUse, to: 3),
+            "each manager's streams hear it once")
+        _ = m.handle(.delivered(manager: 2))
+        #expect(m.handle(.diagnostic(.insufficientlyInUse, manager: 3)).isEmpty, "a location came to 2, not 3")
+        #expect(m.handle(.diagnostic(.insufficientlyInUse, manager: 2)) == said(.insufficientlyInUse, to: 2))
+        #expect(
+            m.handle(.gate(serviceSession: false, appRuns: true))
+                == said(.serviceSessionRequired, to: 2) + said(.serviceSessionRequired, to: 3),
+            "the session invalidated while streams listen: each hears it")
         // The process ends with a session held: its streams end first, so the gate closing with
         // the session says nothing, and a session taken again starts nothing.
         _ = m.handle(.gate(serviceSession: true, appRuns: true))
         #expect(m.handle(.appTerminated).isEmpty, "nobody listens any more")
-        #expect(!m.listening && m.lastDiagnostic == nil && m.blocked)
+        #expect(!m.listening && m.lastDiagnostic(manager: 2) == nil && m.blocked)
         #expect(m.handle(.gate(serviceSession: true, appRuns: true)).isEmpty, "nobody listens: nothing started")
         #expect(!m.blocked)
 
         var free = M(version: .newest, requiresExplicitServiceSession: false)
-        _ = free.handle(.listening(true))
+        _ = free.handle(.listeners([1]))
         #expect(free.handle(.gate(serviceSession: false, appRuns: true)).isEmpty)
         #expect(!free.blocked, "without the key the implicit session serves")
     }

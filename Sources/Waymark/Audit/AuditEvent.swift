@@ -163,9 +163,9 @@ public struct AuditEvent: Sendable, Hashable {
         /// (delivered to the monitor's events, or dropped with a reason).
         case monitor(
             name: String, identifier: String, action: MonitorAction, decision: ServiceDecision?, reason: AuditReason?)
-        /// A live update without a location (iOS 17+): the device is `stationary`, or (iOS 18) a
-        /// `diagnostic` says why no location comes.
-        case liveUpdate(stationary: Bool, diagnostic: LiveUpdate.Diagnostic?)
+        /// A live update without a location (iOS 17+) for the streams of manager `manager`: the
+        /// device is `stationary`, or (iOS 18) a `diagnostic` says why no location comes.
+        case liveUpdate(stationary: Bool, diagnostic: LiveUpdate.Diagnostic?, manager: Int = 1)
     }
 
     /// A service's location, for the audit log.
@@ -453,9 +453,10 @@ public struct AuditEvent: Sendable, Hashable {
             w.string("action", action.rawValue)
             w.string("decision", decision?.rawValue)
             w.string("reason", reason?.rawValue)
-        case .liveUpdate(let stationary, let diagnostic):
+        case .liveUpdate(let stationary, let diagnostic, let manager):
             if stationary { w.bool("stationary", true) }
             w.string("diagnostic", diagnostic?.rawValue)
+            if manager != 1 { w.int("manager", manager) }
         case .finished(let s):
             w.int("fixes", s.fixes)
             w.int("delivered", s.count(.delivered))

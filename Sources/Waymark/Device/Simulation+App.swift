@@ -277,13 +277,14 @@ extension Simulation {
         return may
     }
 
-    /// A live-update stream opened or closed.
+    /// A live-update stream opened or closed: the rules learn whose streams are open.
     func liveListenersChanged() {
-        var listening = rules.liveUpdates.scriptedListener
+        var open: [Int] = []
         if let process, !process.hasEnded {
-            listening = listening || process.liveManagers.contains { $0.manager.hasLiveStreams }
+            open = process.liveManagers.filter { $0.manager.hasLiveStreams }.map(\.number)
         }
-        if listening != rules.liveListeners { perform(rules.handle(.liveListening(listening))) }
+        if rules.liveUpdates.scriptedListener && !open.contains(1) { open.insert(1, at: 0) }
+        if open != rules.liveUpdates.listeners { perform(rules.handle(.liveListeners(open))) }
     }
 
     /// A manager of an ended process was used: the audit log says so.

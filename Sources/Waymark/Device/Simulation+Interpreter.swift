@@ -259,12 +259,10 @@ extension Simulation {
                 if case .manager(let only) = managers, only != number { continue }
                 inProcess(process) { manager.tell(delegateCall) }
             }
-        case .liveDiagnostic(let diagnostic):
-            for (_, manager) in process.liveManagers {
-                manager.yieldLive(LiveUpdate(location: nil, diagnostic: diagnostic))
-            }
-        case .liveStationary:
-            for (_, manager) in process.liveManagers {
+        case .liveDiagnostic(let diagnostic, let number):
+            process.manager(number)?.yieldLive(LiveUpdate(location: nil, diagnostic: diagnostic))
+        case .liveStationary(let number):
+            if let manager = process.manager(number) {
                 manager.yieldLive(LiveUpdate(location: manager.location, isStationary: true))
             }
         case .conditionEvent(let name, let identifier, let state):

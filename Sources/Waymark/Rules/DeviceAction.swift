@@ -65,10 +65,12 @@ public enum AppCall: Sendable, Equatable {
     case scheduledTaskEnded(id: Int)
     /// A `CLLocationManagerDelegate` method, for one manager or every manager of the process.
     case delegate(DelegateCall, to: Managers)
-    /// A live update without a location (`CLLocationUpdate.liveUpdates`): a diagnostic (iOS 18).
-    case liveDiagnostic(LiveUpdate.Diagnostic)
-    /// The device is stationary: live updates say so, with the last location (iOS 17).
-    case liveStationary
+    /// A live update without a location (`CLLocationUpdate.liveUpdates`) for manager `manager`'s
+    /// streams: a diagnostic (iOS 18).
+    case liveDiagnostic(LiveUpdate.Diagnostic, manager: Int)
+    /// The device is stationary: manager `manager`'s live updates say so, with its last location
+    /// (iOS 17).
+    case liveStationary(manager: Int)
     /// The process's update streams and monitors end (its sessions ended with it).
     case endStreams
     /// A `CLMonitor` event for the app's monitor of that name.

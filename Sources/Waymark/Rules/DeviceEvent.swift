@@ -80,8 +80,8 @@ public enum DeviceEvent: Sendable, Equatable {
     case invalidateServiceSession(id: Int)
     /// `CLLocationUpdate.liveUpdates()`: a stream begins.
     case startLiveUpdates(manager: Int)
-    /// The app's live-update streams opened (some listen) or all closed.
-    case liveListening(Bool)
+    /// The app's live-update streams opened or closed: the managers whose streams are open now.
+    case liveListeners([Int])
     /// `CLMonitor(name)`.
     case createMonitor(name: String)
     /// `CLMonitor.add(_:identifier:)`.
@@ -97,10 +97,11 @@ public enum DeviceEvent: Sendable, Equatable {
     case appStateChanged(from: AppState, to: AppState, cause: LifecycleCause)
     /// The app became active.
     case appBecameActive
-    /// A fix the first manager's updates dropped is a diagnostic for its live updates (iOS 18).
-    case liveDiagnostic(LiveUpdate.Diagnostic)
-    /// A location reached the first manager's updates: a diagnostic live updates showed is stale.
-    case liveUpdateDelivered
+    /// A fix manager `manager`'s updates dropped is a diagnostic for its live updates (iOS 18).
+    case liveDiagnostic(LiveUpdate.Diagnostic, manager: Int)
+    /// A location reached manager `manager`'s updates: a diagnostic its live updates showed is
+    /// stale.
+    case liveUpdateDelivered(manager: Int)
     /// The app entered the background.
     case appEnteredBackground
     /// The app was suspended.

@@ -62,9 +62,9 @@ extension DeviceRules {
 
         case .appWillEnterForeground: return appWillEnterForeground()
         case .appBecameActive: return appBecameActive()
-        case .liveDiagnostic(let diagnostic): return live(.diagnostic(diagnostic))
-        case .liveUpdateDelivered: return live(.delivered)
-        case .liveListening(let on): return live(.listening(on))
+        case .liveDiagnostic(let diagnostic, let manager): return live(.diagnostic(diagnostic, manager: manager))
+        case .liveUpdateDelivered(let manager): return live(.delivered(manager: manager))
+        case .liveListeners(let managers): return live(.listeners(managers))
         case .appStateChanged(let from, let to, let cause): return appStateChanged(from: from, to: to, cause: cause)
         case .appEnteredBackground: return appEnteredBackground()
         case .appSuspended: return tasks.handle(.appSuspended) + servicesAppStopped(terminated: nil)

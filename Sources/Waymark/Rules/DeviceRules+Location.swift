@@ -10,7 +10,7 @@ extension DeviceRules {
             actions += location.handle(.start(context()))
         } else {
             guard var other = otherUpdates[manager] else { return actions }
-            let started = other.machine.handle(.start(context(settings: other.settings)))
+            let started = other.machine.handle(.start(context(settings: other.settings, manager: manager)))
             otherUpdates[manager] = other
             actions += started
         }
@@ -98,7 +98,7 @@ extension DeviceRules {
         }
         for number in otherUpdates.keys.sorted() {
             guard var other = otherUpdates[number] else { continue }
-            let c = context(settings: other.settings)
+            let c = context(settings: other.settings, manager: number)
             let more: [DeviceAction] =
                 switch event {
                 case .appEnteredForeground: other.machine.handle(.appEnteredForeground(c))
@@ -121,7 +121,7 @@ extension DeviceRules {
         guard !otherUpdates.isEmpty else { return }
         for number in otherUpdates.keys.sorted() {
             guard var other = otherUpdates[number] else { continue }
-            other.machine.receive(event, context(settings: other.settings), into: &actions)
+            other.machine.receive(event, context(settings: other.settings, manager: number), into: &actions)
             otherUpdates[number] = other
         }
     }

@@ -119,7 +119,7 @@ public struct DeviceRules: Sendable {
     /// indicator: the first in `first`, its context, the others each in its own.
     func showsIndicator(_ first: LocationServiceStateMachine.Context) -> Bool {
         location.showsIndicator(first)
-            || otherUpdates.values.contains { $0.machine.showsIndicator(context(settings: $0.settings)) }
+            || otherUpdates.contains { $1.machine.showsIndicator(context(settings: $1.settings, manager: $0)) }
     }
 
     /// The in-use rule as the settle step reads it off screen (`background` is the context
@@ -152,9 +152,11 @@ public struct DeviceRules: Sendable {
     public var hasBackgroundSession: Bool { location.hasBackgroundSession(context()) }
 
     /// The app and the device now, for the first manager's location service.
-    public func context() -> LocationServiceStateMachine.Context { context(settings: settings) }
+    public func context() -> LocationServiceStateMachine.Context { context(settings: settings, manager: 1) }
 
-    func context(settings: LocationServiceStateMachine.Settings) -> LocationServiceStateMachine.Context {
+    /// The app and the device now, for the location service of manager `manager`, whose
+    /// properties are `settings`.
+    func context(settings: LocationServiceStateMachine.Settings, manager: Int) -> LocationServiceStateMachine.Context {
         LocationServiceStateMachine.Context(
             now: now, appState: lifecycle.appState, appInUse: lifecycle.isInUse, running: runningReason,
             authorization: authorization.status, isProvisionalAlways: authorization.isProvisionalAlways,
@@ -162,7 +164,8 @@ public struct DeviceRules: Sendable {
             hasLocationMode: modes.contains(.location), settings: settings,
             activitySession: sessions.activitySessions > 0,
             live: .init(
-                listening: liveUpdates.listening, diagnosticShown: liveUpdates.lastDiagnostic != nil,
+                listening: liveUpdates.isListening(manager: manager),
+                diagnosticShown: liveUpdates.lastDiagnostic(manager: manager) != nil,
                 promptPending: authorization.pendingPrompt != nil))
     }
 
@@ -215,7 +218,7 @@ public struct DeviceRules: Sendable {
 
     /// Whether another manager's background location session keeps the app running.
     var otherUpdatesKeepRunning: Bool {
-        otherUpdates.values.contains { $0.machine.hasBackgroundSession(context(settings: $0.settings)) }
+        otherUpdates.contains { $1.machine.hasBackgroundSession(context(settings: $1.settings, manager: $0)) }
     }
 }
 

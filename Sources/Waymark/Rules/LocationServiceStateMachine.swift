@@ -66,7 +66,7 @@ public struct LocationServiceStateMachine: Sendable {
         /// A `CLBackgroundActivitySession` (iOS 17+) started in use is held: like
         /// `allowsBackgroundLocationUpdates`, with the indicator.
         public var activitySession: Bool
-        /// The first manager's live updates (`CLLocationUpdate.liveUpdates`).
+        /// The manager's live updates (`CLLocationUpdate.liveUpdates`).
         public var live: Live
 
         public init(
@@ -92,10 +92,10 @@ public struct LocationServiceStateMachine: Sendable {
         var isRunning: Bool { appState != .notRunning && appState != .suspended }
     }
 
-    /// What the first manager's live updates need to hear of a decision.
+    /// What the manager's live updates need to hear of a decision.
     public struct Live: Sendable, Hashable {
-        /// The app listens to live updates: a dropped fix is a diagnostic for them, a pause a
-        /// stationary update.
+        /// The manager's live-update streams are open: a dropped fix is a diagnostic for them, a
+        /// pause a stationary update.
         public var listening = false
         /// A diagnostic was the last thing live updates said: the next delivery makes it stale.
         public var diagnosticShown = false
@@ -208,8 +208,8 @@ public struct LocationServiceStateMachine: Sendable {
     private var deniedReported = false
 
     /// The manager whose updates these are: its number in the app's process (1 for the first).
-    /// The first manager's starts and stops are audit events, and only its updates reach live
-    /// updates; another manager's ignored fixes are left out of the log (it has not started).
+    /// Its audit events carry the number (written when not 1); another manager's ignored fixes
+    /// are left out of the log (it has not started).
     public let manager: Int
 
     public init(version: IOSVersion, heldDelivery: Scenario.HeldDelivery, manager: Int = 1) {
@@ -378,10 +378,10 @@ public struct LocationServiceStateMachine: Sendable {
             detector.reset()
             actions.append(.record(.paused(reason: .stationary, manager: manager)))
             actions.append(.call(.delegate(.didPauseLocationUpdates, to: .manager(manager))))
-            if c.live.listening && manager == 1 && version.major >= 17 {
-                // Live updates say the device is stationary (iOS 17).
-                actions.append(.record(.liveUpdate(stationary: true, diagnostic: nil)))
-                actions.append(.call(.liveStationary))
+            if c.live.listening && version.major >= 17 {
+                // The manager's live updates say the device is stationary (iOS 17).
+                actions.append(.record(.liveUpdate(stationary: true, diagnostic: nil, manager: manager)))
+                actions.append(.call(.liveStationary(manager: manager)))
             }
         }
         let session = c.appState == .background && hasBackgroundSession(c)
@@ -452,22 +452,23 @@ public struct LocationServiceStateMachine: Sendable {
 
     // MARK: - The decisions, in the device's actions
 
-    /// One fix decided. A fix dropped for a reason live updates report is a diagnostic for them
-    /// first (when the app listens; the one for a request in progress only while its prompt is
-    /// up). Another manager's outcome carries its number, and its ignored fixes are left out.
+    /// One fix decided. A fix dropped for a reason live updates report is a diagnostic for the
+    /// manager's live updates first (when they listen; the one for a request in progress only
+    /// while its prompt is up). Another manager's outcome carries its number, and its ignored
+    /// fixes are left out.
     @inline(__always)
     private func decided(_ outcome: consuming Outcome, _ c: Context, into actions: inout [DeviceAction]) {
+        if outcome.decision == .dropped, c.live.listening, let d = LiveUpdate.Diagnostic(outcome.reason),
+            d != .authorizationRequestInProgress || c.live.promptPending
+        {
+            actions.append(.post(.liveDiagnostic(d, manager: manager)))
+        }
         guard manager == 1 else {
             guard outcome.decision != .ignored else { return }
             var other = outcome
             other.manager = manager
             actions.append(.decided(other))
             return
-        }
-        if outcome.decision == .dropped, c.live.listening, let d = LiveUpdate.Diagnostic(outcome.reason),
-            d != .authorizationRequestInProgress || c.live.promptPending
-        {
-            actions.append(.post(.liveDiagnostic(d)))
         }
         actions.append(.decided(outcome))
     }
@@ -478,7 +479,7 @@ public struct LocationServiceStateMachine: Sendable {
     /// (invalidating its last service session, say) is news.
     @inline(__always)
     private func deliver(count: Int, reason: FixReason, _ c: Context, into actions: inout [DeviceAction]) {
-        if manager == 1 && c.live.diagnosticShown { actions.append(.post(.liveUpdateDelivered)) }
+        if c.live.diagnosticShown { actions.append(.post(.liveUpdateDelivered(manager: manager))) }
         actions.append(.deliver(count: count, reason: reason, manager: manager))
     }
 

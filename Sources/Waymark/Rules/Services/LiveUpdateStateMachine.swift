@@ -3,9 +3,12 @@
 /// device's actions (``DeviceAction``). The rules (W12):
 ///
 /// - `liveUpdates()` needs iOS 17; asked for before, the log says so and no stream starts.
-/// - A stream starts the first manager's updates; from notDetermined on screen it asks for When
-///   In Use, as the implicit service session does.
-/// - From iOS 18 a diagnostic says why no location comes, each once until a location comes again.
+/// - A stream starts the updates of the manager it was asked of (`CLLocationUpdate.liveUpdates()`
+///   has a manager of its own); from notDetermined on screen it asks for When In Use, as the
+///   implicit service session does.
+/// - What a stream says besides locations comes from its own manager's updates: a diagnostic
+///   (iOS 18) says why no location comes to that manager, each once until a location comes to it
+///   again; a pause of that manager's updates is a stationary update (iOS 17).
 /// - With `NSLocationRequireExplicitServiceSession` (iOS 18), Core Location does not set up the
 ///   implicit session: without a `CLServiceSession` held the streams carry no location, and say
 ///   `serviceSessionRequired` when someone listens. A session taken again lets them flow: updates
@@ -26,12 +29,14 @@ public struct LiveUpdateStateMachine: Sendable, Hashable {
         /// `liveUpdates()` on manager `manager`, the app's code running or not; `askForAuthorization`:
         /// the status is notDetermined and the app on screen.
         case start(manager: Int, serviceSession: Bool, appRuns: Bool, askForAuthorization: Bool)
-        /// No location comes, for this reason.
-        case diagnostic(LiveUpdate.Diagnostic)
-        /// A location reached the first manager's updates: the diagnostic shown is stale.
-        case delivered
-        /// The app's streams opened or all closed.
-        case listening(Bool)
+        /// No location comes to manager `manager`, for this reason.
+        case diagnostic(LiveUpdate.Diagnostic, manager: Int)
+        /// A location reached manager `manager`'s updates: the diagnostic its streams showed is
+        /// stale.
+        case delivered(manager: Int)
+        /// The managers whose live-update streams are open now (the app's code's streams; the
+        /// scenario's listener counts as the first manager's).
+        case listeners([Int])
         /// The scenario's script listens (its `liveUpdates` action).
         case scriptListens
         /// The app's process ended: its streams end; with no service session the gate is looked
@@ -43,10 +48,11 @@ public struct LiveUpdateStateMachine: Sendable, Hashable {
     /// The Info's `NSLocationRequireExplicitServiceSession`.
     public let requiresExplicitServiceSession: Bool
     public private(set) var state: State = .open
-    /// The last diagnostic the streams heard.
-    public private(set) var lastDiagnostic: LiveUpdate.Diagnostic?
-    /// Whether the app's code listens (its streams, or the scenario's listener).
-    public private(set) var listening = false
+    /// The managers whose streams are open, in order (the scenario's listener counts as the
+    /// first's).
+    public private(set) var listeners: [Int] = []
+    /// The last diagnostic each manager's streams heard, until a location came to it.
+    private var shown: [Int: LiveUpdate.Diagnostic] = [:]
     /// Whether the scenario's script listens (its `liveUpdates` action).
     public private(set) var scriptedListener = false
 
@@ -57,6 +63,14 @@ public struct LiveUpdateStateMachine: Sendable, Hashable {
 
     /// Whether the gate holds locations back.
     public var blocked: Bool { state == .blocked }
+    /// Whether the app's code listens (its streams, or the scenario's listener).
+    public var listening: Bool { !listeners.isEmpty }
+
+    /// Whether manager `manager`'s streams are open.
+    public func isListening(manager: Int) -> Bool { !listeners.isEmpty && listeners.contains(manager) }
+
+    /// The last diagnostic manager `manager`'s streams heard, until a location came to it.
+    public func lastDiagnostic(manager: Int) -> LiveUpdate.Diagnostic? { shown.isEmpty ? nil : shown[manager] }
 
     /// Whether `liveUpdates()` may start: iOS 17+ and the app's code runs. What the log says when
     /// it may not comes with the answer.
@@ -74,25 +88,28 @@ public struct LiveUpdateStateMachine: Sendable, Hashable {
         case .start(let manager, let serviceSession, let appRuns, let ask):
             guard appRuns else { return [] }
             var actions = gate(serviceSession: serviceSession, appRuns: appRuns)
-            if blocked { return actions + diagnostic(.serviceSessionRequired) }
+            if blocked { return actions + diagnostic(.serviceSessionRequired, manager: manager) }
             if ask { actions.append(.post(.requestAuthorization(always: false))) }
             actions.append(.post(.startUpdates(manager: manager)))
             return actions
-        case .diagnostic(let d):
-            return diagnostic(d)
-        case .delivered:
-            lastDiagnostic = nil
+        case .diagnostic(let d, let manager):
+            return diagnostic(d, manager: manager)
+        case .delivered(let manager):
+            shown[manager] = nil
             return []
-        case .listening(let on):
-            listening = on
+        case .listeners(let managers):
+            var open = Set(managers)
+            if scriptedListener { open.insert(1) }
+            listeners = open.sorted()
             return []
         case .scriptListens:
             scriptedListener = true
+            if !listeners.contains(1) { listeners = ([1] + listeners).sorted() }
             return []
         case .appTerminated:
-            listening = false
+            listeners = []
             scriptedListener = false
-            lastDiagnostic = nil
+            shown = [:]
             return gate(serviceSession: false, appRuns: false)
         }
     }
@@ -100,15 +117,24 @@ public struct LiveUpdateStateMachine: Sendable, Hashable {
     private mutating func gate(serviceSession: Bool, appRuns: Bool) -> [DeviceAction] {
         let was = blocked
         state = version.major >= 18 && requiresExplicitServiceSession && !serviceSession ? .blocked : .open
-        if blocked && !was && listening { return diagnostic(.serviceSessionRequired) }
-        if !blocked && was && listening && appRuns { return [.post(.startUpdates(manager: 1))] }
+        // Each listening manager's streams hear it; each one's updates start again.
+        if blocked && !was {
+            var said: [DeviceAction] = []
+            for manager in listeners { said += diagnostic(.serviceSessionRequired, manager: manager) }
+            return said
+        }
+        if !blocked && was && appRuns { return listeners.map { .post(.startUpdates(manager: $0)) } }
         return []
     }
 
-    /// Says a diagnostic once (until a location comes again).
-    private mutating func diagnostic(_ d: LiveUpdate.Diagnostic) -> [DeviceAction] {
-        guard version.major >= 18, d != lastDiagnostic else { return [] }
-        lastDiagnostic = d
-        return [.record(.liveUpdate(stationary: false, diagnostic: d)), .call(.liveDiagnostic(d))]
+    /// Says a diagnostic to manager `manager`'s streams once (until a location comes to it
+    /// again).
+    private mutating func diagnostic(_ d: LiveUpdate.Diagnostic, manager: Int) -> [DeviceAction] {
+        guard version.major >= 18, d != shown[manager] else { return [] }
+        shown[manager] = d
+        return [
+            .record(.liveUpdate(stationary: false, diagnostic: d, manager: manager)),
+            .call(.liveDiagnostic(d, manager: manager)),
+        ]
     }
 }
