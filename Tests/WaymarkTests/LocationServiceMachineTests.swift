@@ -180,14 +180,22 @@ import Testing
     /// A suspended app that resumes on its way to the foreground gets its held fixes once it is
     /// active, once; a process that ends first gets none.
     @Test func heldFixesWaitForActivationAfterAResumeToTheForeground() {
+        let always = { (state: AppState) in Self.context(state, auth: .authorizedAlways) }
         var machine = Machine(version: .newest, heldDelivery: .all)
-        #expect(machine.handle(.appBecameActive).isEmpty, "nothing resumed")
-        #expect(machine.handle(.resumedForForeground).isEmpty)
-        #expect(machine.handle(.appBecameActive) == [.post(.appResumed(.resumed))])
-        #expect(machine.handle(.appBecameActive).isEmpty, "once")
+        _ = machine.handle(.start(always(.active)))
+        func hold(_ i: Int) {
+            #expect(Self.decisions(machine.handle(.source(Self.fix(i), always(.suspended)))) == ["held:suspended"])
+        }
+        hold(1)
+        #expect(machine.handle(.appBecameActive(always(.active))).isEmpty, "nothing resumed")
+        #expect(machine.handle(.resumedForForeground).isEmpty, "held until the app is active")
+        #expect(machine.heldCount == 1)
+        #expect(Self.decisions(machine.handle(.appBecameActive(always(.active)))) == ["delivered:resumed", "deliver1"])
+        hold(2)
+        #expect(machine.handle(.appBecameActive(always(.active))).isEmpty, "once")
         _ = machine.handle(.resumedForForeground)
         _ = machine.handle(.appTerminated)
-        #expect(machine.handle(.appBecameActive).isEmpty, "the ended process resumed nothing")
+        #expect(machine.handle(.appBecameActive(always(.active))).isEmpty, "the ended process resumed nothing")
     }
 
     /// Starting updates under a provisional Always out of use needs Always; starting them with

@@ -260,6 +260,7 @@ import WaymarkTesting
         device.sendToBackground()
         device.advance(to: .seconds(40))
         #expect(device.simulation.isInUse, "the second manager's indicator shows")
+        #expect(device.simulation.hasBackgroundSession, "the second manager's session")
         #expect(second.authorizationStatus == .authorizedWhenInUse, "Allow Once holds while in use")
         let background = device.fixes().filter { $0.manager == 2 && $0.appState == .background }
         #expect(background.count > 20)

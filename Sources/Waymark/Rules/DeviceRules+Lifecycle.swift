@@ -21,7 +21,7 @@ extension DeviceRules {
             // A resume on the way to the foreground hands held fixes over once the app is
             // active; a service's wake hands them over at once.
             if cause == .resumed {
-                actions += location.handle(.resumedForForeground)
+                actions += resumedForForeground()
             } else {
                 actions.append(.post(.appResumed(cause)))
             }
@@ -29,10 +29,6 @@ extension DeviceRules {
         }
         return actions
     }
-
-    /// The app became active: fixes held while it was suspended come now, if it resumed on its
-    /// way to the foreground.
-    mutating func appBecameActive() -> [DeviceAction] { location.handle(.appBecameActive) }
 
     /// A new process: the background tasks' rules learn of it, the manager's creation is
     /// recorded (the app's code creates its manager at launch).
@@ -81,8 +77,7 @@ extension DeviceRules {
     /// The app's process ended: its fixes, tasks, fetch, services and sessions end with it.
     mutating func appTerminated(_ cause: TerminationCause) -> [DeviceAction] {
         var actions: [DeviceAction] = authorization.handle(.appTerminated) + [.record(.terminated(reason: cause))]
-        actions += location.handle(.appTerminated)
-        actions += endOtherUpdates()
+        actions += endManagers()
         actions += tasks.handle(.appTerminated)
         actions += fetch.handle(.appTerminated(at: now))
         actions += servicesAppStopped(terminated: cause)

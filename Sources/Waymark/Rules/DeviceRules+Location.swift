@@ -1,19 +1,17 @@
 /// Standard location updates (``LocationServiceStateMachine``): one machine per location
-/// manager of the app, sharing the app's authorization.
+/// manager of the app (``DeviceRules/managers``), each in its own context, sharing the app's
+/// authorization. No manager is a special case here: the first is the one at index 0.
 extension DeviceRules {
+    /// The index of manager `number` in ``managers``, or nil for a manager the rules do not know.
+    func index(ofManager number: Int) -> Int? { number >= 1 && number <= managers.count ? number - 1 : nil }
+
     /// `startUpdatingLocation()`, on any of the app's managers.
     mutating func startUpdates(manager: Int) -> [DeviceAction] {
-        guard appCodeRuns else { return [] }
+        guard appCodeRuns, let i = index(ofManager: manager) else { return [] }
         var actions = cancelLocationRequest(manager: manager)
         let wasRunning = isUpdating(manager: manager) && !isPaused(manager: manager)
-        if manager == 1 {
-            actions += location.handle(.start(context()))
-        } else {
-            guard var other = otherUpdates[manager] else { return actions }
-            let started = other.machine.handle(.start(context(settings: other.settings, manager: manager)))
-            otherUpdates[manager] = other
-            actions += started
-        }
+        let c = context(ofManagerAt: i)
+        actions += managers[i].machine.handle(.start(c))
         if !wasRunning && !authorization.locationServicesEnabled && appState.isForeground
             && alerts.onScreen == nil
         {
@@ -29,87 +27,87 @@ extension DeviceRules {
 
     /// `stopUpdatingLocation()`.
     mutating func stopUpdates(manager: Int) -> [DeviceAction] {
-        guard appCodeRuns else { return [] }
-        guard manager == 1 else {
-            guard var other = otherUpdates[manager] else { return [] }
-            let stopped = other.machine.handle(.stop)
-            otherUpdates[manager] = other
-            return stopped
-        }
-        return location.handle(.stop)
+        guard appCodeRuns, let i = index(ofManager: manager) else { return [] }
+        return managers[i].machine.handle(.stop)
     }
 
-    /// A location manager the app created after its first: its own updates and properties.
+    /// A location manager the app created: its own updates and properties (the first's place
+    /// is always there).
     public mutating func addManager(_ number: Int) {
-        guard number > 1, otherUpdates[number] == nil else { return }
-        otherUpdates[number] = ManagerUpdates(
-            machine: LocationServiceStateMachine(
-                version: version, heldDelivery: scenario.app.heldDelivery, manager: number),
-            settings: LocationServiceStateMachine.Settings(),
-            request: LocationRequestStateMachine(version: version, manager: number))
+        while managers.count < number {
+            managers.append(
+                ManagerUpdates(number: managers.count + 1, version: version, heldDelivery: scenario.app.heldDelivery))
+        }
     }
 
     /// A manager's properties changed (the driver keeps them here, where the rules read them).
     public mutating func setSettings(_ settings: LocationServiceStateMachine.Settings, manager: Int) {
-        if manager == 1 {
-            self.settings = settings
-        } else {
-            otherUpdates[manager]?.settings = settings
-        }
+        guard let i = index(ofManager: manager) else { return }
+        managers[i].settings = settings
     }
 
     /// The properties of manager `number`.
     public func settings(ofManager number: Int) -> LocationServiceStateMachine.Settings {
-        number == 1 ? settings : otherUpdates[number]?.settings ?? .init()
+        index(ofManager: number).map { managers[$0].settings } ?? .init()
     }
 
     /// Whether manager `number` has updates started (paused counts).
     public func isUpdating(manager number: Int) -> Bool {
-        number == 1 ? location.isUpdating : otherUpdates[number]?.machine.isUpdating ?? false
+        index(ofManager: number).map { managers[$0].machine.isUpdating } ?? false
     }
 
     /// Whether manager `number`'s updates are paused.
     func isPaused(manager number: Int) -> Bool {
-        number == 1 ? location.isPaused : otherUpdates[number]?.machine.isPaused ?? false
+        index(ofManager: number).map { managers[$0].machine.isPaused } ?? false
     }
 
-    /// The other managers' updates end with the process.
-    mutating func endOtherUpdates() -> [DeviceAction] {
+    /// Every manager's updates and `requestLocation()` end with the process; the first's place
+    /// stays, stopped, for the next process.
+    mutating func endManagers() -> [DeviceAction] {
         var actions: [DeviceAction] = []
-        for number in otherUpdates.keys.sorted() {
-            guard var other = otherUpdates[number] else { continue }
-            actions += other.machine.handle(.appTerminated)
-            actions += other.request.handle(.appTerminated)
+        for i in managers.indices {
+            actions += managers[i].machine.handle(.appTerminated)
+            actions += managers[i].request.handle(.appTerminated)
         }
-        otherUpdates = [:]
+        managers.removeSubrange(1...)
         return actions
     }
 
-    /// A location event whose context is read when it is handled.
+    /// A location event for every manager, each in its context as it is when the event reaches
+    /// it.
     mutating func location(_ event: DeviceEvent.LocationEvent) -> [DeviceAction] {
-        var actions: [DeviceAction]
-        switch event {
-        case .appEnteredForeground: actions = location.handle(.appEnteredForeground(context()))
-        case .appResumed: actions = location.handle(.appResumed(context()))
-        case .appTerminated: actions = location.handle(.appTerminated)
-        case .authorizationChanged: actions = location.handle(.authorizationChanged(context()))
-        case .alwaysAnswered(let granted): actions = location.handle(.alwaysAnswered(granted: granted, context()))
-        case .runEnded: actions = location.handle(.runEnded)
-        }
-        for number in otherUpdates.keys.sorted() {
-            guard var other = otherUpdates[number] else { continue }
-            let c = context(settings: other.settings, manager: number)
-            let more: [DeviceAction] =
+        var actions: [DeviceAction] = []
+        for i in managers.indices {
+            let c = context(ofManagerAt: i)
+            let machineEvent: LocationServiceStateMachine.Event =
                 switch event {
-                case .appEnteredForeground: other.machine.handle(.appEnteredForeground(c))
-                case .appResumed: other.machine.handle(.appResumed(c))
-                case .appTerminated: other.machine.handle(.appTerminated)
-                case .authorizationChanged: other.machine.handle(.authorizationChanged(c))
-                case .alwaysAnswered(let granted): other.machine.handle(.alwaysAnswered(granted: granted, c))
-                case .runEnded: other.machine.handle(.runEnded)
+                case .appEnteredForeground: .appEnteredForeground(c)
+                case .appResumed: .appResumed(c)
+                case .appTerminated: .appTerminated
+                case .authorizationChanged: .authorizationChanged(c)
+                case .alwaysAnswered(let granted): .alwaysAnswered(granted: granted, c)
+                case .runEnded: .runEnded
                 }
-            otherUpdates[number] = other
-            actions += more
+            actions += managers[i].machine.handle(machineEvent)
+        }
+        return actions
+    }
+
+    /// A suspended app resumed on its way to the foreground: every manager's held fixes wait
+    /// for it to be active.
+    mutating func resumedForForeground() -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        for i in managers.indices { actions += managers[i].machine.handle(.resumedForForeground) }
+        return actions
+    }
+
+    /// The app became active: fixes held while it was suspended come now to each manager, if it
+    /// resumed on its way to the foreground.
+    mutating func appBecameActive() -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        for i in managers.indices {
+            let c = context(ofManagerAt: i)
+            actions += managers[i].machine.handle(.appBecameActive(c))
         }
         return actions
     }
@@ -117,12 +115,9 @@ extension DeviceRules {
     /// One fix from the source for every manager's updates: the per-fix path. Each machine
     /// appends its actions to the driver's buffer.
     public mutating func receive(_ event: borrowing SourceEvent, into actions: inout [DeviceAction]) {
-        location.receive(event, context(), into: &actions)
-        guard !otherUpdates.isEmpty else { return }
-        for number in otherUpdates.keys.sorted() {
-            guard var other = otherUpdates[number] else { continue }
-            other.machine.receive(event, context(settings: other.settings, manager: number), into: &actions)
-            otherUpdates[number] = other
+        for i in managers.indices {
+            let c = context(ofManagerAt: i)
+            managers[i].machine.receive(event, c, into: &actions)
         }
     }
 }

@@ -23,12 +23,10 @@ public struct DeviceRules: Sendable {
 
     public internal(set) var lifecycle: AppLifecycleStateMachine
     public internal(set) var authorization: AuthorizationStateMachine
-    /// Standard updates of the app's first location manager (the others' are in `otherUpdates`).
-    public internal(set) var location: LocationServiceStateMachine
-    /// The first manager's properties, as the app set them.
-    public internal(set) var settings = LocationServiceStateMachine.Settings()
-    /// Standard updates of the app's other managers, by their number in the process (2, 3, …).
-    var otherUpdates: [Int: ManagerUpdates] = [:]
+    /// The app's location managers, each under the same rules: manager `n` (its number in the
+    /// process) at index `n - 1`. The first's place is kept while no process runs, for the
+    /// first manager of the next.
+    var managers: [ManagerUpdates]
     public internal(set) var tasks: BackgroundTaskStateMachine
     public internal(set) var fetch: BackgroundFetchStateMachine
     public internal(set) var alerts = AlertStateMachine()
@@ -44,17 +42,29 @@ public struct DeviceRules: Sendable {
     public internal(set) var audio = AudioStateMachine()
     public internal(set) var sessions = SessionStateMachine()
     public internal(set) var conditions: ConditionMonitorStateMachine
-    public internal(set) var locationRequest: LocationRequestStateMachine
     public internal(set) var temporaryAccuracy = TemporaryAccuracyStateMachine()
     public internal(set) var liveUpdates: LiveUpdateStateMachine
 
-    /// Standard updates of a manager other than the first, with its properties.
+    /// One location manager under the rules: its standard updates, its properties as the app
+    /// set them, and its `requestLocation()`.
     struct ManagerUpdates: Sendable {
         var machine: LocationServiceStateMachine
         var settings: LocationServiceStateMachine.Settings
-        /// Its `requestLocation()`.
         var request: LocationRequestStateMachine
+
+        init(number: Int, version: IOSVersion, heldDelivery: Scenario.HeldDelivery) {
+            machine = LocationServiceStateMachine(version: version, heldDelivery: heldDelivery, manager: number)
+            settings = LocationServiceStateMachine.Settings()
+            request = LocationRequestStateMachine(version: version, manager: number)
+        }
     }
+
+    /// Standard updates of the app's first location manager.
+    public var location: LocationServiceStateMachine { managers[0].machine }
+    /// The first manager's properties, as the app set them.
+    public var settings: LocationServiceStateMachine.Settings { managers[0].settings }
+    /// The first manager's `requestLocation()`.
+    public var locationRequest: LocationRequestStateMachine { managers[0].request }
 
     public init(scenario: Scenario) {
         self.scenario = scenario
@@ -65,7 +75,7 @@ public struct DeviceRules: Sendable {
         authorization = AuthorizationStateMachine(
             descriptions: scenario.info.usageDescriptions, status: scenario.device.authorization, accuracy: accuracy,
             locationServicesEnabled: scenario.device.locationServices, version: version)
-        location = LocationServiceStateMachine(version: version, heldDelivery: scenario.app.heldDelivery)
+        managers = [ManagerUpdates(number: 1, version: version, heldDelivery: scenario.app.heldDelivery)]
         tasks = BackgroundTaskStateMachine(
             budget: scenario.system.effectiveTaskBudget, warning: scenario.system.expirationWarning)
         fetch = BackgroundFetchStateMachine(
@@ -90,7 +100,6 @@ public struct DeviceRules: Sendable {
             timing: .init(
                 duration: scenario.system.transferDuration, retryAfter: scenario.system.transferRetryAfter,
                 eventsBudget: scenario.system.pushBudget))
-        locationRequest = LocationRequestStateMachine(version: version)
     }
 
     /// The iOS release whose rules apply.
@@ -112,22 +121,24 @@ public struct DeviceRules: Sendable {
     public var isInUse: Bool {
         if lifecycle.isInUse { return true }
         guard appState == .background else { return false }
-        return sessions.activitySessions > 0 || showsIndicator(context())
+        return sessions.activitySessions > 0 || backgroundSessions.showIndicator
     }
 
-    /// Whether any of the app's managers has a background session that shows the location
-    /// indicator: the first in `first`, its context, the others each in its own.
-    func showsIndicator(_ first: LocationServiceStateMachine.Context) -> Bool {
-        location.showsIndicator(first)
-            || otherUpdates.contains { $1.machine.showsIndicator(context(settings: $1.settings, manager: $0)) }
-    }
-
-    /// The in-use rule as the settle step reads it off screen (`background` is the context
-    /// there): a background activity session keeps the app in use only while something may keep
-    /// it running ("allowing it to receive updates or events").
-    func isInUseForSettling(_ background: LocationServiceStateMachine.Context) -> Bool {
-        lifecycle.isInUse || (keepRunning.anyActivity && sessions.activitySessions > 0)
-            || showsIndicator(background)
+    /// Whether any of the app's managers has a background location session (`any`), and
+    /// whether any such session shows the location indicator, each manager read in its own
+    /// context.
+    var backgroundSessions: (any: Bool, showIndicator: Bool) {
+        var sessions = (any: false, showIndicator: false)
+        for i in managers.indices {
+            let c = context(ofManagerAt: i)
+            guard managers[i].machine.hasBackgroundSession(c) else { continue }
+            sessions.any = true
+            if managers[i].machine.showsIndicator(c) {
+                sessions.showIndicator = true
+                break
+            }
+        }
+        return sessions
     }
 
     /// What may keep a backgrounded app running, apart from its tasks and fetch.
@@ -148,11 +159,17 @@ public struct DeviceRules: Sendable {
         return keepRunning.runningReason
     }
 
-    /// Whether a background location session keeps the first manager's updates flowing.
-    public var hasBackgroundSession: Bool { location.hasBackgroundSession(context()) }
+    /// Whether a background location session keeps one of the app's managers' updates flowing.
+    public var hasBackgroundSession: Bool { backgroundSessions.any }
 
     /// The app and the device now, for the first manager's location service.
-    public func context() -> LocationServiceStateMachine.Context { context(settings: settings, manager: 1) }
+    public func context() -> LocationServiceStateMachine.Context { context(ofManagerAt: 0) }
+
+    /// The app and the device now, for the location service of the manager at `index` in
+    /// ``managers``.
+    func context(ofManagerAt index: Int) -> LocationServiceStateMachine.Context {
+        context(settings: managers[index].settings, manager: index + 1)
+    }
 
     /// The app and the device now, for the location service of manager `manager`, whose
     /// properties are `settings`.
@@ -199,13 +216,16 @@ public struct DeviceRules: Sendable {
         // On screen (or not running) only the in-use rule applies, and only the lifecycle says
         // whether the app is in use.
         guard appState == .background else { return inUseStep(inUse: lifecycle.isInUse) }
-        // Off screen, the session decides both facts: one context for the two.
-        let background = context()
-        if let step = inUseStep(inUse: isInUseForSettling(background)) { return step }
-        guard
-            tasks.tasks.isEmpty && !fetch.isFetching && !location.hasBackgroundSession(background)
-                && !otherUpdatesKeepRunning && !keepRunning.keepsRunning
-        else { return nil }
+        // Off screen, the managers' sessions decide both facts: read once for the two. A
+        // background activity session keeps the app in use only while something may keep it
+        // running ("allowing it to receive updates or events").
+        let background = backgroundSessions
+        let inUse =
+            lifecycle.isInUse || (keepRunning.anyActivity && sessions.activitySessions > 0) || background.showIndicator
+        if let step = inUseStep(inUse: inUse) { return step }
+        guard tasks.tasks.isEmpty && !fetch.isFetching && !background.any && !keepRunning.keepsRunning else {
+            return nil
+        }
         return .idle
     }
 
@@ -214,11 +234,6 @@ public struct DeviceRules: Sendable {
     private mutating func inUseStep(inUse: Bool) -> Settle? {
         guard self.inUse.update(inUse: inUse) else { return nil }
         return .noLongerInUse([.post(.endTemporaryFullAccuracy), .post(.authorization(.appNoLongerInUse))])
-    }
-
-    /// Whether another manager's background location session keeps the app running.
-    var otherUpdatesKeepRunning: Bool {
-        otherUpdates.contains { $1.machine.hasBackgroundSession(context(settings: $1.settings, manager: $0)) }
     }
 }
 

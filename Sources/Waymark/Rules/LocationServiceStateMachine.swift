@@ -133,7 +133,7 @@ public struct LocationServiceStateMachine: Sendable {
         case resumedForForeground
         /// The app became active: fixes held while it was suspended come now, if it resumed on
         /// its way to the foreground.
-        case appBecameActive
+        case appBecameActive(Context)
         case appTerminated
         /// What the app reads changed (authorization, accuracy, Location Services).
         case authorizationChanged(Context)
@@ -284,10 +284,10 @@ public struct LocationServiceStateMachine: Sendable {
         case .resumedForForeground:
             resumePending = true
             return []
-        case .appBecameActive:
+        case .appBecameActive(let c):
             guard resumePending else { return [] }
             resumePending = false
-            return [.post(.appResumed(.resumed))]
+            return deliverHeld(c)
         case .appTerminated:
             resumePending = false
             let actions = discardAll(.terminated)

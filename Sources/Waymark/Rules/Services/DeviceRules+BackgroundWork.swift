@@ -55,7 +55,6 @@ extension DeviceRules {
         actions += sessionsAppTerminated()
         actions += pushes.handle(.appTerminated)
         actions += scheduledTasks(.appTerminated)
-        actions += locationRequest.handle(.appTerminated)
         actions += transfer(.appTerminated(byUser: terminated == .user))
         return actions
     }

@@ -7,24 +7,21 @@ extension DeviceRules {
     @inline(__always)
     public var servicesWatchFixes: Bool {
         significantChanges.isMonitoring || regionMonitor.isMonitoring || visits.isMonitoring
-            || locationRequest.isWaiting || !conditions.monitors.isEmpty
-            || (!otherUpdates.isEmpty && Self.anyRequestWaiting(otherUpdates))
+            || !conditions.monitors.isEmpty || Self.anyRequestWaiting(managers)
     }
 
-    /// Whether another manager's `requestLocation()` waits.
-    static func anyRequestWaiting(_ others: [Int: ManagerUpdates]) -> Bool {
-        others.values.contains { $0.request.isWaiting }
+    /// Whether a manager's `requestLocation()` waits (a function of the managers alone, so that
+    /// asking does not copy the rules).
+    static func anyRequestWaiting(_ managers: [ManagerUpdates]) -> Bool {
+        managers.contains { $0.request.isWaiting }
     }
 
     /// The services see every fix of the device, whatever the app's state.
     public mutating func servicesObserve(_ event: SourceEvent) -> [DeviceAction] {
         guard case .fix(let location) = event.kind else { return [] }
         var actions: [DeviceAction] = []
-        if locationRequest.isWaiting { actions += answerLocationRequest(location, event, manager: 1) }
-        if !otherUpdates.isEmpty && Self.anyRequestWaiting(otherUpdates) {
-            for number in otherUpdates.keys.sorted() where otherUpdates[number]?.request.isWaiting == true {
-                actions += answerLocationRequest(location, event, manager: number)
-            }
+        for i in managers.indices where managers[i].request.isWaiting {
+            actions += answerLocationRequest(location, event, manager: i + 1)
         }
         if significantChanges.observe(location.coordinate, at: now) {
             let fix = SignificantChangeStateMachine.Fix(location: location, index: event.index, segment: event.segment)
@@ -148,11 +145,8 @@ extension DeviceRules {
     private mutating func locationRequest(
         of manager: Int, _ body: (inout LocationRequestStateMachine) -> [DeviceAction]
     ) -> [DeviceAction] {
-        if manager == 1 { return body(&locationRequest) }
-        guard var other = otherUpdates[manager] else { return [] }
-        let actions = body(&other.request)
-        otherUpdates[manager] = other
-        return actions
+        guard let i = index(ofManager: manager) else { return [] }
+        return body(&managers[i].request)
     }
 
     // MARK: - CLMonitor
