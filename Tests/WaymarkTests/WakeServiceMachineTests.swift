@@ -612,6 +612,25 @@ import Testing
                         reason: .awaitingMonitor))
             ])
         #expect(m.waiting == [.init(event: change, said: true), .init(event: condition, said: true)])
+        // The relaunched app stops the service it has not started again: the change that waited
+        // for it is dropped, and says so; a second manager's stop had nothing to drop.
+        #expect(
+            m.handle(.significantChanges(listening: false, manager: 2), in: at(42, .background))
+                == M.record(change, decision: .dropped, reason: .serviceStopped, app: .background))
+        #expect(m.waiting == [.init(event: condition, said: true)])
+        #expect(m.handle(.significantChanges(listening: false, manager: 1), in: at(43, .background)).isEmpty)
+        // A visit that launched the app waits for its launch code, which stops visits: dropped.
+        let visit = PendingServiceEvent.visit(
+            Visit(
+                coordinate: Self.origin, horizontalAccuracy: 50,
+                arrivalDate: Date(timeIntervalSince1970: 1_719_792_000),
+                departureDate: .distantFuture))
+        _ = m.handle(.appStopped(terminated: true), in: at(50, .notRunning))
+        #expect(m.handle(.route(visit), in: at(60, .notRunning)).count == 3, "launches the app")
+        #expect(
+            m.handle(.visitsStopped, in: at(61, .background))
+                == M.record(visit, decision: .dropped, reason: .serviceStopped, app: .background))
+        #expect(m.waiting.isEmpty)
     }
 
     /// "The system does not automatically launch your app if the user has force-quit it"

@@ -187,6 +187,28 @@ import Testing
         let after = Self.serviceLocations(relaunched).filter { $0.0 > 120 }
         #expect(!after.isEmpty && after.allSatisfy { $0.1.action != .delivered })
         #expect(after.contains { $0.1.action == .held && $0.1.reason == .awaitingRestart })
+
+        // One whose launch code stops the service (tracking turned off while it was away): the
+        // event that relaunched it never reaches it, and the log says so.
+        final class StoppingApp: SimulatedApp {
+            func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+                if inBackground { system.manager.stopMonitoringSignificantLocationChanges() }
+            }
+        }
+        let stopped = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.timeline = [
+                    .init(at: .zero, .startMonitoringSignificantLocationChanges), .init(at: .seconds(60), .background),
+                    .init(at: .seconds(120), .systemTerminate),
+                ]
+            }, Self.drive(for: 700), app: StoppingApp())
+        let relaunch = try #require(
+            Self.transitions(stopped).first { $0.2 == .background && $0.3 == "significantLocationChange" })
+        let events = Self.serviceLocations(stopped).filter { $0.0 == relaunch.0 }
+        #expect(events.map(\.1.action) == [.dropped], "\(events)")
+        #expect(events.last?.1.reason == .serviceStopped)
+        #expect(Self.serviceLocations(stopped).filter { $0.0 > relaunch.0 }.isEmpty, "the service stays stopped")
     }
 
     /// The scenario switch for the report that iOS 26.4 no longer relaunches a swiped-away app.

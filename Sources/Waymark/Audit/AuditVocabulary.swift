@@ -33,6 +33,8 @@ public enum AuditReason: String, Sendable, Hashable, Codable, CaseIterable {
     // Services: the service that delivered, or why an event waits.
     case significantLocationChange, requestLocation, region, visit
     case awaitingRestart, awaitingMonitor
+    /// An event that waited for the app was dropped: the app stopped its service first.
+    case serviceStopped
     // Pushes.
     case alert, running, woken, held, newerHeld, throttled
     // BGTaskScheduler (its errors keep their names: ``TaskSchedulerStateMachine/SubmitError``).

@@ -156,11 +156,10 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
                 return deliverWaiting(only: .significantChange, s)
             }
             significantChangeListeners.remove(manager)
-            if significantChangeListeners.isEmpty { waiting.removeAll { $0.event.kind == .significantChange } }
-            return []
+            guard significantChangeListeners.isEmpty else { return [] }
+            return dropWaiting(.significantChange, s)
         case .visitsStopped:
-            waiting.removeAll { $0.event.kind == .visit }
-            return []
+            return dropWaiting(.visit, s)
         case .appStopped(let terminated):
             let why: AuditReason = terminated ? .terminated : .suspended
             var actions: [DeviceAction] = waiting.flatMap {
@@ -172,6 +171,17 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
             if terminated { significantChangeListeners = [] }
             return actions
         }
+    }
+
+    /// The app stopped a service: its events that wait for the app (a relaunched app that has
+    /// not started it again, or one still launching) will never reach it, and say so.
+    private mutating func dropWaiting(_ kind: PendingServiceEvent.Kind, _ s: Situation) -> [DeviceAction] {
+        var actions: [DeviceAction] = []
+        for item in waiting where item.event.kind == kind {
+            actions += Self.record(item.event, decision: .dropped, reason: .serviceStopped, app: s.appState)
+        }
+        waiting.removeAll { $0.event.kind == kind }
+        return actions
     }
 
     /// Where an event goes: the one place that says who receives a significant change, a
