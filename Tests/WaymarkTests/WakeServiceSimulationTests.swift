@@ -329,11 +329,8 @@ import Testing
 
     // MARK: - Visits (W3)
 
-    /// "If your app is terminated while this service is active, the system relaunches your app
-    /// when new visit events are ready to be delivered … You don't need to call this method again."
-    @Test func aVisitRelaunchesTheApp() async throws {
-        let listener = Listener()
-        // Walk 5 minutes, stop 15 minutes, walk on.
+    /// Walk 5 minutes, stop 15 minutes, walk on: a fix every 10 s.
+    static func stopAndGo() -> ListSource {
         var events: [SourceEvent] = []
         let start = Coordinate(latitude: 48.137, longitude: 11.575)
         var position = 0.0
@@ -346,12 +343,43 @@ import Testing
                     source: .file(path: "stop", index: i), isSimulatedBySoftware: true, fixMode: .threeD))
             events.append(SourceEvent(offset: .seconds(t), kind: .fix(location), index: i, segment: 0))
         }
+        return ListSource(events)
+    }
+
+    /// "Enabling visit events for one location manager enables visit events for all other
+    /// location manager objects in your app. When a new visit event arrives, the location
+    /// manager object delivers the event to the locationManager(_:didVisit:) method of its
+    /// delegate" (startMonitoringVisits()): a manager that never asked hears them too.
+    @Test func visitsComeToEveryManagerOnceOneStartsThem() async throws {
+        final class TwoManagers: SimulatedApp {
+            let first = Listener()
+            let second = Listener()
+            var other: DeviceLocationManager?
+            func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+                system.manager.delegate = first
+                let other = DeviceLocationManager()
+                other.delegate = second
+                other.startMonitoringVisits()
+                self.other = other
+            }
+        }
+        let app = TwoManagers()
+        _ = try await Self.run(
+            Self.scenario { $0.device.authorization = .authorizedAlways }, Self.stopAndGo(), app: app)
+        #expect(app.second.visits.count == 2, "an arrival and its departure")
+        #expect(app.first.visits == app.second.visits, "the first manager never started visits")
+    }
+
+    /// "If your app is terminated while this service is active, the system relaunches your app
+    /// when new visit events are ready to be delivered … You don't need to call this method again."
+    @Test func aVisitRelaunchesTheApp() async throws {
+        let listener = Listener()
         let run = try await Self.run(
             Self.scenario {
                 $0.device.authorization = .authorizedAlways
                 $0.app.monitorsVisits = true
                 $0.timeline = [.init(at: .seconds(60), .terminate)]
-            }, ListSource(events), delegate: listener)
+            }, Self.stopAndGo(), delegate: listener)
         #expect(Self.transitions(run).contains { $0.1 == .notRunning && $0.2 == .background && $0.3 == "visit" })
         #expect(listener.visits.count == 2)
         #expect(listener.visits.first?.isArrival == true)
