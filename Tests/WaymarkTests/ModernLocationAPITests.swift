@@ -151,9 +151,9 @@ import Testing
         #expect(away.first.compactMap(\.diagnostic) == [.insufficientlyInUse])
         #expect(away.second.compactMap(\.diagnostic) == [.insufficientlyInUse])
         #expect(
-            away.run.events.filter {
-                if case .liveUpdate(false, .insufficientlyInUse, _) = $0.kind { true } else { false }
-            }.count == 2, "one for each manager's streams")
+            away.run.events.compactMap {
+                if case .liveUpdate(false, .insufficientlyInUse, let manager) = $0.kind { manager } else { nil }
+            } == [1, 2], "one for each manager's streams, in the order their fixes were decided")
         // After the app came back, both hear locations again.
         #expect(away.first.last?.location != nil && away.second.last?.location != nil)
     }
@@ -179,6 +179,7 @@ import Testing
         simulation.finish()
         var updates: [LiveUpdate] = []
         for await u in live { updates.append(u) }
+        #expect(updates.compactMap(\.diagnostic) == [.serviceSessionRequired])
         #expect(updates.first?.diagnostic == .serviceSessionRequired)
         let run = Run(simulation: simulation, events: recorder.events)
         let delivered = run.fixes(from: 100).filter { $0.manager == 2 && $0.decision == .delivered }
@@ -188,9 +189,10 @@ import Testing
         #expect(
             run.fixes().filter { $0.manager == 1 }.allSatisfy { $0.reason == .notUpdating }, "the first never started")
         #expect(
-            recorder.events.contains {
-                $0.kind == .liveUpdate(stationary: false, diagnostic: .serviceSessionRequired, manager: 2)
-            })
+            recorder.events.compactMap { e -> String? in
+                guard case .liveUpdate(_, let d, let manager) = e.kind else { return nil }
+                return "\(manager) \(d?.rawValue ?? "stationary")"
+            } == ["2 serviceSessionRequired"], "said once, to the streams' manager only")
     }
 
     /// With `NSLocationRequireExplicitServiceSession`, live updates need a `CLServiceSession`

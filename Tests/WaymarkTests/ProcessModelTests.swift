@@ -391,6 +391,13 @@ import WaymarkTesting
             resumed.contains { $0.manager == 1 } && resumed.contains { $0.manager == 2 }, "\(resumed.map(\.manager))")
         #expect(firstDelegate.locations.count > before.0 + 1)
         #expect(secondDelegate.locations.count - before.1 == firstDelegate.locations.count - before.0)
+        // The run's summary counts the first manager's, as it counts its fixes: once each.
+        let summary = device.simulation.summary
+        let away = device.fixes().filter {
+            $0.manager == 1 && $0.decision == .delivered && (!$0.appState.isForeground || $0.reason == .resumed)
+        }
+        #expect(summary.deliveredWhileAway == away.count && away.count > 2)
+        #expect(summary.resumedDeliveries == resumed.filter { $0.manager == 1 }.count)
     }
 
     /// The significant-change service's events go to each manager that started it ("Location
@@ -512,6 +519,37 @@ import WaymarkTesting
         let process = try #require(device.process)
         #expect(process.number == 2)
         #expect(process.cause == .significantLocationChange && process.inBackground)
+    }
+
+    /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:completion:)`: "completion: A
+    /// block that's called after the user responds to the prompt" for each request its own. A
+    /// second manager's request while the first's prompt is up is declined at once ("The request
+    /// always fails with a CLError.Code.promptDeclined error" when it cannot ask), and the first's
+    /// completion still comes with the answer. Before, the second request's completion took the
+    /// first's place, and the first was never called.
+    @Test func eachTemporaryAccuracyRequestGetsItsOwnCompletion() throws {
+        var scenario = Scenario()
+        scenario.device.preciseLocation = false
+        scenario.info.temporaryUsageDescriptionKeys = ["navigation"]
+        scenario.user.temporaryFullAccuracy = true
+        scenario.user.answerAfter = .seconds(5)
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 30))
+        device.launch()
+        device.advance(to: .seconds(1))
+        var answers: [String] = []
+        device.manager.requestTemporaryFullAccuracyAuthorization(withPurposeKey: "navigation") { error in
+            answers.append("first: \(error.map { "\($0.code.name)" } ?? "granted")")
+        }
+        device.advance(to: .seconds(2))
+        let second = DeviceLocationManager()
+        second.requestTemporaryFullAccuracyAuthorization(withPurposeKey: "navigation") { error in
+            answers.append("second: \(error.map { "\($0.code.name)" } ?? "granted")")
+        }
+        #expect(answers == ["second: promptDeclined"], "declined at once: the first's prompt is up")
+        device.advance(to: .seconds(10))
+        #expect(answers == ["second: promptDeclined", "first: granted"])
+        #expect(device.manager.accuracyAuthorization == .fullAccuracy)
+        #expect(second.accuracyAuthorization == .fullAccuracy)
     }
 
     /// A manager that can never work, with no device to belong to, stops the program with a

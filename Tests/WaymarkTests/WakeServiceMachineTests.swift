@@ -438,7 +438,9 @@ import Testing
             #expect(
                 m.handle(.request(r)) == [
                     .record(.prompt(prompt: .temporaryFullAccuracy, phase: .declined, answer: declined)),
-                    .call(.temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: declined.rawValue))),
+                    .call(
+                        .temporaryFullAccuracyCompletion(
+                            LocationError(.promptDeclined, reason: declined.rawValue), request: 1)),
                 ])
             #expect(m.state == .none)
         }
@@ -448,11 +450,21 @@ import Testing
                 .record(.prompt(prompt: .temporaryFullAccuracy, phase: .shown, answer: nil)),
                 .post(.showAlert(.temporaryFullAccuracy)),
             ])
-        #expect(m.state == .asking)
+        #expect(m.state == .asking(request: 1))
+        // A second request while the prompt is up is declined at once, under its own number.
+        var again = asking
+        again.alertShowing = true
+        #expect(
+            m.handle(.request(again)).last
+                == .call(
+                    .temporaryFullAccuracyCompletion(
+                        LocationError(.promptDeclined, reason: PromptAnswer.promptAlreadyShowing.rawValue), request: 2))
+        )
+        #expect(m.state == .asking(request: 1), "the first still waits for its answer")
         #expect(
             m.handle(.answered(allow: true)) == [
                 .record(.prompt(prompt: .temporaryFullAccuracy, phase: .answered, answer: .allow)),
-                .post(.authorization(.setPreciseLocation(true))), .post(.temporaryFullAccuracyCompleted),
+                .post(.authorization(.setPreciseLocation(true))), .post(.temporaryFullAccuracyCompleted(request: 1)),
             ])
         #expect(m.handle(.noLongerInUse) == [.post(.authorization(.setPreciseLocation(false)))])
         #expect(m.handle(.noLongerInUse).isEmpty && m.state == .none)
@@ -461,14 +473,16 @@ import Testing
         #expect(
             m.handle(.answered(allow: false)) == [
                 .record(.prompt(prompt: .temporaryFullAccuracy, phase: .answered, answer: .deny)),
-                .post(.temporaryFullAccuracyCompleted),
+                .post(.temporaryFullAccuracyCompleted(request: 3)),
             ])
         _ = m.handle(.request(asking))
         #expect(
             m.handle(.answered(allow: nil)) == [
                 .record(.prompt(prompt: .temporaryFullAccuracy, phase: .dismissed, answer: nil)),
-                .call(.temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: "dismissed"))),
+                .call(
+                    .temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: "dismissed"), request: 4)),
             ])
+        #expect(m.handle(.answered(allow: true)).isEmpty, "no prompt up: no answer")
         // The user's own choice in Settings is not undone when the app is no longer in use.
         _ = m.handle(.request(asking))
         _ = m.handle(.answered(allow: true))
@@ -612,8 +626,8 @@ import Testing
                         reason: .awaitingMonitor))
             ])
         #expect(m.waiting == [.init(event: change, said: true), .init(event: condition, said: true)])
-        // The relaunched app stops the service it has not started again: the change that waited
-        // for it is dropped, and says so; a second manager's stop had nothing to drop.
+        // A manager of the relaunched app stops the service none of its managers started again:
+        // the change that waited for it is dropped, and says so; a later stop has nothing left.
         #expect(
             m.handle(.significantChanges(listening: false, manager: 2), in: at(42, .background))
                 == M.record(change, decision: .dropped, reason: .serviceStopped, app: .background))
@@ -626,7 +640,10 @@ import Testing
                 arrivalDate: Date(timeIntervalSince1970: 1_719_792_000),
                 departureDate: .distantFuture))
         _ = m.handle(.appStopped(terminated: true), in: at(50, .notRunning))
-        #expect(m.handle(.route(visit), in: at(60, .notRunning)).count == 3, "launches the app")
+        #expect(
+            m.handle(.route(visit), in: at(60, .notRunning)) == [
+                .post(.lifecycle(.wake(.visit))), .post(.openServiceWake), .post(.deliverPendingServiceEvents(nil)),
+            ], "launches the app")
         #expect(
             m.handle(.visitsStopped, in: at(61, .background))
                 == M.record(visit, decision: .dropped, reason: .serviceStopped, app: .background))
@@ -839,6 +856,18 @@ import Testing
             "each manager's streams hear it once")
         _ = m.handle(.delivered(manager: 2))
         #expect(m.handle(.diagnostic(.insufficientlyInUse, manager: 3)).isEmpty, "a location came to 2, not 3")
+        _ = m.handle(.listeners([2]))
+        _ = m.handle(.listeners([2, 3]))
+        #expect(
+            m.handle(.diagnostic(.insufficientlyInUse, manager: 3)) == said(.insufficientlyInUse, to: 3),
+            "3's streams closed and a new one opened: it has not heard it")
+        // The scenario's listener stays the first manager's whatever the app's streams do.
+        var scripted = M(version: .newest, requiresExplicitServiceSession: false)
+        _ = scripted.handle(.scriptListens)
+        _ = scripted.handle(.listeners([4]))
+        #expect(scripted.listeners == [1, 4])
+        _ = scripted.handle(.listeners([]))
+        #expect(scripted.listeners == [1])
         #expect(m.handle(.diagnostic(.insufficientlyInUse, manager: 2)) == said(.insufficientlyInUse, to: 2))
         #expect(
             m.handle(.gate(serviceSession: false, appRuns: true))

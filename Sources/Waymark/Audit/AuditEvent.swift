@@ -543,7 +543,9 @@ extension Duration {
     public var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
-/// The counts of a run: every fix's decision and reason, by app state.
+/// The counts of a run: every fix's decision and reason, by app state, for the app's first
+/// location manager (each source fix once). Another manager's fixes are in the audit log's `fix`
+/// events, with its number; the counts here leave them out, all of them alike.
 public struct RunSummary: Sendable, Hashable {
     /// Fix events at arrival (one per source event).
     public private(set) var fixes = 0
@@ -554,7 +556,8 @@ public struct RunSummary: Sendable, Hashable {
     public internal(set) var resumedDeliveries = 0
     /// Held fixes thrown away.
     public internal(set) var discardedHeld = 0
-    /// Locations delivered while the app was not in the foreground, plus those delivered on resume.
+    /// Locations delivered while the app was not in the foreground, plus those delivered on
+    /// resume (a significant change counts when the first manager hears it).
     public internal(set) var deliveredWhileAway = 0
 
     public init() {}

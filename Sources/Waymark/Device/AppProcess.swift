@@ -48,8 +48,9 @@ public final class AppProcess {
     /// The sessions the scenario's script started, oldest first (it invalidates the oldest).
     var scriptedActivitySessions: [BackgroundActivitySession] = []
     var scriptedServiceSessions: [ServiceSession] = []
-    /// The completion of the temporary full accuracy request in progress.
-    var temporaryFullAccuracyCompletion: ((LocationError?) -> Void)?
+    /// The completions of the temporary full accuracy requests not yet answered, by the
+    /// request's number (``TemporaryAccuracyStateMachine/counter``).
+    var temporaryFullAccuracyCompletions: [Int: (LocationError?) -> Void] = [:]
     /// What the app's code said about the background work it is finishing.
     var note: AppNote?
     /// The locations of the `didUpdateLocations` call in progress.
@@ -124,7 +125,7 @@ public final class AppProcess {
         endStreams()
         scriptedActivitySessions = []
         scriptedServiceSessions = []
-        temporaryFullAccuracyCompletion = nil
+        temporaryFullAccuracyCompletions = [:]
         for (_, manager) in liveManagers { manager.processEnded() }
     }
 

@@ -74,7 +74,7 @@ extension Simulation {
 
     /// Writes an audit event to the observers, at the current time.
     func record(_ kind: AuditEvent.Kind) {
-        if case .heldDiscarded(let count, _, _) = kind { summary.discardedHeld += count }
+        if case .heldDiscarded(let count, _, 1) = kind { summary.discardedHeld += count }
         guard !observers.isEmpty else { return }
         tell(AuditEvent(offset: now, kind: kind))
     }
@@ -145,7 +145,7 @@ extension Simulation {
             swap(&updates, &buffers.spare)
             return
         }
-        if !appState.isForeground || reason == .resumed || reason == .alwaysGranted {
+        if number == 1 && (!appState.isForeground || reason == .resumed || reason == .alwaysGranted) {
             summary.deliveredWhileAway += updates.count
         }
         if updates.count > 1 { record(.locationsDelivered(count: updates.count, reason: reason)) }
@@ -268,12 +268,12 @@ extension Simulation {
         case .conditionEvent(let name, let identifier, let state):
             process.monitors[name]?.continuation.yield(
                 ConditionEvent(identifier: identifier, state: state, date: epoch.addingTimeInterval(now.inSeconds)))
-        case .temporaryFullAccuracyCompletion(let error):
-            let completion = process.temporaryFullAccuracyCompletion
-            process.temporaryFullAccuracyCompletion = nil
-            if let completion { inProcess(process) { completion(error) } }
+        case .temporaryFullAccuracyCompletion(let error, let request):
+            if let completion = process.temporaryFullAccuracyCompletions.removeValue(forKey: request) {
+                inProcess(process) { completion(error) }
+            }
         case .serviceLocation(let update, let number):
-            if !appState.isForeground { summary.deliveredWhileAway += 1 }
+            if number == 1 && !appState.isForeground { summary.deliveredWhileAway += 1 }
             guard let manager = process.manager(number) else { return }
             let updates = [update]
             process.delivering(updates) {

@@ -411,11 +411,12 @@ public final class DeviceLocationManager {
     public func requestTemporaryFullAccuracyAuthorization(
         withPurposeKey purposeKey: String, completion: ((LocationError?) -> Void)? = nil
     ) {
-        // The device is held while its process is read: it holds the process.
-        if case .adopted(let d, let reference, _) = binding, let device = d.device, let process = reference.process,
-            !process.hasEnded, device.appCodeRuns
+        // The device is held while its process is read: it holds the process. The completion
+        // waits under the number the request will have.
+        if let completion, case .adopted(let d, let reference, _) = binding, let device = d.device,
+            let process = reference.process, !process.hasEnded, device.appCodeRuns
         {
-            process.temporaryFullAccuracyCompletion = completion
+            process.temporaryFullAccuracyCompletions[device.rules.temporaryAccuracy.counter + 1] = completion
         }
         call("requestTemporaryFullAccuracyAuthorization(withPurposeKey:)") { _ in
             .requestTemporaryFullAccuracy(purposeKey: purposeKey)

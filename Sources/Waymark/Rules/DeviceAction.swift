@@ -76,7 +76,8 @@ public enum AppCall: Sendable, Equatable {
     /// A `CLMonitor` event for the app's monitor of that name.
     case conditionEvent(monitor: String, identifier: String, state: MonitoringState)
     /// The completion of `requestTemporaryFullAccuracyAuthorization`.
-    case temporaryFullAccuracyCompletion(LocationError?)
+    /// (`request`: the request's number, ``TemporaryAccuracyStateMachine/counter``.)
+    case temporaryFullAccuracyCompletion(LocationError?, request: Int)
     /// A service's one location (`requestLocation()`, the significant-change service):
     /// `didUpdateLocations` of the manager numbered `manager` with it (the significant-change
     /// service's goes to the first).

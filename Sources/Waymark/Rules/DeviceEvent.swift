@@ -158,8 +158,8 @@ public enum DeviceEvent: Sendable, Equatable {
     case alwaysPromptAnswered
     /// The user answered the temporary full accuracy prompt.
     case temporaryFullAccuracyAnswered(Bool)
-    /// The temporary full accuracy request is over: its completion runs.
-    case temporaryFullAccuracyCompleted
+    /// Temporary full accuracy request `request` is over: its completion runs.
+    case temporaryFullAccuracyCompleted(request: Int)
     /// The app's push handler runs.
     case callPushHandler(reason: AuditReason)
     /// The timer for the next `BGTaskScheduler` request is set.

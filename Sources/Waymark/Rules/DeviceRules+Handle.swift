@@ -98,8 +98,8 @@ extension DeviceRules {
         case .alwaysPromptAnswered:
             return location(.alwaysAnswered(granted: authorization.status == .authorizedAlways))
         case .temporaryFullAccuracyAnswered(let allow): return temporaryAccuracy.handle(.answered(allow: allow))
-        case .temporaryFullAccuracyCompleted:
-            return appCodeRuns ? [.call(.temporaryFullAccuracyCompletion(nil))] : []
+        case .temporaryFullAccuracyCompleted(let request):
+            return appCodeRuns ? [.call(.temporaryFullAccuracyCompletion(nil, request: request))] : []
         case .callPushHandler(let reason):
             return pushes.handle(
                 .callHandler(reason: reason, appRuns: appCodeRuns, inForeground: appState.isForeground, at: now))

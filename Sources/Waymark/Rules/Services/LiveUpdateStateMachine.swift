@@ -101,6 +101,8 @@ public struct LiveUpdateStateMachine: Sendable, Hashable {
             var open = Set(managers)
             if scriptedListener { open.insert(1) }
             listeners = open.sorted()
+            // What closed streams heard is not news to a stream opened later.
+            shown = shown.filter { open.contains($0.key) }
             return []
         case .scriptListens:
             scriptedListener = true

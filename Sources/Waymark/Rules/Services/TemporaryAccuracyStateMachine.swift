@@ -9,14 +9,15 @@
 /// - Otherwise the prompt comes up. Allowed, the app has full accuracy until it is no longer in
 ///   use ("Expiration is postponed while your app is actively in use"); denied, nothing changes;
 ///   left unanswered (the app left the screen), the request fails as declined. The completion
-///   runs once the answer is carried out.
+///   runs once the answer is carried out: each request's own (requests are numbered, so that one
+///   declined while another's prompt is up does not take the other's completion).
 /// - The user switching Precise Location in Settings makes the choice theirs: the end of use no
 ///   longer undoes it.
 public struct TemporaryAccuracyStateMachine: Sendable, Hashable {
     public enum State: Sendable, Hashable {
         case none
-        /// The prompt is up; the completion waits for the answer.
-        case asking
+        /// The prompt for request `request` is up; its completion waits for the answer.
+        case asking(request: Int)
         /// Full accuracy granted for now.
         case granted
     }
@@ -56,29 +57,37 @@ public struct TemporaryAccuracyStateMachine: Sendable, Hashable {
     }
 
     public private(set) var state: State = .none
+    /// How many requests the app made: the next one is number `counter + 1`.
+    public private(set) var counter = 0
 
     public init() {}
 
     public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
         case .request(let r):
+            counter += 1
             if let declined = Self.declined(r) {
                 return [
                     .record(.prompt(prompt: .temporaryFullAccuracy, phase: .declined, answer: declined)),
-                    .call(.temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: declined.rawValue))),
+                    .call(
+                        .temporaryFullAccuracyCompletion(
+                            LocationError(.promptDeclined, reason: declined.rawValue), request: counter)),
                 ]
             }
-            state = .asking
+            state = .asking(request: counter)
             return [
                 .record(.prompt(prompt: .temporaryFullAccuracy, phase: .shown, answer: nil)),
                 .post(.showAlert(.temporaryFullAccuracy)),
             ]
         case .answered(let allow):
-            if state == .asking { state = .none }
+            guard case .asking(let request) = state else { return [] }
+            state = .none
             guard let allow else {
                 return [
                     .record(.prompt(prompt: .temporaryFullAccuracy, phase: .dismissed, answer: nil)),
-                    .call(.temporaryFullAccuracyCompletion(LocationError(.promptDeclined, reason: "dismissed"))),
+                    .call(
+                        .temporaryFullAccuracyCompletion(
+                            LocationError(.promptDeclined, reason: "dismissed"), request: request)),
                 ]
             }
             var actions: [DeviceAction] = [
@@ -88,7 +97,7 @@ public struct TemporaryAccuracyStateMachine: Sendable, Hashable {
                 state = .granted
                 actions.append(.post(.authorization(.setPreciseLocation(true))))
             }
-            actions.append(.post(.temporaryFullAccuracyCompleted))
+            actions.append(.post(.temporaryFullAccuracyCompleted(request: request)))
             return actions
         case .noLongerInUse:
             guard state == .granted else { return [] }
