@@ -249,6 +249,38 @@ import Testing
         #expect(listener.states.first.map { $0.0 == "office" && $0.1 == .inside } == true)
     }
 
+    /// "Because regions are a shared application resource, every active location manager object
+    /// delivers this message to its associated delegate. It doesn't matter which location manager
+    /// actually registered the specified region. If multiple location managers share a delegate
+    /// object, that delegate receives the message multiple times" (locationManager(_:didExitRegion:)).
+    @Test func aRegionsEventsComeToEveryManagerWhicheverRegisteredIt() async throws {
+        let start = Coordinate(latitude: 48.137, longitude: 11.575)
+        let region = CircularRegion(
+            center: Geodesic.destination(from: start, bearing: 90, distance: 3000), radius: 500, identifier: "depot")
+        final class ThreeManagers: SimulatedApp {
+            let shared = Listener()
+            let own = Listener()
+            var managers: [DeviceLocationManager] = []
+            let region: CircularRegion
+            init(region: CircularRegion) { self.region = region }
+            func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+                system.manager.delegate = shared
+                let second = DeviceLocationManager()
+                second.delegate = shared
+                let third = DeviceLocationManager()
+                third.delegate = own
+                third.startMonitoring(for: region)
+                managers = [second, third]
+            }
+        }
+        let app = ThreeManagers(region: region)
+        _ = try await Self.run(
+            Self.scenario { $0.device.authorization = .authorizedAlways }, Self.drive(for: 400), app: app)
+        #expect(app.own.entered == ["depot"] && app.own.exited == ["depot"], "the manager that registered it")
+        #expect(app.shared.entered == ["depot", "depot"], "two managers, one delegate: twice")
+        #expect(app.shared.exited == ["depot", "depot"])
+    }
+
     /// "If the value is `CLAccuracyAuthorization.reducedAccuracy`, … your app can't use region
     /// monitoring" (CLLocationManager.accuracyAuthorization). An Always app with Precise Location
     /// off hears of no entry, on screen or off, and is not relaunched for one; its regions stay
