@@ -80,16 +80,16 @@ open class CLLocationManager: NSObject {
         engine.requestTemporaryFullAccuracyAuthorization(withPurposeKey: purposeKey)
     }
 
-    /// The `async` form: returns once the user answered; throws the `CLError` otherwise.
-    open func requestTemporaryFullAccuracyAuthorization(withPurposeKey purposeKey: String) async throws {
-        let box = ErrorBox()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            engine.requestTemporaryFullAccuracyAuthorization(withPurposeKey: purposeKey) { error in
-                box.error = error.map(CLError.init)
-                continuation.resume()
-            }
+    /// The `async` form: returns once the user answered; throws the `CLError` otherwise (at once
+    /// when the app's code does not run: nothing asks then).
+    nonisolated(nonsending) open func requestTemporaryFullAccuracyAuthorization(withPurposeKey purposeKey: String)
+        async throws
+    {
+        do {
+            try await engine.requestTemporaryFullAccuracyAuthorization(withPurposeKey: purposeKey)
+        } catch {
+            throw CLError(error)
         }
-        if let error = box.error { throw error }
     }
 
     // MARK: - Configuration
@@ -232,9 +232,4 @@ open class CLLocationManager: NSObject {
             owner.delegate?.locationManager(owner, didVisit: CLVisit(visit))
         }
     }
-}
-
-/// Carries an error out of a completion (set on the device's isolation, read after the resume).
-private final class ErrorBox: @unchecked Sendable {
-    var error: CLError?
 }

@@ -293,6 +293,35 @@ import WaymarkUIKit
         #expect(!AppDisk.locations.isEmpty, "the relaunched app's manager receives the change")
     }
 
+    /// `try await requestTemporaryFullAccuracyAuthorization(withPurposeKey:)` from the app's
+    /// main-actor code, as Apple spells it: it runs on the caller's actor (it did not compile
+    /// there before: the manager was sent off the main actor) and returns once the user allowed.
+    @Test func theAwaitedFullAccuracyRequestWorksFromMainActorCode() async throws {
+        AppDisk.reset()
+        let scenario = Self.scenario {
+            $0.device.authorization = .authorizedWhenInUse
+            $0.device.preciseLocation = false
+            $0.info.temporaryUsageDescriptionKeys = ["navigation"]
+            $0.user.temporaryFullAccuracy = true
+            $0.user.answerAfter = .seconds(3)
+        }
+        let device = try TestDevice(app: TrackerAppDelegate.self, scenario: scenario, trace: Self.walk())
+        device.launch()
+        let model = try #require(device.appDelegate(as: TrackerAppDelegate.self)?.model)
+        #expect(model.manager.accuracyAuthorization == .reducedAccuracy)
+        let request = Task { @MainActor in
+            try await model.manager.requestTemporaryFullAccuracyAuthorization(withPurposeKey: "navigation")
+        }
+        var turns = 0
+        while device.simulation.rules.temporaryAccuracy.state == .none && turns < 1000 {
+            await device.idle()
+            turns += 1
+        }
+        device.advance(by: .seconds(5))
+        try await request.value
+        #expect(model.manager.accuracyAuthorization == .fullAccuracy)
+    }
+
     /// `await device.idle()` waits until a `for await` reader of `CLLocationUpdate.liveUpdates()`
     /// has handled every update delivered: no yield loop.
     @Test func idleWaitsForTheLiveUpdatesReader() async throws {

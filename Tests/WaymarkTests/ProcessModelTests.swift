@@ -552,6 +552,51 @@ import WaymarkTesting
         #expect(second.accuracyAuthorization == .fullAccuracy)
     }
 
+    /// The `async` form of the request returns once the user allowed; it throws `promptDeclined`
+    /// when the prompt is dismissed (the app's process ends under it), and at once when a task of
+    /// a suspended app asks: nothing asks then, and no answer would come. Before, that `await`
+    /// never returned.
+    @Test func anAwaitedTemporaryAccuracyRequestAlwaysReturns() async throws {
+        enum Story { case answered, terminated, suspended }
+        for story in [Story.answered, .terminated, .suspended] {
+            var scenario = Scenario()
+            scenario.device.preciseLocation = false
+            scenario.info.temporaryUsageDescriptionKeys = ["navigation"]
+            scenario.user.temporaryFullAccuracy = true
+            scenario.user.answerAfter = .seconds(20)
+            let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 60))
+            device.launch()
+            let manager = device.manager
+            if story == .suspended {
+                device.sendToBackground()
+                device.advance(to: .seconds(20))
+                #expect(device.appState == .suspended)
+            }
+            let request = Task { @MainActor in
+                try await manager.requestTemporaryFullAccuracyAuthorization(withPurposeKey: "navigation")
+            }
+            if story != .suspended {
+                var turns = 0
+                while device.simulation.rules.temporaryAccuracy.state == .none && turns < 1000 {
+                    await device.idle()
+                    turns += 1
+                }
+                #expect(device.simulation.rules.temporaryAccuracy.state == .asking(request: 1))
+            }
+            if story == .terminated { device.terminate() }
+            if story != .suspended { device.advance(to: .seconds(30)) }
+            let result = await request.result
+            switch (story, result) {
+            case (.answered, .success): #expect(manager.accuracyAuthorization == .fullAccuracy)
+            case (.terminated, .failure(let error as LocationError)):
+                #expect(error.code == .promptDeclined && error.reason == "dismissed")
+            case (.suspended, .failure(let error as LocationError)):
+                #expect(error.code == .promptDeclined && device.simulation.rules.temporaryAccuracy.counter == 0)
+            default: Issue.record("\(story): \(result)")
+            }
+        }
+    }
+
     /// A manager that can never work, with no device to belong to, stops the program with a
     /// message that names the fix: it is never silently inert.
     @Test func aManagerWithNoDeviceFailsLoudly() async {
