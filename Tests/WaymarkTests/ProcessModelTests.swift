@@ -521,6 +521,17 @@ import WaymarkTesting
         #expect(process.cause == .significantLocationChange && process.inBackground)
     }
 
+    /// Precise Location off, the purpose key `navigation` declared, the user allowing full
+    /// accuracy `answerAfter` the prompt comes up.
+    static func temporaryAccuracyScenario(answerAfter: Duration) -> Scenario {
+        var scenario = Scenario()
+        scenario.device.preciseLocation = false
+        scenario.info.temporaryUsageDescriptionKeys = ["navigation"]
+        scenario.user.temporaryFullAccuracy = true
+        scenario.user.answerAfter = answerAfter
+        return scenario
+    }
+
     /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:completion:)`: "completion: A
     /// block that's called after the user responds to the prompt" for each request its own. A
     /// second manager's request while the first's prompt is up is declined at once ("The request
@@ -528,12 +539,8 @@ import WaymarkTesting
     /// completion still comes with the answer. Before, the second request's completion took the
     /// first's place, and the first was never called.
     @Test func eachTemporaryAccuracyRequestGetsItsOwnCompletion() throws {
-        var scenario = Scenario()
-        scenario.device.preciseLocation = false
-        scenario.info.temporaryUsageDescriptionKeys = ["navigation"]
-        scenario.user.temporaryFullAccuracy = true
-        scenario.user.answerAfter = .seconds(5)
-        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 30))
+        let device = TestDevice(
+            scenario: Self.temporaryAccuracyScenario(answerAfter: .seconds(5)), trace: try Self.walk(fixes: 30))
         device.launch()
         device.advance(to: .seconds(1))
         var answers: [String] = []
@@ -559,12 +566,8 @@ import WaymarkTesting
     @Test func anAwaitedTemporaryAccuracyRequestAlwaysReturns() async throws {
         enum Story { case answered, terminated, suspended }
         for story in [Story.answered, .terminated, .suspended] {
-            var scenario = Scenario()
-            scenario.device.preciseLocation = false
-            scenario.info.temporaryUsageDescriptionKeys = ["navigation"]
-            scenario.user.temporaryFullAccuracy = true
-            scenario.user.answerAfter = .seconds(20)
-            let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 60))
+            let device = TestDevice(
+                scenario: Self.temporaryAccuracyScenario(answerAfter: .seconds(20)), trace: try Self.walk(fixes: 60))
             device.launch()
             let manager = device.manager
             if story == .suspended {
