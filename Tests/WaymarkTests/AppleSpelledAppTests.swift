@@ -296,7 +296,7 @@ import WaymarkUIKit
     /// `try await requestTemporaryFullAccuracyAuthorization(withPurposeKey:)` from the app's
     /// main-actor code, as Apple spells it: it runs on the caller's actor (it did not compile
     /// there before: the manager was sent off the main actor) and returns once the user allowed.
-    @Test func theAwaitedFullAccuracyRequestWorksFromMainActorCode() async throws {
+    @Test(.timeLimit(.minutes(1))) func theAwaitedFullAccuracyRequestWorksFromMainActorCode() async throws {
         AppDisk.reset()
         let scenario = Self.scenario {
             $0.device.authorization = .authorizedWhenInUse
@@ -317,6 +317,7 @@ import WaymarkUIKit
             await device.idle()
             turns += 1
         }
+        #expect(device.simulation.rules.temporaryAccuracy.state == .asking(request: 1))
         device.advance(by: .seconds(5))
         try await request.value
         #expect(model.manager.accuracyAuthorization == .fullAccuracy)

@@ -560,22 +560,34 @@ import WaymarkTesting
     }
 
     /// The `async` form of the request returns once the user allowed; it throws `promptDeclined`
-    /// when the prompt is dismissed (the app's process ends under it), and at once when a task of
-    /// a suspended app asks: nothing asks then, and no answer would come. Before, that `await`
-    /// never returned.
-    @Test func anAwaitedTemporaryAccuracyRequestAlwaysReturns() async throws {
-        enum Story { case answered, terminated, suspended }
-        for story in [Story.answered, .terminated, .suspended] {
+    /// when the prompt is dismissed (the app's process ends under it), at once when a task of a
+    /// suspended app asks (nothing asks then, and no answer would come), and when the app's own
+    /// code ends its process on hearing of the new accuracy, before the answer reaches it (here,
+    /// by setting `allowsBackgroundLocationUpdates` without the `location` background mode).
+    /// Before, the last two never returned.
+    @Test(.timeLimit(.minutes(1))) func anAwaitedTemporaryAccuracyRequestAlwaysReturns() async throws {
+        enum Story { case answered, terminated, suspended, endsOnTheAnswer }
+        final class EndsOnFullAccuracy: DeviceLocationManagerDelegate {
+            func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) {
+                if manager.accuracyAuthorization == .fullAccuracy { manager.allowsBackgroundLocationUpdates = true }
+            }
+        }
+        let ending = EndsOnFullAccuracy()
+        for story in [Story.answered, .terminated, .suspended, .endsOnTheAnswer] {
             let device = TestDevice(
                 scenario: Self.temporaryAccuracyScenario(answerAfter: .seconds(20)), trace: try Self.walk(fixes: 60))
             device.launch()
             let manager = device.manager
+            if story == .endsOnTheAnswer { manager.delegate = ending }
             if story == .suspended {
                 device.sendToBackground()
                 device.advance(to: .seconds(20))
                 #expect(device.appState == .suspended)
             }
+            final class Returned { var yes = false }
+            let returned = Returned()
             let request = Task { @MainActor in
+                defer { returned.yes = true }
                 try await manager.requestTemporaryFullAccuracyAuthorization(withPurposeKey: "navigation")
             }
             if story != .suspended {
@@ -588,6 +600,17 @@ import WaymarkTesting
             }
             if story == .terminated { device.terminate() }
             if story != .suspended { device.advance(to: .seconds(30)) }
+            // Waits on progress: the request's task returns within a few turns of the main
+            // queue, or the test fails (instead of waiting for ever).
+            var turns = 0
+            while !returned.yes && turns < 1000 {
+                await device.idle()
+                turns += 1
+            }
+            guard returned.yes else {
+                Issue.record("\(story): the await never returned")
+                continue
+            }
             let result = await request.result
             switch (story, result) {
             case (.answered, .success): #expect(manager.accuracyAuthorization == .fullAccuracy)
@@ -595,6 +618,9 @@ import WaymarkTesting
                 #expect(error.code == .promptDeclined && error.reason == "dismissed")
             case (.suspended, .failure(let error as LocationError)):
                 #expect(error.code == .promptDeclined && device.simulation.rules.temporaryAccuracy.counter == 0)
+            case (.endsOnTheAnswer, .failure(let error as LocationError)):
+                #expect(error.code == .promptDeclined && error.reason.contains("process ended"), "\(error)")
+                #expect(device.process?.hasEnded == true)
             default: Issue.record("\(story): \(result)")
             }
         }

@@ -50,7 +50,15 @@ public final class AppProcess {
     var scriptedServiceSessions: [ServiceSession] = []
     /// The completions of the temporary full accuracy requests not yet answered, by the
     /// request's number (``TemporaryAccuracyStateMachine/counter``).
-    var temporaryFullAccuracyCompletions: [Int: (LocationError?) -> Void] = [:]
+    var temporaryFullAccuracyCompletions: [Int: AccuracyCompletion] = [:]
+
+    /// A temporary full accuracy request's completion: the app's callback, or an `await` in the
+    /// app's code (`resumesAtEnd`), which the end of the process resumes, as it finishes the
+    /// process's streams, when the answer came too late for the app's code to hear it.
+    struct AccuracyCompletion {
+        let body: (LocationError?) -> Void
+        let resumesAtEnd: Bool
+    }
     /// What the app's code said about the background work it is finishing.
     var note: AppNote?
     /// The locations of the `didUpdateLocations` call in progress.
@@ -125,7 +133,12 @@ public final class AppProcess {
         endStreams()
         scriptedActivitySessions = []
         scriptedServiceSessions = []
+        let awaiting = temporaryFullAccuracyCompletions.sorted { $0.key < $1.key }.filter(\.value.resumesAtEnd)
         temporaryFullAccuracyCompletions = [:]
+        for (_, completion) in awaiting {
+            completion.body(
+                LocationError(.promptDeclined, reason: "the app's process ended before the answer reached it"))
+        }
         for (_, manager) in liveManagers { manager.processEnded() }
     }
 

@@ -270,7 +270,7 @@ extension Simulation {
                 ConditionEvent(identifier: identifier, state: state, date: epoch.addingTimeInterval(now.inSeconds)))
         case .temporaryFullAccuracyCompletion(let error, let request):
             if let completion = process.temporaryFullAccuracyCompletions.removeValue(forKey: request) {
-                inProcess(process) { completion(error) }
+                inProcess(process) { completion.body(error) }
             }
         case .serviceLocation(let update, let number):
             if number == 1 && !appState.isForeground { summary.deliveredWhileAway += 1 }

@@ -411,18 +411,21 @@ public final class DeviceLocationManager {
     public func requestTemporaryFullAccuracyAuthorization(
         withPurposeKey purposeKey: String, completion: ((LocationError?) -> Void)? = nil
     ) {
-        _ = requestTemporaryFullAccuracy(purposeKey, completion: completion)
+        _ = requestTemporaryFullAccuracy(purposeKey, completion: completion, resumesAtEnd: false)
     }
 
     /// The `async` form: returns once the user allowed or denied; throws `promptDeclined` when
     /// the request is declined or the prompt dismissed (the app leaving the screen, or its
-    /// process ending, dismisses it), and at once when the app's code does not run (a task of a
-    /// suspended app): nothing asks then, and no answer would come.
+    /// process ending, dismisses it), at once when the app's code does not run (a task of a
+    /// suspended app): nothing asks then, and no answer would come; and when the process ends
+    /// before the answer reaches its code (on iOS the waiting code would end with it; here it
+    /// resumes, as the process's streams finish).
     nonisolated(nonsending) public func requestTemporaryFullAccuracyAuthorization(withPurposeKey purposeKey: String)
         async throws(LocationError)
     {
         let error: LocationError? = await withCheckedContinuation { continuation in
-            let waits = requestTemporaryFullAccuracy(purposeKey, completion: { continuation.resume(returning: $0) })
+            let waits = requestTemporaryFullAccuracy(
+                purposeKey, completion: { continuation.resume(returning: $0) }, resumesAtEnd: true)
             if !waits {
                 continuation.resume(
                     returning: LocationError(.promptDeclined, reason: "the app's code does not run: nothing asks"))
@@ -433,13 +436,16 @@ public final class DeviceLocationManager {
 
     /// The request, its completion kept under the number the request will have; false when it
     /// cannot be kept (no running process: nothing asks, and the completion is never called).
-    private func requestTemporaryFullAccuracy(_ purposeKey: String, completion: ((LocationError?) -> Void)?) -> Bool {
+    private func requestTemporaryFullAccuracy(
+        _ purposeKey: String, completion: ((LocationError?) -> Void)?, resumesAtEnd: Bool
+    ) -> Bool {
         // The device is held while its process is read: it holds the process.
         var kept = false
         if let completion, case .adopted(let d, let reference, _) = binding, let device = d.device,
             let process = reference.process, !process.hasEnded, device.appCodeRuns
         {
-            process.temporaryFullAccuracyCompletions[device.rules.temporaryAccuracy.counter + 1] = completion
+            process.temporaryFullAccuracyCompletions[device.rules.temporaryAccuracy.counter + 1] =
+                AppProcess.AccuracyCompletion(body: completion, resumesAtEnd: resumesAtEnd)
             kept = true
         }
         call("requestTemporaryFullAccuracyAuthorization(withPurposeKey:)") { _ in
