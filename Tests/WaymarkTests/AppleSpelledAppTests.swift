@@ -296,7 +296,7 @@ import WaymarkUIKit
     /// `try await requestTemporaryFullAccuracyAuthorization(withPurposeKey:)` from the app's
     /// main-actor code, as Apple spells it: it runs on the caller's actor (it did not compile
     /// there before: the manager was sent off the main actor) and returns once the user allowed.
-    @Test(.timeLimit(.minutes(1))) func theAwaitedFullAccuracyRequestWorksFromMainActorCode() async throws {
+    @Test func theAwaitedFullAccuracyRequestWorksFromMainActorCode() async throws {
         AppDisk.reset()
         let scenario = Self.scenario {
             $0.device.authorization = .authorizedWhenInUse
@@ -309,16 +309,18 @@ import WaymarkUIKit
         device.launch()
         let model = try #require(device.appDelegate(as: TrackerAppDelegate.self)?.model)
         #expect(model.manager.accuracyAuthorization == .reducedAccuracy)
+        final class Returned { var yes = false }
+        let returned = Returned()
         let request = Task { @MainActor in
+            defer { returned.yes = true }
             try await model.manager.requestTemporaryFullAccuracyAuthorization(withPurposeKey: "navigation")
         }
-        var turns = 0
-        while device.simulation.rules.temporaryAccuracy.state == .none && turns < 1000 {
-            await device.idle()
-            turns += 1
-        }
+        await device.idle(until: { device.simulation.rules.temporaryAccuracy.state != .none })
         #expect(device.simulation.rules.temporaryAccuracy.state == .asking(request: 1))
         device.advance(by: .seconds(5))
+        // Waits on progress, not on the clock: a request that never returns fails here.
+        let didReturn = await device.idle(until: { returned.yes })
+        try #require(didReturn, "the await never returned")
         try await request.value
         #expect(model.manager.accuracyAuthorization == .fullAccuracy)
     }

@@ -8,6 +8,20 @@ import WaymarkTesting
 /// and a relaunch starts afresh. Apple: "the system … terminates your app … the next time the user
 /// launches it, your app launches from scratch" (About the app launch sequence); a relaunched app
 /// "must … configure a location manager object" again (startMonitoringSignificantLocationChanges).
+extension TestDevice {
+    /// Lets the main queue turn until `done` holds, at most `turns` times (a bound on progress,
+    /// not on the clock): app code awaiting in tasks runs in between. Returns `done()`.
+    @discardableResult
+    func idle(until done: () -> Bool, turns: Int = 1000, isolation: isolated (any Actor)? = #isolation) async -> Bool {
+        var turn = 0
+        while !done() && turn < turns {
+            await idle(isolation: isolation)
+            turn += 1
+        }
+        return done()
+    }
+}
+
 @MainActor @Suite struct ProcessModelTests {
     static func walk(fixes: Int = 30) throws -> GPXReplaySource {
         let coordinates = (0..<fixes).map { Coordinate(latitude: 48.1372 + Double($0) * 0.0001, longitude: 11.5755) }
@@ -48,6 +62,16 @@ import WaymarkTesting
 
     /// Two managers the app's code creates (after its launch), each with a delegate that records
     /// what it hears.
+    /// A device running a bare app under `scenario`, on a walk of `fixes`, and two managers its
+    /// code created, with their delegates.
+    static func launchedWithTwoManagers(_ scenario: Scenario = Scenario(), fixes: Int = 30) throws -> (
+        TestDevice, (DeviceLocationManager, DeviceLocationManager, RecordingDelegate, RecordingDelegate)
+    ) {
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: fixes), app: BareApp())
+        device.launch()
+        return (device, Self.twoManagers())
+    }
+
     static func twoManagers() -> (DeviceLocationManager, DeviceLocationManager, RecordingDelegate, RecordingDelegate) {
         let managers = (DeviceLocationManager(), DeviceLocationManager())
         let delegates = (RecordingDelegate(), RecordingDelegate())
@@ -190,9 +214,7 @@ import WaymarkTesting
         var scenario = Scenario()
         scenario.device.locationServices = false
         scenario.user.answerAfter = .seconds(5)
-        let device = TestDevice(scenario: scenario, trace: try Self.walk(), app: BareApp())
-        device.launch()
-        let (first, second, firstDelegate, secondDelegate) = Self.twoManagers()
+        let (device, (first, second, firstDelegate, secondDelegate)) = try Self.launchedWithTwoManagers(scenario)
         func alerts(_ phase: PromptPhase) -> Int {
             device.events(named: "prompt").filter {
                 if case .prompt(.locationServices, phase, _) = $0.kind { true } else { false }
@@ -305,9 +327,7 @@ import WaymarkTesting
     /// nothing" is about its own updates (CLLocationManager.requestLocation()). Before, every
     /// request was the first manager's: its answer and its failure went to the first delegate.
     @Test func eachManagersRequestLocationIsItsOwn() throws {
-        let device = TestDevice(trace: try Self.walk(fixes: 20), app: BareApp())
-        device.launch()
-        let (first, second, firstDelegate, secondDelegate) = Self.twoManagers()
+        let (device, (first, second, firstDelegate, secondDelegate)) = try Self.launchedWithTwoManagers(fixes: 20)
         // Another manager's start neither cancels the request (starting updates "cancels any
         // pending request" of the same manager) nor makes it one that does nothing.
         first.requestLocation()
@@ -371,9 +391,8 @@ import WaymarkTesting
     @Test func heldFixesComeToEveryManagerWhenTheAppResumes() throws {
         var scenario = Scenario()
         scenario.device.authorization = .authorizedAlways
-        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 60), app: BareApp())
-        device.launch()
-        let (first, second, firstDelegate, secondDelegate) = Self.twoManagers()
+        let (device, (first, second, firstDelegate, secondDelegate)) = try Self.launchedWithTwoManagers(
+            scenario, fixes: 60)
         first.startUpdatingLocation()
         second.startUpdatingLocation()
         device.advance(to: .seconds(5))
@@ -407,9 +426,8 @@ import WaymarkTesting
     @Test func eachManagerThatStartedSignificantChangesHearsThem() throws {
         var scenario = Scenario()
         scenario.device.authorization = .authorizedAlways
-        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 700), app: BareApp())
-        device.launch()
-        let (first, second, firstDelegate, secondDelegate) = Self.twoManagers()
+        let (device, (first, second, firstDelegate, secondDelegate)) = try Self.launchedWithTwoManagers(
+            scenario, fixes: 700)
         func records(_ action: ServiceLocationAction) -> Int {
             device.events.filter {
                 if case .serviceLocation(let r) = $0.kind {
@@ -447,9 +465,7 @@ import WaymarkTesting
     @Test func everyManagersSettingsUpdatesAndErrorsAreInTheAuditLog() throws {
         var scenario = Scenario()
         scenario.device.authorization = .denied
-        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 10), app: BareApp())
-        device.launch()
-        let (first, second, _, secondDelegate) = Self.twoManagers()
+        let (device, (first, second, _, secondDelegate)) = try Self.launchedWithTwoManagers(scenario, fixes: 10)
         second.distanceFilter = 50
         first.startUpdatingLocation()
         second.startUpdatingLocation()
@@ -565,7 +581,7 @@ import WaymarkTesting
     /// code ends its process on hearing of the new accuracy, before the answer reaches it (here,
     /// by setting `allowsBackgroundLocationUpdates` without the `location` background mode).
     /// Before, the last two never returned.
-    @Test(.timeLimit(.minutes(1))) func anAwaitedTemporaryAccuracyRequestAlwaysReturns() async throws {
+    @Test func anAwaitedTemporaryAccuracyRequestAlwaysReturns() async throws {
         enum Story { case answered, terminated, suspended, endsOnTheAnswer }
         final class EndsOnFullAccuracy: DeviceLocationManagerDelegate {
             func locationManagerDidChangeAuthorization(_ manager: DeviceLocationManager) {
@@ -591,23 +607,14 @@ import WaymarkTesting
                 try await manager.requestTemporaryFullAccuracyAuthorization(withPurposeKey: "navigation")
             }
             if story != .suspended {
-                var turns = 0
-                while device.simulation.rules.temporaryAccuracy.state == .none && turns < 1000 {
-                    await device.idle()
-                    turns += 1
-                }
+                await device.idle(until: { device.simulation.rules.temporaryAccuracy.state != .none })
                 #expect(device.simulation.rules.temporaryAccuracy.state == .asking(request: 1))
             }
             if story == .terminated { device.terminate() }
             if story != .suspended { device.advance(to: .seconds(30)) }
             // Waits on progress: the request's task returns within a few turns of the main
             // queue, or the test fails (instead of waiting for ever).
-            var turns = 0
-            while !returned.yes && turns < 1000 {
-                await device.idle()
-                turns += 1
-            }
-            guard returned.yes else {
+            guard await device.idle(until: { returned.yes }) else {
                 Issue.record("\(story): the await never returned")
                 continue
             }

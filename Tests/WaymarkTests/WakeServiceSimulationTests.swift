@@ -175,14 +175,15 @@ import Testing
         // An app whose launch code does not start the service again (the tutorial app does, as
         // Apple asks) does not receive the events after a relaunch.
         final class ForgetfulApp: SimulatedApp {}
-        let relaunched = try await Self.run(
-            Self.scenario {
-                $0.device.authorization = .authorizedAlways
-                $0.timeline = [
-                    .init(at: .zero, .startMonitoringSignificantLocationChanges), .init(at: .seconds(60), .background),
-                    .init(at: .seconds(120), .systemTerminate),
-                ]
-            }, Self.drive(for: 700), app: ForgetfulApp())
+        // Started on screen, the app goes to the background, and the system ends it at 120 s.
+        let endedBySystem = Self.scenario {
+            $0.device.authorization = .authorizedAlways
+            $0.timeline = [
+                .init(at: .zero, .startMonitoringSignificantLocationChanges), .init(at: .seconds(60), .background),
+                .init(at: .seconds(120), .systemTerminate),
+            ]
+        }
+        let relaunched = try await Self.run(endedBySystem, Self.drive(for: 700), app: ForgetfulApp())
         #expect(Self.transitions(relaunched).contains { $0.2 == .background && $0.3 == "significantLocationChange" })
         let after = Self.serviceLocations(relaunched).filter { $0.0 > 120 }
         #expect(!after.isEmpty && after.allSatisfy { $0.1.action != .delivered })
@@ -195,14 +196,7 @@ import Testing
                 if inBackground { system.manager.stopMonitoringSignificantLocationChanges() }
             }
         }
-        let stopped = try await Self.run(
-            Self.scenario {
-                $0.device.authorization = .authorizedAlways
-                $0.timeline = [
-                    .init(at: .zero, .startMonitoringSignificantLocationChanges), .init(at: .seconds(60), .background),
-                    .init(at: .seconds(120), .systemTerminate),
-                ]
-            }, Self.drive(for: 700), app: StoppingApp())
+        let stopped = try await Self.run(endedBySystem, Self.drive(for: 700), app: StoppingApp())
         let relaunch = try #require(
             Self.transitions(stopped).first { $0.2 == .background && $0.3 == "significantLocationChange" })
         let events = Self.serviceLocations(stopped).filter { $0.0 == relaunch.0 }

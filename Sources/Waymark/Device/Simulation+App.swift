@@ -277,14 +277,14 @@ extension Simulation {
         return may
     }
 
-    /// A live-update stream opened or closed: the rules learn whose streams are open.
+    /// A live-update stream opened or closed: the rules learn whose streams are open (the
+    /// scenario's listener is theirs to add).
     func liveListenersChanged() {
         var open: [Int] = []
         if let process, !process.hasEnded {
             open = process.liveManagers.filter { $0.manager.hasLiveStreams }.map(\.number)
         }
-        if rules.liveUpdates.scriptedListener && !open.contains(1) { open.insert(1, at: 0) }
-        if open != rules.liveUpdates.listeners { perform(rules.handle(.liveListeners(open))) }
+        perform(rules.handle(.liveListeners(open)))
     }
 
     /// A manager of an ended process was used: the audit log says so.

@@ -166,19 +166,14 @@ public struct DeviceRules: Sendable {
     public func context() -> LocationServiceStateMachine.Context { context(ofManagerAt: 0) }
 
     /// The app and the device now, for the location service of the manager at `index` in
-    /// ``managers``.
+    /// ``managers`` (number `index + 1`): its properties, and whether its live updates listen.
     func context(ofManagerAt index: Int) -> LocationServiceStateMachine.Context {
-        context(settings: managers[index].settings, manager: index + 1)
-    }
-
-    /// The app and the device now, for the location service of manager `manager`, whose
-    /// properties are `settings`.
-    func context(settings: LocationServiceStateMachine.Settings, manager: Int) -> LocationServiceStateMachine.Context {
-        LocationServiceStateMachine.Context(
+        let manager = index + 1
+        return LocationServiceStateMachine.Context(
             now: now, appState: lifecycle.appState, appInUse: lifecycle.isInUse, running: runningReason,
             authorization: authorization.status, isProvisionalAlways: authorization.isProvisionalAlways,
             accuracy: authorization.accuracy, locationServicesEnabled: authorization.locationServicesEnabled,
-            hasLocationMode: modes.contains(.location), settings: settings,
+            hasLocationMode: modes.contains(.location), settings: managers[index].settings,
             activitySession: sessions.activitySessions > 0,
             live: .init(
                 listening: liveUpdates.isListening(manager: manager),

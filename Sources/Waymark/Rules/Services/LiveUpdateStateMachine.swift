@@ -67,9 +67,10 @@ public struct LiveUpdateStateMachine: Sendable, Hashable {
     public var listening: Bool { !listeners.isEmpty }
 
     /// Whether manager `manager`'s streams are open.
-    public func isListening(manager: Int) -> Bool { !listeners.isEmpty && listeners.contains(manager) }
+    public func isListening(manager: Int) -> Bool { listeners.contains(manager) }
 
-    /// The last diagnostic manager `manager`'s streams heard, until a location came to it.
+    /// The last diagnostic manager `manager`'s streams heard, until a location came to it. (Read
+    /// for every fix: without streams there is nothing to hash.)
     public func lastDiagnostic(manager: Int) -> LiveUpdate.Diagnostic? { shown.isEmpty ? nil : shown[manager] }
 
     /// Whether `liveUpdates()` may start: iOS 17+ and the app's code runs. What the log says when
