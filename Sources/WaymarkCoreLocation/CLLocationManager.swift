@@ -81,7 +81,7 @@ open class CLLocationManager: NSObject {
     }
 
     /// The `async` form: returns once the user answered; throws the `CLError` otherwise (at once
-    /// when the app's code does not run: nothing asks then).
+    /// when the request is declined, as one made in the background is).
     nonisolated(nonsending) open func requestTemporaryFullAccuracyAuthorization(withPurposeKey purposeKey: String)
         async throws
     {

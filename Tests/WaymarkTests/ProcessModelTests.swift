@@ -624,13 +624,50 @@ extension TestDevice {
             case (.terminated, .failure(let error as LocationError)):
                 #expect(error.code == .promptDeclined && error.reason == "dismissed")
             case (.suspended, .failure(let error as LocationError)):
-                #expect(error.code == .promptDeclined && device.simulation.rules.temporaryAccuracy.counter == 0)
+                // Made in the background: declined at once, as Apple lists, and written so.
+                #expect(error.code == .promptDeclined && error.reason == "notInForeground", "\(error)")
+                #expect(device.simulation.rules.temporaryAccuracy.counter == 1)
+                #expect(Self.temporaryAccuracyPrompts(device) == ["declined notInForeground"])
             case (.endsOnTheAnswer, .failure(let error as LocationError)):
                 #expect(error.code == .promptDeclined && error.reason.contains("process ended"), "\(error)")
                 #expect(device.process?.hasEnded == true)
             default: Issue.record("\(story): \(result)")
             }
         }
+    }
+
+    /// The temporary full accuracy prompt's audit records, as "phase answer".
+    static func temporaryAccuracyPrompts(_ device: TestDevice) -> [String] {
+        device.events.compactMap {
+            guard case .prompt(.temporaryFullAccuracy, let phase, let answer) = $0.kind else { return nil }
+            return "\(phase.rawValue) \(answer.map(\.rawValue) ?? "-")"
+        }
+    }
+
+    /// The callback form, asked by a task of a suspended app, is called at once with
+    /// `promptDeclined`: a request made in the background ("The request always fails with a
+    /// CLError.Code.promptDeclined error in the following cases: … The app is in the background",
+    /// requestTemporaryFullAccuracyAuthorization(withPurposeKey:completion:)). Before, it was never
+    /// called, and nothing was written.
+    @Test func aSuspendedAppsTemporaryAccuracyRequestIsDeclinedAtOnce() async throws {
+        let device = TestDevice(
+            scenario: Self.temporaryAccuracyScenario(answerAfter: .seconds(20)), trace: try Self.walk(fixes: 60))
+        device.launch()
+        device.sendToBackground()
+        device.advance(to: .seconds(20))
+        #expect(device.appState == .suspended)
+        final class Answers { var all: [String] = [] }
+        let answers = Answers()
+        let manager = device.manager
+        let request = Task { @MainActor in
+            manager.requestTemporaryFullAccuracyAuthorization(withPurposeKey: "navigation") { error in
+                answers.all.append(error.map { "\($0.code.name) \($0.reason)" } ?? "granted")
+            }
+        }
+        await request.value
+        #expect(answers.all == ["promptDeclined notInForeground"])
+        #expect(Self.temporaryAccuracyPrompts(device) == ["declined notInForeground"])
+        #expect(manager.accuracyAuthorization == .reducedAccuracy)
     }
 
     /// A manager that can never work, with no device to belong to, stops the program with a

@@ -415,11 +415,12 @@ public final class DeviceLocationManager {
     }
 
     /// The `async` form: returns once the user allowed or denied; throws `promptDeclined` when
-    /// the request is declined or the prompt dismissed (the app leaving the screen, or its
-    /// process ending, dismisses it), at once when the app's code does not run (a task of a
-    /// suspended app): nothing asks then, and no answer would come; and when the process ends
-    /// before the answer reaches its code (on iOS the waiting code would end with it; here it
-    /// resumes, as the process's streams finish).
+    /// the request is declined (at once: in the cases Apple lists, among them a request made in
+    /// the background, as a task of a suspended app makes it) or the prompt dismissed (the app
+    /// leaving the screen, or its process ending, dismisses it); when the process ends before
+    /// the answer reaches its code (on iOS the waiting code would end with it; here it resumes,
+    /// as the process's streams finish); and at once when the manager has no running process
+    /// (nothing asks then, and no answer would come).
     nonisolated(nonsending) public func requestTemporaryFullAccuracyAuthorization(withPurposeKey purposeKey: String)
         async throws(LocationError)
     {
@@ -428,7 +429,8 @@ public final class DeviceLocationManager {
                 purposeKey, completion: { continuation.resume(returning: $0) }, resumesAtEnd: true)
             if !waits {
                 continuation.resume(
-                    returning: LocationError(.promptDeclined, reason: "the app's code does not run: nothing asks"))
+                    returning: LocationError(
+                        .promptDeclined, reason: "the manager's process does not run: nothing asks"))
             }
         }
         if let error { throw error }
@@ -436,13 +438,15 @@ public final class DeviceLocationManager {
 
     /// The request, its completion kept under the number the request will have; false when it
     /// cannot be kept (no running process: nothing asks, and the completion is never called).
+    /// A process whose code does not run (suspended) keeps it: its request is declined, and the
+    /// completion called, at once.
     private func requestTemporaryFullAccuracy(
         _ purposeKey: String, completion: ((LocationError?) -> Void)?, resumesAtEnd: Bool
     ) -> Bool {
         // The device is held while its process is read: it holds the process.
         var kept = false
         if let completion, case .adopted(let d, let reference, _) = binding, let device = d.device,
-            let process = reference.process, !process.hasEnded, device.appCodeRuns
+            let process = reference.process, !process.hasEnded
         {
             process.temporaryFullAccuracyCompletions[device.rules.temporaryAccuracy.counter + 1] =
                 AppProcess.AccuracyCompletion(body: completion, resumesAtEnd: resumesAtEnd)

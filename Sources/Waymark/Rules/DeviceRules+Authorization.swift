@@ -133,15 +133,17 @@ extension DeviceRules {
     // MARK: - Temporary full accuracy
 
     /// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:)`: declined at once in the
-    /// cases Apple lists, else the prompt (``TemporaryAccuracyStateMachine``).
+    /// cases Apple lists, else the prompt (``TemporaryAccuracyStateMachine``). A request made
+    /// while the app's code does not run (a task of a suspended app, or of one being terminated)
+    /// is one made in the background: "The request always fails with a
+    /// CLError.Code.promptDeclined error in the following cases: … The app is in the background."
     mutating func requestTemporaryFullAccuracy(purposeKey: String) -> [DeviceAction] {
-        guard appCodeRuns else { return [] }
-        return temporaryAccuracy.handle(
+        temporaryAccuracy.handle(
             .request(
                 .init(
                     hasReducedAccuracy: version.hasReducedAccuracy,
                     purposeKeyDeclared: scenario.info.temporaryUsageDescriptionKeys?.contains(purposeKey) ?? true,
-                    accuracy: authorization.accuracy, inForeground: appState.isForeground,
+                    accuracy: authorization.accuracy, inForeground: appCodeRuns && appState.isForeground,
                     alertShowing: alerts.onScreen != nil)))
     }
 }
