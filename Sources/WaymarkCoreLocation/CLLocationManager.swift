@@ -67,9 +67,10 @@ open class CLLocationManager: NSObject {
     open func requestAlwaysAuthorization() { engine.requestAlwaysAuthorization() }
 
     /// Asks for full accuracy until the app is no longer in use; `completion` hears `nil` once
-    /// the prompt was shown and answered, or a `CLError` `promptDeclined`.
+    /// the prompt was shown and answered, or a `CLError` `promptDeclined`. Declared as Apple
+    /// declares it: the completion is `@Sendable`, and may be left out.
     open func requestTemporaryFullAccuracyAuthorization(
-        withPurposeKey purposeKey: String, completion: (((any Error)?) -> Void)?
+        withPurposeKey purposeKey: String, completion: (@Sendable ((any Error)?) -> Void)? = nil
     ) {
         engine.requestTemporaryFullAccuracyAuthorization(withPurposeKey: purposeKey) { error in
             completion?(error.map(CLError.init))

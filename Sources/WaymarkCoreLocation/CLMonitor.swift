@@ -21,14 +21,17 @@ public actor CLMonitor {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { MainActor.sharedUnownedExecutor }
 
     public nonisolated let name: String
-    public nonisolated let events: Events
+    /// Apple declares it `final let events: CLMonitor.Events`: isolated, so code outside the monitor
+    /// reads it with `await` (`for try await event in await monitor.events`).
+    public let events: Events
     private let box: MonitorBox
 
     /// `CLMonitor(name)`.
     public init(_ name: String) async {
         self.name = name
         let made = await MainActor.run { () -> MonitorBox in
-            MonitorBox(Simulation.current?.monitor(named: name))
+            guard let device = Simulation.current else { Simulation.noDevice("CLMonitor(\"\(name)\"), which") }
+            return MonitorBox(device.monitor(named: name))
         }
         box = made
         events = Events(stream: made.events)
@@ -41,14 +44,21 @@ public actor CLMonitor {
         add(condition, identifier: identifier, assuming: .unknown)
     }
 
-    /// Adds a condition; a circular geographic condition is watched (others are not supported
-    /// by the simulated device, which has no Bluetooth ranging).
+    /// Adds a condition "with the identifier and initial state you specify": no event comes while
+    /// the condition is in that state. A circular geographic condition is watched (others are not
+    /// supported by the simulated device, which has no Bluetooth ranging).
     public func add(_ condition: any CLCondition, identifier: String, assuming state: Event.State) {
         guard let circle = condition as? CircularGeographicCondition else { return }
         box.conditions[identifier] = circle
+        let assumed: RegionState =
+            switch state {
+            case .satisfied: .inside
+            case .unsatisfied: .outside
+            case .unknown, .unmonitored: .unknown
+            }
         box.monitor?.add(
             CircularRegion(center: circle.center.coordinate, radius: circle.radius, identifier: identifier),
-            identifier: identifier)
+            identifier: identifier, assuming: assumed)
     }
 
     public func remove(_ identifier: String) {

@@ -9,7 +9,10 @@ public final class CLBackgroundActivitySession: @unchecked Sendable {
     // @unchecked Sendable, as Apple's: its one object is used on the device's isolation.
     private let session: BackgroundActivitySession?
 
-    public init() { session = Simulation.current?.startBackgroundActivitySession() }
+    public init() {
+        guard let device = Simulation.current else { Simulation.noDevice("CLBackgroundActivitySession(), which") }
+        session = device.startBackgroundActivitySession()
+    }
 
     public func invalidate() { session?.invalidate() }
 
@@ -56,7 +59,8 @@ public final class CLServiceSession: @unchecked Sendable {
     private let session: ServiceSession?
 
     public init(authorization: AuthorizationRequirement) {
-        session = Simulation.current?.startServiceSession(authorization: authorization.engine)
+        guard let device = Simulation.current else { Simulation.noDevice("CLServiceSession(authorization:), which") }
+        session = device.startServiceSession(authorization: authorization.engine)
     }
 
     /// The purpose key asks for full accuracy too; the simulated device holds the session alike.

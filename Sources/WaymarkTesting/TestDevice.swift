@@ -96,6 +96,26 @@ public final class TestDevice {
     /// When the trace's next fix (or report without one) arrives; nil when the trace is over.
     public var nextEventOffset: Duration? { pending?.offset }
 
+    /// Runs `body` as the app's code on this device: the objects it creates (a
+    /// `CLLocationManager()`, live updates, a `CLMonitor`, Apple's sessions) belong to the device's
+    /// running process, and so do those of the `Task`s it starts, which inherit the device. For a
+    /// view model's `start()` that a test calls, as a screen would:
+    ///
+    /// ```swift
+    /// device.launch()
+    /// device.withDevice { model.start() }   // start() runs `Task { for try await … in CLLocationUpdate.liveUpdates() }`
+    /// await device.idle()
+    /// device.advance(by: .minutes(5))
+    /// ```
+    public func withDevice<T>(_ body: () throws -> T) rethrows -> T { try simulation.withDevice(body) }
+
+    /// The `async` form of ``withDevice(_:)``: `body` runs on the caller's isolation.
+    public func withDevice<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async rethrows -> T {
+        try await simulation.withDevice(isolation: isolation, body)
+    }
+
     // MARK: - Moving time
 
     /// Fires the scripted actions and system timers due now and, if the app is still not

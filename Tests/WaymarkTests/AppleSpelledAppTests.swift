@@ -353,6 +353,78 @@ import WaymarkUIKit
     }
 }
 
+/// A screen's view model, in Apple's spelling, whose `start()` reads live updates in a task of
+/// its own, and `watch()` creates a `CLMonitor`, as a SwiftUI screen's model does.
+@MainActor final class LiveTripModel {
+    var locations: [CLLocation] = []
+    var events: [String] = []
+    private var reading: Task<Void, any Error>?
+    private var watching: Task<Void, Never>?
+
+    func start() {
+        reading = Task {
+            for try await update in CLLocationUpdate.liveUpdates(.fitness) {
+                if let location = update.location { locations.append(location) }
+            }
+        }
+    }
+
+    func watch(_ center: CLLocationCoordinate2D) {
+        watching = Task {
+            let monitor = await CLMonitor("geofences")
+            await monitor.add(
+                CLMonitor.CircularGeographicCondition(center: center, radius: 300), identifier: "cafe")
+            do {
+                for try await event in await monitor.events {
+                    events.append("\(event.identifier) \(event.state == .satisfied ? "in" : "out")")
+                }
+            } catch {}
+        }
+    }
+}
+
+/// The objects app code creates belong to the device the code runs on, a task's too.
+@MainActor @Suite struct DeviceOwnershipTests {
+    /// A test that calls a view model's `start()`, as a screen would, runs it inside
+    /// `device.withDevice { }`: the tasks it starts inherit the device, so their live updates
+    /// and monitor are the running process's (before, `TestDevice` had no `withDevice`, and a
+    /// task started outside the app's callbacks belonged to no device).
+    @Test func aViewModelsTasksBelongToTheDeviceTheyStartOn() async throws {
+        var scenario = Scenario()
+        scenario.device.authorization = .authorizedWhenInUse
+        let start = Coordinate(latitude: 48.1372, longitude: 11.5755)
+        let coordinates = (0..<60).map {
+            Coordinate(latitude: start.latitude + Double($0) * 0.0001, longitude: start.longitude)
+        }
+        let device = TestDevice(scenario: scenario, trace: try TraceSource.coordinates(coordinates, every: .seconds(1)))
+        device.launch()
+        let model = LiveTripModel()
+        device.withDevice {
+            model.start()
+            model.watch(CLLocationCoordinate2D(latitude: start.latitude + 0.005, longitude: start.longitude))
+        }
+        await device.idle()
+        device.advance(by: .seconds(59))
+        await device.idle()
+        #expect(model.locations.count == 60)
+        #expect(model.events == ["cafe out", "cafe in"], "\(device.events(named: "monitor"))")
+        device.finish()
+    }
+
+    /// Apple's objects that need a device stop the program, naming the fix, when there is none
+    /// to belong to (as a `CLLocationManager` does): never silently inert.
+    @Test func appleSpelledObjectsWithNoDeviceFailLoudly() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = CLServiceSession(authorization: .whenInUse)
+        }.map { #expect(String(decoding: $0.standardErrorContent, as: UTF8.self).contains("withDevice")) }
+        await #expect(processExitsWith: .failure) { _ = CLBackgroundActivitySession() }
+        await #expect(processExitsWith: .failure) {
+            for try await _ in CLLocationUpdate.liveUpdates() { break }
+        }
+        await #expect(processExitsWith: .failure) { _ = await CLMonitor("orphan") }
+    }
+}
+
 /// `CLLocationCoordinate2DIsValid` as Apple's page states it: a coordinate is invalid when its
 /// latitude is above 90 or below −90 degrees, or its longitude above 180 or below −180; the
 /// poles and the antimeridian themselves are valid (mutation m64 survived without this test).

@@ -212,6 +212,37 @@ import Testing
                 == [.record(.monitor(name: "trips", identifier: "home", action: .removed, decision: nil, reason: nil))])
     }
 
+    /// `add(_:identifier:assuming:)`: "Adds the monitoring condition with the identifier and
+    /// initial state you specify" (CLMonitor): a condition assumed in the state the device is in
+    /// says nothing at the first fix; one assumed in the other state is reported as a crossing
+    /// would be, past the hysteresis for 20 s. Before, the assumed state was ignored, and the
+    /// first fix reported the state whatever the app assumed.
+    @Test func aConditionAddedInAnAssumedStateReportsOnlyAChange() {
+        let home = CircularRegion(center: Self.origin, radius: 500, identifier: "home")
+        func event(_ state: RegionState) -> [DeviceAction] {
+            [.post(.serviceEvent(.condition(monitor: "trips", identifier: "home", state: state)))]
+        }
+        var outside = RegionMonitorStateMachine(hysteresis: 100, owner: .monitor(name: "trips"))
+        _ = outside.handle(.start(home, assuming: .outside))
+        #expect(outside.handle(.fix(Self.east(1000), at: .zero)).isEmpty, "as assumed: no event")
+        #expect(outside.handle(.fix(Self.east(300), at: .seconds(10))).isEmpty)
+        #expect(outside.handle(.fix(Self.east(300), at: .seconds(30))) == event(.inside))
+        // Assumed satisfied while the device is far away: unsatisfied once it is surely out.
+        var inside = RegionMonitorStateMachine(hysteresis: 100, owner: .monitor(name: "trips"))
+        _ = inside.handle(.start(home, assuming: .inside))
+        #expect(inside.handle(.fix(Self.east(1000), at: .zero)).isEmpty, "the dwell starts")
+        #expect(inside.handle(.fix(Self.east(1000), at: .seconds(20))) == event(.outside))
+        // Through the monitor machine, as CLMonitor adds it.
+        var monitors = ConditionMonitorStateMachine(version: .newest, hysteresis: 100)
+        _ = monitors.handle(.create(name: "trips", appRuns: true))
+        _ = monitors.handle(
+            .add(home, identifier: "home", monitor: "trips", regionsElsewhere: 0, appRuns: true, assuming: .outside))
+        #expect(monitors.handle(.fix(Self.east(1000), at: .zero)).isEmpty)
+        var unknown = ConditionMonitorStateMachine(version: .newest, hysteresis: 100)
+        _ = unknown.handle(.add(home, identifier: "home", monitor: "trips", regionsElsewhere: 0, appRuns: true))
+        #expect(unknown.handle(.fix(Self.east(1000), at: .zero)) == event(.outside), "unknown at first")
+    }
+
     /// CLMonitor (iOS 17): "If an iOS app isn't running when a condition is satisfied, the system
     /// tries to launch it. When the app relaunches, recreate the monitor with the same
     /// identifier." A monitor's conditions notify on entry and exit under the app's identifier,
@@ -626,6 +657,15 @@ import Testing
                         reason: .awaitingMonitor))
             ])
         #expect(m.waiting == [.init(event: change, said: true), .init(event: condition, said: true)])
+        // The app removes another condition, or the same identifier from another monitor: the
+        // held event stays; removing its condition drops it, and says so (kept for the end).
+        #expect(m.handle(.conditionRemoved(monitor: "trips", identifier: "work"), in: at(41, .background)).isEmpty)
+        #expect(m.handle(.conditionRemoved(monitor: "runs", identifier: "home"), in: at(41, .background)).isEmpty)
+        var removing = m
+        #expect(
+            removing.handle(.conditionRemoved(monitor: "trips", identifier: "home"), in: at(41, .background))
+                == M.record(condition, decision: .dropped, reason: .serviceStopped, app: .background))
+        #expect(removing.waiting == [.init(event: change, said: true)])
         // A manager of the relaunched app stops the service none of its managers started again:
         // the change that waited for it is dropped, and says so; a later stop has nothing left.
         #expect(
@@ -647,6 +687,16 @@ import Testing
         #expect(
             m.handle(.visitsStopped, in: at(61, .background))
                 == M.record(visit, decision: .dropped, reason: .serviceStopped, app: .background))
+        #expect(m.waiting.isEmpty)
+        // A region's event that launched the app waits for its launch code, which stops
+        // monitoring that region: dropped; another region's stop leaves it.
+        _ = m.handle(.appStopped(terminated: true), in: at(70, .notRunning))
+        #expect(m.handle(.route(crossing), in: at(80, .notRunning)).count == 3, "launches the app")
+        #expect(m.handle(.regionStopped(identifier: "office"), in: at(81, .background)).isEmpty)
+        #expect(m.handle(.visitsStopped, in: at(81, .background)).isEmpty)
+        #expect(
+            m.handle(.regionStopped(identifier: "home"), in: at(81, .background))
+                == entered(.dropped, .serviceStopped))
         #expect(m.waiting.isEmpty)
     }
 

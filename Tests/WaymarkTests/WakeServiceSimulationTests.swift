@@ -205,6 +205,47 @@ import Testing
         #expect(Self.serviceLocations(stopped).filter { $0.0 > relaunch.0 }.isEmpty, "the service stays stopped")
     }
 
+    /// "If significant location updates are running and your app is terminated, this property is
+    /// updated with the most recent location data when your app is relaunched (and you create a
+    /// new location manager object)" (CLLocationManager.location): the managers of the relaunched
+    /// process start with the service's latest location, as the service delivers it, before they
+    /// start anything. Before, `location` was nil until a delivery. The first process's managers,
+    /// with the service not yet running, start without one.
+    @Test func aRelaunchedAppsNewManagersStartWithTheServicesLatestLocation() async throws {
+        final class ReadsAtLaunch: SimulatedApp {
+            var read: [(background: Bool, first: Location?, created: Location?)] = []
+            var kept: [DeviceLocationManager] = []
+            func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+                let created = DeviceLocationManager()
+                kept.append(created)
+                read.append((inBackground, system.manager.location, created.location))
+            }
+        }
+        let app = ReadsAtLaunch()
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.timeline = [
+                    .init(at: .zero, .startMonitoringSignificantLocationChanges), .init(at: .seconds(60), .background),
+                    .init(at: .seconds(120), .systemTerminate),
+                ]
+            }, Self.drive(for: 700), app: app)
+        let relaunch = try #require(
+            Self.transitions(run).first { $0.2 == .background && $0.3 == "significantLocationChange" })
+        try #require(app.read.count >= 2, "\(app.read.count) launches")
+        #expect(app.read[0].first == nil && app.read[0].created == nil, "the service did not run yet")
+        // The change that relaunched the app, at the relaunch: held for the app that has not
+        // started the service again, its position the service's.
+        let change = try #require(Self.serviceLocations(run).first { $0.0 == relaunch.0 }?.1.location)
+        for location in [app.read[1].first, app.read[1].created] {
+            let location = try #require(location, "a relaunched process's manager has a location")
+            #expect(location.coordinate == change.coordinate)
+            #expect(location.horizontalAccuracy >= AccuracyModel.Positioning.wifi.accuracyFloor)
+            #expect(location.timestamp == change.timestamp)
+        }
+        #expect(app.read[1].background)
+    }
+
     /// The scenario switch for the report that iOS 26.4 no longer relaunches a swiped-away app.
     @Test func theRelaunchAfterASwipeCanBeTurnedOff() async throws {
         let run = try await Self.run(
@@ -241,6 +282,47 @@ import Testing
         #expect(launch?.0 == 190)
         #expect(listener.entered == ["office"])
         #expect(listener.states.first.map { $0.0 == "office" && $0.1 == .inside } == true)
+    }
+
+    /// A region's event that relaunched the app, whose launch code stops monitoring that region
+    /// (the user turned the geofence off while the app was away), never reaches the delegate:
+    /// it is written as dropped, `serviceStopped`. Before, the delegate heard of a region the app
+    /// had just stopped monitoring. *Assumption*: Apple does not say; "Stops monitoring the
+    /// specified region" (stopMonitoring(for:)).
+    @Test func aRegionsLaunchEventGoesWhenTheLaunchCodeStopsTheRegion() async throws {
+        let start = Coordinate(latitude: 48.137, longitude: 11.575)
+        let ahead = Geodesic.destination(from: start, bearing: 90, distance: 5000)
+        let office = CircularRegion(center: ahead, radius: 1000, identifier: "office")
+        final class StopsOnLaunch: SimulatedApp {
+            let listener = Listener()
+            let office: CircularRegion
+            init(office: CircularRegion) { self.office = office }
+            func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+                system.manager.delegate = listener
+                if inBackground {
+                    for region in system.manager.monitoredRegions { system.manager.stopMonitoring(for: region) }
+                } else {
+                    system.manager.startMonitoring(for: office)
+                }
+            }
+        }
+        let app = StopsOnLaunch(office: office)
+        let run = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.timeline = [.init(at: .seconds(30), .terminate)]
+            }, Self.drive(for: 600), app: app)
+        let launch = try #require(Self.transitions(run).first { $0.1 == .notRunning && $0.2 == .background })
+        #expect(launch.3 == "region")
+        #expect(app.listener.entered.isEmpty && app.listener.states.isEmpty, "the delegate hears nothing of it")
+        let crossings = run.events.compactMap { event -> (RegionAction, ServiceDecision?, AuditReason?)? in
+            guard case .region(let action, "office", _, let decision, let reason) = event.kind,
+                action == .entered || action == .exited
+            else { return nil }
+            return (action, decision, reason)
+        }
+        #expect(crossings.count == 1 && crossings.first?.0 == .entered, "\(crossings)")
+        #expect(crossings.first?.1 == .dropped && crossings.first?.2 == .serviceStopped, "\(crossings)")
     }
 
     /// "Because regions are a shared application resource, every active location manager object

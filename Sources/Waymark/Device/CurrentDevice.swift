@@ -32,11 +32,35 @@ enum CurrentDevice {
 }
 
 extension Simulation {
-    /// Runs `body` with this device as the one the app's objects created in it belong to (for
-    /// code that creates a `DeviceLocationManager()` outside the app's callbacks, with several devices
-    /// alive).
+    /// Runs `body` with this device as the one the app's objects created in it belong to: for
+    /// code that creates a `DeviceLocationManager()` (a `CLLocationManager()`, a `CLMonitor`, live
+    /// updates, Apple's sessions) outside the app's callbacks, such as a view model's `start()`
+    /// called by a test. A `Task` started in `body` inherits the device, as tasks inherit
+    /// task-local values, so the objects its code creates later belong to it too.
     public func withDevice<T>(_ body: () throws -> T) rethrows -> T {
         try CurrentDevice.$reference.withValue(DeviceReference(self)) { try body() }
+    }
+
+    /// The `async` form of ``withDevice(_:)``: `body` runs on the caller's isolation.
+    public func withDevice<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async rethrows -> T {
+        try await CurrentDevice.$reference.withValue(DeviceReference(self), operation: body, isolation: isolation)
+    }
+
+    /// Stops the program: `call` was made on an object that belongs to no device, so it could
+    /// never work. The message names the ways to give it one.
+    package static func noDevice(_ call: String) -> Never {
+        preconditionFailure(
+            """
+            Waymark: \(call) belongs to no simulated device, so it could never work. The objects the app's code \
+            creates (a CLLocationManager, CLLocationUpdate.liveUpdates(), a CLMonitor, a CLServiceSession or \
+            CLBackgroundActivitySession) belong to the device whose app code creates them: create them in the \
+            app's code (its launch, a callback), inside `device.withDevice { }` (a TestDevice's or a \
+            Simulation's), or on the task that created the device. A `Task { }` started elsewhere has no device: \
+            start it inside `device.withDevice { }`, whose device it inherits. A DeviceLocationManager can also \
+            be handed to `TestDevice(manager:)` or `Simulation(scenario:epoch:app:manager:)`.
+            """)
     }
 
     /// Every device alive, and the task that created each: the fallbacks of ``CurrentDevice``.

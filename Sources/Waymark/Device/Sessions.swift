@@ -136,9 +136,11 @@ public final class ConditionMonitor {
         simulation.watch(continuation)
     }
 
-    /// `add(_:identifier:)` with a `CircularGeographicCondition` (the region's centre and radius).
-    public func add(_ condition: CircularRegion, identifier: String) {
-        simulation?.addCondition(condition, identifier: identifier, to: name)
+    /// `add(_:identifier:)` with a `CircularGeographicCondition` (the region's centre and radius);
+    /// `assuming` is `add(_:identifier:assuming:)`'s initial state (`inside`: satisfied,
+    /// `outside`: unsatisfied): the first event comes when the device is found in the other.
+    public func add(_ condition: CircularRegion, identifier: String, assuming: RegionState = .unknown) {
+        simulation?.addCondition(condition, identifier: identifier, to: name, assuming: assuming)
     }
 
     /// `remove(_:)`.

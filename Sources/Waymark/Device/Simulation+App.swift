@@ -221,8 +221,10 @@ extension Simulation {
     /// The names of the monitors whose conditions the system keeps.
     public var monitorNames: [String] { rules.conditions.names }
 
-    func addCondition(_ condition: CircularRegion, identifier: String, to name: String) {
-        perform(rules.handle(.addCondition(condition, identifier: identifier, monitor: name)))
+    func addCondition(
+        _ condition: CircularRegion, identifier: String, to name: String, assuming assumed: RegionState = .unknown
+    ) {
+        perform(rules.handle(.addCondition(condition, identifier: identifier, monitor: name, assuming: assumed)))
     }
 
     func removeCondition(_ identifier: String, from name: String) {
@@ -320,12 +322,21 @@ extension Simulation {
     /// Waits until the app's asynchronous code has handled everything delivered so far: each
     /// stream's reader has taken every element and come back for more, and every `async` delegate
     /// method has returned. The app's code runs on the main actor, as on iOS: this lets the jobs
-    /// queued there run, in order, until that holds. It waits on progress, never on a clock.
+    /// queued there run, in order, until that holds, and at least ``idleTurns`` times, so that a
+    /// task just started (a view model's, creating a `CLMonitor` and adding its conditions, or
+    /// opening live updates) gets through its chain of `await`s to the device before time moves
+    /// on. It waits on progress, never on a clock.
     public func idle(isolation: isolated (any Actor)? = #isolation) async {
+        var turns = 0
         repeat {
             await Self.mainQueueTurn()
-        } while !isIdle
+            turns += 1
+        } while turns < Self.idleTurns || !isIdle
     }
+
+    /// The fewest turns of the main queue ``idle(isolation:)`` lets run: each `await` that hops back to the
+    /// main actor takes one.
+    public static let idleTurns = 32
 
     /// Lets every job queued on the main actor before now run.
     private static func mainQueueTurn() async {

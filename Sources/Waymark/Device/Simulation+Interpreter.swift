@@ -307,6 +307,7 @@ extension Simulation {
         let number = process.adopt(manager)
         rules.addManager(number)
         manager.adopt(by: self, process: process, number: number)
+        if manager.location == nil { manager.location = rules.locationForNewManager }
         rules.setSettings(manager.settings, manager: number)
         if process.launched { process.awaitingCreationCallback.append(number) }
         return number

@@ -334,13 +334,7 @@ public final class DeviceLocationManager {
             // device does not hear it.
             break
         case .unowned:
-            preconditionFailure(
-                """
-                Waymark: \(name) on a DeviceLocationManager that belongs to no simulated device, so it could never \
-                work. Create it in the app's code (its launch, a callback), inside `device.withDevice { }` or \
-                on the task that created the device, or hand it to `TestDevice(manager:)` / \
-                `Simulation(scenario:epoch:app:manager:)` before using it.
-                """)
+            Simulation.noDevice("\(name) on a location manager that")
         }
     }
 
@@ -465,6 +459,7 @@ public final class DeviceLocationManager {
     /// limit, so a slow reader loses nothing. `for await` works from any isolation, the main
     /// actor included.
     public func updates() -> AsyncStream<LocationUpdate> {
+        if case .unowned = binding { Simulation.noDevice("updates() on a location manager that") }
         let buffer = DeviceStreamBuffer<LocationUpdate>()
         let stream = buffer.makeStream()
         if case .ended = binding {
@@ -487,6 +482,7 @@ public final class DeviceLocationManager {
     /// the location updates"), and from notDetermined asks for When In Use, as an implicit service
     /// session does. Before iOS 17 the stream ends at once (the API does not exist).
     public func liveUpdates() -> AsyncStream<LiveUpdate> {
+        if case .unowned = binding { Simulation.noDevice("liveUpdates() (CLLocationUpdate.liveUpdates()), which") }
         let buffer = DeviceStreamBuffer<LiveUpdate>()
         let stream = buffer.makeStream()
         guard case .adopted(let d, let process, let number) = binding, let device = d.device, !process.hasEnded,

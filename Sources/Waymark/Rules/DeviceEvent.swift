@@ -85,7 +85,7 @@ public enum DeviceEvent: Sendable, Equatable {
     /// `CLMonitor(name)`.
     case createMonitor(name: String)
     /// `CLMonitor.add(_:identifier:)`.
-    case addCondition(CircularRegion, identifier: String, monitor: String)
+    case addCondition(CircularRegion, identifier: String, monitor: String, assuming: RegionState = .unknown)
     /// `CLMonitor.remove(_:)`.
     case removeCondition(identifier: String, monitor: String)
 

@@ -55,10 +55,9 @@ extension DeviceRules {
         case .invalidateServiceSession(let id): return sessions.handle(.invalidateService(id: id))
         case .startLiveUpdates(let manager): return startLiveUpdates(manager: manager)
         case .createMonitor(let name): return createMonitor(name)
-        case .addCondition(let region, let identifier, let monitor):
-            return addCondition(region, identifier: identifier, to: monitor)
-        case .removeCondition(let identifier, let monitor):
-            return conditions.handle(.remove(identifier: identifier, monitor: monitor, appRuns: appCodeRuns))
+        case .addCondition(let region, let identifier, let monitor, let assumed):
+            return addCondition(region, identifier: identifier, to: monitor, assuming: assumed)
+        case .removeCondition(let identifier, let monitor): return removeCondition(identifier, from: monitor)
 
         case .appWillEnterForeground: return appWillEnterForeground()
         case .appBecameActive: return appBecameActive()

@@ -15,9 +15,12 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
     public enum Event: Sendable, Hashable {
         /// `CLMonitor(name)`, the app's code running or not: events that waited for it come now.
         case create(name: String, appRuns: Bool)
-        /// `CLMonitor.add(_:identifier:)`; the app monitors `regionsElsewhere` regions of its own
-        /// (`startMonitoring(for:)`).
-        case add(CircularRegion, identifier: String, monitor: String, regionsElsewhere: Int, appRuns: Bool)
+        /// `CLMonitor.add(_:identifier:)`, or `add(_:identifier:assuming:)` (`assuming`
+        /// `inside` for satisfied, `outside` for unsatisfied); the app monitors `regionsElsewhere`
+        /// regions of its own (`startMonitoring(for:)`).
+        case add(
+            CircularRegion, identifier: String, monitor: String, regionsElsewhere: Int, appRuns: Bool,
+            assuming: RegionState = .unknown)
         /// `CLMonitor.remove(_:)`.
         case remove(identifier: String, monitor: String, appRuns: Bool)
         /// A fix of the device.
@@ -53,7 +56,7 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             guard appRuns else { return [] }
             created.insert(name)
             return [.post(.deliverPendingServiceEvents(.condition(monitor: name)))]
-        case .add(let condition, let identifier, let name, let regionsElsewhere, let appRuns):
+        case .add(let condition, let identifier, let name, let regionsElsewhere, let appRuns, let assumed):
             guard appRuns else { return [] }
             var region = condition
             region.identifier = identifier
@@ -62,7 +65,7 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             var machine =
                 monitors[name] ?? RegionMonitorStateMachine(hysteresis: hysteresis, owner: .monitor(name: name))
             let elsewhere = regionsElsewhere + count - machine.regions.count
-            let actions = machine.handle(.start(region, elsewhere: elsewhere))
+            let actions = machine.handle(.start(region, elsewhere: elsewhere, assuming: assumed))
             store(machine, as: name)
             return actions
         case .remove(let identifier, let name, let appRuns):

@@ -23,7 +23,7 @@ extension DeviceRules {
         for i in managers.indices where managers[i].request.isWaiting {
             actions += answerLocationRequest(location, event, manager: i + 1)
         }
-        if significantChanges.observe(location.coordinate, at: now) {
+        if significantChanges.observe(location, at: now) {
             let fix = SignificantChangeStateMachine.Fix(location: location, index: event.index, segment: event.segment)
             actions.append(SignificantChangeStateMachine.report(fix))
         }
@@ -48,6 +48,20 @@ extension DeviceRules {
     }
 
     // MARK: - The significant-change service
+
+    /// The location a manager the app creates now starts with: "if significant location updates
+    /// are running and your app is terminated, this property is updated with the most recent
+    /// location data when your app is relaunched (and you create a new location manager object)"
+    /// (CLLocationManager.location). The service's most recent location, as the service delivers
+    /// it (at best Wi-Fi's accuracy, the reduced grid without full accuracy), while the app may
+    /// receive locations; nil otherwise.
+    public var locationForNewManager: Location? {
+        guard let location = significantChanges.lastReported, authorization.locationServicesEnabled,
+            authorization.status == .authorizedAlways || authorization.status == .authorizedWhenInUse
+        else { return nil }
+        let source: AccuracyModel.Positioning = authorization.accuracy == .reducedAccuracy ? .reduced : .wifi
+        return AccuracyModel.apply(source, to: location)
+    }
 
     /// `startMonitoringSignificantLocationChanges()` on manager `manager`: the app's one
     /// service starts if it is not running, and the manager hears its events.
@@ -77,9 +91,14 @@ extension DeviceRules {
             .start(region, elsewhere: conditions.count, authorization: authorization.status))
     }
 
+    /// `stopMonitoring(for:)`: the region is let go, and an event of it that waits for the app
+    /// (one that relaunched it, before its launch code has run to the end) goes with it, as
+    /// `dropped` (*assumption*: Apple does not say; "Stops monitoring the specified region", so
+    /// the app hears nothing more of it).
     mutating func stopMonitoring(_ identifier: String) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
         return regionMonitor.handle(.stop(identifier: identifier))
+            + serviceEvent(.regionStopped(identifier: identifier))
     }
 
     mutating func requestState(_ identifier: String) -> [DeviceAction] {
@@ -156,10 +175,20 @@ extension DeviceRules {
         conditions.handle(.create(name: name, appRuns: appCodeRuns))
     }
 
-    mutating func addCondition(_ condition: CircularRegion, identifier: String, to name: String) -> [DeviceAction] {
+    /// `CLMonitor.remove(_:)`: the condition is let go, and an event of it held for a relaunched
+    /// app (``AuditReason/awaitingMonitor``) goes with it, as `dropped`.
+    mutating func removeCondition(_ identifier: String, from name: String) -> [DeviceAction] {
+        guard appCodeRuns else { return [] }
+        return conditions.handle(.remove(identifier: identifier, monitor: name, appRuns: true))
+            + serviceEvent(.conditionRemoved(monitor: name, identifier: identifier))
+    }
+
+    mutating func addCondition(
+        _ condition: CircularRegion, identifier: String, to name: String, assuming assumed: RegionState = .unknown
+    ) -> [DeviceAction] {
         conditions.handle(
             .add(
                 condition, identifier: identifier, monitor: name, regionsElsewhere: regionMonitor.regions.count,
-                appRuns: appCodeRuns))
+                appRuns: appCodeRuns, assuming: assumed))
     }
 }

@@ -93,8 +93,13 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
 
     public enum Event: Sendable, Hashable {
         /// `startMonitoring(for:)`, or a monitor's `add`; the app monitors `elsewhere` regions
-        /// beside this machine's (they count toward ``limit``), and has `authorization`.
-        case start(CircularRegion, elsewhere: Int = 0, authorization: AuthorizationStatus = .authorizedAlways)
+        /// beside this machine's (they count toward ``limit``), and has `authorization`. A
+        /// monitor's condition may be added in an assumed state (`assuming`): "the initial state
+        /// you specify", reported only once the device is found in the other; else it starts
+        /// `unknown`.
+        case start(
+            CircularRegion, elsewhere: Int = 0, authorization: AuthorizationStatus = .authorizedAlways,
+            assuming: RegionState = .unknown)
         /// `stopMonitoring(for:)` by identifier.
         case stop(identifier: String)
         /// `requestState(for:)`; with `reducedAccuracy` region monitoring is unavailable.
@@ -123,7 +128,7 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
 
     public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
-        case .start(let region, let elsewhere, let authorization):
+        case .start(let region, let elsewhere, let authorization, let assumed):
             if owner == .regions && (authorization == .denied || authorization == .restricted) {
                 return [
                     .record(
@@ -144,7 +149,7 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
             guard region.radius > 0, region.radius <= Self.maximumRadius else {
                 return failed(region, .radiusTooLarge)
             }
-            let monitored = Monitored(region: region, state: .unknown, hysteresis: hysteresis)
+            let monitored = Monitored(region: region, state: assumed, hysteresis: hysteresis)
             if let existing { regions[existing] = monitored } else { regions.append(monitored) }
             return started(region)
         case .stop(let identifier):

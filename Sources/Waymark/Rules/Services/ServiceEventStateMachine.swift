@@ -111,6 +111,11 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
         case significantChanges(listening: Bool, manager: Int)
         /// The app stopped visit monitoring: its waiting visits go.
         case visitsStopped
+        /// The app stopped monitoring the region `identifier`: its waiting events go.
+        case regionStopped(identifier: String)
+        /// The app removed the condition `identifier` from its monitor `monitor`: its waiting
+        /// events go.
+        case conditionRemoved(monitor: String, identifier: String)
         /// The app was suspended (nil) or its process ended.
         case appStopped(terminated: Bool)
     }
@@ -157,9 +162,17 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
             }
             significantChangeListeners.remove(manager)
             guard significantChangeListeners.isEmpty else { return [] }
-            return dropWaiting(.significantChange, s)
+            return dropWaiting(s) { $0.kind == .significantChange }
         case .visitsStopped:
-            return dropWaiting(.visit, s)
+            return dropWaiting(s) { $0.kind == .visit }
+        case .regionStopped(let identifier):
+            return dropWaiting(s) {
+                if case .region(let region, _) = $0 { region.identifier == identifier } else { false }
+            }
+        case .conditionRemoved(let monitor, let identifier):
+            return dropWaiting(s) {
+                if case .condition(monitor, identifier, _) = $0 { true } else { false }
+            }
         case .appStopped(let terminated):
             let why: AuditReason = terminated ? .terminated : .suspended
             var actions: [DeviceAction] = waiting.flatMap {
@@ -173,14 +186,15 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
         }
     }
 
-    /// The app stopped a service: its events that wait for the app (a relaunched app that has
-    /// not started it again, or one still launching) will never reach it, and say so.
-    private mutating func dropWaiting(_ kind: PendingServiceEvent.Kind, _ s: Situation) -> [DeviceAction] {
+    /// The app stopped a service, a region or a condition: its events that wait for the app (a
+    /// relaunched app that has not started it again, or one still launching) will never reach
+    /// it, and say so.
+    private mutating func dropWaiting(_ s: Situation, _ stopped: (PendingServiceEvent) -> Bool) -> [DeviceAction] {
         var actions: [DeviceAction] = []
-        for item in waiting where item.event.kind == kind {
+        for item in waiting where stopped(item.event) {
             actions += Self.record(item.event, decision: .dropped, reason: .serviceStopped, app: s.appState)
         }
-        waiting.removeAll { $0.event.kind == kind }
+        waiting.removeAll { stopped($0.event) }
         return actions
     }
 

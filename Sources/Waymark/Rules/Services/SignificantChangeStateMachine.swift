@@ -49,8 +49,9 @@ public struct SignificantChangeStateMachine: Sendable, Hashable {
         case stopped
         /// Started: the next fix is the first event.
         case awaitingFirst
-        /// Started: the last event was at `coordinate`, at `at`.
-        case reported(Coordinate, at: Duration)
+        /// Started: the last event was `location`, at `at` (the service's most recent location,
+        /// which a relaunched app's new managers start with).
+        case reported(Location, at: Duration)
     }
 
     public private(set) var state: State = .stopped
@@ -68,14 +69,14 @@ public struct SignificantChangeStateMachine: Sendable, Hashable {
                 state = .awaitingFirst
                 return [started]
             }
-            state = .reported(cached.location.coordinate, at: now)
+            state = .reported(cached.location, at: now)
             return [started, Self.report(cached)]
         case .stop(let app):
             guard isMonitoring else { return [] }
             state = .stopped
             return [Self.record(.stopped, app)]
         case .fix(let fix, let now):
-            return observe(fix.location.coordinate, at: now) ? [Self.report(fix)] : []
+            return observe(fix.location, at: now) ? [Self.report(fix)] : []
         }
     }
 
@@ -88,8 +89,14 @@ public struct SignificantChangeStateMachine: Sendable, Hashable {
         .record(.serviceLocation(.init(service: .significantLocationChange, action: action, appState: app)))
     }
 
-    /// The hot path: whether a fix at `coordinate` is an event (it then becomes the last one).
-    public mutating func observe(_ coordinate: Coordinate, at now: Duration) -> Bool {
+    /// The service's most recent location, if it has reported one since it started.
+    public var lastReported: Location? {
+        if case .reported(let location, _) = state { location } else { nil }
+    }
+
+    /// The hot path: whether a fix at `location` is an event (it then becomes the last one).
+    public mutating func observe(_ location: Location, at now: Duration) -> Bool {
+        let coordinate = location.coordinate
         switch state {
         case .stopped:
             return false
@@ -97,13 +104,13 @@ public struct SignificantChangeStateMachine: Sendable, Hashable {
             break
         case .reported(let last, let at):
             guard now - at >= Self.minimumInterval else { return false }
-            let (lower, upper) = Geodesic.distanceBounds(last, coordinate)
+            let (lower, upper) = Geodesic.distanceBounds(last.coordinate, coordinate)
             guard
                 lower >= Self.distance
-                    || (upper >= Self.distance && Geodesic.distance(last, coordinate) >= Self.distance)
+                    || (upper >= Self.distance && Geodesic.distance(last.coordinate, coordinate) >= Self.distance)
             else { return false }
         }
-        state = .reported(coordinate, at: now)
+        state = .reported(location, at: now)
         return true
     }
 }
