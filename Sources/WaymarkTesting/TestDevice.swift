@@ -148,6 +148,30 @@ public final class TestDevice {
         simulation.advance(to: offset)
     }
 
+    /// Moves time on by `duration` as a phone lives it: at each moment something happens (a fix
+    /// of the trace, a scripted action, a system timer) the device does what is due, then the
+    /// app's work queued on the main actor runs (``idle(isolation:)``) before time moves on, as
+    /// the main run loop runs it between two events on iOS. A `Task` the delegate starts for
+    /// one fix has run before the next fix comes; with ``advance(by:)`` it runs only after the
+    /// whole advance.
+    public func run(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async {
+        precondition(duration >= .zero, "time never goes backwards")
+        let end = now + duration
+        // What is due now first (a fix ``launch()`` left for the next advance).
+        advance(to: now)
+        await simulation.idle()
+        while !isFinished {
+            let due = [pending?.offset, simulation.nextScheduledOffset].compactMap { $0 }.filter { $0 > now }
+            guard let next = due.min(), next <= end else { break }
+            advance(to: next)
+            await simulation.idle()
+        }
+        if !isFinished && now < end {
+            advance(to: end)
+            await simulation.idle()
+        }
+    }
+
     /// Plays the rest of the trace and ends the run, as `waymark replay` would: at the
     /// scenario's `end`, or after the last fix and the last scripted action. Returns the counts.
     @discardableResult

@@ -411,6 +411,45 @@ import WaymarkUIKit
         device.finish()
     }
 
+    /// A `Task` the delegate starts for one location has run before the next comes, when the
+    /// test moves time with `run(for:)`, as the main run loop runs queued work between two events
+    /// on iOS; `advance(by:)` runs it only after the whole advance.
+    @Test func runLetsTheDelegatesTasksRunBetweenTwoFixes() async throws {
+        @MainActor final class Counting: NSObject, CLLocationManagerDelegate {
+            let manager = CLLocationManager()
+            var processed = 0
+            var seen: [Int] = []
+            override init() {
+                super.init()
+                manager.delegate = self
+                manager.startUpdatingLocation()
+            }
+            nonisolated func locationManager(_ manager: CLLocationManager, didUpdateLocations locations: [CLLocation]) {
+                MainActor.assumeIsolated {
+                    seen.append(processed)
+                    Task { @MainActor in self.processed += 1 }
+                }
+            }
+        }
+        for live in [true, false] {
+            var scenario = Scenario()
+            scenario.device.authorization = .authorizedWhenInUse
+            let start = Coordinate(latitude: 48.1372, longitude: 11.5755)
+            let coordinates = (0..<30).map {
+                Coordinate(latitude: start.latitude + Double($0) * 0.0001, longitude: start.longitude)
+            }
+            let device = TestDevice(
+                scenario: scenario, trace: try TraceSource.coordinates(coordinates, every: .seconds(5)))
+            device.launch()
+            let model = device.withDevice { Counting() }
+            if live { await device.run(for: .seconds(20)) } else { device.advance(by: .seconds(20)) }
+            await device.idle()
+            #expect(model.seen == (live ? [0, 1, 2, 3, 4] : [0, 0, 0, 0, 0]), "live: \(live)")
+            #expect(model.processed == 5)
+            device.finish()
+        }
+    }
+
     /// Apple's objects that need a device stop the program, naming the fix, when there is none
     /// to belong to (as a `CLLocationManager` does): never silently inert.
     @Test func appleSpelledObjectsWithNoDeviceFailLoudly() async {
