@@ -57,6 +57,7 @@ public final class TestDevice {
         scenario: Scenario = Scenario(), trace: GPXReplaySource, app: (any SimulatedApp)? = nil,
         manager: DeviceLocationManager? = nil, epoch: Date? = nil
     ) {
+        TestContext.installed
         let start = epoch ?? trace.schedule.fixes.first?.location.timestamp ?? TraceSource.defaultStart
         simulation = Simulation(scenario: scenario, epoch: start, app: app, manager: manager)
         source = trace
@@ -72,6 +73,7 @@ public final class TestDevice {
         scenario: Scenario = Scenario(), trace: GPXReplaySource, epoch: Date? = nil,
         makeApp: @escaping () -> any SimulatedApp
     ) {
+        TestContext.installed
         let start = epoch ?? trace.schedule.fixes.first?.location.timestamp ?? TraceSource.defaultStart
         simulation = Simulation(scenario: scenario, epoch: start, makeApp: makeApp)
         source = trace
@@ -157,13 +159,18 @@ public final class TestDevice {
     public func run(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async {
         precondition(duration >= .zero, "time never goes backwards")
         let end = now + duration
-        // What is due now first (a fix ``launch()`` left for the next advance).
-        advance(to: now)
-        await simulation.idle()
+        // Each moment something is due, in turn: a fix (the one ``launch()`` left for the next
+        // advance first), a timer, a scripted action, work the app's tasks scheduled for now. App
+        // code that keeps scheduling work for the same moment is let run a bounded number of
+        // times; the rest of the span is then advanced at once.
+        var visitsToNow = 0
         while !isFinished {
-            let due = [pending?.offset, simulation.nextScheduledOffset].compactMap { $0 }.filter { $0 > now }
-            guard let next = due.min(), next <= end else { break }
-            advance(to: next)
+            guard let due = [pending?.offset, simulation.nextScheduledOffset].compactMap({ $0 }).min(), due <= end
+            else { break }
+            let moment = max(due, now)
+            visitsToNow = moment == now ? visitsToNow + 1 : 0
+            if visitsToNow > 1000 { break }
+            advance(to: moment)
             await simulation.idle()
         }
         if !isFinished && now < end {

@@ -369,11 +369,15 @@ import WaymarkUIKit
         }
     }
 
-    func watch(_ center: CLLocationCoordinate2D) {
+    func watch(_ center: CLLocationCoordinate2D, assuming: CLMonitor.Event.State? = nil) {
         watching = Task {
             let monitor = await CLMonitor("geofences")
-            await monitor.add(
-                CLMonitor.CircularGeographicCondition(center: center, radius: 300), identifier: "cafe")
+            let cafe = CLMonitor.CircularGeographicCondition(center: center, radius: 300)
+            if let assuming {
+                await monitor.add(cafe, identifier: "cafe", assuming: assuming)
+            } else {
+                await monitor.add(cafe, identifier: "cafe")
+            }
             do {
                 for try await event in await monitor.events {
                     events.append("\(event.identifier) \(event.state == .satisfied ? "in" : "out")")
@@ -389,7 +393,8 @@ import WaymarkUIKit
     /// `device.withDevice { }`: the tasks it starts inherit the device, so their live updates
     /// and monitor are the running process's (before, `TestDevice` had no `withDevice`, and a
     /// task started outside the app's callbacks belonged to no device).
-    @Test func aViewModelsTasksBelongToTheDeviceTheyStartOn() async throws {
+    @Test(arguments: [nil, CLMonitor.Event.State.unsatisfied, .satisfied])
+    func aViewModelsTasksBelongToTheDeviceTheyStartOn(assuming: CLMonitor.Event.State?) async throws {
         var scenario = Scenario()
         scenario.device.authorization = .authorizedWhenInUse
         let start = Coordinate(latitude: 48.1372, longitude: 11.5755)
@@ -401,13 +406,61 @@ import WaymarkUIKit
         let model = LiveTripModel()
         device.withDevice {
             model.start()
-            model.watch(CLLocationCoordinate2D(latitude: start.latitude + 0.005, longitude: start.longitude))
+            model.watch(
+                CLLocationCoordinate2D(latitude: start.latitude + 0.005, longitude: start.longitude), assuming: assuming
+            )
         }
         await device.idle()
         device.advance(by: .seconds(59))
         await device.idle()
         #expect(model.locations.count == 60)
-        #expect(model.events == ["cafe out", "cafe in"], "\(device.events(named: "monitor"))")
+        // Added "with the … initial state you specify" (add(_:identifier:assuming:)): assumed
+        // unsatisfied, the device far outside says nothing until it enters; assumed satisfied,
+        // it is not far enough outside for 20 s before it comes in, so nothing changes. Unknown
+        // at first: the first state, then the entry.
+        let expected: [String] =
+            switch assuming {
+            case .unsatisfied?: ["cafe in"]
+            case .satisfied?: []
+            default: ["cafe out", "cafe in"]
+            }
+        #expect(model.events == expected, "\(device.events(named: "monitor"))")
+        device.finish()
+    }
+
+    /// A `Task` the test itself starts, outside `withDevice`, inherits the test, and so finds
+    /// the device the test made: a view model made and started there reads live updates, and a
+    /// `CLLocationManager()` made there is the running process's (`managerCreated`). Before, each
+    /// stopped the program (no device could be told).
+    @Test func aTaskTheTestStartsFindsTheTestsDevice() async throws {
+        var scenario = Scenario()
+        scenario.device.authorization = .authorizedWhenInUse
+        let start = Coordinate(latitude: 48.1372, longitude: 11.5755)
+        let coordinates = (0..<30).map {
+            Coordinate(latitude: start.latitude + Double($0) * 0.0001, longitude: start.longitude)
+        }
+        let device = TestDevice(scenario: scenario, trace: try TraceSource.coordinates(coordinates, every: .seconds(1)))
+        device.launch()
+        @MainActor final class Made {
+            var model: LiveTripModel?
+            var manager: CLLocationManager?
+        }
+        let made = Made()
+        let before = device.events(named: "managerCreated").count
+        await Task { @MainActor in
+            made.model = LiveTripModel()
+            made.model?.start()
+            made.manager = CLLocationManager()
+        }.value
+        let model = try #require(made.model)
+        let manager = try #require(made.manager)
+        await device.idle()
+        device.advance(by: .seconds(29))
+        await device.idle()
+        #expect(model.locations.count == 30)
+        #expect(manager.authorizationStatus == .authorizedWhenInUse)
+        #expect(
+            device.events(named: "managerCreated").count == before + 2, "the live updates' manager and the other")
         device.finish()
     }
 
@@ -453,14 +506,26 @@ import WaymarkUIKit
     /// Apple's objects that need a device stop the program, naming the fix, when there is none
     /// to belong to (as a `CLLocationManager` does): never silently inert.
     @Test func appleSpelledObjectsWithNoDeviceFailLoudly() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = CLServiceSession(authorization: .whenInUse)
-        }.map { #expect(String(decoding: $0.standardErrorContent, as: UTF8.self).contains("withDevice")) }
-        await #expect(processExitsWith: .failure) { _ = CLBackgroundActivitySession() }
-        await #expect(processExitsWith: .failure) {
-            for try await _ in CLLocationUpdate.liveUpdates() { break }
+        func said(_ result: ExitTest.Result?, _ call: String) {
+            let text = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+            #expect(text.contains(call) && text.contains("device.withDevice { }"), "\(text)")
         }
-        await #expect(processExitsWith: .failure) { _ = await CLMonitor("orphan") }
+        said(
+            await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                _ = CLServiceSession(authorization: .whenInUse)
+            }, "CLServiceSession(authorization:), which belongs to no simulated device")
+        said(
+            await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                _ = CLBackgroundActivitySession()
+            }, "CLBackgroundActivitySession(), which belongs to no simulated device")
+        said(
+            await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                for try await _ in CLLocationUpdate.liveUpdates() { break }
+            }, "liveUpdates() (CLLocationUpdate.liveUpdates()), which belongs to no simulated device")
+        said(
+            await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                _ = await CLMonitor("orphan")
+            }, "CLMonitor(\"orphan\"), which belongs to no simulated device")
     }
 }
 

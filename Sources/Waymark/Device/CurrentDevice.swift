@@ -19,8 +19,10 @@ final class DeviceReference: @unchecked Sendable {
 ///
 /// In order: the device running the app's code now (set around every call into the app's code,
 /// and by ``Simulation/withDevice(_:)``); else the newest device created on the current task (or,
-/// outside any task, created outside any task). Otherwise there is none, and the object says so
-/// loudly when it is used.
+/// outside any task, created outside any task); else, when a test kit told the registry how to
+/// name the test that runs (``Simulation/nameTestContexts(_:)``), the newest device created in
+/// the same test, so that a `Task` the test starts finds it. Otherwise there is none, and the
+/// object says so loudly when it is used.
 enum CurrentDevice {
     @TaskLocal static var reference: DeviceReference?
 
@@ -49,22 +51,33 @@ extension Simulation {
     }
 
     /// Stops the program: `call` was made on an object that belongs to no device, so it could
-    /// never work. The message names the ways to give it one.
+    /// never work. The message names the ways to give it one (printed in every build, as
+    /// `fatalError` prints it; `preconditionFailure` would drop it in an optimized one).
     package static func noDevice(_ call: String) -> Never {
-        preconditionFailure(
+        fatalError(
             """
             Waymark: \(call) belongs to no simulated device, so it could never work. The objects the app's code \
             creates (a CLLocationManager, CLLocationUpdate.liveUpdates(), a CLMonitor, a CLServiceSession or \
             CLBackgroundActivitySession) belong to the device whose app code creates them: create them in the \
             app's code (its launch, a callback), inside `device.withDevice { }` (a TestDevice's or a \
-            Simulation's), or on the task that created the device. A `Task { }` started elsewhere has no device: \
-            start it inside `device.withDevice { }`, whose device it inherits. A DeviceLocationManager can also \
-            be handed to `TestDevice(manager:)` or `Simulation(scenario:epoch:app:manager:)`.
+            Simulation's), on the task that created the device, or in a task started by the Swift Testing test \
+            that made it with the test kit. Elsewhere (a task of a parameterized test's case, or under XCTest) a \
+            `Task { }` has no device: start it inside `device.withDevice { }`, whose device it inherits. A \
+            DeviceLocationManager can also be handed to `TestDevice(manager:)` or \
+            `Simulation(scenario:epoch:app:manager:)`.
             """)
     }
 
     /// Every device alive, and the task that created each: the fallbacks of ``CurrentDevice``.
     static let registry = DeviceRegistry()
+
+    /// Tells the registry how to name the test that runs, if one does (WaymarkTesting names a
+    /// Swift Testing test that is not parameterized: its tasks inherit the name, and only one
+    /// case of it runs at a time). A device remembers the name it was created under; a task
+    /// started by the test finds the newest device of its test. Set once, before devices are made.
+    package static func nameTestContexts(_ name: @escaping @Sendable () -> AnyHashable?) {
+        registry.setContextName(name)
+    }
 }
 
 /// The devices alive. `@unchecked Sendable`: `mutex` guards `entries`.
@@ -74,10 +87,22 @@ final class DeviceRegistry: @unchecked Sendable {
         let id: ObjectIdentifier
         /// The task that created the device, if any.
         let task: Int?
+        /// The test it was created in, if the context is named.
+        let context: AnyHashable?
     }
 
     private var mutex = pthread_mutex_t()
     private var entries: [Entry] = []
+    private var contextName: (@Sendable () -> AnyHashable?)?
+
+    func setContextName(_ name: @escaping @Sendable () -> AnyHashable?) {
+        locked { _ in contextName = name }
+    }
+
+    private var context: AnyHashable? {
+        let name = locked { _ in contextName }
+        return name?()
+    }
 
     init() { pthread_mutex_init(&mutex, nil) }
     deinit { pthread_mutex_destroy(&mutex) }
@@ -105,7 +130,7 @@ final class DeviceRegistry: @unchecked Sendable {
     // outlived its run while tests ran side by side).
 
     func add(_ device: Simulation) {
-        let entry = Entry(device: device, id: ObjectIdentifier(device), task: Self.currentTask)
+        let entry = Entry(device: device, id: ObjectIdentifier(device), task: Self.currentTask, context: context)
         locked { _ in entries.append(entry) }
     }
 
@@ -114,12 +139,21 @@ final class DeviceRegistry: @unchecked Sendable {
         locked { _ in entries.removeAll { $0.id == id } }
     }
 
-    /// The newest device alive created on the current task (outside any task: outside any task).
-    /// Never another task's: tests run side by side, each with its own device.
+    /// The newest device alive created on the current task (outside any task: outside any task);
+    /// else the newest created in the current test, when tests are named. Never another task's
+    /// or another test's: tests run side by side, each with its own device.
     func current() -> Simulation? {
         let task = Self.currentTask
+        let context = context
         return locked { held in
             for entry in entries.reversed() where entry.task == task {
+                if let alive = entry.device {
+                    held.append(alive)
+                    return alive
+                }
+            }
+            guard let context else { return nil }
+            for entry in entries.reversed() where entry.context == context {
                 if let alive = entry.device {
                     held.append(alive)
                     return alive

@@ -286,7 +286,8 @@ public final class DeviceLocationManager {
 
     // The manager is used on its device's isolation alone, and these are read or set for every
     // fix: no dynamic exclusivity checks.
-    /// The most recently delivered location.
+    /// The most recently delivered location; a manager created while the significant-change
+    /// service runs starts with the service's latest location (``DeviceRules/locationForNewManager``).
     @exclusivity(unchecked) public internal(set) var location: Location?
     /// Whether the app has asked for updates and not stopped them (paused updates count).
     public var isUpdatingLocation: Bool {
@@ -459,7 +460,6 @@ public final class DeviceLocationManager {
     /// limit, so a slow reader loses nothing. `for await` works from any isolation, the main
     /// actor included.
     public func updates() -> AsyncStream<LocationUpdate> {
-        if case .unowned = binding { Simulation.noDevice("updates() on a location manager that") }
         let buffer = DeviceStreamBuffer<LocationUpdate>()
         let stream = buffer.makeStream()
         if case .ended = binding {
