@@ -389,20 +389,28 @@ import WaymarkUIKit
 
 /// The objects app code creates belong to the device the code runs on, a task's too.
 @MainActor @Suite struct DeviceOwnershipTests {
+    static let start = Coordinate(latitude: 48.1372, longitude: 11.5755)
+
+    /// A launched When In Use device walking north from ``start``: `fixes` fixes, `every` apart.
+    static func launchedWalk(fixes: Int, every: Duration) throws -> TestDevice {
+        var scenario = Scenario()
+        scenario.device.authorization = .authorizedWhenInUse
+        let coordinates = (0..<fixes).map {
+            Coordinate(latitude: start.latitude + Double($0) * 0.0001, longitude: start.longitude)
+        }
+        let device = TestDevice(scenario: scenario, trace: try TraceSource.coordinates(coordinates, every: every))
+        device.launch()
+        return device
+    }
+
     /// A test that calls a view model's `start()`, as a screen would, runs it inside
     /// `device.withDevice { }`: the tasks it starts inherit the device, so their live updates
     /// and monitor are the running process's (before, `TestDevice` had no `withDevice`, and a
     /// task started outside the app's callbacks belonged to no device).
     @Test(arguments: [nil, CLMonitor.Event.State.unsatisfied, .satisfied])
     func aViewModelsTasksBelongToTheDeviceTheyStartOn(assuming: CLMonitor.Event.State?) async throws {
-        var scenario = Scenario()
-        scenario.device.authorization = .authorizedWhenInUse
-        let start = Coordinate(latitude: 48.1372, longitude: 11.5755)
-        let coordinates = (0..<60).map {
-            Coordinate(latitude: start.latitude + Double($0) * 0.0001, longitude: start.longitude)
-        }
-        let device = TestDevice(scenario: scenario, trace: try TraceSource.coordinates(coordinates, every: .seconds(1)))
-        device.launch()
+        let device = try Self.launchedWalk(fixes: 60, every: .seconds(1))
+        let start = Self.start
         let model = LiveTripModel()
         device.withDevice {
             model.start()
@@ -433,14 +441,7 @@ import WaymarkUIKit
     /// `CLLocationManager()` made there is the running process's (`managerCreated`). Before, each
     /// stopped the program (no device could be told).
     @Test func aTaskTheTestStartsFindsTheTestsDevice() async throws {
-        var scenario = Scenario()
-        scenario.device.authorization = .authorizedWhenInUse
-        let start = Coordinate(latitude: 48.1372, longitude: 11.5755)
-        let coordinates = (0..<30).map {
-            Coordinate(latitude: start.latitude + Double($0) * 0.0001, longitude: start.longitude)
-        }
-        let device = TestDevice(scenario: scenario, trace: try TraceSource.coordinates(coordinates, every: .seconds(1)))
-        device.launch()
+        let device = try Self.launchedWalk(fixes: 30, every: .seconds(1))
         @MainActor final class Made {
             var model: LiveTripModel?
             var manager: CLLocationManager?
@@ -485,15 +486,7 @@ import WaymarkUIKit
             }
         }
         for live in [true, false] {
-            var scenario = Scenario()
-            scenario.device.authorization = .authorizedWhenInUse
-            let start = Coordinate(latitude: 48.1372, longitude: 11.5755)
-            let coordinates = (0..<30).map {
-                Coordinate(latitude: start.latitude + Double($0) * 0.0001, longitude: start.longitude)
-            }
-            let device = TestDevice(
-                scenario: scenario, trace: try TraceSource.coordinates(coordinates, every: .seconds(5)))
-            device.launch()
+            let device = try Self.launchedWalk(fixes: 30, every: .seconds(5))
             let model = device.withDevice { Counting() }
             if live { await device.run(for: .seconds(20)) } else { device.advance(by: .seconds(20)) }
             await device.idle()
