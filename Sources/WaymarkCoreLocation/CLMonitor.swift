@@ -49,7 +49,6 @@ public actor CLMonitor {
     /// supported by the simulated device, which has no Bluetooth ranging).
     public func add(_ condition: any CLCondition, identifier: String, assuming state: Event.State) {
         guard let circle = condition as? CircularGeographicCondition else { return }
-        box.conditions[identifier] = circle
         let assumed: RegionState =
             switch state {
             case .satisfied: .inside
@@ -62,13 +61,19 @@ public actor CLMonitor {
     }
 
     public func remove(_ identifier: String) {
-        box.conditions[identifier] = nil
         box.monitor?.remove(identifier)
     }
 
+    /// The condition and its last event, as the system keeps them under the monitor's name: a
+    /// monitor created again after a relaunch reads what happened before it.
     public func record(for identifier: String) -> Record? {
-        guard let condition = box.conditions[identifier] else { return nil }
-        return Record(condition: condition, lastEvent: box.lastEvents[identifier] ?? Event(identifier: identifier))
+        guard let record = box.monitor?.record(for: identifier) else { return nil }
+        return Record(
+            condition: CircularGeographicCondition(
+                center: CLLocationCoordinate2D(
+                    latitude: record.condition.center.latitude, longitude: record.condition.center.longitude),
+                radius: record.condition.radius),
+            lastEvent: Event(record.lastEvent))
     }
 
     /// `CLMonitor.Event`.
@@ -78,12 +83,6 @@ public actor CLMonitor {
         public let date: Date
         public let state: State
         public let refinement: (any CLCondition)? = nil
-
-        init(identifier: String) {
-            self.identifier = identifier
-            date = Date(timeIntervalSince1970: 0)
-            state = .unknown
-        }
 
         init(_ event: ConditionEvent) {
             identifier = event.identifier
@@ -160,8 +159,6 @@ public actor CLMonitor {
 final class MonitorBox: @unchecked Sendable {
     let monitor: ConditionMonitor?
     let events: AsyncStream<ConditionEvent>
-    var conditions: [String: CLMonitor.CircularGeographicCondition] = [:]
-    var lastEvents: [String: CLMonitor.Event] = [:]
 
     init(_ monitor: ConditionMonitor?) {
         self.monitor = monitor

@@ -436,6 +436,34 @@ import WaymarkUIKit
         device.finish()
     }
 
+    /// `CLMonitor.record(for:)`, in Apple's spelling: the condition as it was added, and its last
+    /// event, "unknown" until the device's first fix settles it, then each change with its date.
+    @Test func aMonitorsRecordHoldsItsConditionAndLastEvent() async throws {
+        let device = try Self.launchedWalk(fixes: 60, every: .seconds(1))
+        let epoch = device.simulation.epoch
+        let center = CLLocationCoordinate2D(latitude: Self.start.latitude + 0.005, longitude: Self.start.longitude)
+        let monitor = await device.withDevice { await CLMonitor("geofences") }
+        await monitor.add(CLMonitor.CircularGeographicCondition(center: center, radius: 300), identifier: "cafe")
+        let added = try #require(await monitor.record(for: "cafe"))
+        let condition = try #require(added.condition as? CLMonitor.CircularGeographicCondition)
+        #expect(condition.center.latitude == center.latitude && condition.center.longitude == center.longitude)
+        #expect(condition.radius == 300)
+        #expect(added.lastEvent.identifier == "cafe" && added.lastEvent.state == .unknown)
+        #expect(added.lastEvent.date == epoch, "added at the launch")
+        #expect(await monitor.record(for: "bakery") == nil)
+
+        device.advance(by: .seconds(59))
+        let entered = try #require(
+            device.events.last {
+                if case .monitor("geofences", "cafe", .satisfied, _, _) = $0.kind { true } else { false }
+            })
+        let last = try #require(await monitor.record(for: "cafe")).lastEvent
+        #expect(last.state == .satisfied && last.date == epoch + entered.offset.inSeconds)
+        await monitor.remove("cafe")
+        #expect(await monitor.record(for: "cafe") == nil, "a removed condition has no record")
+        device.finish()
+    }
+
     /// A `Task` the test itself starts, outside `withDevice`, inherits the test, and so finds
     /// the device the test made: a view model made and started there reads live updates, and a
     /// `CLLocationManager()` made there is the running process's (`managerCreated`). Before, each

@@ -677,4 +677,62 @@ extension TestDevice {
             DeviceLocationManager().startUpdatingLocation()
         }
     }
+
+    /// `CLMonitor.record(for:)` answers from what the system keeps under the monitor's name: the
+    /// condition, and its last event (`unknown` since it was added, then each state with its
+    /// date). "When the app relaunches, recreate the monitor with the same identifier": the new
+    /// process's monitor reads the records, while the ended process's monitor is inert and the
+    /// log says so when it is used.
+    @Test func aMonitorsRecordsOutliveItsProcessAndItsObject() throws {
+        var scenario = Scenario()
+        scenario.system.iosVersion = IOSVersion(major: 17)!
+        scenario.device.authorization = .authorizedAlways
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 120), app: BareApp())
+        let epoch = device.simulation.epoch
+        let cafe = CircularRegion(
+            center: Coordinate(latitude: 48.1372 + 0.004, longitude: 11.5755), radius: 400, identifier: "ignored")
+        device.launch()
+        device.advance(to: .seconds(2))
+        let first = device.simulation.monitor(named: "geo")
+        first.add(cafe, identifier: "cafe")
+        let added = try #require(first.record(for: "cafe"))
+        #expect(added.condition.center == cafe.center && added.condition.radius == 400)
+        #expect(added.condition.identifier == "cafe")
+        #expect(added.lastEvent == ConditionEvent(identifier: "cafe", state: .unknown, date: epoch + 2))
+        #expect(first.record(for: "elsewhere") == nil)
+
+        device.advance(to: .seconds(4))
+        #expect(
+            first.record(for: "cafe")?.lastEvent
+                == ConditionEvent(identifier: "cafe", state: .unsatisfied, date: epoch + 3),
+            "the first fix after the add settles the state")
+
+        device.terminate()
+        let eventsBefore = device.events.count
+        first.add(cafe, identifier: "other")
+        first.remove("cafe")
+        #expect(first.identifiers == ["cafe"], "the ended process's monitor changes nothing")
+        let said = device.events[eventsBefore...].compactMap { e -> String? in
+            if case .diagnostic(let message) = e.kind { message } else { nil }
+        }
+        #expect(said.count == 2)
+        #expect(said.allSatisfy { $0.contains("CLMonitor \"geo\" of the app's process 1, which has ended") })
+        #expect(said.first?.hasPrefix("add(_:identifier:)") == true && said.last?.hasPrefix("remove(_:)") == true)
+
+        device.advance(to: .seconds(60))  // in from 145 m, for 20 s; out past 945 m
+        let satisfied = try #require(
+            device.events.first {
+                if case .monitor("geo", "cafe", .satisfied, _, _) = $0.kind { true } else { false }
+            })
+        let relaunched = try #require(device.process)
+        #expect(relaunched.number == 2 && !relaunched.hasEnded, "the crossing relaunched the app")
+        let again = device.simulation.monitor(named: "geo")
+        #expect(
+            again.record(for: "cafe")?.lastEvent
+                == ConditionEvent(identifier: "cafe", state: .satisfied, date: epoch + satisfied.offset.inSeconds))
+        #expect(first.record(for: "cafe") == again.record(for: "cafe"), "one record, the system's")
+        device.bringToForeground()
+        first.add(cafe, identifier: "other")
+        #expect(again.identifiers == ["cafe"], "the old monitor does not reach the new process")
+    }
 }

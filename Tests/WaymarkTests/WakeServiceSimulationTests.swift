@@ -246,6 +246,50 @@ import Testing
         #expect(app.read[1].background)
     }
 
+    /// The guards of that rule: the location is the app's to read only while it may receive
+    /// locations. With the service stopped there is no "most recent location" of it; with
+    /// Location Services off or the app denied a new manager reads none ("the value of this
+    /// property is nil" when no location data was ever retrieved to it); with Precise Location off
+    /// it is the reduced grid's ("approximate location"). The app stops the service while in
+    /// use; the user changes a setting after the system ended the app, before anything relaunched
+    /// it, so the service itself still has its location.
+    @Test(arguments: [
+        Scenario.Action.stopMonitoringSignificantLocationChanges, .setLocationServices(false),
+        .setAuthorization(.denied), .setPreciseLocation(false),
+    ])
+    func aNewManagersLocationFollowsTheSettings(_ change: Scenario.Action) async throws {
+        final class ReadsAtLaunch: SimulatedApp {
+            var read: [Location?] = []
+            var kept: [DeviceLocationManager] = []
+            func didFinishLaunching(_ system: Simulation, inBackground: Bool) {
+                let created = DeviceLocationManager()
+                kept.append(created)
+                read.append(created.location)
+            }
+        }
+        let app = ReadsAtLaunch()
+        _ = try await Self.run(
+            Self.scenario {
+                $0.device.authorization = .authorizedAlways
+                $0.timeline = [
+                    .init(at: .zero, .startMonitoringSignificantLocationChanges),
+                    .init(at: .seconds(change == .stopMonitoringSignificantLocationChanges ? 50 : 121), change),
+                    .init(at: .seconds(60), .background), .init(at: .seconds(120), .systemTerminate),
+                    .init(at: .seconds(600), .foreground),
+                ]
+            }, Self.drive(for: 700), app: app)
+        try #require(app.read.count >= 2, "\(app.read.count) launches")
+        let later = app.read.dropFirst()
+        if change == .setPreciseLocation(false) {
+            for location in later {
+                let location = try #require(location, "the service runs with approximate locations")
+                #expect(location.horizontalAccuracy >= AccuracyModel.Positioning.reduced.accuracyFloor)
+            }
+        } else {
+            #expect(later.allSatisfy { $0 == nil }, "\(change.name): \(later)")
+        }
+    }
+
     /// The scenario switch for the report that iOS 26.4 no longer relaunches a swiped-away app.
     @Test func theRelaunchAfterASwipeCanBeTurnedOff() async throws {
         let run = try await Self.run(

@@ -127,10 +127,17 @@ public final class ConditionMonitor {
     public let events: AsyncStream<ConditionEvent>
     let continuation: DeviceStreamBuffer<ConditionEvent>
     weak var simulation: Simulation?
+    /// The process whose code created the monitor, and its number (nil: none ran). When it
+    /// ends the monitor is inert, as a manager is: the relaunched app creates the monitor again.
+    /// Weak: the process keeps its monitors.
+    weak var process: AppProcess?
+    let processNumber: Int?
 
-    init(name: String, simulation: Simulation) {
+    init(name: String, simulation: Simulation, process: AppProcess?) {
         self.name = name
         self.simulation = simulation
+        self.process = process
+        processNumber = process?.number
         continuation = DeviceStreamBuffer()
         events = continuation.makeStream()
         simulation.watch(continuation)
@@ -140,14 +147,55 @@ public final class ConditionMonitor {
     /// `assuming` is `add(_:identifier:assuming:)`'s initial state (`inside`: satisfied,
     /// `outside`: unsatisfied): the first event comes when the device is found in the other.
     public func add(_ condition: CircularRegion, identifier: String, assuming: RegionState = .unknown) {
-        simulation?.addCondition(condition, identifier: identifier, to: name, assuming: assuming)
+        guard let simulation = live("add(_:identifier:)") else { return }
+        simulation.addCondition(condition, identifier: identifier, to: name, assuming: assuming)
     }
 
     /// `remove(_:)`.
-    public func remove(_ identifier: String) { simulation?.removeCondition(identifier, from: name) }
+    public func remove(_ identifier: String) {
+        guard let simulation = live("remove(_:)") else { return }
+        simulation.removeCondition(identifier, from: name)
+    }
 
     /// The identifiers of the monitor's conditions.
     public var identifiers: [String] {
         simulation?.conditionIdentifiers(of: name) ?? []
     }
+
+    /// `record(for:)`: the condition the system keeps under `identifier` for this monitor's
+    /// name, with its last event: its state now and since when (when it was added, while it is
+    /// `unknown`); nil if there is none. Conditions outlive the process, so a monitor created
+    /// again after a relaunch reads the records its predecessor left.
+    public func record(for identifier: String) -> ConditionRecord? {
+        guard let simulation, let m = simulation.rules.conditions.record(for: identifier, monitor: name) else {
+            return nil
+        }
+        let state: MonitoringState =
+            switch m.state {
+            case .inside: .satisfied
+            case .outside: .unsatisfied
+            case .unknown: .unknown
+            }
+        return ConditionRecord(
+            condition: m.region,
+            lastEvent: ConditionEvent(
+                identifier: identifier, state: state, date: simulation.epoch.addingTimeInterval(m.since.inSeconds)))
+    }
+
+    /// The device, if this monitor may still change it: its process has not ended. A call on the
+    /// monitor of an ended process does nothing, and the audit log says so.
+    private func live(_ call: String) -> Simulation? {
+        guard let simulation else { return nil }
+        if let processNumber, process?.hasEnded ?? true {
+            simulation.endedMonitorUsed(call, monitor: name, process: processNumber)
+            return nil
+        }
+        return simulation
+    }
+}
+
+/// `CLMonitor.Record`: a condition and its last event.
+public struct ConditionRecord: Sendable, Hashable {
+    public var condition: CircularRegion
+    public var lastEvent: ConditionEvent
 }

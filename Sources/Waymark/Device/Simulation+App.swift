@@ -205,7 +205,8 @@ extension Simulation {
     /// `CLMonitor(name)` (iOS 17+): the app's monitor of that name, with the conditions it
     /// already has; events that waited for the app's launch come now.
     public func monitor(named name: String) -> ConditionMonitor {
-        let monitor = ConditionMonitor(name: name, simulation: self)
+        let monitor = ConditionMonitor(
+            name: name, simulation: self, process: process.flatMap { $0.hasEnded ? nil : $0 })
         let actions = rules.handle(.createMonitor(name: name))
         guard let process, !process.hasEnded, rules.conditions.created.contains(name) else {
             monitor.continuation.finish()
@@ -290,6 +291,14 @@ extension Simulation {
     }
 
     /// A manager of an ended process was used: the audit log says so.
+    func endedMonitorUsed(_ call: String, monitor name: String, process number: Int) {
+        record(
+            .diagnostic(
+                message:
+                    "\(call) on the CLMonitor \"\(name)\" of the app's process \(number), which has ended: it does nothing; the relaunched app must create the monitor again"
+            ))
+    }
+
     func endedManagerUsed(_ call: String, process number: Int) {
         record(
             .diagnostic(

@@ -17,10 +17,10 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
         case create(name: String, appRuns: Bool)
         /// `CLMonitor.add(_:identifier:)`, or `add(_:identifier:assuming:)` (`assuming`
         /// `inside` for satisfied, `outside` for unsatisfied); the app monitors `regionsElsewhere`
-        /// regions of its own (`startMonitoring(for:)`).
+        /// regions of its own (`startMonitoring(for:)`); `at` is now.
         case add(
             CircularRegion, identifier: String, monitor: String, regionsElsewhere: Int, appRuns: Bool,
-            assuming: RegionState = .unknown)
+            assuming: RegionState = .unknown, at: Duration = .zero)
         /// `CLMonitor.remove(_:)`.
         case remove(identifier: String, monitor: String, appRuns: Bool)
         /// A fix of the device.
@@ -56,7 +56,7 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             guard appRuns else { return [] }
             created.insert(name)
             return [.post(.deliverPendingServiceEvents(.condition(monitor: name)))]
-        case .add(let condition, let identifier, let name, let regionsElsewhere, let appRuns, let assumed):
+        case .add(let condition, let identifier, let name, let regionsElsewhere, let appRuns, let assumed, let now):
             guard appRuns else { return [] }
             var region = condition
             region.identifier = identifier
@@ -65,7 +65,7 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             var machine =
                 monitors[name] ?? RegionMonitorStateMachine(hysteresis: hysteresis, owner: .monitor(name: name))
             let elsewhere = regionsElsewhere + count - machine.regions.count
-            let actions = machine.handle(.start(region, elsewhere: elsewhere, assuming: assumed))
+            let actions = machine.handle(.start(region, elsewhere: elsewhere, assuming: assumed, at: now))
             store(machine, as: name)
             return actions
         case .remove(let identifier, let name, let appRuns):
@@ -86,6 +86,13 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             created = []
             return []
         }
+    }
+
+    /// `CLMonitor.record(for:)`: the condition `identifier` of the monitor `name`, its state and
+    /// since when it is in it; nil if the monitor holds no such condition. The system keeps it,
+    /// so a monitor created again after a relaunch reads it too.
+    public func record(for identifier: String, monitor name: String) -> RegionMonitorStateMachine.Monitored? {
+        monitors[name]?.regions.first { $0.region.identifier == identifier }
     }
 
     private mutating func store(_ machine: RegionMonitorStateMachine, as name: String) {

@@ -54,9 +54,10 @@ extension DeviceRules {
     /// location data when your app is relaunched (and you create a new location manager object)"
     /// (CLLocationManager.location). The service's most recent location, as the service delivers
     /// it (at best Wi-Fi's accuracy, the reduced grid without full accuracy), while the app may
-    /// receive locations; nil otherwise.
+    /// receive locations (the effective status is `denied` with Location Services off); nil
+    /// otherwise.
     public var locationForNewManager: Location? {
-        guard let location = significantChanges.lastReported, authorization.locationServicesEnabled,
+        guard let location = significantChanges.lastReported,
             authorization.status == .authorizedAlways || authorization.status == .authorizedWhenInUse
         else { return nil }
         let source: AccuracyModel.Positioning = authorization.accuracy == .reducedAccuracy ? .reduced : .wifi
@@ -88,7 +89,7 @@ extension DeviceRules {
         // The 20 are the app's, regions and CLMonitor conditions together (*assumption* for the
         // conditions: Apple gives no number for CLMonitor).
         return regionMonitor.handle(
-            .start(region, elsewhere: conditions.count, authorization: authorization.status))
+            .start(region, elsewhere: conditions.count, authorization: authorization.status, at: now))
     }
 
     /// `stopMonitoring(for:)`: the region is let go, and an event of it that waits for the app
@@ -189,6 +190,6 @@ extension DeviceRules {
         conditions.handle(
             .add(
                 condition, identifier: identifier, monitor: name, regionsElsewhere: regionMonitor.regions.count,
-                appRuns: appCodeRuns, assuming: assumed))
+                appRuns: appCodeRuns, assuming: assumed, at: now))
     }
 }

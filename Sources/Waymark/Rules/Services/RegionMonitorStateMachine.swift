@@ -54,6 +54,9 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
     public struct Monitored: Sendable, Hashable {
         public var region: CircularRegion
         public var state: RegionState
+        /// When the region was added, or last found in a new state (`CLMonitor.Record`'s
+        /// `lastEvent.date`).
+        public var since: Duration
         /// A crossing under way: the state it leads to, and since when the device is past the
         /// hysteresis distance.
         var pendingState: RegionState?
@@ -64,9 +67,10 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         var outerLatitude = Double.infinity
         var outerLongitude = Double.infinity
 
-        init(region: CircularRegion, state: RegionState, hysteresis: Double) {
+        init(region: CircularRegion, state: RegionState, since: Duration, hysteresis: Double) {
             self.region = region
             self.state = state
+            self.since = since
             // The same bounds as Geodesic.distanceBounds: a degree of latitude is at least
             // 110 574 m, a degree of longitude at least 111 319 m times the cosine of the
             // latitude, less 0.01 %; only within a degree, and below 85° of latitude.
@@ -96,10 +100,10 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         /// beside this machine's (they count toward ``limit``), and has `authorization`. A
         /// monitor's condition may be added in an assumed state (`assuming`): "the initial state
         /// you specify", reported only once the device is found in the other; else it starts
-        /// `unknown`.
+        /// `unknown`. It is added at `at`.
         case start(
             CircularRegion, elsewhere: Int = 0, authorization: AuthorizationStatus = .authorizedAlways,
-            assuming: RegionState = .unknown)
+            assuming: RegionState = .unknown, at: Duration = .zero)
         /// `stopMonitoring(for:)` by identifier.
         case stop(identifier: String)
         /// `requestState(for:)`; with `reducedAccuracy` region monitoring is unavailable.
@@ -128,7 +132,7 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
 
     public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
-        case .start(let region, let elsewhere, let authorization, let assumed):
+        case .start(let region, let elsewhere, let authorization, let assumed, let now):
             if owner == .regions && (authorization == .denied || authorization == .restricted) {
                 return [
                     .record(
@@ -149,7 +153,7 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
             guard region.radius > 0, region.radius <= Self.maximumRadius else {
                 return failed(region, .radiusTooLarge)
             }
-            let monitored = Monitored(region: region, state: assumed, hysteresis: hysteresis)
+            let monitored = Monitored(region: region, state: assumed, since: now, hysteresis: hysteresis)
             if let existing { regions[existing] = monitored } else { regions.append(monitored) }
             return started(region)
         case .stop(let identifier):
@@ -187,6 +191,7 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         if m.state == .unknown {
             let inside = upper <= r || (lower <= r && Geodesic.distance(m.region.center, c) <= r)
             m.state = inside ? .inside : .outside
+            m.since = now
             return reportsInitialState ? m.state : nil
         }
         // A small region cannot hold the whole distance inside it: half its radius then.
@@ -213,6 +218,7 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         }
         guard now - m.pendingSince >= Self.dwell else { return nil }
         m.state = beyond
+        m.since = now
         m.pendingState = nil
         let wanted = beyond == .inside ? m.region.notifyOnEntry : m.region.notifyOnExit
         return wanted ? beyond : nil
