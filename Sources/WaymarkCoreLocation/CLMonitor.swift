@@ -34,7 +34,7 @@ public actor CLMonitor {
             return MonitorBox(device.monitor(named: name))
         }
         box = made
-        events = Events(stream: made.events)
+        events = Events(stream: made.events, monitor: made.monitor)
     }
 
     /// The identifiers of the monitor's conditions.
@@ -46,9 +46,13 @@ public actor CLMonitor {
 
     /// Adds a condition "with the identifier and initial state you specify": no event comes while
     /// the condition is in that state. A circular geographic condition is watched (others are not
-    /// supported by the simulated device, which has no Bluetooth ranging).
+    /// supported by the simulated device, which has no Bluetooth ranging: the audit log says so
+    /// and the monitor does not keep them).
     public func add(_ condition: any CLCondition, identifier: String, assuming state: Event.State) {
-        guard let circle = condition as? CircularGeographicCondition else { return }
+        guard let circle = condition as? CircularGeographicCondition else {
+            box.monitor?.unsupported("\(type(of: condition))", identifier: identifier)
+            return
+        }
         let assumed: RegionState =
             switch state {
             case .satisfied: .inside
@@ -140,18 +144,73 @@ public actor CLMonitor {
         }
     }
 
+    /// `CLMonitor.BeaconIdentityCondition`: a beacon by its UUID, and its major and minor values
+    /// (nil: any). It compiles as on iOS; the simulated device has no Bluetooth, so a monitor
+    /// does not watch it (the audit log says so when one is added).
+    public struct BeaconIdentityCondition: CLCondition {
+        public let uuid: UUID
+        public let major: UInt16?
+        public let minor: UInt16?
+
+        public init(uuid: UUID) {
+            self.uuid = uuid
+            major = nil
+            minor = nil
+        }
+
+        public init(uuid: UUID, major: UInt16) {
+            self.uuid = uuid
+            self.major = major
+            minor = nil
+        }
+
+        public init(uuid: UUID, major: UInt16, minor: UInt16) {
+            self.uuid = uuid
+            self.major = major
+            self.minor = minor
+        }
+    }
+
     /// `CLMonitor.Events`: the monitor's events, until the app's process ends.
+    /// When the app asks for the next event it is done with the last one: the monitor's record
+    /// holds it from then on ("the record updates with the new event when the handling is
+    /// complete").
     public struct Events: AsyncSequence, Sendable {
         public typealias Element = Event
         let stream: AsyncStream<ConditionEvent>
+        let monitor: MonitorReference
+
+        init(stream: AsyncStream<ConditionEvent>, monitor: ConditionMonitor?) {
+            self.stream = stream
+            self.monitor = MonitorReference(monitor)
+        }
 
         public struct Iterator: AsyncIteratorProtocol {
             var base: AsyncStream<ConditionEvent>.Iterator
-            public mutating func next() async throws -> Event? { await base.next().map(Event.init) }
+            let monitor: MonitorReference
+            var last: ConditionEvent?
+
+            public mutating func next() async throws -> Event? {
+                if let last {
+                    self.last = nil
+                    await monitor.handled(last)
+                }
+                last = await base.next()
+                return last.map(Event.init)
+            }
         }
 
-        public func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator()) }
+        public func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator(), monitor: monitor) }
     }
+}
+
+/// The device's monitor, for the events' iterator: told on the main actor's executor, where the
+/// device runs. `@unchecked Sendable`: the monitor is only used there.
+final class MonitorReference: @unchecked Sendable {
+    let monitor: ConditionMonitor?
+    init(_ monitor: ConditionMonitor?) { self.monitor = monitor }
+
+    @MainActor func handled(_ event: ConditionEvent) { monitor?.handled(event) }
 }
 
 /// The device's monitor behind a `CLMonitor`. `@unchecked Sendable`: it is only used on the main

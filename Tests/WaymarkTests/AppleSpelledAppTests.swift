@@ -437,10 +437,14 @@ import WaymarkUIKit
     }
 
     /// `CLMonitor.record(for:)`, in Apple's spelling: the condition as it was added, and its last
-    /// event, "unknown" until the device's first fix settles it, then each change with its date.
+    /// event: "unknown" when added, then the last event the app handled. "When your app handles
+    /// a new event, the record contains the prior event … the record updates with the new event
+    /// when the handling is complete" (CLMonitoringRecord): a screen that reads the record while
+    /// it handles an event reads the one before.
     @Test func aMonitorsRecordHoldsItsConditionAndLastEvent() async throws {
         let device = try Self.launchedWalk(fixes: 60, every: .seconds(1))
         let epoch = device.simulation.epoch
+        device.advance(by: .seconds(2))
         let center = CLLocationCoordinate2D(latitude: Self.start.latitude + 0.005, longitude: Self.start.longitude)
         let monitor = await device.withDevice { await CLMonitor("geofences") }
         await monitor.add(CLMonitor.CircularGeographicCondition(center: center, radius: 300), identifier: "cafe")
@@ -449,19 +453,56 @@ import WaymarkUIKit
         #expect(condition.center.latitude == center.latitude && condition.center.longitude == center.longitude)
         #expect(condition.radius == 300)
         #expect(added.lastEvent.identifier == "cafe" && added.lastEvent.state == .unknown)
-        #expect(added.lastEvent.date == epoch, "added at the launch")
+        #expect(added.lastEvent.date == epoch + 2, "added 2 s after the launch")
         #expect(await monitor.record(for: "bakery") == nil)
+        // A beacon's condition compiles as on iOS; the device, with no Bluetooth, does not keep
+        // it, and the log says so.
+        let door = CLMonitor.BeaconIdentityCondition(uuid: UUID(), major: 7)
+        #expect(door.major == 7 && door.minor == nil)
+        await monitor.add(door, identifier: "door")
+        #expect(await monitor.record(for: "door") == nil)
+        #expect(await monitor.identifiers == ["cafe"])
+        #expect(
+            device.events.contains {
+                if case .diagnostic(let message) = $0.kind {
+                    message.contains("\"door\", a BeaconIdentityCondition")
+                } else {
+                    false
+                }
+            })
 
-        device.advance(by: .seconds(59))
+        @MainActor final class Screen {
+            /// Each event's state, and the record's state read while handling it.
+            var seen: [(event: CLMonitor.Event.State, record: CLMonitor.Event.State?)] = []
+            var reading: Task<Void, Never>?
+        }
+        let screen = Screen()
+        device.withDevice {
+            screen.reading = Task {
+                do {
+                    for try await event in await monitor.events {
+                        screen.seen.append((event.state, await monitor.record(for: event.identifier)?.lastEvent.state))
+                    }
+                } catch {}
+            }
+        }
+        await device.run(for: .seconds(57))
+        await device.idle()
+        #expect(screen.seen.map(\.event) == [.unsatisfied, .satisfied])
+        #expect(screen.seen.map(\.record) == [.unknown, .unsatisfied], "while handling, the record is the prior event")
         let entered = try #require(
             device.events.last {
                 if case .monitor("geofences", "cafe", .satisfied, _, _) = $0.kind { true } else { false }
             })
         let last = try #require(await monitor.record(for: "cafe")).lastEvent
-        #expect(last.state == .satisfied && last.date == epoch + entered.offset.inSeconds)
+        #expect(
+            last.state == .satisfied && last.date == epoch + entered.offset.inSeconds,
+            "handled, the event is the record")
         await monitor.remove("cafe")
         #expect(await monitor.record(for: "cafe") == nil, "a removed condition has no record")
         device.finish()
+        screen.reading?.cancel()  // the monitor's events go on while the app lives
+        _ = await screen.reading?.value
     }
 
     /// A `Task` the test itself starts, outside `withDevice`, inherits the test, and so finds

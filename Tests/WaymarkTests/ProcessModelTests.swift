@@ -679,11 +679,13 @@ extension TestDevice {
     }
 
     /// `CLMonitor.record(for:)` answers from what the system keeps under the monitor's name: the
-    /// condition, and its last event (`unknown` since it was added, then each state with its
-    /// date). "When the app relaunches, recreate the monitor with the same identifier": the new
-    /// process's monitor reads the records, while the ended process's monitor is inert and the
-    /// log says so when it is used.
-    @Test func aMonitorsRecordsOutliveItsProcessAndItsObject() throws {
+    /// condition, and the last event the app handled ("When your app handles a new event, the
+    /// record contains the prior event … the record updates with the new event when the handling
+    /// is complete"); before any, the state it was added in, at the time it was added. "When the
+    /// app relaunches, recreate the monitor with the same identifier": the new process's monitor
+    /// reads the records, while the ended process's monitor is inert and the log says so when it
+    /// is used.
+    @Test func aMonitorsRecordsOutliveItsProcessAndItsObject() async throws {
         var scenario = Scenario()
         scenario.system.iosVersion = IOSVersion(major: 17)!
         scenario.device.authorization = .authorizedAlways
@@ -702,10 +704,19 @@ extension TestDevice {
         #expect(first.record(for: "elsewhere") == nil)
 
         device.advance(to: .seconds(4))
-        #expect(
-            first.record(for: "cafe")?.lastEvent
-                == ConditionEvent(identifier: "cafe", state: .unsatisfied, date: epoch + 3),
-            "the first fix after the add settles the state")
+        #expect(first.record(for: "cafe") == added, "the first state came, but the app has not handled it")
+        // Delivered (the log says so) before it is read: reading an empty stream would wait.
+        try #require(
+            device.events.contains {
+                $0.kind
+                    == .monitor(
+                        name: "geo", identifier: "cafe", action: .unsatisfied, decision: .delivered, reason: .region)
+            })
+        var events = first.events.makeAsyncIterator()
+        let outside = try #require(await events.next())
+        #expect(outside == ConditionEvent(identifier: "cafe", state: .unsatisfied, date: epoch + 3))
+        first.handled(outside)
+        #expect(first.record(for: "cafe")?.lastEvent == outside)
 
         device.terminate()
         let eventsBefore = device.events.count
@@ -719,20 +730,31 @@ extension TestDevice {
         #expect(said.allSatisfy { $0.contains("CLMonitor \"geo\" of the app's process 1, which has ended") })
         #expect(said.first?.hasPrefix("add(_:identifier:)") == true && said.last?.hasPrefix("remove(_:)") == true)
 
-        device.advance(to: .seconds(60))  // in from 145 m, for 20 s; out past 945 m
-        let satisfied = try #require(
-            device.events.first {
-                if case .monitor("geo", "cafe", .satisfied, _, _) = $0.kind { true } else { false }
-            })
+        // In from 145 m, for 20 s: the crossing relaunches the app, whose launch code does not
+        // create the monitor; the event waits for it, and is dropped when the app is suspended.
+        device.advance(to: .seconds(60))
         let relaunched = try #require(device.process)
         #expect(relaunched.number == 2 && !relaunched.hasEnded, "the crossing relaunched the app")
+        #expect(
+            device.events.contains {
+                $0.kind
+                    == .monitor(
+                        name: "geo", identifier: "cafe", action: .satisfied, decision: .dropped, reason: .suspended)
+            })
+        device.bringToForeground()  // the user opens it: its code runs and creates the monitor
+        #expect(device.process === relaunched)
         let again = device.simulation.monitor(named: "geo")
         #expect(
-            again.record(for: "cafe")?.lastEvent
-                == ConditionEvent(identifier: "cafe", state: .satisfied, date: epoch + satisfied.offset.inSeconds))
+            again.record(for: "cafe")?.lastEvent == outside,
+            "the last event the app handled, in the ended process: it never received the entry")
         #expect(first.record(for: "cafe") == again.record(for: "cafe"), "one record, the system's")
-        device.bringToForeground()
+
         first.add(cafe, identifier: "other")
         #expect(again.identifiers == ["cafe"], "the old monitor does not reach the new process")
+        // Added again under its identifier, the condition is a new one: a new record.
+        again.add(cafe, identifier: "cafe", assuming: .inside)
+        #expect(
+            again.record(for: "cafe")?.lastEvent
+                == ConditionEvent(identifier: "cafe", state: .satisfied, date: epoch + device.now.inSeconds))
     }
 }

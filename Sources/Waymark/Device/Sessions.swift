@@ -127,17 +127,15 @@ public final class ConditionMonitor {
     public let events: AsyncStream<ConditionEvent>
     let continuation: DeviceStreamBuffer<ConditionEvent>
     weak var simulation: Simulation?
-    /// The process whose code created the monitor, and its number (nil: none ran). When it
-    /// ends the monitor is inert, as a manager is: the relaunched app creates the monitor again.
-    /// Weak: the process keeps its monitors.
-    weak var process: AppProcess?
-    let processNumber: Int?
+    /// The process whose code created the monitor (nil: none ran). When it ends the monitor is
+    /// inert, as a manager is: the relaunched app creates the monitor again. Its reference, not
+    /// the process: the process keeps its monitors.
+    let process: ProcessReference?
 
-    init(name: String, simulation: Simulation, process: AppProcess?) {
+    init(name: String, simulation: Simulation, process: ProcessReference?) {
         self.name = name
         self.simulation = simulation
         self.process = process
-        processNumber = process?.number
         continuation = DeviceStreamBuffer()
         events = continuation.makeStream()
         simulation.watch(continuation)
@@ -163,15 +161,18 @@ public final class ConditionMonitor {
     }
 
     /// `record(for:)`: the condition the system keeps under `identifier` for this monitor's
-    /// name, with its last event: its state now and since when (when it was added, while it is
-    /// `unknown`); nil if there is none. Conditions outlive the process, so a monitor created
-    /// again after a relaunch reads the records its predecessor left.
+    /// name, with its last event: the last one the app handled ("When your app handles a new
+    /// event, the record contains the prior event … the record updates with the new event when
+    /// the handling is complete"), or, before any, the state it was added in (`unknown`, or the
+    /// state assumed) at the time it was added; nil if there is none. Conditions outlive the
+    /// process, so a monitor created again after a relaunch reads the records its predecessor
+    /// left.
     public func record(for identifier: String) -> ConditionRecord? {
-        guard let simulation, let m = simulation.rules.conditions.record(for: identifier, monitor: name) else {
-            return nil
-        }
+        guard let simulation, let (m, handled) = simulation.rules.conditions.record(for: identifier, monitor: name)
+        else { return nil }
+        if let handled { return ConditionRecord(condition: m.region, lastEvent: handled) }
         let state: MonitoringState =
-            switch m.state {
+            switch m.addedState {
             case .inside: .satisfied
             case .outside: .unsatisfied
             case .unknown: .unknown
@@ -179,15 +180,34 @@ public final class ConditionMonitor {
         return ConditionRecord(
             condition: m.region,
             lastEvent: ConditionEvent(
-                identifier: identifier, state: state, date: simulation.epoch.addingTimeInterval(m.since.inSeconds)))
+                identifier: identifier, state: state, date: simulation.epoch.addingTimeInterval(m.added.inSeconds)))
+    }
+
+    /// The app has handled `event`, one of ``events``: ``record(for:)`` holds it from now on.
+    /// `CLMonitor`'s events say so when the app asks for the next one; code that reads
+    /// ``events`` itself calls this when it is done with an event.
+    public func handled(_ event: ConditionEvent) {
+        guard let simulation else { return }
+        simulation.perform(simulation.rules.handle(.conditionEventHandled(event, monitor: name)))
+    }
+
+    /// `add(_:identifier:)` with a condition the simulated device cannot watch (a beacon's: it
+    /// has no Bluetooth): nothing is kept, and the audit log says so.
+    public func unsupported(_ condition: String, identifier: String) {
+        guard let simulation = live("add(_:identifier:)") else { return }
+        simulation.record(
+            .diagnostic(
+                message:
+                    "the CLMonitor \"\(name)\" cannot watch \"\(identifier)\", a \(condition): the simulated device has no Bluetooth, only circular geographic conditions are monitored"
+            ))
     }
 
     /// The device, if this monitor may still change it: its process has not ended. A call on the
     /// monitor of an ended process does nothing, and the audit log says so.
     private func live(_ call: String) -> Simulation? {
         guard let simulation else { return nil }
-        if let processNumber, process?.hasEnded ?? true {
-            simulation.endedMonitorUsed(call, monitor: name, process: processNumber)
+        if let process, process.hasEnded {
+            simulation.endedMonitorUsed(call, monitor: name, process: process.number)
             return nil
         }
         return simulation

@@ -205,8 +205,7 @@ extension Simulation {
     /// `CLMonitor(name)` (iOS 17+): the app's monitor of that name, with the conditions it
     /// already has; events that waited for the app's launch come now.
     public func monitor(named name: String) -> ConditionMonitor {
-        let monitor = ConditionMonitor(
-            name: name, simulation: self, process: process.flatMap { $0.hasEnded ? nil : $0 })
+        let monitor = ConditionMonitor(name: name, simulation: self, process: process?.reference)
         let actions = rules.handle(.createMonitor(name: name))
         guard let process, !process.hasEnded, rules.conditions.created.contains(name) else {
             monitor.continuation.finish()
@@ -290,7 +289,7 @@ extension Simulation {
         perform(rules.handle(.liveListeners(open)))
     }
 
-    /// A manager of an ended process was used: the audit log says so.
+    /// A `CLMonitor` of an ended process was used: the audit log says so.
     func endedMonitorUsed(_ call: String, monitor name: String, process number: Int) {
         record(
             .diagnostic(
@@ -299,6 +298,7 @@ extension Simulation {
             ))
     }
 
+    /// A manager of an ended process was used: the audit log says so.
     func endedManagerUsed(_ call: String, process number: Int) {
         record(
             .diagnostic(

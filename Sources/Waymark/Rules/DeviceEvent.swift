@@ -88,6 +88,9 @@ public enum DeviceEvent: Sendable, Equatable {
     case addCondition(CircularRegion, identifier: String, monitor: String, assuming: RegionState = .unknown)
     /// `CLMonitor.remove(_:)`.
     case removeCondition(identifier: String, monitor: String)
+    /// The app has handled a `CLMonitor` event (it asked for the next): the condition's record
+    /// holds it.
+    case conditionEventHandled(ConditionEvent, monitor: String)
 
     // MARK: What one rule hands another
 

@@ -58,6 +58,7 @@ extension DeviceRules {
         case .addCondition(let region, let identifier, let monitor, let assumed):
             return addCondition(region, identifier: identifier, to: monitor, assuming: assumed)
         case .removeCondition(let identifier, let monitor): return removeCondition(identifier, from: monitor)
+        case .conditionEventHandled(let event, let monitor): return conditions.handle(.handled(event, monitor: monitor))
 
         case .appWillEnterForeground: return appWillEnterForeground()
         case .appBecameActive: return appBecameActive()

@@ -27,6 +27,9 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
         case fix(Coordinate, at: Duration)
         /// The app's process ended: its monitor objects with it (the conditions stay).
         case appTerminated
+        /// The app has handled `event` of the monitor `monitor` (it asked for the next one): the
+        /// condition's record holds it from now on.
+        case handled(ConditionEvent, monitor: String)
     }
 
     public let version: IOSVersion
@@ -38,6 +41,10 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
     public private(set) var names: [String] = []
     /// The monitors this process created.
     public private(set) var created: Set<String> = []
+    /// The last event the app handled, by monitor and condition: `CLMonitor.Record`'s
+    /// `lastEvent` ("When your app handles a new event, the record contains the prior event …
+    /// the record updates with the new event when the handling is complete").
+    public private(set) var handled: [String: [String: ConditionEvent]] = [:]
 
     public init(version: IOSVersion, hysteresis: Double) {
         self.version = version
@@ -64,6 +71,7 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             region.notifyOnExit = true
             var machine =
                 monitors[name] ?? RegionMonitorStateMachine(hysteresis: hysteresis, owner: .monitor(name: name))
+            handled[name]?[identifier] = nil  // a new condition under the name: a new record
             let elsewhere = regionsElsewhere + count - machine.regions.count
             let actions = machine.handle(.start(region, elsewhere: elsewhere, assuming: assumed, at: now))
             store(machine, as: name)
@@ -72,6 +80,7 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             guard appRuns, var machine = monitors[name] else { return [] }
             let actions = machine.handle(.stop(identifier: identifier))
             guard !actions.isEmpty else { return [] }
+            handled[name]?[identifier] = nil
             store(machine, as: name)
             return actions
         case .fix(let coordinate, let now):
@@ -85,14 +94,22 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
         case .appTerminated:
             created = []
             return []
+        case .handled(let event, let name):
+            guard record(for: event.identifier, monitor: name) != nil else { return [] }
+            handled[name, default: [:]][event.identifier] = event
+            return []
         }
     }
 
-    /// `CLMonitor.record(for:)`: the condition `identifier` of the monitor `name`, its state and
-    /// since when it is in it; nil if the monitor holds no such condition. The system keeps it,
-    /// so a monitor created again after a relaunch reads it too.
-    public func record(for identifier: String, monitor name: String) -> RegionMonitorStateMachine.Monitored? {
-        monitors[name]?.regions.first { $0.region.identifier == identifier }
+    /// `CLMonitor.record(for:)`: the condition `identifier` of the monitor `name` (with the
+    /// state it was added in, and when), and the last event of it the app handled; nil if the
+    /// monitor holds no such condition. The system keeps both, so a monitor created again after
+    /// a relaunch reads them too.
+    public func record(
+        for identifier: String, monitor name: String
+    ) -> (condition: RegionMonitorStateMachine.Monitored, handled: ConditionEvent?)? {
+        guard let m = monitors[name]?.regions.first(where: { $0.region.identifier == identifier }) else { return nil }
+        return (m, handled[name]?[identifier])
     }
 
     private mutating func store(_ machine: RegionMonitorStateMachine, as name: String) {

@@ -187,9 +187,18 @@ extension DeviceRules {
     mutating func addCondition(
         _ condition: CircularRegion, identifier: String, to name: String, assuming assumed: RegionState = .unknown
     ) -> [DeviceAction] {
-        conditions.handle(
+        let existed = conditions.record(for: identifier, monitor: name) != nil
+        let actions = conditions.handle(
             .add(
                 condition, identifier: identifier, monitor: name, regionsElsewhere: regionMonitor.regions.count,
                 appRuns: appCodeRuns, assuming: assumed, at: now))
+        // A condition added under an identifier in use replaces it: an event of the old one that
+        // waits for the app goes with it, as on removal.
+        let replaced =
+            existed
+            && actions.contains {
+                if case .record(.monitor(name, identifier, .added, _, _)) = $0 { true } else { false }
+            }
+        return replaced ? serviceEvent(.conditionRemoved(monitor: name, identifier: identifier)) + actions : actions
     }
 }

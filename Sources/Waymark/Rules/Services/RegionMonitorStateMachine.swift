@@ -54,9 +54,10 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
     public struct Monitored: Sendable, Hashable {
         public var region: CircularRegion
         public var state: RegionState
-        /// When the region was added, or last found in a new state (`CLMonitor.Record`'s
-        /// `lastEvent.date`).
-        public var since: Duration
+        /// The state it was added in (a condition's assumed state, else `unknown`), and when:
+        /// a monitor's record until the app has handled an event of it.
+        public let addedState: RegionState
+        public let added: Duration
         /// A crossing under way: the state it leads to, and since when the device is past the
         /// hysteresis distance.
         var pendingState: RegionState?
@@ -67,10 +68,11 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         var outerLatitude = Double.infinity
         var outerLongitude = Double.infinity
 
-        init(region: CircularRegion, state: RegionState, since: Duration, hysteresis: Double) {
+        init(region: CircularRegion, state: RegionState, added: Duration, hysteresis: Double) {
             self.region = region
             self.state = state
-            self.since = since
+            addedState = state
+            self.added = added
             // The same bounds as Geodesic.distanceBounds: a degree of latitude is at least
             // 110 574 m, a degree of longitude at least 111 319 m times the cosine of the
             // latitude, less 0.01 %; only within a degree, and below 85° of latitude.
@@ -153,7 +155,7 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
             guard region.radius > 0, region.radius <= Self.maximumRadius else {
                 return failed(region, .radiusTooLarge)
             }
-            let monitored = Monitored(region: region, state: assumed, since: now, hysteresis: hysteresis)
+            let monitored = Monitored(region: region, state: assumed, added: now, hysteresis: hysteresis)
             if let existing { regions[existing] = monitored } else { regions.append(monitored) }
             return started(region)
         case .stop(let identifier):
@@ -191,7 +193,6 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         if m.state == .unknown {
             let inside = upper <= r || (lower <= r && Geodesic.distance(m.region.center, c) <= r)
             m.state = inside ? .inside : .outside
-            m.since = now
             return reportsInitialState ? m.state : nil
         }
         // A small region cannot hold the whole distance inside it: half its radius then.
@@ -218,7 +219,6 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         }
         guard now - m.pendingSince >= Self.dwell else { return nil }
         m.state = beyond
-        m.since = now
         m.pendingState = nil
         let wanted = beyond == .inside ? m.region.notifyOnEntry : m.region.notifyOnExit
         return wanted ? beyond : nil
