@@ -103,6 +103,11 @@ public enum MonitoringState: String, Sendable, Hashable, CaseIterable {
     case unknown, satisfied, unsatisfied, unmonitored
 }
 
+extension MonitoringState {
+    /// A condition's state for a known region state: satisfied inside, unsatisfied outside.
+    init(_ state: RegionState) { self = state == .inside ? .satisfied : .unsatisfied }
+}
+
 /// One event of a ``ConditionMonitor``, as `CLMonitor.Event`.
 public struct ConditionEvent: Sendable, Hashable {
     public var identifier: String
@@ -171,12 +176,7 @@ public final class ConditionMonitor {
         guard let simulation, let (m, handled) = simulation.rules.conditions.record(for: identifier, monitor: name)
         else { return nil }
         if let handled { return ConditionRecord(condition: m.region, lastEvent: handled) }
-        let state: MonitoringState =
-            switch m.addedState {
-            case .inside: .satisfied
-            case .outside: .unsatisfied
-            case .unknown: .unknown
-            }
+        let state: MonitoringState = m.addedState == .unknown ? .unknown : MonitoringState(m.addedState)
         return ConditionRecord(
             condition: m.region,
             lastEvent: ConditionEvent(

@@ -71,9 +71,14 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             region.notifyOnExit = true
             var machine =
                 monitors[name] ?? RegionMonitorStateMachine(hysteresis: hysteresis, owner: .monitor(name: name))
-            handled[name]?[identifier] = nil  // a new condition under the name: a new record
             let elsewhere = regionsElsewhere + count - machine.regions.count
             let actions = machine.handle(.start(region, elsewhere: elsewhere, assuming: assumed, at: now))
+            // Added (not refused): a new condition under the identifier, so a new record.
+            if actions.contains(where: {
+                if case .record(.monitor(name, identifier, .added, _, _)) = $0 { true } else { false }
+            }) {
+                handled[name]?[identifier] = nil
+            }
             store(machine, as: name)
             return actions
         case .remove(let identifier, let name, let appRuns):

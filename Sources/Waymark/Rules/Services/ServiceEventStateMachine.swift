@@ -307,7 +307,7 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
                 .call(.delegate(.didVisit(v), to: .all))
             ]
         case .condition(let name, let identifier, let state):
-            let monitoring: MonitoringState = state == .inside ? .satisfied : .unsatisfied
+            let monitoring = MonitoringState(state)
             return Self.record(event, decision: .delivered, reason: .region, app: app) + [
                 .call(.conditionEvent(monitor: name, identifier: identifier, state: monitoring))
             ]
@@ -344,7 +344,7 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
                         reason: reason))
             ]
         case .condition(let name, let identifier, let state):
-            let monitoring: MonitoringState = state == .inside ? .satisfied : .unsatisfied
+            let monitoring = MonitoringState(state)
             return [
                 .record(
                     .monitor(
