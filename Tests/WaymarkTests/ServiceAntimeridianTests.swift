@@ -67,7 +67,7 @@ struct ServiceAntimeridianTests {
         Self.regions.check { place in
             var m = RegionMonitorStateMachine(hysteresis: 10)
             let region = CircularRegion(center: place.first, radius: 200, identifier: "meridian")
-            _ = m.handle(.start(region))
+            _ = m.handle(.start(region, at: .zero))
             // From far away (2 km east of the centre, across the meridian or not), then the fixes
             // near the centre for longer than the dwell.
             let far = Coordinate(

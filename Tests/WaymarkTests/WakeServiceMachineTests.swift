@@ -118,26 +118,27 @@ import Testing
         var m = RegionMonitorStateMachine()
         for i in 0..<20 {
             let r = CircularRegion(center: Self.origin, radius: 100, identifier: "r\(i)")
-            #expect(m.handle(.start(r)) == Self.started(r))
+            #expect(m.handle(.start(r, at: .zero)) == Self.started(r))
         }
         let extra = CircularRegion(center: Self.origin, radius: 100, identifier: "r20")
-        #expect(m.handle(.start(extra)) == Self.failed(extra, .limitReached))
+        #expect(m.handle(.start(extra, at: .zero)) == Self.failed(extra, .limitReached))
         let again = CircularRegion(center: Self.east(1000), radius: 300, identifier: "r3")
-        #expect(m.handle(.start(again)) == Self.started(again), "a replacement is not one more")
+        #expect(m.handle(.start(again, at: .zero)) == Self.started(again), "a replacement is not one more")
         #expect(m.regions.count == 20 && m.regions.contains { $0.region == again })
         var one = RegionMonitorStateMachine()
         let huge = CircularRegion(center: Self.origin, radius: 1e7, identifier: "huge")
-        #expect(one.handle(.start(huge)) == Self.failed(huge, .radiusTooLarge))
+        #expect(one.handle(.start(huge, at: .zero)) == Self.failed(huge, .radiusTooLarge))
         // The limit counts the regions the app monitors elsewhere (its monitors' conditions).
         let small = CircularRegion(center: Self.origin, radius: 100, identifier: "small")
-        #expect(one.handle(.start(small, elsewhere: 20)) == Self.failed(small, .limitReached))
-        #expect(one.handle(.start(small, elsewhere: 19)) == Self.started(small))
-        #expect(one.handle(.start(small, elsewhere: 20)) == Self.started(small), "a replacement is not one more")
+        #expect(one.handle(.start(small, elsewhere: 20, at: .zero)) == Self.failed(small, .limitReached))
+        #expect(one.handle(.start(small, elsewhere: 19, at: .zero)) == Self.started(small))
+        #expect(
+            one.handle(.start(small, elsewhere: 20, at: .zero)) == Self.started(small), "a replacement is not one more")
         // Denied or restricted, it fails with regionMonitoringDenied ("Location region monitoring
         // has been denied by the user", CLError.h); a monitor's condition is the monitor's to say.
         for status in [AuthorizationStatus.denied, .restricted] {
             #expect(
-                one.handle(.start(extra, authorization: status)) == [
+                one.handle(.start(extra, authorization: status, at: .zero)) == [
                     .record(
                         .region(action: .failed, identifier: "r20", state: nil, decision: nil, reason: .denied)),
                     .call(
@@ -147,10 +148,10 @@ import Testing
                 ])
         }
         #expect(one.regions.count == 1)
-        #expect(one.handle(.start(extra, authorization: .authorizedWhenInUse)) == Self.started(extra))
+        #expect(one.handle(.start(extra, authorization: .authorizedWhenInUse, at: .zero)) == Self.started(extra))
         var monitor = RegionMonitorStateMachine(owner: .monitor(name: "m"))
         #expect(
-            monitor.handle(.start(extra, authorization: .denied))
+            monitor.handle(.start(extra, authorization: .denied, at: .zero))
                 == [.record(.monitor(name: "m", identifier: "r20", action: .added, decision: nil, reason: nil))])
     }
 
@@ -161,7 +162,7 @@ import Testing
     @Test func aCrossingCountsPastTheHysteresisAfterTwentySeconds() {
         var m = RegionMonitorStateMachine(hysteresis: 100)
         let home = CircularRegion(center: Self.origin, radius: 500, identifier: "home")
-        _ = m.handle(.start(home))
+        _ = m.handle(.start(home, at: .zero))
         #expect(m.handle(.requestState(identifier: "home")) == Self.determined(home, .unknown))
         #expect(m.handle(.fix(Self.east(1000), at: .zero)).isEmpty, "the first fix sets the state silently")
         #expect(m.handle(.requestState(identifier: "home")) == Self.determined(home, .outside))
@@ -189,11 +190,11 @@ import Testing
         var m = RegionMonitorStateMachine(hysteresis: 100, owner: .monitor(name: "trips"))
         let home = CircularRegion(center: Self.origin, radius: 500, identifier: "home")
         #expect(
-            m.handle(.start(home))
+            m.handle(.start(home, at: .zero))
                 == [.record(.monitor(name: "trips", identifier: "home", action: .added, decision: nil, reason: nil))])
         let huge = CircularRegion(center: Self.origin, radius: 1e7, identifier: "huge")
         #expect(
-            m.handle(.start(huge))
+            m.handle(.start(huge, at: .zero))
                 == [
                     .record(
                         .monitor(
@@ -223,23 +224,26 @@ import Testing
             [.post(.serviceEvent(.condition(monitor: "trips", identifier: "home", state: state)))]
         }
         var outside = RegionMonitorStateMachine(hysteresis: 100, owner: .monitor(name: "trips"))
-        _ = outside.handle(.start(home, assuming: .outside))
+        _ = outside.handle(.start(home, assuming: .outside, at: .zero))
         #expect(outside.handle(.fix(Self.east(1000), at: .zero)).isEmpty, "as assumed: no event")
         #expect(outside.handle(.fix(Self.east(300), at: .seconds(10))).isEmpty)
         #expect(outside.handle(.fix(Self.east(300), at: .seconds(30))) == event(.inside))
         // Assumed satisfied while the device is far away: unsatisfied once it is surely out.
         var inside = RegionMonitorStateMachine(hysteresis: 100, owner: .monitor(name: "trips"))
-        _ = inside.handle(.start(home, assuming: .inside))
+        _ = inside.handle(.start(home, assuming: .inside, at: .zero))
         #expect(inside.handle(.fix(Self.east(1000), at: .zero)).isEmpty, "the dwell starts")
         #expect(inside.handle(.fix(Self.east(1000), at: .seconds(20))) == event(.outside))
         // Through the monitor machine, as CLMonitor adds it.
         var monitors = ConditionMonitorStateMachine(version: .newest, hysteresis: 100)
         _ = monitors.handle(.create(name: "trips", appRuns: true))
         _ = monitors.handle(
-            .add(home, identifier: "home", monitor: "trips", regionsElsewhere: 0, appRuns: true, assuming: .outside))
+            .add(
+                home, identifier: "home", monitor: "trips", regionsElsewhere: 0, appRuns: true, assuming: .outside,
+                at: .zero))
         #expect(monitors.handle(.fix(Self.east(1000), at: .zero)).isEmpty)
         var unknown = ConditionMonitorStateMachine(version: .newest, hysteresis: 100)
-        _ = unknown.handle(.add(home, identifier: "home", monitor: "trips", regionsElsewhere: 0, appRuns: true))
+        _ = unknown.handle(
+            .add(home, identifier: "home", monitor: "trips", regionsElsewhere: 0, appRuns: true, at: .zero))
         #expect(unknown.handle(.fix(Self.east(1000), at: .zero)) == event(.outside), "unknown at first")
     }
 
@@ -268,7 +272,8 @@ import Testing
                 == [.post(.deliverPendingServiceEvents(.condition(monitor: "trips")))])
         #expect(m.created == ["trips"])
         let add = { (m: inout M, id: String, monitor: String, elsewhere: Int) in
-            m.handle(.add(quiet, identifier: id, monitor: monitor, regionsElsewhere: elsewhere, appRuns: true))
+            m.handle(
+                .add(quiet, identifier: id, monitor: monitor, regionsElsewhere: elsewhere, appRuns: true, at: .zero))
         }
         #expect(add(&m, "home", "trips", 0) == added("trips", "home"))
         let home = m.monitors["trips"]?.regions.first?.region
@@ -303,12 +308,57 @@ import Testing
         #expect(m.handle(.remove(identifier: "work", monitor: "errands", appRuns: true)).isEmpty)
     }
 
+    /// A condition's record (`CLMonitoringRecord`) holds the last event the app handled ("the
+    /// record updates with the new event when the handling is complete"). A condition added again
+    /// under its identifier is a new one, with a new record; an add the rules refuse (the radius
+    /// too large) changes nothing: the condition and its record stay. A monitor
+    /// whose last condition goes is let go with its records.
+    @Test func aRefusedReAddKeepsTheConditionAndItsRecord() throws {
+        typealias M = ConditionMonitorStateMachine
+        let cafe = CircularRegion(center: Self.origin, radius: 200, identifier: "ignored")
+        var huge = cafe
+        huge.radius = RegionMonitorStateMachine.maximumRadius * 2
+        var m = M(version: .newest, hysteresis: 100)
+        let add = { (m: inout M, region: CircularRegion, elsewhere: Int, at: Duration) in
+            m.handle(
+                .add(region, identifier: "cafe", monitor: "geo", regionsElsewhere: elsewhere, appRuns: true, at: at))
+        }
+        _ = add(&m, cafe, 0, .seconds(1))
+        #expect(m.handle(.fix(Self.east(2000), at: .seconds(2))).count == 1, "the first state is an event")
+        let outside = ConditionEvent(identifier: "cafe", state: .unsatisfied, date: Date(timeIntervalSince1970: 2))
+        _ = m.handle(.handled(outside, monitor: "geo"))
+        let before = try #require(m.record(for: "cafe", monitor: "geo"))
+        #expect(before.handled == outside && before.condition.added == .seconds(1))
+
+        // Refused: the radius too large (a replacement is never refused for the limit).
+        #expect(
+            add(&m, huge, 0, .seconds(3)).contains(
+                .record(
+                    .monitor(name: "geo", identifier: "cafe", action: .failed, decision: nil, reason: .radiusTooLarge)))
+        )
+        #expect(m.record(for: "cafe", monitor: "geo")?.handled == outside, "a refused add keeps the record")
+        #expect(m.record(for: "cafe", monitor: "geo")?.condition == before.condition)
+        #expect(m.record(for: "cafe", monitor: "geo")?.condition.region.radius == 200)
+
+        // Accepted: a new condition, whose record is its added state, from its add time.
+        _ = add(&m, cafe, 19, .seconds(4))
+        let again = try #require(m.record(for: "cafe", monitor: "geo"))
+        #expect(again.handled == nil && again.condition.added == .seconds(4))
+
+        // Removed: the monitor holds nothing and is let go, its records with it.
+        _ = m.handle(.handled(outside, monitor: "geo"))
+        _ = m.handle(.remove(identifier: "cafe", monitor: "geo", appRuns: true))
+        #expect(m.state == .none && m.handled.isEmpty)
+        _ = add(&m, cafe, 0, .seconds(5))
+        #expect(m.record(for: "cafe", monitor: "geo")?.handled == nil)
+    }
+
     /// `notifyOnEntry` and `notifyOnExit` choose which crossings are reported; the state follows
     /// either way.
     @Test func aRegionReportsOnlyTheCrossingsItAsksFor() {
         var m = RegionMonitorStateMachine(hysteresis: 50)
         let r = CircularRegion(center: Self.origin, radius: 200, identifier: "exit-only", notifyOnEntry: false)
-        _ = m.handle(.start(r))
+        _ = m.handle(.start(r, at: .zero))
         _ = m.handle(.fix(Self.east(1000), at: .zero))
         _ = m.handle(.fix(Self.east(0), at: .seconds(10)))
         #expect(m.handle(.fix(Self.east(0), at: .seconds(30))).isEmpty)

@@ -5,6 +5,22 @@
 /// A pure state machine: the user's changes come as events; a change lets waiting
 /// `BGTaskScheduler` requests run.
 public struct PowerStateMachine: Sendable, Hashable {
+    /// Whether background refresh is available, with the switches it follows from.
+    public enum State: Sendable, Hashable {
+        /// Both Background App Refresh switches on, Low Power Mode off.
+        case refreshAvailable(PowerAndRefresh)
+        /// Background refresh is off: Low Power Mode, or a switch off (`because`).
+        case refreshOff(PowerAndRefresh, because: AuditReason)
+
+        init(_ settings: PowerAndRefresh) {
+            if let off = settings.backgroundRefreshOffReason {
+                self = .refreshOff(settings, because: off)
+            } else {
+                self = .refreshAvailable(settings)
+            }
+        }
+    }
+
     public enum Event: Sendable, Hashable {
         case backgroundAppRefresh(Bool)
         case appBackgroundAppRefresh(Bool)
@@ -13,17 +29,26 @@ public struct PowerStateMachine: Sendable, Hashable {
         case network(Bool)
     }
 
-    /// The settings now: the one enum-free record of five switches.
-    public private(set) var settings: PowerAndRefresh
+    public private(set) var state: State
 
-    public init(_ settings: PowerAndRefresh) { self.settings = settings }
+    public init(_ settings: PowerAndRefresh) { state = State(settings) }
+
+    /// The five switches now.
+    public var settings: PowerAndRefresh {
+        switch state {
+        case .refreshAvailable(let settings), .refreshOff(let settings, _): settings
+        }
+    }
 
     /// Why background refresh is unavailable (Low Power Mode, either switch off); nil when it is
     /// available. Background fetch, background pushes, `BGTaskScheduler` and the location
     /// services' background launches all ask here.
-    public var backgroundRefreshOffReason: AuditReason? { settings.backgroundRefreshOffReason }
+    public var backgroundRefreshOffReason: AuditReason? {
+        if case .refreshOff(_, let why) = state { why } else { nil }
+    }
 
     public mutating func handle(_ event: Event) -> [DeviceAction] {
+        var settings = settings
         switch event {
         case .backgroundAppRefresh(let on): settings.backgroundAppRefresh = on
         case .appBackgroundAppRefresh(let on): settings.appBackgroundAppRefresh = on
@@ -31,6 +56,7 @@ public struct PowerStateMachine: Sendable, Hashable {
         case .charging(let on): settings.charging = on
         case .network(let on): settings.network = on
         }
+        state = State(settings)
         // What waited for a setting may run now.
         return [.post(.runDueTasks)]
     }

@@ -20,7 +20,7 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
         /// regions of its own (`startMonitoring(for:)`); `at` is now.
         case add(
             CircularRegion, identifier: String, monitor: String, regionsElsewhere: Int, appRuns: Bool,
-            assuming: RegionState = .unknown, at: Duration = .zero)
+            assuming: RegionState = .unknown, at: Duration)
         /// `CLMonitor.remove(_:)`.
         case remove(identifier: String, monitor: String, appRuns: Bool)
         /// A fix of the device.
@@ -35,8 +35,14 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
     public let version: IOSVersion
     /// Metres past a condition's boundary before a crossing counts.
     public let hysteresis: Double
-    /// The conditions, by monitor name.
-    public private(set) var monitors: [String: RegionMonitorStateMachine] = [:]
+    /// The conditions the system keeps for the app.
+    public enum State: Sendable, Hashable {
+        case none
+        /// The monitors that hold conditions, by name (never empty; no monitor in it is idle).
+        case holding([String: RegionMonitorStateMachine])
+    }
+
+    public private(set) var state: State = .none
     /// The monitors' names, sorted: the order fixes visit them in.
     public private(set) var names: [String] = []
     /// The monitors this process created.
@@ -49,6 +55,11 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
     public init(version: IOSVersion, hysteresis: Double) {
         self.version = version
         self.hysteresis = hysteresis
+    }
+
+    /// The conditions, by monitor name.
+    public var monitors: [String: RegionMonitorStateMachine] {
+        if case .holding(let monitors) = state { monitors } else { [:] }
     }
 
     /// How many conditions all monitors hold.
@@ -89,11 +100,13 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             store(machine, as: name)
             return actions
         case .fix(let coordinate, let now):
+            guard case .holding(var monitors) = state else { return [] }
+            // Taken out of the state, so that each monitor's regions change in place.
+            state = .none
+            defer { state = .holding(monitors) }
             var actions: [DeviceAction] = []
             for name in names {
-                guard var machine = monitors[name] else { continue }
-                actions += machine.handle(.fix(coordinate, at: now))
-                monitors[name] = machine
+                actions += monitors[name]?.handle(.fix(coordinate, at: now)) ?? []
             }
             return actions
         case .appTerminated:
@@ -117,8 +130,17 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
         return (m, handled[name]?[identifier])
     }
 
+    /// Keeps `machine` as the monitor `name`'s conditions: a monitor that holds none is let go,
+    /// with its records.
     private mutating func store(_ machine: RegionMonitorStateMachine, as name: String) {
-        monitors[name] = machine.regions.isEmpty ? nil : machine
+        var monitors = monitors
+        if machine.isMonitoring {
+            monitors[name] = machine
+        } else {
+            monitors[name] = nil
+            handled[name] = nil
+        }
+        state = monitors.isEmpty ? .none : .holding(monitors)
         names = monitors.keys.sorted()
     }
 }

@@ -105,7 +105,7 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
         /// `unknown`. It is added at `at`.
         case start(
             CircularRegion, elsewhere: Int = 0, authorization: AuthorizationStatus = .authorizedAlways,
-            assuming: RegionState = .unknown, at: Duration = .zero)
+            assuming: RegionState = .unknown, at: Duration)
         /// `stopMonitoring(for:)` by identifier.
         case stop(identifier: String)
         /// `requestState(for:)`; with `reducedAccuracy` region monitoring is unavailable.
@@ -121,16 +121,28 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
     /// Whether the first state of a region is an event too (`CLMonitor`'s conditions), rather than
     /// set silently (`CLCircularRegion`).
     public var reportsInitialState: Bool { owner != .regions }
-    /// The monitored regions, in the order they were started.
-    public private(set) var regions: [Monitored] = []
+    /// Whether regions are monitored, and which.
+    public enum State: Sendable, Hashable {
+        case idle
+        /// The monitored regions, in the order they were started (never empty).
+        case monitoring([Monitored])
+    }
+
+    public private(set) var state: State = .idle
 
     public init(hysteresis: Double = 100, owner: Owner = .regions) {
         self.hysteresis = hysteresis
         self.owner = owner
     }
 
+    /// The monitored regions, in the order they were started.
+    public private(set) var regions: [Monitored] {
+        get { if case .monitoring(let regions) = state { regions } else { [] } }
+        set { state = newValue.isEmpty ? .idle : .monitoring(newValue) }
+    }
+
     /// Whether any region is monitored.
-    public var isMonitoring: Bool { !regions.isEmpty }
+    public var isMonitoring: Bool { state != .idle }
 
     public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
@@ -168,6 +180,10 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
             // (*assumption*: Apple does not say what requestState answers then).
             return determined(m.region, reducedAccuracy ? .unknown : m.state)
         case .fix(let coordinate, let now):
+            guard case .monitoring(var regions) = state else { return [] }
+            // The array is taken out of the state, so that it changes in place.
+            state = .idle
+            defer { state = .monitoring(regions) }
             var actions: [DeviceAction] = []
             for i in regions.indices {
                 if regions[i].state == .outside && regions[i].pendingState == nil

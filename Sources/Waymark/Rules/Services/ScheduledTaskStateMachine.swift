@@ -102,8 +102,14 @@ public struct ScheduledTaskStateMachine: Sendable, Hashable {
     public let modes: BackgroundModes
     public let timing: Timing
     public private(set) var requests = TaskSchedulerStateMachine()
-    /// The tasks running, by id.
-    public private(set) var running: [Int: Running] = [:]
+    /// Whether the system runs tasks of the app now.
+    public enum State: Sendable, Hashable {
+        case idle
+        /// The tasks running, by id (never empty).
+        case running([Int: Running])
+    }
+
+    public private(set) var state: State = .idle
     /// The identifiers this process registered a launch handler for.
     public private(set) var registered: Set<String> = []
     /// Why the last submission failed (nil: it was accepted).
@@ -117,6 +123,12 @@ public struct ScheduledTaskStateMachine: Sendable, Hashable {
         self.version = version
         self.modes = modes
         self.timing = timing
+    }
+
+    /// The tasks running, by id.
+    public private(set) var running: [Int: Running] {
+        get { if case .running(let tasks) = state { tasks } else { [:] } }
+        set { state = newValue.isEmpty ? .idle : .running(newValue) }
     }
 
     public mutating func handle(_ event: Event, in s: Situation) -> [DeviceAction] {
@@ -213,7 +225,7 @@ public struct ScheduledTaskStateMachine: Sendable, Hashable {
                 actions.append(.cancel(.scheduledTaskWarning(id)))
                 actions.append(Self.record(.ended, task, reason: .terminated))
             }
-            running = [:]
+            state = .idle
             registered = []
             return actions
         }

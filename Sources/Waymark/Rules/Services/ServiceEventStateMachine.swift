@@ -127,8 +127,15 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
     public let relaunchAfterSwipe: Bool
     /// Events waiting for a launched or woken app, oldest first.
     public private(set) var waiting: [Waiting] = []
-    /// Until when a location service's wake keeps the app running.
-    public private(set) var wakeUntil: Duration?
+    /// Whether a location service's wake keeps the app running.
+    public enum State: Sendable, Hashable {
+        case quiet
+        /// A service woke the app (or gave a running Always app an event's time): it runs until
+        /// `until`.
+        case keepingAwake(until: Duration)
+    }
+
+    public private(set) var state: State = .quiet
     /// The managers of this process of the app that started the significant-change service,
     /// by number: each receives its events (after a relaunch the app must start it again to
     /// receive them).
@@ -142,15 +149,20 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
         self.relaunchAfterSwipe = relaunchAfterSwipe
     }
 
+    /// Until when a location service's wake keeps the app running.
+    public var wakeUntil: Duration? {
+        if case .keepingAwake(let until) = state { until } else { nil }
+    }
+
     public mutating func handle(_ event: Event, in s: Situation) -> [DeviceAction] {
         switch event {
         case .route(let e): return route(e, s)
         case .openWake:
             guard s.appRuns else { return [] }
-            wakeUntil = s.now + wakeTime
+            state = .keepingAwake(until: s.now + wakeTime)
             return [.schedule(.serviceWakeEnd, at: s.now + wakeTime)]
         case .wakeEnded:
-            wakeUntil = nil
+            state = .quiet
             return []
         case .deliverWaiting(let kind): return deliverWaiting(only: kind, s)
         case .deliver(let e): return deliver(e, s)
@@ -179,7 +191,7 @@ public struct ServiceEventStateMachine: Sendable, Hashable {
                 Self.record($0.event, decision: .dropped, reason: why, app: s.appState)
             }
             waiting = []
-            wakeUntil = nil
+            state = .quiet
             actions.append(.cancel(.serviceWakeEnd))
             if terminated { significantChangeListeners = [] }
             return actions

@@ -49,26 +49,46 @@ public struct SessionStateMachine: Sendable, Hashable {
         case appTerminated
     }
 
-    /// The background activity sessions started in use and not invalidated.
-    public private(set) var activity: Set<Int> = []
-    /// The service sessions held, by id, with the authorization each asks for.
-    public private(set) var service: [Int: ServiceSession.Authorization] = [:]
+    /// The sessions the app holds.
+    public enum State: Sendable, Hashable {
+        /// None: no background activity session keeps the app in use, no service session asks.
+        case none
+        /// The background activity sessions started in use and not invalidated, and the service
+        /// sessions, by id, with the authorization each asks for (not both empty).
+        case holding(activity: Set<Int>, service: [Int: ServiceSession.Authorization])
+    }
+
+    public private(set) var state: State = .none
     /// The last session's id.
     public private(set) var counter = 0
 
     public init() {}
 
+    /// The background activity sessions started in use and not invalidated.
+    public var activity: Set<Int> {
+        if case .holding(let activity, _) = state { activity } else { [] }
+    }
+    /// The service sessions held, by id, with the authorization each asks for.
+    public var service: [Int: ServiceSession.Authorization] {
+        if case .holding(_, let service) = state { service } else { [:] }
+    }
+
     public var activitySessions: Int { activity.count }
+
+    private mutating func hold(activity: Set<Int>, service: [Int: ServiceSession.Authorization]) {
+        state = activity.isEmpty && service.isEmpty ? .none : .holding(activity: activity, service: service)
+    }
 
     public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
         case .startActivity(let start):
             counter += 1
             let why = Self.inactive(start)
-            if why == nil { activity.insert(counter) }
+            if why == nil { hold(activity: activity.union([counter]), service: service) }
             return [.record(.session(kind: .backgroundActivity, action: why == nil ? .started : .ignored, reason: why))]
         case .invalidateActivity(let id):
-            guard activity.remove(id) != nil else { return [] }
+            guard activity.contains(id) else { return [] }
+            hold(activity: activity.subtracting([id]), service: service)
             return [.record(.session(kind: .backgroundActivity, action: .invalidated, reason: nil))]
         case .startService(let wanted, let version, let app, let appRuns):
             counter += 1
@@ -76,13 +96,14 @@ public struct SessionStateMachine: Sendable, Hashable {
                 let why: AuditReason = version.major < 18 ? .needsIOS18 : AuditReason(app)
                 return [.record(.session(kind: .service, action: .ignored, reason: why))]
             }
-            service[counter] = wanted
+            hold(activity: activity, service: service.merging([counter: wanted]) { $1 })
             return [
                 .record(.session(kind: .service, action: .started, reason: AuditReason(wanted))),
                 .post(.updateLiveGate), .post(.askForServiceSessionAuthorization),
             ]
         case .invalidateService(let id):
-            guard let wanted = service.removeValue(forKey: id) else { return [] }
+            guard let wanted = service[id] else { return [] }
+            hold(activity: activity, service: service.filter { $0.key != id })
             return [
                 .record(.session(kind: .service, action: .invalidated, reason: AuditReason(wanted))),
                 .post(.updateLiveGate),
@@ -93,8 +114,7 @@ public struct SessionStateMachine: Sendable, Hashable {
             if service.values.contains(.whenInUse) { return [.post(.requestAuthorization(always: false))] }
             return []
         case .appTerminated:
-            activity = []
-            service = [:]
+            state = .none
             return []
         }
     }

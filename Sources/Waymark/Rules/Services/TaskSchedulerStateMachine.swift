@@ -58,16 +58,30 @@ public struct TaskSchedulerStateMachine: Sendable, Hashable {
         }
     }
 
-    private struct Pending: Sendable, Hashable {
-        var request: Request
-        var submittedAt: Duration
-        var due: Duration { max(submittedAt, request.earliestBegin ?? submittedAt) }
+    /// A request waiting to run, and when it was submitted.
+    public struct Pending: Sendable, Hashable {
+        public var request: Request
+        public var submittedAt: Duration
+        /// When it may run: its earliest begin date, or its submission.
+        public var due: Duration { max(submittedAt, request.earliestBegin ?? submittedAt) }
     }
 
-    /// The pending requests, oldest first.
-    private var pending: [Pending] = []
+    /// The requests the app has submitted that have not run.
+    public enum State: Sendable, Hashable {
+        case empty
+        /// The pending requests, oldest first (never empty).
+        case pending([Pending])
+    }
+
+    public private(set) var state: State = .empty
 
     public init() {}
+
+    /// The pending requests, oldest first.
+    private var pending: [Pending] {
+        get { if case .pending(let pending) = state { pending } else { [] } }
+        set { state = newValue.isEmpty ? .empty : .pending(newValue) }
+    }
 
     public var pendingRequests: [Request] { pending.map(\.request) }
 
