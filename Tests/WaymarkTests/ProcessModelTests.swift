@@ -678,6 +678,35 @@ extension TestDevice {
         }
     }
 
+    /// A `CLMonitor` is the app's code's, so it belongs to a process; one made before the app was
+    /// ever launched belongs to none. It is inert, and the log says so when it is used, rather
+    /// than adding conditions that a later process would hear of.
+    @Test func aMonitorMadeBeforeTheFirstLaunchIsInert() throws {
+        var scenario = Scenario()
+        scenario.system.iosVersion = IOSVersion(major: 17)!
+        scenario.device.authorization = .authorizedAlways
+        let device = TestDevice(scenario: scenario, trace: try Self.walk(fixes: 30), app: BareApp())
+        let early = device.simulation.monitor(named: "geo")
+        let cafe = CircularRegion(
+            center: Coordinate(latitude: 48.1372, longitude: 11.5755), radius: 400, identifier: "x")
+        device.launch()
+        device.advance(to: .seconds(2))
+        let before = device.events.count
+        early.add(cafe, identifier: "cafe")
+        #expect(early.identifiers.isEmpty && device.simulation.monitorNames.isEmpty, "nothing added")
+        let said = device.events[before...].compactMap { e -> String? in
+            if case .diagnostic(let message) = e.kind { message } else { nil }
+        }
+        #expect(
+            said == [
+                "add(_:identifier:) on the CLMonitor \"geo\", made before the app was launched: it does nothing; create the monitor in the app's code, once it is launched"
+            ])
+        // The launched app's own monitor of that name works.
+        let own = device.simulation.monitor(named: "geo")
+        own.add(cafe, identifier: "cafe")
+        #expect(own.identifiers == ["cafe"])
+    }
+
     /// `CLMonitor.record(for:)` answers from what the system keeps under the monitor's name: the
     /// condition, and the last event the app handled ("When your app handles a new event, the
     /// record contains the prior event … the record updates with the new event when the handling

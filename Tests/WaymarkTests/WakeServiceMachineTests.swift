@@ -238,12 +238,12 @@ import Testing
         _ = monitors.handle(.create(name: "trips", appRuns: true))
         _ = monitors.handle(
             .add(
-                home, identifier: "home", monitor: "trips", regionsElsewhere: 0, appRuns: true, assuming: .outside,
+                home, identifier: "home", monitor: "trips", regionsElsewhere: 0, assuming: .outside,
                 at: .zero))
         #expect(monitors.handle(.fix(Self.east(1000), at: .zero)).isEmpty)
         var unknown = ConditionMonitorStateMachine(version: .newest, hysteresis: 100)
         _ = unknown.handle(
-            .add(home, identifier: "home", monitor: "trips", regionsElsewhere: 0, appRuns: true, at: .zero))
+            .add(home, identifier: "home", monitor: "trips", regionsElsewhere: 0, at: .zero))
         #expect(unknown.handle(.fix(Self.east(1000), at: .zero)) == event(.outside), "unknown at first")
     }
 
@@ -273,7 +273,7 @@ import Testing
         #expect(m.created == ["trips"])
         let add = { (m: inout M, id: String, monitor: String, elsewhere: Int) in
             m.handle(
-                .add(quiet, identifier: id, monitor: monitor, regionsElsewhere: elsewhere, appRuns: true, at: .zero))
+                .add(quiet, identifier: id, monitor: monitor, regionsElsewhere: elsewhere, at: .zero))
         }
         #expect(add(&m, "home", "trips", 0) == added("trips", "home"))
         let home = m.monitors["trips"]?.regions.first?.region
@@ -298,14 +298,34 @@ import Testing
         // The process ends: its monitors must be created again; the conditions stay.
         _ = m.handle(.appTerminated)
         #expect(m.created.isEmpty && m.count == 2)
-        #expect(m.handle(.remove(identifier: "work", monitor: "errands", appRuns: false)).isEmpty)
         #expect(
-            m.handle(.remove(identifier: "work", monitor: "errands", appRuns: true))
+            m.handle(.remove(identifier: "work", monitor: "errands"))
                 == [
                     .record(.monitor(name: "errands", identifier: "work", action: .removed, decision: nil, reason: nil))
                 ])
         #expect(m.names == ["trips"], "a monitor without conditions is not kept")
-        #expect(m.handle(.remove(identifier: "work", monitor: "errands", appRuns: true)).isEmpty)
+        #expect(m.handle(.remove(identifier: "work", monitor: "errands")).isEmpty)
+    }
+
+    /// A monitor's `add` and `remove` are calls of the app's code: `DeviceRules` hands them to
+    /// the machine only while that code runs (one rule for every call of the app's, asked at the
+    /// door), and a condition the app added outlives its process.
+    @Test func aMonitorsCallsCountOnlyWhileTheAppsCodeRuns() {
+        var scenario = Scenario()
+        scenario.system.iosVersion = IOSVersion(major: 17)!
+        var h = RulesHarness(scenario)
+        let cafe = CircularRegion(center: Self.origin, radius: 200, identifier: "ignored")
+        #expect(!h.rules.appCodeRuns)
+        h.send(.addCondition(cafe, identifier: "cafe", monitor: "geo"))
+        #expect(h.rules.conditions.count == 0 && h.kinds.isEmpty, "not launched: no code of the app runs")
+
+        h.send(.lifecycle(.launch(inBackground: false, cause: .userLaunch)))
+        h.send(.addCondition(cafe, identifier: "cafe", monitor: "geo"))
+        #expect(h.rules.conditions.count == 1)
+        h.send(.lifecycle(.terminate(.user)))
+        #expect(!h.rules.appCodeRuns)
+        h.send(.removeCondition(identifier: "cafe", monitor: "geo"))
+        #expect(h.rules.conditions.count == 1, "the ended process's remove does not count; the condition stays")
     }
 
     /// A condition's record (`CLMonitoringRecord`) holds the last event the app handled ("the
@@ -321,7 +341,7 @@ import Testing
         var m = M(version: .newest, hysteresis: 100)
         let add = { (m: inout M, region: CircularRegion, elsewhere: Int, at: Duration) in
             m.handle(
-                .add(region, identifier: "cafe", monitor: "geo", regionsElsewhere: elsewhere, appRuns: true, at: at))
+                .add(region, identifier: "cafe", monitor: "geo", regionsElsewhere: elsewhere, at: at))
         }
         _ = add(&m, cafe, 0, .seconds(1))
         #expect(m.handle(.fix(Self.east(2000), at: .seconds(2))).count == 1, "the first state is an event")
@@ -347,7 +367,7 @@ import Testing
 
         // Removed: the monitor holds nothing and is let go, its records with it.
         _ = m.handle(.handled(outside, monitor: "geo"))
-        _ = m.handle(.remove(identifier: "cafe", monitor: "geo", appRuns: true))
+        _ = m.handle(.remove(identifier: "cafe", monitor: "geo"))
         #expect(m.state == .none && m.handled.isEmpty)
         _ = add(&m, cafe, 0, .seconds(5))
         #expect(m.record(for: "cafe", monitor: "geo")?.handled == nil)

@@ -132,8 +132,9 @@ public final class ConditionMonitor {
     public let events: AsyncStream<ConditionEvent>
     let continuation: DeviceStreamBuffer<ConditionEvent>
     weak var simulation: Simulation?
-    /// The process whose code created the monitor (nil: none ran). When it ends the monitor is
-    /// inert, as a manager is: the relaunched app creates the monitor again. Its reference, not
+    /// The process whose code created the monitor (nil: none had been launched, and the monitor
+    /// is inert). When it ends the monitor is inert, as a manager is: the relaunched app creates
+    /// the monitor again. Its reference, not
     /// the process: the process keeps its monitors.
     let process: ProcessReference?
 
@@ -206,7 +207,12 @@ public final class ConditionMonitor {
     /// monitor of an ended process does nothing, and the audit log says so.
     private func live(_ call: String) -> Simulation? {
         guard let simulation else { return nil }
-        if let process, process.hasEnded {
+        // Made before any launch, it belongs to no process: no later one may hear it.
+        guard let process else {
+            simulation.endedMonitorUsed(call, monitor: name, process: nil)
+            return nil
+        }
+        if process.hasEnded {
             simulation.endedMonitorUsed(call, monitor: name, process: process.number)
             return nil
         }

@@ -289,13 +289,16 @@ extension Simulation {
         perform(rules.handle(.liveListeners(open)))
     }
 
-    /// A `CLMonitor` of an ended process was used: the audit log says so.
-    func endedMonitorUsed(_ call: String, monitor name: String, process number: Int) {
-        record(
-            .diagnostic(
-                message:
-                    "\(call) on the CLMonitor \"\(name)\" of the app's process \(number), which has ended: it does nothing; the relaunched app must create the monitor again"
-            ))
+    /// A `CLMonitor` of an ended process (`process`), or made before the app was first launched
+    /// (nil), was used: the audit log says so.
+    func endedMonitorUsed(_ call: String, monitor name: String, process number: Int?) {
+        let message =
+            if let number {
+                "\(call) on the CLMonitor \"\(name)\" of the app's process \(number), which has ended: it does nothing; the relaunched app must create the monitor again"
+            } else {
+                "\(call) on the CLMonitor \"\(name)\", made before the app was launched: it does nothing; create the monitor in the app's code, once it is launched"
+            }
+        record(.diagnostic(message: message))
     }
 
     /// A manager of an ended process was used: the audit log says so.

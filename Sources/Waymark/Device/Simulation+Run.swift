@@ -131,7 +131,7 @@ extension Simulation {
         advance(to: event.offset)
         settle()  // the app's own calls between steps (stopping updates, ending a task) count first
         decide(event)  // the rules decide, the driver carries it out (the hot path: Simulation+FixPath.swift)
-        if rules.servicesWatchFixes { perform(rules.servicesObserve(event)) }
+        perform(rules.servicesObserve(event))
         settle()
     }
 

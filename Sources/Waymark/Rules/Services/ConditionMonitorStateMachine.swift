@@ -17,12 +17,13 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
         case create(name: String, appRuns: Bool)
         /// `CLMonitor.add(_:identifier:)`, or `add(_:identifier:assuming:)` (`assuming`
         /// `inside` for satisfied, `outside` for unsatisfied); the app monitors `regionsElsewhere`
-        /// regions of its own (`startMonitoring(for:)`); `at` is now.
+        /// regions of its own (`startMonitoring(for:)`); `at` is now. The app's code makes it, so
+        /// it runs (``DeviceRules`` does not hand it on otherwise).
         case add(
-            CircularRegion, identifier: String, monitor: String, regionsElsewhere: Int, appRuns: Bool,
+            CircularRegion, identifier: String, monitor: String, regionsElsewhere: Int,
             assuming: RegionState = .unknown, at: Duration)
-        /// `CLMonitor.remove(_:)`.
-        case remove(identifier: String, monitor: String, appRuns: Bool)
+        /// `CLMonitor.remove(_:)`, from the app's running code.
+        case remove(identifier: String, monitor: String)
         /// A fix of the device.
         case fix(Coordinate, at: Duration)
         /// The app's process ended: its monitor objects with it (the conditions stay).
@@ -62,6 +63,9 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
         if case .holding(let monitors) = state { monitors } else { [:] }
     }
 
+    /// Whether any monitor holds a condition.
+    public var isMonitoring: Bool { if case .holding = state { true } else { false } }
+
     /// How many conditions all monitors hold.
     public var count: Int { monitors.values.reduce(0) { $0 + $1.regions.count } }
 
@@ -74,8 +78,7 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             guard appRuns else { return [] }
             created.insert(name)
             return [.post(.deliverPendingServiceEvents(.condition(monitor: name)))]
-        case .add(let condition, let identifier, let name, let regionsElsewhere, let appRuns, let assumed, let now):
-            guard appRuns else { return [] }
+        case .add(let condition, let identifier, let name, let regionsElsewhere, let assumed, let now):
             var region = condition
             region.identifier = identifier
             region.notifyOnEntry = true
@@ -92,8 +95,8 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
             }
             store(machine, as: name)
             return actions
-        case .remove(let identifier, let name, let appRuns):
-            guard appRuns, var machine = monitors[name] else { return [] }
+        case .remove(let identifier, let name):
+            guard var machine = monitors[name] else { return [] }
             let actions = machine.handle(.stop(identifier: identifier))
             guard !actions.isEmpty else { return [] }
             handled[name]?[identifier] = nil

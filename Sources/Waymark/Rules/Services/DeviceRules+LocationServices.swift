@@ -7,7 +7,7 @@ extension DeviceRules {
     @inline(__always)
     public var servicesWatchFixes: Bool {
         significantChanges.isMonitoring || regionMonitor.isMonitoring || visits.isMonitoring
-            || !conditions.monitors.isEmpty || Self.anyRequestWaiting(managers)
+            || conditions.isMonitoring || Self.anyRequestWaiting(managers)
     }
 
     /// Whether a manager's `requestLocation()` waits (a function of the managers alone, so that
@@ -16,9 +16,10 @@ extension DeviceRules {
         managers.contains { $0.request.isWaiting }
     }
 
-    /// The services see every fix of the device, whatever the app's state.
+    /// The services see every fix of the device, whatever the app's state. (Asked here, in a
+    /// mutating call, whether any watches: a getter called on the driver's rules copies them.)
     public mutating func servicesObserve(_ event: SourceEvent) -> [DeviceAction] {
-        guard case .fix(let location) = event.kind else { return [] }
+        guard servicesWatchFixes, case .fix(let location) = event.kind else { return [] }
         var actions: [DeviceAction] = []
         for i in managers.indices where managers[i].request.isWaiting {
             actions += answerLocationRequest(location, event, manager: i + 1)
@@ -31,7 +32,7 @@ extension DeviceRules {
         if visits.isMonitoring {
             actions += visits.handle(.fix(location.coordinate, date: location.timestamp, at: now))
         }
-        if !conditions.monitors.isEmpty { actions += conditions.handle(.fix(location.coordinate, at: now)) }
+        if conditions.isMonitoring { actions += conditions.handle(.fix(location.coordinate, at: now)) }
         return actions
     }
 
@@ -180,18 +181,19 @@ extension DeviceRules {
     /// app (``AuditReason/awaitingMonitor``) goes with it, as `dropped`.
     mutating func removeCondition(_ identifier: String, from name: String) -> [DeviceAction] {
         guard appCodeRuns else { return [] }
-        return conditions.handle(.remove(identifier: identifier, monitor: name, appRuns: true))
+        return conditions.handle(.remove(identifier: identifier, monitor: name))
             + serviceEvent(.conditionRemoved(monitor: name, identifier: identifier))
     }
 
     mutating func addCondition(
         _ condition: CircularRegion, identifier: String, to name: String, assuming assumed: RegionState = .unknown
     ) -> [DeviceAction] {
+        guard appCodeRuns else { return [] }
         let existed = conditions.record(for: identifier, monitor: name) != nil
         let actions = conditions.handle(
             .add(
                 condition, identifier: identifier, monitor: name, regionsElsewhere: regionMonitor.regions.count,
-                appRuns: appCodeRuns, assuming: assumed, at: now))
+                assuming: assumed, at: now))
         // A condition added under an identifier in use replaces it: an event of the old one that
         // waits for the app goes with it, as on removal.
         let replaced =

@@ -142,7 +142,7 @@ public struct RegionMonitorStateMachine: Sendable, Hashable {
     }
 
     /// Whether any region is monitored.
-    public var isMonitoring: Bool { state != .idle }
+    public var isMonitoring: Bool { if case .monitoring = state { true } else { false } }
 
     public mutating func handle(_ event: Event) -> [DeviceAction] {
         switch event {
