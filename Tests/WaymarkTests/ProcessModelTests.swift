@@ -699,7 +699,7 @@ extension TestDevice {
         }
         #expect(
             said == [
-                "add(_:identifier:) on the CLMonitor \"geo\", made before the app was launched: it does nothing; create the monitor in the app's code, once it is launched"
+                "add(_:identifier:) on the CLMonitor \"geo\", made while no process of the app ran (before its launch, or while the app object was made): it does nothing; create the monitor in the app's code once it is launched"
             ])
         // The launched app's own monitor of that name works.
         let own = device.simulation.monitor(named: "geo")

@@ -132,10 +132,9 @@ public final class ConditionMonitor {
     public let events: AsyncStream<ConditionEvent>
     let continuation: DeviceStreamBuffer<ConditionEvent>
     weak var simulation: Simulation?
-    /// The process whose code created the monitor (nil: none had been launched, and the monitor
-    /// is inert). When it ends the monitor is inert, as a manager is: the relaunched app creates
-    /// the monitor again. Its reference, not
-    /// the process: the process keeps its monitors.
+    /// The process whose code created the monitor (nil: none ran, and the monitor is inert).
+    /// When it ends the monitor is inert, as a manager is: the relaunched app creates the monitor
+    /// again. Its reference, not the process: the process keeps its monitors.
     let process: ProcessReference?
 
     init(name: String, simulation: Simulation, process: ProcessReference?) {

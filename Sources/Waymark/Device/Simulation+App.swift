@@ -289,14 +289,14 @@ extension Simulation {
         perform(rules.handle(.liveListeners(open)))
     }
 
-    /// A `CLMonitor` of an ended process (`process`), or made before the app was first launched
-    /// (nil), was used: the audit log says so.
+    /// A `CLMonitor` of an ended process (`process`), or made while no process ran (nil: before
+    /// the first launch, or while the app object was made), was used: the audit log says so.
     func endedMonitorUsed(_ call: String, monitor name: String, process number: Int?) {
         let message =
             if let number {
                 "\(call) on the CLMonitor \"\(name)\" of the app's process \(number), which has ended: it does nothing; the relaunched app must create the monitor again"
             } else {
-                "\(call) on the CLMonitor \"\(name)\", made before the app was launched: it does nothing; create the monitor in the app's code, once it is launched"
+                "\(call) on the CLMonitor \"\(name)\", made while no process of the app ran (before its launch, or while the app object was made): it does nothing; create the monitor in the app's code once it is launched"
             }
         record(.diagnostic(message: message))
     }

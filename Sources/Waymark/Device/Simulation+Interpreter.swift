@@ -20,7 +20,7 @@ extension Simulation {
         case .cancel(let key): timers.cancel(key)
         case .post(let event): post(event)
         case .call(let call): run(call)
-        case .decided(let outcome): fixDecided(outcome, arrival: arrivals, facts: rules.fixFacts)
+        case .decided(let outcome): fixDecided(outcome, arrival: arrivals, facts: rules.currentFixFacts())
         case .deliver(let count, let reason, let manager): deliver(count: count, reason: reason, manager: manager)
         case .sendUpload(let task): sendUpload(task)
         case .receiveDownload(let task): receiveDownload(task)
