@@ -208,11 +208,11 @@ public final class ConditionMonitor {
         guard let simulation else { return nil }
         // Made before any launch, it belongs to no process: no later one may hear it.
         guard let process else {
-            simulation.endedMonitorUsed(call, monitor: name, process: nil)
+            simulation.inertMonitorUsed(call, monitor: name, process: nil)
             return nil
         }
         if process.hasEnded {
-            simulation.endedMonitorUsed(call, monitor: name, process: process.number)
+            simulation.inertMonitorUsed(call, monitor: name, process: process.number)
             return nil
         }
         return simulation

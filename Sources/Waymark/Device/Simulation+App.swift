@@ -291,7 +291,7 @@ extension Simulation {
 
     /// A `CLMonitor` of an ended process (`process`), or made while no process ran (nil: before
     /// the first launch, or while the app object was made), was used: the audit log says so.
-    func endedMonitorUsed(_ call: String, monitor name: String, process number: Int?) {
+    func inertMonitorUsed(_ call: String, monitor name: String, process number: Int?) {
         let message =
             if let number {
                 "\(call) on the CLMonitor \"\(name)\" of the app's process \(number), which has ended: it does nothing; the relaunched app must create the monitor again"

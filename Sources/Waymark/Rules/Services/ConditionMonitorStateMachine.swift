@@ -137,6 +137,7 @@ public struct ConditionMonitorStateMachine: Sendable, Hashable {
     /// with its records.
     private mutating func store(_ machine: RegionMonitorStateMachine, as name: String) {
         var monitors = monitors
+        state = .none  // let go of the state's dictionary, so that it changes in place
         if machine.isMonitoring {
             monitors[name] = machine
         } else {
