@@ -49,8 +49,9 @@ final class LineThread {
     static let depth = 4
 
     private let queue: LineQueue
-    /// The batch being filled.
-    private var pending: [Line] = []
+    /// The batch being filled, by the writer's caller alone (every delivered fix appends to it):
+    /// no dynamic exclusivity checks.
+    @exclusivity(unchecked) private var pending: [Line] = []
     private var thread: ReaderThread?
 
     init?(sink: FileSink) {

@@ -142,7 +142,9 @@ public final class DeviceLocationManager {
     /// `kCLDistanceFilterNone`: every movement counts.
     public static let distanceFilterNone: Double = -1
 
-    public weak var delegate: (any DeviceLocationManagerDelegate)?
+    // Read for every delivery, on the device's isolation alone: no dynamic exclusivity checks.
+    /// The object that hears the manager's events, held weakly as `CLLocationManager.delegate` is.
+    @exclusivity(unchecked) public weak var delegate: (any DeviceLocationManagerDelegate)?
     /// Waymark's own app code listening to the manager (``TutorialApp``'s): it hears each
     /// delivery and pause before the delegate does, and leaves the delegate to the code around
     /// it. Held strongly, so that reading it on every fix costs no weak reference's side table.
@@ -284,8 +286,8 @@ public final class DeviceLocationManager {
     /// the `location` background mode.
     func refuseBackgroundUpdates() { settings.allowsBackgroundLocationUpdates = false }
 
-    // The manager is used on its device's isolation alone, and these are read or set for every
-    // fix: no dynamic exclusivity checks.
+    // The manager is used on its device's isolation alone, and these (and the two buffers
+    // below) are read or set for every fix: no dynamic exclusivity checks.
     /// The most recently delivered location; a manager created while the significant-change
     /// service runs starts with the service's latest location (``DeviceRules/locationForNewManager``).
     @exclusivity(unchecked) public internal(set) var location: Location?
@@ -300,11 +302,11 @@ public final class DeviceLocationManager {
     /// Whether live-update streams are open on it.
     var hasLiveStreams: Bool { !liveContinuations.isEmpty }
     /// The array handed to the delegate, reused from call to call.
-    private var spareLocations: [Location] = []
+    @exclusivity(unchecked) private var spareLocations: [Location] = []
     /// The updates being delivered to the delegate (empty between calls): a delegate inside
     /// Waymark reads their app state and reason here, without going through the simulation and
     /// its process. The tap is handed them.
-    private(set) var updatesBeingDelivered: [LocationUpdate] = []
+    @exclusivity(unchecked) private(set) var updatesBeingDelivered: [LocationUpdate] = []
     private var nextContinuationID = 0
 
     /// A manager the app's code creates, as it would create `CLLocationManager()`.

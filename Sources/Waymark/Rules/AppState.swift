@@ -13,7 +13,12 @@ public enum AppState: String, Sendable, Hashable, Codable, CaseIterable {
     case suspended
 
     /// Active or inactive: the app is on screen, "in use".
-    public var isForeground: Bool { self == .active || self == .inactive }
+    public var isForeground: Bool {
+        switch self {
+        case .active, .inactive: true
+        default: false
+        }
+    }
 }
 
 /// The `UIBackgroundModes` an app declares in its Info.plist (the ones Waymark models).

@@ -18,6 +18,7 @@ extension DeviceRules {
     }
 
     /// The facts now.
+    @inline(__always)
     var fixFacts: FixFacts {
         FixFacts(
             appState: appState, authorization: authorization.status, accuracy: authorization.accuracy,
@@ -26,12 +27,17 @@ extension DeviceRules {
 
     /// The facts now, for the driver: a mutating call borrows the rules where the driver keeps
     /// them, where a getter called on them there copies the whole struct first (a copy per fix;
-    /// docs/benchmarks.md). Nothing changes.
+    /// docs/benchmarks.md). Nothing changes. Never inlined: inlined into the driver, the getter
+    /// was called on the driver's property again, and copied it.
+    @inline(never)
     mutating func currentFixFacts() -> FixFacts { fixFacts }
 
     /// ``receive(_:into:)``, and the facts as they are once it has decided: what the driver
     /// records with the outcome when nothing runs between the decision and its record (the
-    /// actions are the decision alone, or the decision and its delivery).
+    /// actions are the decision alone, or the decision and its delivery). Never inlined, as
+    /// ``currentFixFacts()``: inlined into ``Simulation``, it copied the rules (1.4 kB) for the
+    /// facts of every fix.
+    @inline(never)
     mutating func receiveFix(_ event: borrowing SourceEvent, into actions: inout [DeviceAction]) -> FixFacts {
         receive(event, into: &actions)
         return fixFacts

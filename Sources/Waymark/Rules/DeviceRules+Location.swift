@@ -114,10 +114,17 @@ extension DeviceRules {
 
     /// One fix from the source for every manager's updates: the per-fix path. Each machine
     /// appends its actions to the driver's buffer.
+    ///
+    /// The managers are taken out of the rules while their machines decide: changed in place
+    /// inside the rules, the optimizer copied the rest of the rules (half a kilobyte) for each
+    /// manager's context, and again after it.
     public mutating func receive(_ event: borrowing SourceEvent, into actions: inout [DeviceAction]) {
-        for i in managers.indices {
-            let c = context(ofManagerAt: i)
-            managers[i].machine.receive(event, c, into: &actions)
+        var taken: [ManagerUpdates] = []
+        swap(&taken, &managers)
+        defer { swap(&taken, &managers) }
+        for i in taken.indices {
+            let c = context(ofManager: i + 1, settings: taken[i].settings)
+            taken[i].machine.receive(event, c, into: &actions)
         }
     }
 }

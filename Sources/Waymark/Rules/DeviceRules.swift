@@ -105,6 +105,7 @@ public struct DeviceRules: Sendable {
     /// The iOS release whose rules apply.
     public var version: IOSVersion { scenario.system.iosVersion }
     var system: Scenario.SystemSettings { scenario.system }
+    @inline(__always)
     var modes: BackgroundModes { scenario.info.backgroundModes }
 
     // MARK: - The facts the machines share
@@ -127,6 +128,7 @@ public struct DeviceRules: Sendable {
     /// Whether any of the app's managers has a background location session (`any`), and
     /// whether any such session shows the location indicator, each manager read in its own
     /// context.
+    @inline(__always)
     var backgroundSessions: (any: Bool, showIndicator: Bool) {
         var sessions = (any: false, showIndicator: false)
         for i in managers.indices {
@@ -142,6 +144,7 @@ public struct DeviceRules: Sendable {
     }
 
     /// What may keep a backgrounded app running, apart from its tasks and fetch.
+    @inline(__always)
     var keepRunning: KeepRunning {
         KeepRunning(
             now: now, serviceWakeUntil: serviceEvents.wakeUntil, pushHandlers: pushes.handlers,
@@ -151,6 +154,7 @@ public struct DeviceRules: Sendable {
     }
 
     /// Why a backgrounded app runs, if it does.
+    @inline(__always)
     public var runningReason: DeliveryPolicy.Running? {
         guard appState == .background else { return nil }
         if fetch.isFetching { return .backgroundFetch }
@@ -167,13 +171,22 @@ public struct DeviceRules: Sendable {
 
     /// The app and the device now, for the location service of the manager at `index` in
     /// ``managers`` (number `index + 1`): its properties, and whether its live updates listen.
+    @inline(__always)
     func context(ofManagerAt index: Int) -> LocationServiceStateMachine.Context {
-        let manager = index + 1
-        return LocationServiceStateMachine.Context(
+        context(ofManager: index + 1, settings: managers[index].settings)
+    }
+
+    /// The same for manager number `manager` with `settings`, read from the rest of the rules
+    /// alone (the per-fix path calls it while the managers are taken out of the rules).
+    @inline(__always)
+    func context(
+        ofManager manager: Int, settings: LocationServiceStateMachine.Settings
+    ) -> LocationServiceStateMachine.Context {
+        LocationServiceStateMachine.Context(
             now: now, appState: lifecycle.appState, appInUse: lifecycle.isInUse, running: runningReason,
             authorization: authorization.status, isProvisionalAlways: authorization.isProvisionalAlways,
             accuracy: authorization.accuracy, locationServicesEnabled: authorization.locationServicesEnabled,
-            hasLocationMode: modes.contains(.location), settings: managers[index].settings,
+            hasLocationMode: modes.contains(.location), settings: settings,
             activitySession: sessions.activitySessions > 0,
             live: .init(
                 listening: liveUpdates.isListening(manager: manager),
@@ -192,6 +205,7 @@ public struct DeviceRules: Sendable {
 
     /// Time left to the app's background tasks in this stay in the background; nil when no task
     /// uses up time.
+    @inline(__always)
     public var backgroundTimeRemaining: Duration? { appState == .background ? tasks.remaining(at: now) : nil }
 
     // MARK: - Settling
