@@ -19,7 +19,9 @@
 # Usage: scripts/replay-stages.sh [--runs N] [--bin WAYMARK] FILE [FILE…]
 #   --runs N     runs per file, summed (default 3: one run varies by ±15 % on a shared VM)
 #   --bin PATH   the waymark binary (default .build/release/waymark); give two or more --bin to
-#                compare builds, run alternately on each file
+#                compare builds (a copy of the previous build's, say), run alternately on each file
+# The walks of docs/benchmarks.md (500 k points in each of nine writers' layouts) are the files
+# `waymark-bench replay-cli --dir DIR` generates: DIR/replay-cli-LAYOUT-500000.gpx.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -28,9 +30,13 @@ bins=()
 files=()
 while [ $# -gt 0 ]; do
     case "$1" in
-        --runs) runs=${2:?--runs needs a number}; shift 2 ;;
-        --bin) bins+=("${2:?--bin needs a path}"); shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --runs)
+            [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "replay-stages: --runs needs a positive whole number" >&2; exit 64; }
+            runs=$2; shift 2 ;;
+        --bin)
+            [ -n "${2:-}" ] || { echo "replay-stages: --bin needs the path of a waymark binary" >&2; exit 64; }
+            bins+=("$2"); shift 2 ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "replay-stages: unknown option $1 (see --help)" >&2; exit 64 ;;
         *) files+=("$1"); shift ;;
     esac
@@ -49,7 +55,9 @@ stages() {  # binary, file
     perf record -q -o "$work/perf.data" -F 4000 -g "$1" replay "$2" --rate max --no-store --quiet \
         --format ndjson -o "$work/out.ndjson" > /dev/null 2> "$work/perf.err" \
         || { cat "$work/perf.err" >&2; echo "replay-stages: $1 replay $2 failed under perf (its message, or perf's, above; perf needs permission to sample: see --help)" >&2; exit 70; }
-    perf script -i "$work/perf.data" -F tid,ip,sym 2> /dev/null | awk '
+    perf script -i "$work/perf.data" -F tid,ip,sym 2> "$work/script.err" > "$work/script.txt" \
+        || { cat "$work/script.err" >&2; echo "replay-stages: perf script could not read the samples (its message above)" >&2; exit 70; }
+    awk '
         BEGIN { RS = "" }
         { total++ }
         /SimulationC3run_9isolation/ { device++; next }
@@ -58,22 +66,26 @@ stages() {  # binary, file
         /LineQueueC3run/ { ndjson++; next }
         /ReplayCensus|Halves/ { census++; next }
         { other++ }
-        END { printf "%d %d %d %d %d %d %d\n", total, device, read, layout, ndjson, census, other }'
+        END { printf "%d %d %d %d %d %d %d\n", total, device, read, layout, ndjson, census, other }' "$work/script.txt"
 }
 
 printf '%-44s %-16s %7s %7s %7s %7s %7s %7s %7s %12s\n' file build samples device read layout ndjson census other device/read
 for f in "${files[@]}"; do
-    for b in "${bins[@]}"; do : > "$work/$(basename "$b").sums"; done
+    # Sums kept by the build's place on the command line: two builds may share a file name.
+    for i in "${!bins[@]}"; do : > "$work/$i.sums"; done
     for _ in $(seq "$runs"); do
-        for b in "${bins[@]}"; do stages "$b" "$f" >> "$work/$(basename "$b").sums"; done
+        for i in "${!bins[@]}"; do stages "${bins[$i]}" "$f" >> "$work/$i.sums"; done
     done
-    for b in "${bins[@]}"; do
-        awk -v f="$(basename "$f")" -v b="$(basename "$b")" '
+    for i in "${!bins[@]}"; do
+        b=${bins[$i]}
+        label=$(basename "$b")
+        [ ${#bins[@]} -eq 1 ] || label="$((i + 1)):$(basename "$(dirname "$b")")/$(basename "$b")"
+        awk -v f="$(basename "$f")" -v b="$label" '
             { for (i = 1; i <= 7; i++) s[i] += $i }
             END {
                 printf "%-44s %-16s %7d %7d %7d %7d %7d %7d %7d %11.2f×\n", substr(f, 1, 44), substr(b, 1, 16),
                     s[1], s[2], s[3], s[4], s[5], s[6], s[7], (s[3] > 0 ? s[2] / s[3] : 0)
-            }' "$work/$(basename "$b").sums"
+            }' "$work/$i.sums"
     done
 done
 echo "samples at 4 kHz summed over $runs run(s) per file and build; device/read: the device's samples over the play's reading pass's"

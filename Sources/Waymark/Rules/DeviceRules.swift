@@ -109,6 +109,11 @@ public struct DeviceRules: Sendable {
     var modes: BackgroundModes { scenario.info.backgroundModes }
 
     // MARK: - The facts the machines share
+    //
+    // The getters the per-fix path reads are inlined (`@inline(__always)`): a getter or a method
+    // that does not mutate, called on this struct (in the driver's class property, or as `self`
+    // in a mutating method), is handed a copy of the whole struct, 1.4 kB, unless it is inlined
+    // (docs/benchmarks.md).
 
     public var appState: AppState { lifecycle.appState }
 
@@ -119,6 +124,7 @@ public struct DeviceRules: Sendable {
     /// Whether the app is in use: on screen, in the grace period after leaving it, or showing the
     /// location indicator with a background location session (or holding a background activity
     /// session).
+    @inline(__always)
     public var isInUse: Bool {
         if lifecycle.isInUse { return true }
         guard appState == .background else { return false }

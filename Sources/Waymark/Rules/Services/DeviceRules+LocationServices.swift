@@ -2,10 +2,10 @@
 /// regions, visits, `CLMonitor` conditions and `requestLocation()`. Where their events go is
 /// decided in one place, ``ServiceEventStateMachine``.
 extension DeviceRules {
-    /// Whether any service looks at fixes (read once per fix on the hot path, through the
-    /// driver's class property: inlined, so that the read does not copy the whole rules first).
+    /// Whether any service looks at fixes (read once per fix, by ``servicesObserve(_:)``:
+    /// inlined, so that the read does not copy the whole rules first).
     @inline(__always)
-    public var servicesWatchFixes: Bool {
+    var servicesWatchFixes: Bool {
         significantChanges.isMonitoring || regionMonitor.isMonitoring || visits.isMonitoring
             || conditions.isMonitoring || Self.anyRequestWaiting(managers)
     }
