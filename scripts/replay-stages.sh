@@ -6,6 +6,8 @@
 #
 #   device     Simulation.run: the source's hand-over of each fix, the rules, the driver, the
 #              app's delivery, the audit events and the run's reporters (on the device's thread)
+#   hand-over  the part of `device` spent in the replay source: taking each laid-out fix from
+#              the laying-out thread and boxing it (its innermost Waymark frame is the source's)
 #   read       the play's reading pass (ReplayPass.produce: the GPX reader, on its thread)
 #   layout     laying the play out (LaidOutPass.lay: timeline, speed and course, on its thread)
 #   ndjson     the NDJSON line thread (LineQueue.run: formatting and writing the lines)
@@ -60,16 +62,28 @@ stages() {  # binary, file
     awk '
         BEGIN { RS = "" }
         { total++ }
-        /SimulationC3run_9isolation/ { device++; next }
+        /SimulationC3run_9isolation/ {
+            device++
+            # The hand-over: the innermost Waymark frame is in the replay source.
+            n = split($0, frames, "\n")
+            for (i = 2; i <= n; i++) {
+                split(frames[i], f, " ")
+                if (f[2] ~ /^\$s(7Waymark|10WaymarkCLI)/) {
+                    if (f[2] ~ /StreamingReplaySource|LaidOutPass|StoppableSource|ReplayTimeline/) handover++
+                    break
+                }
+            }
+            next
+        }
         /ReplayPassC7produce/ { read++; next }
         /LaidOutPassC3lay/ { layout++; next }
         /LineQueueC3run/ { ndjson++; next }
         /ReplayCensus|Halves/ { census++; next }
         { other++ }
-        END { printf "%d %d %d %d %d %d %d\n", total, device, read, layout, ndjson, census, other }' "$work/script.txt"
+        END { printf "%d %d %d %d %d %d %d %d\n", total, device, read, layout, ndjson, census, other, handover }' "$work/script.txt"
 }
 
-printf '%-44s %-16s %7s %7s %7s %7s %7s %7s %7s %12s\n' file build samples device read layout ndjson census other device/read
+printf '%-44s %-20s %7s %7s %9s %7s %7s %7s %7s %7s %12s %12s\n' file build samples device hand-over read layout ndjson census other device/read rest/read
 for f in "${files[@]}"; do
     # Sums kept by the build's place on the command line: two builds may share a file name.
     for i in "${!bins[@]}"; do : > "$work/$i.sums"; done
@@ -79,13 +93,19 @@ for f in "${files[@]}"; do
     for i in "${!bins[@]}"; do
         b=${bins[$i]}
         label=$(basename "$b")
-        [ ${#bins[@]} -eq 1 ] || label="$((i + 1)):$(basename "$(dirname "$b")")/$(basename "$b")"
+        # Two builds of one name are told apart by their place on the command line.
+        same=0
+        for other in "${bins[@]}"; do [ "$(basename "$other")" != "$label" ] || same=$((same + 1)); done
+        [ "$same" -eq 1 ] || label="$((i + 1)):$label"
         awk -v f="$(basename "$f")" -v b="$label" '
-            { for (i = 1; i <= 7; i++) s[i] += $i }
+            { for (i = 1; i <= 8; i++) s[i] += $i }
             END {
-                printf "%-44s %-16s %7d %7d %7d %7d %7d %7d %7d %11.2f×\n", substr(f, 1, 44), substr(b, 1, 16),
-                    s[1], s[2], s[3], s[4], s[5], s[6], s[7], (s[3] > 0 ? s[2] / s[3] : 0)
+                printf "%-44s %-20s %7d %7d %9d %7d %7d %7d %7d %7d %11.2f× %11.2f×\n", substr(f, 1, 44), substr(b, 1, 20),
+                    s[1], s[2], s[8], s[3], s[4], s[5], s[6], s[7], (s[3] > 0 ? s[2] / s[3] : 0),
+                    (s[3] > 0 ? (s[2] - s[8]) / s[3] : 0)
             }' "$work/$i.sums"
     done
 done
-echo "samples at 4 kHz summed over $runs run(s) per file and build; device/read: the device's samples over the play's reading pass's"
+echo "samples at 4 kHz summed over $runs run(s) per file and build; device/read: the device's samples over the play's"
+echo "reading pass's; hand-over: the device's samples in the replay source (taking each laid-out fix from the"
+echo "laying-out thread, boxing it); rest/read: the device without the hand-over, over the reading pass"
