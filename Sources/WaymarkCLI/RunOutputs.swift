@@ -238,6 +238,18 @@ final class RunOutputs: SimulationObserver {
         ndjson?.simulation(simulation, didRecord: event)
     }
 
+    /// A fix: when only the delivered lines read fixes (no store, live GPX, audit log or report,
+    /// and a console that ignores them), they read the record where it lies; otherwise it is
+    /// the `fix` event, for all of them, as ``simulation(_:didRecord:)`` hands every event on.
+    func simulation(_ simulation: Simulation, didDecide record: borrowing AuditEvent.FixRecord, at offset: Duration) {
+        guard session == nil, liveGPX == nil, audit == nil, report == nil, console.ignoresFixes else {
+            self.simulation(simulation, didRecord: AuditEvent(offset: offset, kind: .fix(copy record)))
+            return
+        }
+        guard recordingFailure == nil else { return }
+        ndjson?.simulation(simulation, didDecide: record, at: offset)
+    }
+
     private func fail(_ error: any Error) {
         guard recordingFailure == nil else { return }
         recordingFailure = error
@@ -362,6 +374,17 @@ final class DeliveredNDJSON: SimulationObserver {
                 try writer.write(delivered: f)
             default: return
             }
+            if flushEachLine { try writer.finish() }
+        } catch {
+            failure = error
+        }
+    }
+
+    /// A fix's record, read where it lies (this runs for every fix).
+    func simulation(_ simulation: Simulation, didDecide record: borrowing AuditEvent.FixRecord, at offset: Duration) {
+        guard failure == nil, record.delivered != nil else { return }
+        do {
+            try writer.write(delivered: record)
             if flushEachLine { try writer.finish() }
         } catch {
             failure = error

@@ -208,6 +208,50 @@ struct CLITests {
         #expect(record.status == 64, "\(record.stderr)")
     }
 
+    /// The delivered lines are the same bytes whichever outputs read the fixes: to a file with
+    /// nothing else (the lines read each fix's record where it lies, and are written on a thread
+    /// of their own), with the audit log beside them (each fix becomes an event for all), to
+    /// standard output with the console quiet or not. The run holds fixes while the app is
+    /// suspended and hands them over on its return, so that fixes have two records.
+    @Test func theDeliveredLinesAreTheSameWhateverElseReadsTheFixes() throws {
+        let trace = Paths.root.appendingPathComponent("traces/city-walk.gpx").path
+        let directory = temporaryPath("")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scenario = directory + "/suspended.yaml"
+        try """
+        device:
+          authorization: always
+        timeline:
+          - at: 1m
+            do: background
+          - at: 3m
+            do: foreground
+        """.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let base = ["replay", trace, "--scenario", scenario, "--rate", "max", "--no-store", "--format", "ndjson"]
+        func replay(_ extra: [String]) throws -> ProcessResult {
+            var environment = ProcessInfo.processInfo.environment
+            environment["COLUMNS"] = "60"
+            let r = try run(Paths.waymark.path, base + extra, environment: environment)
+            #expect(r.status == 0, "\(extra): \(r.stderr)")
+            return r
+        }
+        _ = try replay(["--quiet", "-o", directory + "/alone.ndjson"])
+        _ = try replay(["--quiet", "--audit", directory + "/audit.ndjson", "-o", directory + "/beside.ndjson"])
+        let quietOut = try replay(["--quiet"]).stdoutText
+        let loudOut = try replay([]).stdoutText
+        let alone = try String(contentsOfFile: directory + "/alone.ndjson", encoding: .utf8)
+        let audit = try String(contentsOfFile: directory + "/audit.ndjson", encoding: .utf8)
+        #expect(audit.contains("\"reason\":\"resumed\""), "the run hands held fixes over on the app's return")
+        let deliveredInLog = audit.split(separator: "\n").filter {
+            $0.contains("\"event\":\"fix\"") && $0.contains("\"decision\":\"delivered\"")
+        }.count
+        #expect(alone.split(separator: "\n").count == deliveredInLog, "a line for each delivered fix")
+        #expect(try String(contentsOfFile: directory + "/beside.ndjson", encoding: .utf8) == alone)
+        #expect(quietOut == alone)
+        #expect(loudOut == alone)
+    }
+
     /// Issue 17: `render x.gpx -o x.geojson` writes GeoJSON (it wrote the text view into the
     /// file and exited 0); a --format that contradicts the extension is a usage error.
     @Test func renderTakesTheFormatFromTheOutputsExtension() throws {

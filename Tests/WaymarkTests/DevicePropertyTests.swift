@@ -87,11 +87,12 @@ import Testing
     /// What a run wrote: the audit events and the summary.
     static func play(
         _ run: Run, epoch: Date = Date(timeIntervalSince1970: 1_714_550_400), latitudeSign: Double = 1,
-        longitudeSign: Double = 1
+        longitudeSign: Double = 1, alsoTelling others: [any SimulationObserver] = []
     ) -> (events: [AuditEvent], summary: RunSummary) {
         let simulation = Simulation(scenario: run.scenario, epoch: epoch)
         let recorder = AuditRecorder()
         simulation.addObserver(recorder)
+        for other in others { simulation.addObserver(other) }
         simulation.start(source: "property")
         let metresPerDegree = 111_320.0
         for i in 0..<run.fixes {
@@ -176,6 +177,39 @@ import Testing
         var property = Self.runs
         property.count = 500
         property.check(Self.invariants)
+    }
+
+    /// An observer that reads each fix's record where it lies
+    /// (``SimulationObserver/simulation(_:didDecide:at:)``), and every other event as an event.
+    final class RecordReader: SimulationObserver {
+        var events: [AuditEvent] = []
+        var records = 0
+        func simulation(_ simulation: Simulation, didRecord event: AuditEvent) { events.append(event) }
+        func simulation(
+            _ simulation: Simulation, didDecide record: borrowing AuditEvent.FixRecord, at offset: Duration
+        ) {
+            records += 1
+            events.append(AuditEvent(offset: offset, kind: .fix(copy record)))
+        }
+    }
+
+    /// The join between the driver and its observers: an observer that reads fixes as records
+    /// hears each one in its event's place (held fixes delivered on resume included), and so the
+    /// same log as an observer that takes every event (the audit log's writers, by default).
+    @Test func anObserverReadingRecordsHearsTheLogInOrder() {
+        var property = Self.runs
+        property.count = 150
+        property.check { run in
+            let reader = RecordReader()
+            let (events, _) = Self.play(run, alsoTelling: [reader])
+            var problems = Problems()
+            let fixes = events.filter { if case .fix = $0.kind { true } else { false } }.count
+            problems.expect(reader.records == fixes, "\(reader.records) records for \(fixes) fix events")
+            problems.expect(
+                reader.events == events,
+                "the logs part at event \(zip(reader.events, events).prefix { $0 == $1 }.count) of \(events.count)")
+            return problems.list
+        }
     }
 
     // MARK: - Metamorphic relations

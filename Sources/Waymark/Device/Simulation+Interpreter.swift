@@ -110,17 +110,17 @@ extension Simulation {
             }
         }
         guard hasObservers else { return }
-        // The event made in place (``record(_:)`` would copy the record into one).
-        tell(
-            AuditEvent(
-                offset: now,
-                kind: .fix(
-                    AuditEvent.FixRecord(
-                        index: o.index, segment: o.segment, decision: o.decision, reason: o.reason, appState: appState,
-                        authorization: facts.authorization, accuracy: facts.accuracy,
-                        coordinate: o.coordinate, delivered: o.delivered.take(),
-                        backgroundTimeRemaining: facts.backgroundTimeRemaining, indicator: o.indicator,
-                        positioning: o.positioning, manager: o.manager, degradation: o.degradation.take()))))
+        // The record lent to each observer (which makes it the `fix` event, unless it reads
+        // records itself): no event is made and destroyed for each fix.
+        let record = AuditEvent.FixRecord(
+            index: o.index, segment: o.segment, decision: o.decision, reason: o.reason, appState: appState,
+            authorization: facts.authorization, accuracy: facts.accuracy,
+            coordinate: o.coordinate, delivered: o.delivered.take(),
+            backgroundTimeRemaining: facts.backgroundTimeRemaining, indicator: o.indicator,
+            positioning: o.positioning, manager: o.manager, degradation: o.degradation.take())
+        let offset = now
+        // By index, as in ``tell(_:)``.
+        for i in observers.indices { observers[i].simulation(self, didDecide: record, at: offset) }
     }
 
     /// Calls the manager's delegate once with the last `count` locations decided as delivered

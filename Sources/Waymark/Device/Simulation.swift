@@ -7,6 +7,21 @@
 /// Watches a simulation: every audit event, in order, as it happens.
 public protocol SimulationObserver: AnyObject {
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent)
+
+    /// A fix decided: the record of its `fix` event, lent, at `offset`. It comes in the event's
+    /// place, in order with the others. By default it is handed on as that event
+    /// (``simulation(_:didRecord:)``); an observer that reads fixes for every one of hundreds of
+    /// thousands (the delivered locations' lines, say) may read the record where it lies
+    /// instead, which spares making and destroying an event for each fix.
+    func simulation(_ simulation: Simulation, didDecide record: borrowing AuditEvent.FixRecord, at offset: Duration)
+}
+
+extension SimulationObserver {
+    public func simulation(
+        _ simulation: Simulation, didDecide record: borrowing AuditEvent.FixRecord, at offset: Duration
+    ) {
+        self.simulation(simulation, didRecord: AuditEvent(offset: offset, kind: .fix(copy record)))
+    }
 }
 
 /// The simulated device: the driver that runs the app's processes under the rules of iOS.
