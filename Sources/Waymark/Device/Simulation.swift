@@ -12,7 +12,9 @@ public protocol SimulationObserver: AnyObject {
     /// place, in order with the others. By default it is handed on as that event
     /// (``simulation(_:didRecord:)``); an observer that reads fixes for every one of hundreds of
     /// thousands (the delivered locations' lines, say) may read the record where it lies
-    /// instead, which spares making and destroying an event for each fix.
+    /// instead, which spares making and destroying an event for each fix. An observer that
+    /// implements it hears no `fix` event through ``simulation(_:didRecord:)`` (unless it makes
+    /// one itself), and copies the record (`copy record`) to keep it past the call.
     func simulation(_ simulation: Simulation, didDecide record: borrowing AuditEvent.FixRecord, at offset: Duration)
 }
 
