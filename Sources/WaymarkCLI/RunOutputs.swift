@@ -361,27 +361,23 @@ final class DeliveredNDJSON: SimulationObserver {
     }
 
     func simulation(_ simulation: Simulation, didRecord event: AuditEvent) {
-        guard failure == nil else { return }
-        do {
-            // A standard update's record is read where it lies (this runs for every fix);
-            // `deliveredRecord` makes one for a service's location.
-            switch event.kind {
-            case .fix(let f):
-                guard f.delivered != nil else { return }
-                try writer.write(delivered: f)
-            case .serviceLocation:
-                guard let f = event.deliveredRecord else { return }
-                try writer.write(delivered: f)
-            default: return
-            }
-            if flushEachLine { try writer.finish() }
-        } catch {
-            failure = error
+        // A standard update's record is read where it lies; `deliveredRecord` makes one for a
+        // service's location.
+        switch event.kind {
+        case .fix(let f): write(f)
+        case .serviceLocation:
+            if let f = event.deliveredRecord { write(f) }
+        default: return
         }
     }
 
     /// A fix's record, read where it lies (this runs for every fix).
     func simulation(_ simulation: Simulation, didDecide record: borrowing AuditEvent.FixRecord, at offset: Duration) {
+        write(record)
+    }
+
+    /// The line of `record`'s delivered location, if it has one; the first error is kept.
+    private func write(_ record: borrowing AuditEvent.FixRecord) {
         guard failure == nil, record.delivered != nil else { return }
         do {
             try writer.write(delivered: record)
