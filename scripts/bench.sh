@@ -12,6 +12,8 @@
 #       `waymark replay` alone, end to end: fixes/s per layout against gpsbabel reading the same
 #       GPX (and `waymark render`), and against another waymark build (--peer, e.g. main's)
 #       run alternately with this one.
+#   Both replay modes first check that the build's per-fix path copies no rules
+#   (scripts/check-fix-path.sh), and stop if it does.
 #   scripts/bench.sh --record [--seconds 60]  live recording at 10 Hz from a private gpsd: latency
 #       from TPV arrival to stored and logged (p50, p99), CPU per hour, against gpspipe.
 #   scripts/bench.sh --store [--points 1000000]  the session store: locations per second for a
@@ -71,6 +73,8 @@ done
 # standard library.
 swift build -c release --static-swift-stdlib --product waymark >&2
 swift build -c release --static-swift-stdlib --product waymark-bench >&2
+# The replay's speed rests on its per-fix path never copying the device's rules: check the build.
+if [ "$mode" = replay ] || [ "$mode" = replay-cli ]; then scripts/check-fix-path.sh; fi
 if [ "$mode" = replay ]; then
     .build/release/waymark-bench replay --dir bench-out "${args[@]}"
     .build/release/waymark-bench replay-cli --dir bench-out

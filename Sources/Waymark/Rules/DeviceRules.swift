@@ -113,7 +113,8 @@ public struct DeviceRules: Sendable {
     // The getters the per-fix path reads are inlined (`@inline(__always)`): a getter or a method
     // that does not mutate, called on this struct (in the driver's class property, or as `self`
     // in a mutating method), is handed a copy of the whole struct, 1.4 kB, unless it is inlined
-    // (docs/benchmarks.md).
+    // (docs/benchmarks.md). `scripts/check-fix-path.sh` reads a release build for such copies on
+    // the per-fix path (`scripts/bench.sh --replay-cli` runs it first).
 
     public var appState: AppState { lifecycle.appState }
 
