@@ -4,8 +4,9 @@
 # --format ndjson -o OUT` under `perf record -g` (4 kHz, call stacks by frame pointer) and gives
 # each sample to the stage on its stack:
 #
-#   device     Simulation.run: the source's hand-over of each fix, the rules, the driver, the
-#              app's delivery, the audit events and the run's reporters (on the device's thread)
+#   device     Simulation.run and its loop (Simulation.play): the source's hand-over of each
+#              fix, the rules, the driver, the app's delivery, the audit events and the run's
+#              reporters (on the device's thread)
 #   hand-over  the part of `device` spent in the replay source: taking each laid-out fix from
 #              the laying-out thread and boxing it (its innermost Waymark frame is the source's)
 #   read       the play's reading pass (ReplayPass.produce: the GPX reader, on its thread)
@@ -62,14 +63,17 @@ stages() {  # binary, file
     awk '
         BEGIN { RS = "" }
         { total++ }
-        /SimulationC3run_9isolation/ {
+        /SimulationC3run_|SimulationC4play/ {
             device++
             # The hand-over: the innermost Waymark frame is in the replay source.
             n = split($0, frames, "\n")
             for (i = 2; i <= n; i++) {
                 split(frames[i], f, " ")
                 if (f[2] ~ /^\$s(7Waymark|10WaymarkCLI)/) {
-                    if (f[2] ~ /StreamingReplaySource|LaidOutPass|StoppableSource|ReplayTimeline/) handover++
+                    # A function of the source types themselves (its name begins with the type):
+                    # not one that only names them, as the run loop specialized for the source.
+                    # (StoppableSource: the command line wrapper of the source, in builds before RunStop)
+                    if (f[2] ~ /^\$s(7Waymark(21StreamingReplaySource|11LaidOutPass|14ReplayTimeline)|10WaymarkCLI15StoppableSource)/) handover++
                     break
                 }
             }

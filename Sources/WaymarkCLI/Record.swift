@@ -327,9 +327,9 @@ extension WaymarkCommand {
                         + "\(DurationText.format(waited)); recording goes on")
             }
             let stopper = recording.stopper
-            let signalled = StopFlag()
+            let signalled = RunStop()
             let sources = handleStopSignals {
-                signalled.set()
+                signalled.request()
                 store?.lockWaiting.abandon()
                 stopper.stop()
             }
@@ -363,7 +363,7 @@ extension WaymarkCommand {
                     : SummaryText.render(
                         simulation.summary, simulation: simulation, trace: "gpsd at \(host):\(port)", rate: 1,
                         verb: "Recording"),
-                outcome: signalled.isSet ? .stopped : .completed, endedAt: Date(),
+                outcome: signalled.isRequested ? .stopped : .completed, endedAt: Date(),
                 discardingWithoutFix: keepEmpty
                     ? nil
                     : "no fix from gpsd at \(host):\(port) was recorded in \(ConsoleReporter.offset(simulation.now).dropFirst())"

@@ -285,10 +285,11 @@ extension WaymarkCommand {
             if let fetchSink { simulation.tutorialApp?.fetchSink = try AppendingFileSink(path: fetchSink) }
             simulation.uploadDirectory = uploadDir
 
-            // Ctrl-C, SIGTERM or a failing store end the source; the run then finishes normally.
-            let stop = StopFlag()
-            outputs.onRecordingFailure = { _ in stop.set() }
-            let signals = handleStopSignals { stop.set() }
+            // Ctrl-C, SIGTERM or a failing store stop the run after the fix it is handling; it
+            // then finishes normally (the audit log and the outputs complete).
+            let stop = RunStop()
+            outputs.onRecordingFailure = { _ in stop.request() }
+            let signals = handleStopSignals { stop.request() }
             defer { for s in signals { s.cancel() } }
 
             // A person at a terminal learns the pace and how to skip it, and sees the run go.
@@ -304,12 +305,12 @@ extension WaymarkCommand {
 
             let delivered = degrade.map { _ in DeliveredPositions() }
             if let delivered { simulation.addObserver(delivered) }
-            let source = StoppableSource(inner: streaming, flag: stop)
             let summary: RunSummary
             if paced {
-                summary = try await simulation.run(source, clock: ContinuousClock(), rate: rateFactor)
+                summary = try await simulation.run(
+                    streaming, clock: ContinuousClock(), rate: rateFactor, stoppingOn: stop)
             } else {
-                summary = try await simulation.run(source)
+                summary = try await simulation.run(streaming, stoppingOn: stop)
             }
             status?.clear()
 
@@ -319,7 +320,7 @@ extension WaymarkCommand {
                     + (try degrade.flatMap { d in
                         try delivered?.report(against: trace, profile: d.profile, seed: d.seed, read: read)
                     } ?? ""),
-                outcome: stop.isSet ? .stopped : .completed, endedAt: Date())
+                outcome: stop.isRequested ? .stopped : .completed, endedAt: Date())
             await forwarding?.finish()
         }
     }

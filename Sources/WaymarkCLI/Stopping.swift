@@ -6,35 +6,11 @@ import Waymark
     import Glibc
 #endif
 
-/// Set once, from any thread (a signal handler's queue, a failing store), and read by the run.
-final class StopFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    func set() { flag.store(true, ordering: .relaxed) }
-    var isSet: Bool { flag.load(ordering: .relaxed) }
-}
-
 /// A count kept from any thread and read by the run.
 final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     func increment(by n: Int = 1) { count.add(n, ordering: .relaxed) }
     var value: Int { count.load(ordering: .relaxed) }
-}
-
-/// A source that ends early once its flag is set.
-struct StoppableSource<Inner: LocationSource>: LocationSource {
-    var inner: Inner
-    let flag: StopFlag
-    var name: String { inner.name }
-
-    mutating func next() async throws -> SourceEvent? {
-        flag.isSet ? nil : try await inner.next()
-    }
-}
-
-extension StoppableSource: SynchronousLocationSource where Inner: SynchronousLocationSource {
-    mutating func nextEvent() throws -> SourceEvent? {
-        flag.isSet ? nil : try inner.nextEvent()
-    }
 }
 
 /// Turns SIGINT (Ctrl-C), SIGTERM, SIGHUP (the terminal or SSH session went away) and SIGQUIT

@@ -21,15 +21,39 @@ extension Simulation {
     public func run<S: SynchronousLocationSource>(_ source: S, isolation: isolated (any Actor)? = #isolation)
         async throws -> RunSummary
     {
+        try play(source, stop: nil)
+    }
+
+    /// Runs the whole simulation in virtual time from a source that never waits, until the
+    /// source ends or `stop` is requested (from any thread): then the run ends at the time of the
+    /// step it was handling, with nothing later (see ``RunStop``).
+    @discardableResult
+    public func run<S: SynchronousLocationSource>(
+        _ source: S, stoppingOn stop: RunStop, isolation: isolated (any Actor)? = #isolation
+    ) async throws -> RunSummary {
+        try play(source, stop: stop)
+    }
+
+    /// The loop of a run in virtual time. A streaming replay, the command line's source, takes
+    /// a loop of its own type, so that each event comes without a call through the protocol.
+    private func play<S: SynchronousLocationSource>(_ source: S, stop: RunStop?) throws -> RunSummary {
+        if var streaming = source as? StreamingReplaySource { return try play(&streaming, stop: stop) }
         var source = source
+        return try play(&source, stop: stop)
+    }
+
+    private func play<S: SynchronousLocationSource>(_ source: inout S, stop: RunStop?) throws -> RunSummary {
         start(source: source.name)
         var pending = try source.nextEvent()
         var end = scenario.end
+        var stopped = false
         while true {
+            // Stopped: the run ends now, with nothing due later (checked until it has stopped).
+            if !stopped, let stop, stop.isRequested { (stopped, pending, end) = (true, nil, now) }
             switch nextStep(pending: pending?.offset, end: &end) {
             case .fix:
                 receive(pending!)
-                pending = try source.nextEvent()
+                pending = stop?.isRequested == true ? nil : try source.nextEvent()
             case .timer: fireNextTimer()
             case .stop: return finish(at: end)
             }
@@ -41,32 +65,83 @@ extension Simulation {
     public func run<S: LocationSource, C: Clock>(
         _ source: S, clock: C, rate: Double, isolation: isolated (any Actor)? = #isolation
     ) async throws -> RunSummary where C.Duration == Duration {
+        try await run(source, clock: clock, rate: rate, stop: nil)
+    }
+
+    /// Runs the simulation at `rate` times the pace of `clock` (1 is real time), until the
+    /// source ends or `stop` is requested (from any thread): then the run ends at the time of the
+    /// step it was handling, or stops waiting on the clock for the next one, with nothing later
+    /// (see ``RunStop``).
+    @discardableResult
+    public func run<S: LocationSource, C: Clock>(
+        _ source: S, clock: C, rate: Double, stoppingOn stop: RunStop,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> RunSummary where C.Duration == Duration {
+        try await run(source, clock: clock, rate: rate, stop: stop)
+    }
+
+    private func run<S: LocationSource, C: Clock>(
+        _ source: S, clock: C, rate: Double, stop: RunStop?, isolation: isolated (any Actor)? = #isolation
+    ) async throws -> RunSummary where C.Duration == Duration {
         precondition(rate > 0 && rate.isFinite, "the rate must be a positive number")
         var source = source
         let start = clock.now
-        return try await run(&source) { offset in
+        return try await run(&source, stop: stop) { offset in
             // An offset so far ahead at so slow a rate that it passes Waymark's longest duration
             // waits that long: for ever, in practice, and never a trap.
             let scaled = rate == 1 ? offset : Duration.saturating(seconds: offset.inSeconds / rate)
-            try await clock.sleep(until: start.advanced(by: scaled), tolerance: nil)
+            let deadline = start.advanced(by: scaled)
+            if let stop {
+                try await Self.sleep(on: clock, until: deadline, unlessStopped: stop)
+            } else {
+                try await clock.sleep(until: deadline, tolerance: nil)
+            }
+        }
+    }
+
+    /// Sleeps until `deadline` on `clock`, or until `stop` is requested, whichever comes first
+    /// (a trace's gap of an hour does not keep a stopped run waiting); cancelling the task still
+    /// throws, stop or not.
+    private static func sleep<C: Clock>(on clock: C, until deadline: C.Instant, unlessStopped stop: RunStop)
+        async throws
+    {
+        let sleeper = Task { try await clock.sleep(until: deadline, tolerance: nil) }
+        let waker = stop.whenRequested { sleeper.cancel() }
+        defer { stop.forget(waker) }
+        do {
+            try await withTaskCancellationHandler {
+                try await sleeper.value
+            } onCancel: {
+                sleeper.cancel()
+            }
+        } catch is CancellationError where stop.isRequested && !Task.isCancelled {
+            return  // woken by the stop: the loop ends the run
         }
     }
 
     private func run<S: LocationSource>(
-        _ source: inout S, waitUntil: ((Duration) async throws -> Void)?,
+        _ source: inout S, stop: RunStop? = nil, waitUntil: ((Duration) async throws -> Void)?,
         isolation: isolated (any Actor)? = #isolation
     ) async throws -> RunSummary {
         start(source: source.name)
         var pending = try await source.next()
         var end = scenario.end
+        var stopped = false
         while true {
+            // Stopped: the run ends now, with nothing due later (checked until it has stopped).
+            if !stopped, let stop, stop.isRequested { (stopped, pending, end) = (true, nil, now) }
             switch nextStep(pending: pending?.offset, end: &end) {
             case .fix(let offset):
                 if let waitUntil { try await waitUntil(offset) }
+                // Stopped while waiting (or as it ended): the fix is not handled; the loop's top
+                // ends the run.
+                if !stopped && stop?.isRequested == true { continue }
                 receive(pending!)
-                pending = try await source.next()
+                // A live source would wait for its next fix: a stop comes first.
+                pending = stop?.isRequested == true ? nil : try await source.next()
             case .timer(let time):
                 if let waitUntil { try await waitUntil(time) }
+                if !stopped && stop?.isRequested == true { continue }
                 fireNextTimer()
             case .stop: return finish(at: end)
             }
