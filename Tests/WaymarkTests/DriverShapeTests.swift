@@ -22,6 +22,18 @@ import Testing
         #expect(stored.count <= 20, "\(stored.count) stored properties: \(stored.map(\.name))")
     }
 
+    /// The per-fix path takes the managers out of the rules while their machines decide
+    /// (`DeviceRules.receive`, which spares a copy of the rules for each manager's context): a
+    /// context read then must not read a fact of the managers, which would find none and be
+    /// silently wrong. Debug builds, the tests', stop the program instead.
+    @Test func aFactOfTheManagersReadWhileTheyAreTakenOutStopsTheProgram() async {
+        await #expect(processExitsWith: .failure) {
+            var rules = DeviceRules(scenario: Scenario())
+            rules.managersTakenOut = true
+            _ = rules.isInUse || rules.hasBackgroundSession
+        }
+    }
+
     @Test func noStoredPropertyOfTheDriverIsABool() {
         // By its dynamic type: `nil as Any` would pass `is Bool?`.
         let flags = Self.storedProperties().filter {

@@ -117,11 +117,17 @@ extension DeviceRules {
     ///
     /// The managers are taken out of the rules while their machines decide: changed in place
     /// inside the rules, the optimizer copied the rest of the rules (half a kilobyte) for each
-    /// manager's context, and again after it.
+    /// manager's context, and again after it. Each context is read from the rest of the rules, so
+    /// it must not read a fact of the managers (``isInUse``, `backgroundSessions`): debug
+    /// builds stop the program if it does.
     public mutating func receive(_ event: borrowing SourceEvent, into actions: inout [DeviceAction]) {
         var taken: [ManagerUpdates] = []
         swap(&taken, &managers)
         defer { swap(&taken, &managers) }
+        #if DEBUG
+            managersTakenOut = true
+            defer { managersTakenOut = false }
+        #endif
         for i in taken.indices {
             let c = context(ofManager: i + 1, settings: taken[i].settings)
             taken[i].machine.receive(event, c, into: &actions)

@@ -27,6 +27,11 @@ public struct DeviceRules: Sendable {
     /// process) at index `n - 1`. The first's place is kept while no process runs, for the
     /// first manager of the next.
     var managers: [ManagerUpdates]
+    #if DEBUG
+        /// Set while ``receive(_:into:)`` has the managers taken out of the rules (debug builds,
+        /// the tests'): a fact read from them then, which would find none, stops the program.
+        var managersTakenOut = false
+    #endif
     public internal(set) var tasks: BackgroundTaskStateMachine
     public internal(set) var fetch: BackgroundFetchStateMachine
     public internal(set) var alerts = AlertStateMachine()
@@ -137,6 +142,11 @@ public struct DeviceRules: Sendable {
     /// context.
     @inline(__always)
     var backgroundSessions: (any: Bool, showIndicator: Bool) {
+        #if DEBUG
+            precondition(
+                !managersTakenOut,
+                "read while DeviceRules.receive has the managers taken out: the per-fix contexts must not read them")
+        #endif
         var sessions = (any: false, showIndicator: false)
         for i in managers.indices {
             let c = context(ofManagerAt: i)
