@@ -27,8 +27,8 @@
 /// ```
 ///
 /// `@unchecked Sendable`: `wakers` and `nextWaker` (and the flag, on Apple's systems) are read
-/// and written inside `gate.locked`; on Linux the flag is an atomic, read without the lock once
-/// per step of a run.
+/// and written inside `gate.locked`; on Linux the flag is an atomic, read without the lock at
+/// each step of a run (twice for a fix: before it, and before the source's next event).
 public final class RunStop: @unchecked Sendable {
     private let gate = ThreadGate()
     /// What wakes each paced run waiting on its clock, by the number `whenRequested` gave it.
